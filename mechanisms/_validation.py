@@ -1,0 +1,100 @@
+"""Parameter validation shared by every mechanism.
+
+One message shape everywhere (scikit-learn's): "The 'epsilon' parameter of GRR must be a float in
+the range (0, inf). Got -1 instead." Validation happens once, where parameters enter; hot inner
+math does not re-check.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def _fail(owner: str, name: str, allowed: str, value, exc=ValueError):
+    raise exc(f"The {name!r} parameter of {owner} must be {allowed}. Got {value!r} instead.")
+
+
+def check_real(owner: str, name: str, value, low=-math.inf, high=math.inf,
+               low_open=True, high_open=True) -> float:
+    """Return ``value`` as a float, or raise naming the parameter, the range and the value."""
+    lo_b, hi_b = ("(" if low_open else "["), (")" if high_open else "]")
+    allowed = f"a float in the range {lo_b}{low:g}, {high:g}{hi_b}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(owner, name, allowed, value, TypeError)
+    v = float(value)
+    if not math.isfinite(v):
+        _fail(owner, name, allowed + " (finite)", value)
+    if v < low or v > high or (low_open and v == low) or (high_open and v == high):
+        _fail(owner, name, allowed, value)
+    return v
+
+
+def check_epsilon(owner: str, value, name: str = "epsilon") -> float:
+    """A privacy budget: a finite float in (0, inf)."""
+    return check_real(owner, name, value, 0.0, math.inf)
+
+
+def check_int(owner: str, name: str, value, low: int = 1, high: int | None = None) -> int:
+    """Return ``value`` as an int in [low, high]; floats (even 2.0) and bools are a TypeError."""
+    allowed = f"an int in the range [{low}, {'inf' if high is None else high}{')' if high is None else ']'}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(owner, name, allowed, value, TypeError)
+    v = int(value)
+    if v < low or (high is not None and v > high):
+        _fail(owner, name, allowed, value)
+    return v
+
+
+def check_item_ids(owner: str, values, domain_size: int, name: str = "values") -> np.ndarray:
+    """Validate an array of item ids in [0, domain_size) and return it as an int64 array."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{owner}: {name!r} must be a 1-D array of item ids; got shape {arr.shape}.")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{owner}: {name!r} must hold integer item ids in [0, {domain_size}); "
+                        f"got dtype {arr.dtype}.")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi >= domain_size:
+        bad = int(np.flatnonzero((arr < 0) | (arr >= domain_size))[0])
+        raise ValueError(f"{owner}: {name!r} must hold item ids in [0, {domain_size}); "
+                         f"got {int(arr[bad])} at index {bad}.")
+    return arr.astype(np.int64, copy=False)
+
+
+def check_counts(owner: str, counts, length: int | None = None, name: str = "true_counts") -> np.ndarray:
+    """Validate a vector of non-negative integer counts (optionally of a given length)."""
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
+        want = "a 1-D array" if length is None else f"a 1-D array of length {length}"
+        raise ValueError(f"{owner}: {name!r} must be {want}; got shape {arr.shape}.")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{owner}: {name!r} must hold whole non-negative counts.")
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{owner}: {name!r} must be non-negative; got {arr.min()}.")
+    return arr.astype(np.int64)
+
+
+def check_finite_in(owner: str, values, low: float, high: float, name: str = "values") -> np.ndarray:
+    """Validate a 1-D float array with every entry finite and in [low, high]."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{owner}: {name!r} must be a 1-D array; got shape {arr.shape}.")
+    bad = ~np.isfinite(arr) | (arr < low) | (arr > high)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{owner}: {name!r} must be finite values in [{low:g}, {high:g}]; "
+                         f"got {arr[i]!r} at index {i}.")
+    return arr
+
+
+def as_generator(rng) -> np.random.Generator:
+    """Normalise ``rng`` (None, int seed, SeedSequence or Generator) to a ``numpy.random.Generator``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)

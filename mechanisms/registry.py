@@ -1,0 +1,19 @@
+"""The explicit registry of mechanisms by name (used by scenario files and the contract tests)."""
+
+from __future__ import annotations
+
+from .grr import GRR
+
+#: name used in scenario files → mechanism class
+MECHANISMS: dict[str, type] = {
+    "grr": GRR,
+}
+
+
+def make(name: str, **params):
+    """Build the mechanism registered as ``name`` with ``params``; unknown names list the choices."""
+    try:
+        cls = MECHANISMS[name.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"Unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}.") from None
+    return cls(**params)

@@ -1,0 +1,42 @@
+"""The ``ldpsim`` command line: one subcommand per module, listed in ``COMMANDS``.
+
+Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand → (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("scenarios.demo", "compare mechanisms on a Zipf workload and print a table"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ldpsim", description="Simulate and evaluate LDP keyboard telemetry.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module).add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(importlib.import_module(args._module).run(args) or 0)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished work is kept; rerun the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Sane parameters and a small workload for every registered frequency oracle (cf. scipy's _distr_params).
+
+Each case: the mechanism class, its parameters, the items of a small population and their true counts.
+Add a line here when a mechanism is added to ``mechanisms.registry``; the contract suite checks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    cls: type
+    params: dict
+    counts: tuple
+    items: tuple | None = None  # None: integer ids 0..len(counts)-1
+    pure_ldp: bool = True  # every pair of inputs is ε-indistinguishable (max ratio exactly e^ε)
+    extra: dict = field(default_factory=dict)
+
+    def make(self, **overrides):
+        return self.cls(**{**self.params, **overrides})
+
+    @property
+    def item_array(self):
+        return np.arange(len(self.counts)) if self.items is None else np.asarray(self.items, dtype=object)
+
+    @property
+    def count_array(self):
+        return np.asarray(self.counts, dtype=np.int64)
+
+    def population(self, rng):
+        """One value per user, shuffled."""
+        vals = np.repeat(self.item_array, self.count_array)
+        return vals[rng.permutation(vals.size)]
+
+
+def _cases():
+    from mechanisms import GRR
+
+    counts6 = (300, 200, 100, 50, 30, 20)
+    return [
+        Case("grr", GRR, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("grr-large-eps", GRR, {"epsilon": 4.0, "domain_size": 6}, counts6),
+    ]
+
+
+CASES = {c.name: c for c in _cases()}

@@ -1,0 +1,146 @@
+"""One contract suite for every frequency oracle in ``tests/mechanisms/cases.py``.
+
+(a) bad ε rejected with a message naming it, (b) same seed ⇒ same reports and estimates,
+(c) estimator mean/variance = theory (per-user path and direct sampler), (d) exact privacy boundary
+from the transition matrix, (e) empirical neighbour test on the client code, (f) direct sampler ≡
+per-user path, plus merging and the wire form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mechanisms import DiscreteOracle
+from tests.mechanisms.cases import CASES
+from tests.stats import (assert_chisquare_gof, assert_mean, assert_same_distribution,
+                         assert_variance)
+
+CASE_NAMES = sorted(CASES)
+
+
+@pytest.fixture(params=CASE_NAMES)
+def case(request):
+    return CASES[request.param]
+
+
+# (a) ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), -float("inf")])
+def test_bad_epsilon_value(case, bad):
+    with pytest.raises(ValueError, match=r"'epsilon' parameter of \w+ must be a float in the range \(0, inf\)"):
+        case.make(epsilon=bad)
+
+
+@pytest.mark.parametrize("bad", ["1", None, True])
+def test_bad_epsilon_type(case, bad):
+    with pytest.raises(TypeError, match=r"'epsilon' parameter"):
+        case.make(epsilon=bad)
+
+
+# (b) ------------------------------------------------------------------------------------------
+def test_same_seed_same_output(case):
+    mech = case.make()
+    values = case.population(np.random.default_rng(0))
+    r1, r2 = mech.perturb(values, rng=7), mech.perturb(values, rng=7)
+    e1 = mech.estimate(mech.aggregate(r1), case.items)
+    e2 = mech.estimate(mech.aggregate(r2), case.items)
+    np.testing.assert_array_equal(e1, e2)
+    s1 = mech.sample_aggregate(case.count_array, rng=3, items=case.items)
+    s2 = mech.sample_aggregate(case.count_array, rng=3, items=case.items)
+    np.testing.assert_array_equal(s1.data, s2.data)
+    assert s1.n == s2.n == case.count_array.sum()
+
+
+# (c) ------------------------------------------------------------------------------------------
+def _repeat_estimates(case, path, repeats, seed):
+    mech = case.make()
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(repeats)]
+    out = []
+    for rng in rngs:
+        if path == "direct":
+            agg = mech.sample_aggregate(case.count_array, rng, case.items)
+        else:
+            agg = mech.aggregate(mech.perturb(case.population(rng), rng))
+        out.append(mech.estimate(agg, case.items))
+    return mech, np.array(out)
+
+
+@pytest.mark.parametrize("path", ["direct", "reports"])
+def test_estimator_mean_and_variance_match_theory(case, path):
+    repeats = 20_000 if path == "direct" else 400
+    mech, est = _repeat_estimates(case, path, repeats, seed=11)
+    truth = case.count_array.astype(float)
+    mean = truth + mech.bias(case.count_array, case.items)
+    var = mech.variance(case.count_array, case.items)
+    assert_mean(est, mean, var, what=f"{case.name} {path} mean")
+    assert_variance(est, mean, var, what=f"{case.name} {path} variance")
+
+
+# (d) ------------------------------------------------------------------------------------------
+def test_transition_matrix_exact_privacy_boundary(case):
+    mech = case.make()
+    if not isinstance(mech, DiscreteOracle) or not case.pure_ldp:
+        pytest.skip("no finite pure-LDP transition matrix; covered by the mechanism's own tests")
+    P = mech.transition_matrix()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(P > 0)
+    ratio = (P[:, None, :] / P[None, :, :]).max()
+    assert math.isclose(ratio, math.exp(mech.epsilon), rel_tol=1e-12), (ratio, math.exp(mech.epsilon))
+
+
+# (e) ------------------------------------------------------------------------------------------
+def test_client_output_matches_transition_rows(case):
+    """Sample the client code for two neighbouring inputs; chi-square against the transition rows."""
+    mech = case.make()
+    if not isinstance(mech, DiscreteOracle):
+        pytest.skip("infinite/huge output space; covered by the mechanism's own tests")
+    P = mech.transition_matrix()
+    rng = np.random.default_rng(5)
+    for x in (0, 1):
+        y = mech.perturb(np.full(200_000, x), rng)
+        assert_chisquare_gof(np.bincount(y, minlength=P.shape[1]), P[x], alpha=1e-4 / 2,
+                             what=f"{case.name} outputs for input {x}")
+
+
+# (f) ------------------------------------------------------------------------------------------
+def test_direct_sampler_matches_reports_path(case):
+    mech = case.make()
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(21).spawn(600)]
+    direct = [mech.sample_aggregate(case.count_array, r, case.items).data.ravel() for r in rngs[:300]]
+    users = [mech.aggregate(mech.perturb(case.population(r), r)).data.ravel() for r in rngs[300:]]
+    assert_same_distribution(np.array(direct), np.array(users), what=f"{case.name} aggregate")
+
+
+# merging and wire form --------------------------------------------------------------------------
+def test_aggregates_merge_by_addition(case):
+    mech = case.make()
+    rng = np.random.default_rng(2)
+    reports = mech.perturb(case.population(rng), rng)
+    whole = mech.aggregate(reports)
+    half = len(case.population(np.random.default_rng(0))) // 2
+    parts = _split(reports, half)
+    merged = mech.aggregate(parts[0]) + mech.aggregate(parts[1])
+    assert merged.n == whole.n
+    np.testing.assert_array_equal(merged.data, whole.data)
+
+
+def _split(reports, at):
+    if isinstance(reports, tuple):  # multi-part reports (NamedTuple of arrays)
+        return type(reports)(*(r[:at] for r in reports)), type(reports)(*(r[at:] for r in reports))
+    return reports[:at], reports[at:]
+
+
+def test_wire_form_round_trip(case):
+    mech = case.make()
+    rng = np.random.default_rng(4)
+    reports = mech.perturb(case.population(rng), rng)
+    payload = mech.encode(reports)
+    n_users = int(case.count_array.sum())
+    assert len(payload) == n_users * mech.report_bytes
+    back = mech.decode(payload)
+    np.testing.assert_array_equal(mech.aggregate(back).data, mech.aggregate(reports).data)
+    if mech.report_bytes > 1:
+        with pytest.raises(ValueError, match="not a whole number"):
+            mech.decode(payload[:-1])
