@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -57,6 +58,9 @@ class FrequencyOracle(ABC):
     """Abstract frequency oracle (client perturbation + server estimation + theory)."""
 
     epsilon: float
+    #: True for sketches that accept arbitrary hashable tokens (str, int) as items; False for oracles
+    #: on integer ids 0..D-1 (the population engine passes ids to those).
+    takes_tokens: ClassVar[bool] = False
 
     @property
     def name(self) -> str:

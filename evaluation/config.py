@@ -1,0 +1,81 @@
+"""Loading and validating scenario files (TOML) with errors that name the file, the key and what is allowed.
+
+A table is checked against a spec: ``{key: Field(types, default, check, help)}``. Unknown keys, wrong
+types and failed checks raise :class:`ScenarioError` before anything runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+REQUIRED = object()
+
+
+class ScenarioError(ValueError):
+    """A broken scenario file: says which file, which key, and what is allowed."""
+
+    def __init__(self, file, key: str, message: str):
+        self.file, self.key = str(file), key
+        super().__init__(f"{file}: [{key}] {message}")
+
+
+@dataclass(frozen=True)
+class Field:
+    types: type | tuple[type, ...]
+    default: Any = REQUIRED
+    check: Callable[[Any], str | None] | None = None  # returns an error message, or None when fine
+    help: str = ""
+
+
+def load_toml(path) -> dict:
+    """Read a TOML file; a missing file or a syntax error becomes a ScenarioError."""
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ScenarioError(path, "file", "no such scenario file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(path, "file", f"is not valid TOML: {exc}") from None
+
+
+def _type_name(types) -> str:
+    types = types if isinstance(types, tuple) else (types,)
+    return " or ".join(t.__name__ for t in types)
+
+
+def parse_table(table: Any, spec: dict[str, Field], where: str, file) -> dict:
+    """Validate ``table`` (a dict from TOML) against ``spec``; return it with defaults filled in."""
+    if not isinstance(table, dict):
+        raise ScenarioError(file, where, f"must be a table; got {type(table).__name__}")
+    out = {}
+    for key in table:
+        if key not in spec:
+            near = difflib.get_close_matches(key, spec, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ScenarioError(file, f"{where}.{key}" if where else key,
+                                f"unknown key{hint}; allowed keys: {', '.join(sorted(spec))}")
+    for key, field in spec.items():
+        name = f"{where}.{key}" if where else key
+        if key not in table:
+            if field.default is REQUIRED:
+                raise ScenarioError(file, name, f"is required ({field.help or _type_name(field.types)})")
+            out[key] = field.default
+            continue
+        value = table[key]
+        types = field.types if isinstance(field.types, tuple) else (field.types,)
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if not ok and float in types and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise ScenarioError(file, name, f"must be {_type_name(field.types)}; got {value!r}")
+        if field.check is not None:
+            problem = field.check(value)
+            if problem:
+                raise ScenarioError(file, name, f"{problem}; got {value!r}")
+        out[key] = value
+    return out
