@@ -2,6 +2,9 @@
 
 from .base import Aggregate, DiscreteOracle, FrequencyOracle
 from .grr import GRR
+from .rr import RR
+from .sdgrr import SDGRR
+from .urr import URR
 from .registry import MECHANISMS, make
 
-__all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "MECHANISMS", "make"]
+__all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS", "make"]

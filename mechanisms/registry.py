@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from .grr import GRR
+from .rr import RR
+from .sdgrr import SDGRR
+from .urr import URR
 
 #: name used in scenario files → mechanism class
 MECHANISMS: dict[str, type] = {
     "grr": GRR,
+    "rr": RR,
+    "urr": URR,
+    "sdgrr": SDGRR,
 }
 
 

@@ -39,12 +39,17 @@ class Case:
 
 
 def _cases():
-    from mechanisms import GRR
+    from mechanisms import GRR, RR, SDGRR, URR
 
     counts6 = (300, 200, 100, 50, 30, 20)
     return [
         Case("grr", GRR, {"epsilon": 1.0, "domain_size": 6}, counts6),
         Case("grr-large-eps", GRR, {"epsilon": 4.0, "domain_size": 6}, counts6),
+        Case("rr", RR, {"epsilon": 1.0}, (700, 300)),
+        Case("urr", URR, {"epsilon": 1.0, "domain_size": 6, "sensitive": (1, 4)}, counts6, pure_ldp=False),
+        Case("sdgrr", SDGRR, {"epsilon": 1.0, "domain_size": 6, "high": (0, 2, 5)}, counts6, pure_ldp=False),
+        Case("sdgrr-one-low", SDGRR, {"epsilon": 2.0, "domain_size": 6, "high": (0, 1, 2, 3, 4)}, counts6,
+             pure_ldp=False),
     ]
 
 
