@@ -1,0 +1,317 @@
+"""Sweep scenarios: a TOML file validated up front, then expanded into frozen cells.
+
+Schema (every table checked; unknown keys get a did-you-mean)::
+
+    [scenario]                      # name, seed (root entropy), repeats, path, top, store_top
+    name = "seed003-study"
+    seed = 2026
+    repeats = 100
+    path = "direct"                 # "auto" | "direct" | "reports" (simulator.population)
+    top = 20                        # metrics over the top-N items by true count
+    store_top = 20                  # estimates kept per repeat for the top-N items (0 = all); default = top
+
+    [workload]                      # make_workload(name, n, **params); other keys are its params
+    name = "harmonic"
+    n = 1_000_000
+    domain_size = 2000
+
+    [[mechanism]]                   # one table per mechanism: fixed params, and an optional own grid
+    name = "cms"
+    epsilon = 4.0
+    grid = { k = [256, 1024], m = [32, 64] }
+
+    [grid]                          # shared grid: "workload.<param>" or a param every mechanism takes
+    "workload.name" = ["harmonic", "exponential"]
+    epsilon = [1.0, 2.0, 4.0]
+
+    [metrics]
+    names = ["expectation_bias", "rank_deviation", "variance"]
+
+    [plots]
+    mark = { k = 65535, m = 32 }    # the cell highlighted on k × m heatmaps
+
+A mechanism parameter ``high_fraction`` (SDGRR's ``high``, URR's ``sensitive``) is a fraction f of
+the workload's domain: the round(f·D) most frequent items (ids 0 .. round(f·D)−1) are the
+high-sensitivity set (see :data:`FRACTION_PARAMS`). ``domain_size`` is filled from the workload when the mechanism takes it; a
+``seed`` (hash family) is derived from the root seed per cell unless given.
+
+Cells are the cartesian product workload grid × shared grid × Σ_mechanisms own grid, in that order;
+each cell is a frozen record with a stable id (hash of everything that determines its numbers).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import itertools
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from mechanisms.registry import MECHANISMS, make
+
+from .cell_metrics import CELL_METRICS
+from .config import Field, ScenarioError, load_toml, parse_table
+from .workloads import WORKLOADS, make_workload
+
+PATHS = ("auto", "direct", "reports")
+#: scenario-level name of a domain fraction → the mechanism parameters taking that many item ids
+FRACTION_PARAMS = {"high_fraction": ("high", "sensitive")}
+
+
+def _positive(v):
+    return None if v >= 1 else "must be >= 1"
+
+
+def _non_negative(v):
+    return None if v >= 0 else "must be >= 0"
+
+
+def _one_of(choices):
+    return lambda v: None if v in choices else f"must be one of {', '.join(map(repr, choices))}"
+
+
+SCENARIO_SPEC = {
+    "name": Field(str, help="a short name for the run"),
+    "seed": Field(int, check=_non_negative, help="root entropy of the run's SeedSequence"),
+    "repeats": Field(int, 10, _positive),
+    "path": Field(str, "auto", _one_of(PATHS)),
+    "top": Field(int, 20, _positive),
+    "store_top": Field(int, -1, lambda v: None if v >= -1 else "must be >= 0 (0 = all items)"),
+}
+METRICS_SPEC = {"names": Field(list, ["expectation_bias", "rank_deviation", "variance", "mse"])}
+PLOTS_SPEC = {"mark": Field(dict, {})}
+TOP_SPEC = {"scenario": Field(dict), "workload": Field(dict),
+            "mechanism": Field(list, help="one [[mechanism]] table per mechanism"),
+            "grid": Field(dict, {}), "metrics": Field(dict, {}), "plots": Field(dict, {})}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid: everything :func:`evaluation.sweep.run_cell` needs, frozen and picklable."""
+
+    index: int  # position in the expanded grid (seeds the cell's own streams)
+    workload_index: int  # position of its workload setting (common random numbers across mechanisms)
+    workload_items: tuple  # (key, value) pairs: name, n, workload params
+    mechanism: str
+    param_items: tuple  # (key, value) pairs of the resolved mechanism params
+    repeats: int
+    path: str
+    top: int
+    store_top: int  # 0 = all items
+    metrics: tuple
+    id: str = ""
+
+    @property
+    def workload(self) -> dict:
+        return dict(self.workload_items)
+
+    @property
+    def params(self) -> dict:
+        return dict(self.param_items)
+
+    def make_mechanism(self):
+        return make(self.mechanism, **self.params)
+
+    def labels(self) -> dict:
+        """Flat parameter columns carried by every output row."""
+        out = {"cell_id": self.id, "cell_index": self.index, "workload_index": self.workload_index,
+               "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path}
+        out.update({f"workload.{k}" if k not in ("name", "n") else ("workload" if k == "name" else "n"): v
+                    for k, v in self.workload_items})
+        out.update(self.param_items)
+        return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario file; :meth:`cells` expands its grid."""
+
+    file: str
+    name: str
+    seed: int
+    repeats: int
+    path: str
+    top: int
+    store_top: int
+    workload: dict
+    mechanisms: tuple  # of dicts: name, fixed params, own grid
+    grid: dict
+    metrics: tuple
+    plots: dict
+
+    def as_dict(self) -> dict:
+        """The resolved configuration (JSON-serializable), stored beside the results."""
+        return {"name": self.name, "seed": self.seed, "repeats": self.repeats, "path": self.path,
+                "top": self.top, "store_top": self.store_top, "workload": self.workload,
+                "mechanisms": [dict(m) for m in self.mechanisms], "grid": self.grid,
+                "metrics": list(self.metrics), "plots": self.plots}
+
+    def fingerprint(self) -> str:
+        """Hash of the resolved configuration: a changed scenario has a different fingerprint."""
+        return _digest(self.as_dict())
+
+    def cells(self) -> list[Cell]:
+        """The grid expanded into cells (validated by constructing every mechanism once)."""
+        return _expand(self)
+
+
+def child_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The SeedSequence ``root.spawn(...)[key[0]].spawn(...)[key[1]]...``, addressed by index."""
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(key),
+                                  pool_size=root.pool_size)
+
+
+def build_workload(workload: dict, root: np.random.SeedSequence, w_index: int):
+    """Workload setting ``w_index`` (``name``, ``n`` and params) drawn from stream ``(0, w_index)``."""
+    w = dict(workload)
+    return make_workload(w.pop("name"), w.pop("n"), rng=child_seed(root, 0, w_index), **w)
+
+
+def _digest(obj) -> str:
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _freeze(value):
+    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+
+
+def _takes(mechanism: str) -> set[str]:
+    return set(inspect.signature(MECHANISMS[mechanism]).parameters)
+
+
+def _check_list(file, key, values):
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(file, key, f"a grid dimension must be a non-empty list of values; got {values!r}")
+    return values
+
+
+def _parse_mechanism(table, i, file) -> dict:
+    where = f"mechanism[{i}]"
+    if not isinstance(table, dict):
+        raise ScenarioError(file, where, "must be a table ([[mechanism]])")
+    name = table.get("name")
+    if name not in MECHANISMS:
+        raise ScenarioError(file, f"{where}.name", f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
+    allowed = _takes(name) | set(FRACTION_PARAMS)
+    grid = table.get("grid", {})
+    if not isinstance(grid, dict):
+        raise ScenarioError(file, f"{where}.grid", "must be a table of lists")
+    fixed = {k: v for k, v in table.items() if k not in ("name", "grid")}
+    for key in [*fixed, *grid]:
+        if key not in allowed:
+            near = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ScenarioError(file, f"{where}.{'grid.' if key in grid else ''}{key}",
+                                f"{name} takes no parameter {key!r}{hint}; allowed: {', '.join(sorted(allowed))}")
+    for key, values in grid.items():
+        _check_list(file, f"{where}.grid.{key}", values)
+    return {"name": name, "fixed": fixed, "grid": grid}
+
+
+def load_scenario(path) -> Scenario:
+    """Read and validate a scenario file; raise :class:`ScenarioError` naming file and key."""
+    return scenario_from_dict(load_toml(path), path)
+
+
+def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
+    """Validate a scenario given as a dict shaped like the TOML file (``path`` names it in errors)."""
+    top = parse_table(raw, TOP_SPEC, "", path)
+    head = parse_table(top["scenario"], SCENARIO_SPEC, "scenario", path)
+    workload = dict(top["workload"])
+    if workload.get("name") not in WORKLOADS:
+        raise ScenarioError(path, "workload.name", f"unknown workload {workload.get('name')!r}; "
+                            f"allowed: {', '.join(sorted(WORKLOADS))}")
+    if not isinstance(workload.get("n"), int) or isinstance(workload.get("n"), bool) or workload["n"] < 1:
+        raise ScenarioError(path, "workload.n", f"must be an int >= 1 (number of users); got {workload.get('n')!r}")
+    if not top["mechanism"]:
+        raise ScenarioError(path, "mechanism", "at least one [[mechanism]] table is required")
+    mechanisms = tuple(_parse_mechanism(t, i, path) for i, t in enumerate(top["mechanism"]))
+    grid = dict(top["grid"])
+    for key, values in grid.items():
+        _check_list(path, f"grid.{key}", values)
+        if key.startswith("workload."):
+            if key == "workload.name":
+                for v in values:
+                    if v not in WORKLOADS:
+                        raise ScenarioError(path, f"grid.{key}", f"unknown workload {v!r}; "
+                                            f"allowed: {', '.join(sorted(WORKLOADS))}")
+            continue
+        for m in mechanisms:
+            if key not in _takes(m["name"]) | set(FRACTION_PARAMS):
+                raise ScenarioError(path, f"grid.{key}", f"mechanism {m['name']!r} takes no parameter {key!r}; "
+                                    f"allowed: {', '.join(sorted(_takes(m['name'])))} or 'workload.<param>' "
+                                    "(put mechanism-specific values in that mechanism's own grid)")
+    metrics = parse_table(top["metrics"], METRICS_SPEC, "metrics", path)["names"]
+    for name in metrics:
+        if name not in CELL_METRICS:
+            raise ScenarioError(path, "metrics.names", f"unknown metric {name!r}; allowed: {', '.join(CELL_METRICS)}")
+    plots = parse_table(top["plots"], PLOTS_SPEC, "plots", path)
+    scenario = Scenario(file=str(path), name=head["name"], seed=head["seed"], repeats=head["repeats"],
+                        path=head["path"], top=head["top"],
+                        store_top=head["top"] if head["store_top"] == -1 else head["store_top"],
+                        workload=workload, mechanisms=mechanisms, grid=grid, metrics=tuple(metrics),
+                        plots=plots["mark"] and {"mark": plots["mark"]})
+    scenario.cells()  # constructs every workload and mechanism once: invalid values fail here
+    return scenario
+
+
+def _product(table: dict) -> list[dict]:
+    keys = list(table)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(table[k] for k in keys))]
+
+
+def _resolve_params(scenario, mech, params, domain_size, root, index) -> dict:
+    takes = _takes(mech["name"])
+    out = dict(params)
+    for alias, targets in FRACTION_PARAMS.items():
+        if alias in out:
+            target = next((t for t in targets if t in takes), None)
+            frac = out.pop(alias)
+            if target is None or not isinstance(frac, (int, float)) or not 0 <= frac <= 1:
+                raise ScenarioError(scenario.file, f"mechanism.{alias}",
+                                    f"must be a fraction in [0, 1] for a mechanism taking one of {targets}; "
+                                    f"got {frac!r} for {mech['name']!r}")
+            out[target] = tuple(range(int(round(frac * domain_size))))
+    if "domain_size" in takes:
+        out.setdefault("domain_size", domain_size)
+    if "seed" in takes and "seed" not in out:
+        out["seed"] = int(child_seed(root, 2, index).generate_state(1, np.uint32)[0])
+    return out
+
+
+def _expand(scenario: Scenario) -> list[Cell]:
+    root = np.random.SeedSequence(scenario.seed)
+    wgrid = {k.removeprefix("workload."): v for k, v in scenario.grid.items() if k.startswith("workload.")}
+    shared = {k: v for k, v in scenario.grid.items() if not k.startswith("workload.")}
+    cells: list[Cell] = []
+    for w_index, w_point in enumerate(_product(wgrid)):
+        workload = {**scenario.workload, **w_point}
+        try:
+            wl = build_workload(workload, root, w_index)
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(scenario.file, "workload", f"cannot build workload {workload}: {exc}") from None
+        if not hasattr(wl, "counts"):
+            raise ScenarioError(scenario.file, "workload.name", f"{workload['name']!r} is a numeric workload; "
+                                "sweeps estimate frequencies of categorical workloads")
+        w_items = tuple(sorted((k, _freeze(v)) for k, v in workload.items()))
+        for s_point in _product(shared):
+            for mech in scenario.mechanisms:
+                for m_point in _product(mech["grid"]):
+                    index = len(cells)
+                    params = _resolve_params(scenario, mech, {**mech["fixed"], **s_point, **m_point},
+                                             wl.domain_size, root, index)
+                    try:
+                        make(mech["name"], **params)
+                    except (TypeError, ValueError) as exc:
+                        raise ScenarioError(scenario.file, "mechanism",
+                                            f"{mech['name']} with {params}: {exc}") from None
+                    cell = Cell(index, w_index, w_items, mech["name"], tuple(sorted(params.items())),
+                                scenario.repeats, scenario.path, scenario.top, scenario.store_top,
+                                scenario.metrics)
+                    ident = _digest({**cell.__dict__, "root": scenario.seed})
+                    cells.append(Cell(**{**cell.__dict__, "id": ident}))
+    return cells

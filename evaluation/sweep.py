@@ -1,0 +1,152 @@
+"""Run a scenario's cells — in-process or on a Dask cluster — writing each cell as it finishes.
+
+``run_cell(cell, seedseq)`` is pure: the same cell and root seed give the same numbers wherever it
+runs. Streams (all addressed by index from the root ``SeedSequence(scenario.seed)``, see
+:func:`evaluation.scenario.child_seed`):
+
+* ``(0, w)``     building workload setting ``w`` (synthetic shapes draw nothing);
+* ``(1, w, r)``  repeat ``r`` of workload setting ``w`` — shared by every mechanism and parameter of
+  that workload (common random numbers: differences between cells are not masked by population noise);
+* ``(2, c)``     cell ``c``'s own draws (the hash-family seed when the scenario gives none).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simulator.population import estimate_counts, items_for
+
+from .cell_metrics import summarize
+from .metrics import ranks_of
+from .scenario import Cell, Scenario, build_workload, child_seed
+from .store import RunStore
+
+
+@functools.lru_cache(maxsize=8)
+def _workload(cell_workload: tuple, entropy: int, w_index: int):
+    """Build (and keep, per process) a workload setting; synthetic workloads are deterministic."""
+    return build_workload(dict(cell_workload), np.random.SeedSequence(entropy), w_index)
+
+
+def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Workload → ``cell.repeats`` runs of ``estimate_counts`` → tidy estimates and metric summaries.
+
+    ``seedseq`` is the run's root SeedSequence (or its integer entropy). Returns
+    ``(estimates, summary)``: one row per (repeat, item) for the top ``cell.store_top`` items (all
+    when 0), and one row per (metric[, item]) with ``mean`` and ``se`` over the repeats; every row
+    carries the cell's parameters, the root entropy, the cell's indices and the cell's run time.
+    """
+    start = time.perf_counter()
+    root = seedseq if isinstance(seedseq, np.random.SeedSequence) else np.random.SeedSequence(seedseq)
+    workload = _workload(cell.workload_items, root.entropy, cell.workload_index)
+    mech = cell.make_mechanism()
+    items, counts = workload.items, workload.counts
+    est = np.empty((cell.repeats, counts.size))
+    for r in range(cell.repeats):
+        est[r] = estimate_counts(mech, items, counts, child_seed(root, 1, cell.workload_index, r), path=cell.path)
+    theory = mech.variance(counts, items_for(mech, items)) if "variance_ratio" in cell.metrics else None
+    summary = pd.DataFrame(summarize(cell.metrics, counts, est, cell.top, theory))
+    summary["item"] = [None if pd.isna(r) else str(items[int(r) - 1]) for r in summary["rank"]]
+
+    keep = counts.size if cell.store_top == 0 else min(cell.store_top, counts.size)
+    est_ranks = ranks_of(est)[:, :keep]
+    estimates = pd.DataFrame({
+        "repeat": np.repeat(np.arange(cell.repeats), keep),
+        "item": np.tile(np.asarray([str(x) for x in items[:keep]], dtype=object), cell.repeats),
+        "true_rank": np.tile(np.arange(1, keep + 1), cell.repeats),
+        "true_count": np.tile(counts[:keep], cell.repeats),
+        "estimate": est[:, :keep].ravel(),
+        "est_rank": est_ranks.ravel(),
+    })
+    labels = {**cell.labels(), "root_seed": int(root.entropy), "elapsed_s": time.perf_counter() - start}
+    return _label(estimates, labels), _label(summary, labels)
+
+
+def _label(frame: pd.DataFrame, labels: dict) -> pd.DataFrame:
+    front = pd.DataFrame({k: [v] * len(frame) for k, v in labels.items()}, index=frame.index)
+    return pd.concat([front, frame], axis=1)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What a sweep did: cells in the grid, skipped (already on disk), run now, and timings."""
+
+    n_cells: int
+    n_skipped: int
+    n_run: int
+    wall_s: float
+    cell_s: float  # sum of the cells' own run times
+    n_workers: int
+
+    @property
+    def overhead(self) -> float:
+        """1 − (Σ cell time)/(wall time × workers): the share of worker time not spent in cells."""
+        busy = self.wall_s * self.n_workers
+        return 1.0 - self.cell_s / busy if busy > 0 else 0.0
+
+
+def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool = False, scheduler=None,
+              n_workers: int | None = None, force: bool = False, progress: bool = True) -> SweepReport:
+    """Run every unfinished cell of ``scenario`` into ``out_dir`` (see :class:`evaluation.store.RunStore`).
+
+    ``serial`` runs in this process; ``scheduler`` is the address of an existing Dask cluster;
+    otherwise a ``LocalCluster`` of ``n_workers`` processes (default: one per core) is started and
+    closed again before returning, also on errors and Ctrl-C. Cells already stored are skipped.
+    """
+    from tqdm.auto import tqdm
+
+    cells = scenario.cells()
+    store = RunStore(out_dir)
+    config = {"scenario": scenario.as_dict(), "fingerprint": scenario.fingerprint(),
+              "root_entropy": scenario.seed, "cells": [{"id": c.id, **c.labels()} for c in cells]}
+    store.open(config, scenario_text, force=force)
+    done = store.finished()
+    pending = [c for c in cells if c.id not in done]
+    bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
+               disable=not progress, smoothing=0.1)
+    start, cell_s, workers = time.perf_counter(), 0.0, 1
+
+    def finish(cell, result):
+        nonlocal cell_s
+        store.write_cell(cell.id, *result)
+        cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
+        bar.update(1)
+
+    try:
+        if serial or not pending:
+            for cell in pending:
+                finish(cell, run_cell(cell, scenario.seed))
+        else:
+            workers = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+    finally:
+        bar.close()
+    return SweepReport(len(cells), len(cells) - len(pending), len(pending),
+                       time.perf_counter() - start, cell_s, workers)
+
+
+def _run_dask(cells, seed, finish, scheduler, n_workers) -> int:
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+    client = Client(scheduler or cluster)
+    try:
+        workers = max(1, len(client.scheduler_info()["workers"]))
+        futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False): cell
+                   for cell in cells}
+        for future in as_completed(futures):
+            finish(futures[future], future.result())
+        return workers
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
