@@ -1,0 +1,136 @@
+"""Workloads by name: the explicit registry, user-registered builders and CSV files — SPEC §5.
+
+>>> w = make_workload("harmonic", 1000, domain_size=4)
+>>> w.counts.tolist(), w.ranks.tolist()
+([480, 240, 160, 120], [1, 2, 3, 4])
+
+| name | kind | parameters (defaults) |
+|---|---|---|
+| ``harmonic`` | categorical, count ∝ 1/r | ``domain_size`` (100) |
+| ``zipf`` | categorical, count ∝ r^(−s) | ``domain_size`` (100), ``s`` (1.0) |
+| ``exponential`` | categorical, count ∝ x^r | ``domain_size`` (100), ``x`` (1/1.3) |
+| ``even`` | categorical, uniform | ``domain_size`` (100) |
+| ``words`` | wordfreq English words | ``top`` (2000) |
+| ``emoji`` | wordfreq English emoji | ``top`` (100, at most 807) |
+| ``census-education`` / ``census-marital`` | 18 / 7 categories (illustrative substitute) | — |
+| ``heights`` / ``weights`` | normal, in [−1, 1] | ``mean``, ``sd`` |
+| ``typing-speed`` | lognormal wpm, in [−1, 1] | ``mean``, ``sd``, ``max_wpm`` |
+| ``tap-positions`` | 2-D QWERTY tap mixture, in [−1, 1]² | ``top``, ``spread`` |
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from mechanisms._validation import as_generator, check_int
+
+from .workload_types import NumericWorkload, Workload, largest_remainder
+from .workloads_numeric import heights, tap_positions, typing_speed, weights
+from .workloads_real import emoji, words
+from .workloads_synthetic import census_education, census_marital, even, exponential, harmonic, zipf
+
+__all__ = ["NumericWorkload", "WORKLOADS", "Workload", "largest_remainder", "make_workload",
+           "register_workload", "workload_from_csv"]
+
+#: name used in scenario files → builder ``(n, rng=None, **params) -> Workload | NumericWorkload``
+WORKLOADS: dict[str, Callable] = {
+    "harmonic": harmonic,
+    "zipf": zipf,
+    "exponential": exponential,
+    "even": even,
+    "words": words,
+    "emoji": emoji,
+    "census-education": census_education,
+    "census-marital": census_marital,
+    "heights": heights,
+    "weights": weights,
+    "typing-speed": typing_speed,
+    "tap-positions": tap_positions,
+}
+
+
+def _parameters(fn: Callable) -> list[str]:
+    """The keyword parameters a builder accepts besides ``n`` and ``rng``."""
+    return [p for p in inspect.signature(fn).parameters if p not in ("n", "rng")]
+
+
+def register_workload(name: str, fn: Callable) -> None:
+    """Add a user builder ``fn(n, rng=None, **params) -> Workload | NumericWorkload`` under ``name``."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_workload: 'name' must be a non-empty str; got {name!r}.")
+    if not callable(fn):
+        raise TypeError(f"register_workload: 'fn' must be callable; got {type(fn).__name__}.")
+    params = inspect.signature(fn).parameters
+    if "n" not in params or "rng" not in params:
+        raise TypeError(f"register_workload: {name!r} must accept (n, rng, **params); "
+                        f"its signature is {inspect.signature(fn)}.")
+    if name in WORKLOADS:
+        raise ValueError(f"register_workload: {name!r} is already registered.")
+    WORKLOADS[name] = fn
+
+
+def make_workload(name: str, n: int, rng=None, **params) -> Workload | NumericWorkload:
+    """Build the workload registered as ``name`` for ``n`` users.
+
+    Unknown names or parameters raise ``ValueError`` listing what is allowed.
+    """
+    if name not in WORKLOADS:
+        raise ValueError(f"Unknown workload {name!r}; choose one of {sorted(WORKLOADS)}.")
+    fn = WORKLOADS[name]
+    allowed = _parameters(fn)
+    has_kwargs = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    unknown = sorted(set(params) - set(allowed))
+    if unknown and not has_kwargs:
+        raise ValueError(f"Unknown parameter(s) {unknown} for workload {name!r}; allowed: {allowed}.")
+    n = check_int(f"workload {name!r}", "n", n, low=1)
+    out = fn(n, as_generator(rng), **params)
+    if not isinstance(out, (Workload, NumericWorkload)):
+        raise TypeError(f"Workload builder {name!r} returned {type(out).__name__}, "
+                        "not a Workload or NumericWorkload.")
+    return out
+
+
+def workload_from_csv(path, n: int | None = None) -> Workload:
+    """A categorical workload from a CSV file with a header row ``item,count``.
+
+    Counts must be non-negative whole numbers (not all zero). With ``n`` the counts are taken as
+    shares and rescaled to exactly ``n`` users (largest remainder); without it they are used as is.
+    Items are kept as str labels, sorted by count (stable).
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such workload file.") from None
+    if not rows or [c.strip().lower() for c in rows[0]] != ["item", "count"]:
+        got = rows[0] if rows else "an empty file"
+        raise ValueError(f"{path}: the first row must be the header 'item,count'; got {got}.")
+    items, counts = [], []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != 2:
+            raise ValueError(f"{path}, line {line}: expected 2 fields (item,count); got {len(row)}.")
+        try:
+            c = int(row[1].strip())
+        except ValueError:
+            raise ValueError(f"{path}, line {line}: count {row[1]!r} is not a whole number.") from None
+        if c < 0:
+            raise ValueError(f"{path}, line {line}: count must be non-negative; got {c}.")
+        items.append(row[0])
+        counts.append(c)
+    if not items or sum(counts) == 0:
+        raise ValueError(f"{path}: needs at least one item with a positive count.")
+    if len(set(items)) != len(items):
+        dup = next(i for i in items if items.count(i) > 1)
+        raise ValueError(f"{path}: item {dup!r} appears more than once.")
+    counts_arr = np.array(counts, dtype=np.int64)
+    total = int(counts_arr.sum()) if n is None else check_int("workload_from_csv", "n", n, low=1)
+    return Workload.from_frequencies(path.stem, np.array(items, dtype=object), counts_arr, total,
+                                     {"source": str(path)})
