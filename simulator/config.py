@@ -1,0 +1,187 @@
+"""The frozen configuration of one deployment simulation (fleet, devices, channel, server).
+
+Every field carries its unit in its name (``*_s`` seconds, ``*_h`` hours, ``*_days``). Values are
+validated once, here, with messages naming the parameter, the allowed range and the value; the
+scenario layer (``scenarios/deployment_scenario.py``) turns a TOML file into this object.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechanisms import MECHANISMS
+from mechanisms._validation import check_int, check_real
+
+#: kinds of use case: categorical events (emoji) or numeric readings (typing speed)
+KINDS = ("event", "reading")
+
+
+@dataclass(frozen=True)
+class UseCase:
+    """One telemetry use case: what is collected, with which mechanism, how often.
+
+    ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
+    ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
+    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
+    """
+
+    name: str
+    kind: str
+    mechanism: str
+    params: tuple = ()
+    daily_limit: int = 1
+    value_range: tuple[float, float] | None = None
+
+    def __post_init__(self):
+        owner = f"UseCase {self.name!r}"
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"The 'name' parameter of UseCase must be an identifier. Got {self.name!r} instead.")
+        if self.kind not in KINDS:
+            raise ValueError(f"The 'kind' parameter of {owner} must be one of {KINDS}. Got {self.kind!r} instead.")
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"The 'mechanism' parameter of {owner} must be one of {sorted(MECHANISMS)}. "
+                             f"Got {self.mechanism!r} instead.")
+        object.__setattr__(self, "params", tuple(sorted(dict(self.params).items())))
+        if "epsilon" not in dict(self.params):
+            raise ValueError(f"The 'params' parameter of {owner} must contain 'epsilon'.")
+        check_int(owner, "daily_limit", self.daily_limit, low=1)
+        if self.kind == "reading":
+            if self.value_range is None or len(self.value_range) != 2:
+                raise ValueError(f"The 'value_range' parameter of {owner} must be a pair (low, high). "
+                                 f"Got {self.value_range!r} instead.")
+            lo = check_real(owner, "value_range[0]", self.value_range[0])
+            hi = check_real(owner, "value_range[1]", self.value_range[1], low=lo)
+            object.__setattr__(self, "value_range", (lo, hi))
+
+    @property
+    def epsilon(self) -> float:
+        """Privacy cost of one donation (the mechanism's ε)."""
+        return float(dict(self.params)["epsilon"])
+
+    def make_mechanism(self):
+        """The mechanism object (built from the registry)."""
+        from mechanisms import make
+        return make(self.mechanism, **dict(self.params))
+
+
+def _evening_rhythm() -> tuple:
+    """Default daily rhythm: hourly session weights, low at night, peaks at lunch and evening."""
+    h = np.arange(24)
+    w = 0.2 + np.exp(-0.5 * ((h - 12.5) / 1.5) ** 2) + 1.5 * np.exp(-0.5 * ((h - 20.5) / 2.0) ** 2)
+    return tuple(float(x) for x in w / w.sum())
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    """A deployment: fleet, behaviour, budgets, network and server (see module docstring for units)."""
+
+    items: tuple                      # event domain (tokens, e.g. emoji), most frequent first
+    item_weights: tuple               # workload frequencies of ``items`` (normalized here)
+    use_cases: tuple                  # UseCase objects; exactly one of kind "event" drives the emoji model
+    n_devices: int = 20_000
+    n_days: int = 14
+    seed: int = 0
+    block_size: int = 2048            # devices per seed block (draws are per block, so sharding is free)
+    # fleet behaviour
+    concentration: float = 5.0        # Dirichlet concentration of personal preferences around the workload
+    n_atoms: int = 48                 # stick-breaking truncation of a device's preference
+    activity_sigma: float = 0.8       # lognormal sigma of the activity level (mean 1)
+    sessions_per_day: float = 6.0     # mean typing sessions per device-day (Poisson)
+    events_per_session: float = 0.8   # mean emoji per session (Poisson)
+    rhythm: tuple = field(default_factory=_evening_rhythm)  # 24 hourly weights of session starts
+    speed_mean_wpm: float = 38.0      # population mean typing speed
+    speed_device_sd_wpm: float = 10.0 # between-device sd
+    speed_session_sd_wpm: float = 5.0 # within-device, per-session sd
+    opt_in: float = 0.6               # probability a device donates at all
+    p_online: float = 0.9             # probability a device is available on a given day
+    window_start_mean_h: float = 22.0 # upload window (charging, on Wi-Fi) start, hour of day
+    window_start_sd_h: float = 2.0
+    window_length_h: float = 6.0
+    retention_days: float = 3.0       # a donation not uploaded within this time is deleted (lost)
+    budget_daily: float = math.inf    # per-device ε cap per day
+    budget_total: float = math.inf    # per-device ε cap over the whole run
+    # trend
+    trend_item: int | None = None     # index into ``items`` of an item whose share ramps up
+    trend_start_day: int = 7
+    trend_ramp_days: float = 3.0
+    trend_peak_share: float = 0.05    # share of all events taken by the trend item after the ramp
+    # channel
+    latency_median_s: float = 2.0
+    latency_sigma: float = 1.0
+    loss: float = 0.05                # probability an upload is lost
+    ack_loss: float = 0.01            # probability the acknowledgment is lost (device retries; server dedupes)
+    max_attempts: int = 8             # uploads of one bundle before it is given up
+    backoff_s: float = 300.0          # first retry delay; doubles each attempt
+    ack_timeout_s: float = 4000.0     # the device retries when no ack came within this time
+    slot_s: float = 900.0             # granularity of upload scheduling (devices grouped per slot)
+    # server
+    server_capacity: int = 4          # parallel ingestion workers
+    service_s_per_report: float = 2e-4
+    batch_window_s: float = 3600.0    # shuffle window: reports are shuffled and written once per window
+    crash_at_h: float | None = None   # simulated crash time (hours since start); None: no crash
+    restart_s: float = 600.0
+    drain_days: int = 2               # simulated days after the last donation day, for uploads to finish
+    adversary_devices: int = 500      # devices (lowest ids) whose linked view the observer tap keeps
+
+    def __post_init__(self):
+        o = "DeploymentConfig"
+        items = tuple(self.items)
+        if len(items) < 2:
+            raise ValueError(f"The 'items' parameter of {o} must hold at least 2 items. Got {len(items)} instead.")
+        w = np.asarray(self.item_weights, dtype=float)
+        if w.shape != (len(items),) or not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
+            raise ValueError(f"The 'item_weights' parameter of {o} must be {len(items)} non-negative "
+                             f"finite weights with a positive sum. Got {self.item_weights!r} instead.")
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "item_weights", tuple(float(x) for x in w / w.sum()))
+        ucs = tuple(self.use_cases)
+        if not ucs or not all(isinstance(u, UseCase) for u in ucs):
+            raise ValueError(f"The 'use_cases' parameter of {o} must be a non-empty tuple of UseCase. "
+                             f"Got {self.use_cases!r} instead.")
+        if len({u.name for u in ucs}) != len(ucs):
+            raise ValueError(f"The 'use_cases' parameter of {o} has duplicate names.")
+        if sum(u.kind == "event" for u in ucs) > 1 or sum(u.kind == "reading" for u in ucs) > 1:
+            raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one event and one reading use case.")
+        object.__setattr__(self, "use_cases", ucs)
+        for name in ("n_devices", "n_days", "block_size", "n_atoms", "max_attempts", "server_capacity"):
+            check_int(o, name, getattr(self, name), low=1)
+        for name in ("seed", "drain_days", "adversary_devices", "trend_start_day"):
+            check_int(o, name, getattr(self, name), low=0)
+        for name in ("concentration", "sessions_per_day", "events_per_session", "speed_mean_wpm",
+                     "window_length_h", "retention_days", "latency_median_s", "backoff_s",
+                     "ack_timeout_s", "slot_s", "batch_window_s", "restart_s", "trend_ramp_days"):
+            check_real(o, name, getattr(self, name), 0.0)
+        for name in ("activity_sigma", "speed_device_sd_wpm", "speed_session_sd_wpm", "latency_sigma",
+                     "window_start_sd_h", "service_s_per_report"):
+            check_real(o, name, getattr(self, name), 0.0, low_open=False)
+        for name in ("opt_in", "p_online"):
+            check_real(o, name, getattr(self, name), 0.0, 1.0, high_open=False)
+        for name in ("loss", "ack_loss", "trend_peak_share"):
+            check_real(o, name, getattr(self, name), 0.0, 1.0, low_open=False)
+        check_real(o, "window_start_mean_h", self.window_start_mean_h, 0.0, 24.0, low_open=False)
+        for name in ("budget_daily", "budget_total"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0):
+                raise ValueError(f"The {name!r} parameter of {o} must be a float in the range (0, inf]. "
+                                 f"Got {v!r} instead.")
+        r = np.asarray(self.rhythm, dtype=float)
+        if r.shape != (24,) or r.min() < 0 or r.sum() <= 0:
+            raise ValueError(f"The 'rhythm' parameter of {o} must be 24 non-negative hourly weights. "
+                             f"Got {self.rhythm!r} instead.")
+        object.__setattr__(self, "rhythm", tuple(float(x) for x in r / r.sum()))
+        if self.trend_item is not None:
+            check_int(o, "trend_item", self.trend_item, low=0, high=len(items) - 1)
+        if self.crash_at_h is not None:
+            check_real(o, "crash_at_h", self.crash_at_h, 0.0)
+
+    # derived ------------------------------------------------------------------------------------
+    @property
+    def n_blocks(self) -> int:
+        return -(-self.n_devices // self.block_size)
+
+    def use_case(self, kind: str) -> UseCase | None:
+        """The use case of ``kind`` ("event" or "reading"), or None."""
+        return next((u for u in self.use_cases if u.kind == kind), None)

@@ -1,0 +1,163 @@
+"""Run a deployment: one SimPy environment per shard (a contiguous range of device blocks), then merge.
+
+All draws are keyed by device block and day (``fleet.block_rng``), so the merged aggregates and
+truth are the same for any number of shards; only the server-side shuffle order, queue lengths and
+file names depend on the sharding. Shards run serially in-process, or on a Dask cluster
+(``scheduler`` = address of a ``dask.distributed`` scheduler, or ``"local"`` for a local cluster).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import simpy
+
+from .channel import UploadChannel
+from .config import DeploymentConfig
+from .device import DAY_S, STATUS, Devices
+from .fleet import block_rng
+from .report_store import ReportStore
+from .server import Server
+
+
+@dataclass
+class DeploymentResult:
+    """What a run produced: mergeable by :meth:`merge` (aggregates and truth add, records concatenate)."""
+
+    aggregates: dict                       # (use case, day) → Aggregate
+    truth: dict                            # name → array (summable over shards)
+    records: dict                          # table name → list of dict rows
+    ledger_spent: np.ndarray               # ε spent per device (device order)
+    ledger_daily: np.ndarray               # ε spent per device per day
+    refused: int
+    counters: dict
+    tap: list
+    favourite: dict                        # device id → most used item (tapped devices)
+    seconds: float = 0.0
+    shards: int = 1
+    extra: dict = field(default_factory=dict)
+
+    @staticmethod
+    def merge(parts: list["DeploymentResult"]) -> "DeploymentResult":
+        aggs: dict = {}
+        for p in parts:
+            for k, a in p.aggregates.items():
+                aggs[k] = a if k not in aggs else aggs[k] + a
+        first = parts[0]
+        return DeploymentResult(
+            aggregates=aggs,
+            truth={k: sum(p.truth[k] for p in parts) for k in first.truth},
+            records={k: [r for p in parts for r in p.records[k]] for k in first.records},
+            ledger_spent=np.concatenate([p.ledger_spent for p in parts]),
+            ledger_daily=np.concatenate([p.ledger_daily for p in parts]),
+            refused=sum(p.refused for p in parts),
+            counters={k: sum(p.counters[k] for p in parts) for k in first.counters},
+            tap=[t for p in parts for t in p.tap],
+            favourite={k: v for p in parts for k, v in p.favourite.items()},
+            seconds=max(p.seconds for p in parts), shards=len(parts))
+
+
+def shard_blocks(cfg: DeploymentConfig, n_shards: int) -> list[list[int]]:
+    """Contiguous block ranges, one per shard (never more shards than blocks)."""
+    n = max(1, min(int(n_shards), cfg.n_blocks))
+    return [list(a) for a in np.array_split(np.arange(cfg.n_blocks), n)]
+
+
+def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int = 0,
+              on_day=None) -> DeploymentResult:
+    """Simulate the devices of ``blocks`` with their own channel and server in one environment."""
+    t0 = time.perf_counter()
+    env = simpy.Environment()
+    mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases}
+    channel = UploadChannel(env, cfg.latency_median_s, cfg.latency_sigma, cfg.loss, cfg.ack_loss,
+                            cfg.max_attempts)
+    devices = Devices(env, cfg, blocks, channel, mechanisms)
+    server = Server(env, ReportStore(store_root, writer=f"s{shard}"), mechanisms, cfg.server_capacity,
+                    cfg.service_s_per_report, cfg.batch_window_s, block_rng(cfg.seed, "server", shard),
+                    devices.acknowledge)
+    devices.server = server
+    env.process(devices.days())
+    if cfg.crash_at_h is not None:
+        env.process(server.crash(cfg.crash_at_h * 3600.0, cfg.restart_s))
+    end_day = cfg.n_days + cfg.drain_days
+    for day in range(1, end_day + 1):
+        env.run(until=day * DAY_S)
+        if on_day is not None:
+            on_day(shard, day)
+    if server.up:
+        server.flush()
+    return DeploymentResult(
+        aggregates=dict(server.aggregates), truth=devices.truth,
+        records={"uploads": [{**r, "shard": shard} for r in channel.records],
+                 "queue": [{**r, "shard": shard} for r in server.queue_records],
+                 "flushes": [{**r, "shard": shard} for r in server.flush_records],
+                 "bundles": _bundle_records(devices, shard)},
+        ledger_spent=devices.ledger.spent, ledger_daily=devices.ledger.daily,
+        refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap,
+        favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
+
+
+def _bundle_records(devices: Devices, shard: int) -> list[dict]:
+    """Bundles by donation day and final status, with their attempts and report counts."""
+    n_reports = sum(devices.b_count.values())
+    out = []
+    for day in np.unique(devices.b_day):
+        on = devices.b_day == day
+        for code, name in enumerate(STATUS):
+            sel = on & (devices.b_status == code)
+            out.append({"shard": shard, "day": int(day), "status": name, "bundles": int(sel.sum()),
+                        "reports": int(n_reports[sel].sum()), "attempts": int(devices.b_attempts[sel].sum())})
+    return out
+
+
+def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
+    out = {}
+    for t in devices.traits:
+        sel = t.device < cfg.adversary_devices
+        if sel.any():
+            out.update(zip(t.device[sel].tolist(), t.favourite[sel].tolist()))
+    return out
+
+
+def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None = None,
+        progress=None) -> DeploymentResult:
+    """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
+
+    ``progress`` (optional) is called with the number of shard-days completed so far.
+    """
+    store_root = Path(out_dir) / "store"
+    groups = shard_blocks(cfg, n_shards)
+    t0 = time.perf_counter()
+    if scheduler is None:
+        done = [0]
+
+        def on_day(_shard, _day):
+            done[0] += 1
+            if progress is not None:
+                progress(done[0])
+        parts = [run_shard(cfg, g, store_root, i, on_day) for i, g in enumerate(groups)]
+    else:
+        parts = _run_dask(cfg, groups, store_root, scheduler, progress)
+    merged = DeploymentResult.merge(parts)
+    merged.seconds = time.perf_counter() - t0
+    return merged
+
+
+def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[DeploymentResult]:
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = LocalCluster(n_workers=min(len(groups), 2), threads_per_worker=1, processes=True,
+                           dashboard_address=None) if scheduler == "local" else None
+    with Client(cluster if cluster is not None else scheduler) as client:
+        futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
+        days = cfg.n_days + cfg.drain_days
+        for k, _ in enumerate(as_completed(futures), start=1):
+            if progress is not None:
+                progress(k * days)
+        parts = client.gather(futures)
+    if cluster is not None:
+        cluster.close()
+    return parts

@@ -1,0 +1,131 @@
+"""The fleet: per-device traits in numpy arrays and one day of typing, drawn per device block.
+
+Randomness is keyed by ``(role, block, day)`` (:func:`block_rng`), never by shard, so splitting the
+fleet into shards of whole blocks draws exactly the same numbers as one process.
+
+Device model (per device i):
+
+* preference over the event domain p_i ~ Dirichlet(concentration · f), f the workload frequencies;
+  drawn by stick-breaking of the Dirichlet process DP(concentration, f) — restricted to the finite
+  domain this is exactly that Dirichlet (Ferguson 1973), truncated at ``n_atoms`` atoms (the leftover
+  mass, E = (α/(1+α))^n_atoms, goes to the last atom);
+* activity a_i ~ LogNormal(−σ²/2, σ) (mean 1): heavy and light typists;
+* sessions per day ~ Poisson(a_i · sessions_per_day), start hours from the daily rhythm; emoji per
+  session ~ Poisson(events_per_session); one typing-speed reading per session,
+  N(μ_i, session sd) with μ_i ~ N(speed_mean, device sd);
+* opted in w.p. ``opt_in``; online on a given day w.p. ``p_online``; upload window start hour
+  ~ N(window_start_mean_h, window_start_sd_h) mod 24.
+* drift: from ``trend_start_day`` each event is replaced by the trend item w.p.
+  peak_share · min(1, (day − start + 1)/ramp_days).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .config import DeploymentConfig
+
+#: stream roles (the first spawn-key entry)
+ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4}
+
+
+def block_rng(seed: int, role: str, block: int, day: int = 0) -> np.random.Generator:
+    """Generator of stream ``(role, block, day)`` of the run's root seed (a SeedSequence child)."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ROLES[role], block, day)))
+
+
+def block_range(cfg: DeploymentConfig, block: int) -> tuple[int, int]:
+    """Global device ids [lo, hi) of ``block``."""
+    lo = block * cfg.block_size
+    return lo, min(lo + cfg.block_size, cfg.n_devices)
+
+
+@dataclass
+class Traits:
+    """Per-device state of one block (arrays of length n, ``atoms`` and ``cum`` n × n_atoms)."""
+
+    device: np.ndarray      # global ids
+    atoms: np.ndarray       # item ids of the preference atoms
+    cum: np.ndarray         # cumulative atom weights (last column 1)
+    activity: np.ndarray
+    speed_wpm: np.ndarray
+    opt_in: np.ndarray
+    window_start_h: np.ndarray
+
+    @property
+    def favourite(self) -> np.ndarray:
+        """The item each device uses most (largest total preference weight)."""
+        w = np.diff(self.cum, axis=1, prepend=0.0)
+        n, d = self.atoms.shape[0], int(self.atoms.max()) + 1
+        pref = np.zeros((n, d))
+        np.add.at(pref, (np.repeat(np.arange(n), self.atoms.shape[1]), self.atoms.ravel()), w.ravel())
+        return pref.argmax(axis=1)
+
+
+def draw_traits(cfg: DeploymentConfig, block: int) -> Traits:
+    """Traits of the devices of ``block`` (stream ``traits``)."""
+    rng = block_rng(cfg.seed, "traits", block)
+    lo, hi = block_range(cfg, block)
+    n, k, alpha = hi - lo, cfg.n_atoms, cfg.concentration
+    beta = rng.beta(1.0, alpha, size=(n, k))
+    beta[:, -1] = 1.0  # the last atom takes the remaining mass
+    rest = np.cumprod(np.hstack([np.ones((n, 1)), 1.0 - beta[:, :-1]]), axis=1)
+    cum = np.cumsum(beta * rest, axis=1)
+    cum[:, -1] = 1.0
+    cdf = np.cumsum(cfg.item_weights)
+    atoms = np.minimum(np.searchsorted(cdf, rng.random((n, k)), side="right"), len(cdf) - 1)
+    s = cfg.activity_sigma
+    return Traits(
+        device=np.arange(lo, hi),
+        atoms=atoms.astype(np.int32),
+        cum=cum,
+        activity=rng.lognormal(-s * s / 2, s, size=n),
+        speed_wpm=rng.normal(cfg.speed_mean_wpm, cfg.speed_device_sd_wpm, size=n),
+        opt_in=rng.random(n) < cfg.opt_in,
+        window_start_h=np.mod(rng.normal(cfg.window_start_mean_h, cfg.window_start_sd_h, size=n), 24.0),
+    )
+
+
+class Day(NamedTuple):
+    """One day of one block: events and readings (device = index within the block, sorted)."""
+
+    event_device: np.ndarray
+    event_item: np.ndarray
+    reading_device: np.ndarray
+    reading_value: np.ndarray
+    session_hours: np.ndarray   # 24 counts of session starts
+
+
+def trend_share(cfg: DeploymentConfig, day: int) -> float:
+    """Share of events replaced by the trend item on ``day`` (0 before the start)."""
+    if cfg.trend_item is None or day < cfg.trend_start_day:
+        return 0.0
+    return cfg.trend_peak_share * min(1.0, (day - cfg.trend_start_day + 1) / cfg.trend_ramp_days)
+
+
+def draw_day(cfg: DeploymentConfig, traits: Traits, block: int, day: int) -> Day:
+    """Sessions, emoji events and typing-speed readings of every device of ``block`` on ``day``."""
+    rng = block_rng(cfg.seed, "day", block, day)
+    n = traits.device.size
+    sessions = rng.poisson(traits.activity * cfg.sessions_per_day)
+    hours = rng.choice(24, size=int(sessions.sum()), p=cfg.rhythm)
+    per_session = rng.poisson(cfg.events_per_session, size=hours.size)
+    session_device = np.repeat(np.arange(n), sessions)
+    event_device = np.repeat(session_device, per_session)
+    u = rng.random(event_device.size)
+    atom = (traits.cum[event_device] < u[:, None]).sum(axis=1)
+    item = traits.atoms[event_device, np.minimum(atom, cfg.n_atoms - 1)].astype(np.int64)
+    share = trend_share(cfg, day)
+    if share > 0:
+        item = np.where(rng.random(item.size) < share, cfg.trend_item, item)
+    speed = traits.speed_wpm[session_device] + rng.normal(0.0, cfg.speed_session_sd_wpm, size=hours.size)
+    return Day(event_device, item, session_device, speed, np.bincount(hours, minlength=24))
+
+
+def draw_online(cfg: DeploymentConfig, block: int, day: int) -> np.ndarray:
+    """Which devices of ``block`` are available (online, charging) on ``day``."""
+    lo, hi = block_range(cfg, block)
+    return block_rng(cfg.seed, "online", block, day).random(hi - lo) < cfg.p_online

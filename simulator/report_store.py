@@ -1,0 +1,81 @@
+"""The server's durable report store: Parquet files partitioned by use case and collection day.
+
+Layout: ``root/use_case=<name>/day=<d>/part-<writer>-<seq>.parquet`` with one column ``report``
+(fixed-size binary: the mechanism's wire form of one report, in shuffled order) and no metadata that
+identifies a device. The upload ids (random nonces) of the bundles in a part are kept in the file's
+key-value metadata, so the dedupe set survives a crash. Each part is written to a temporary name and
+renamed into place (atomic on POSIX): a part is either complete or absent. Writers of different
+shards use different ``writer`` names, so shard stores merge by sitting in the same tree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+_IDS_KEY = b"upload_ids"
+
+
+class ReportStore:
+    """Append-only, partitioned, atomically written report store."""
+
+    def __init__(self, root, writer: str = "0"):
+        self.root = Path(root)
+        self.writer = writer
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._seq = len(list(self.root.glob(f"use_case=*/day=*/part-{writer}-*.parquet")))
+
+    def _dir(self, use_case: str, day: int) -> Path:
+        return self.root / f"use_case={use_case}" / f"day={day}"
+
+    def append(self, use_case: str, day: int, rows: np.ndarray, upload_ids: np.ndarray) -> Path:
+        """Write one part (``rows``: n × report_bytes uint8) durably; returns its path."""
+        width = rows.shape[1]
+        col = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(rows),
+                                                   [None, pa.py_buffer(np.ascontiguousarray(rows).tobytes())])
+        ids = np.ascontiguousarray(upload_ids, dtype="<u8").tobytes()
+        table = pa.table({"report": col}).replace_schema_metadata({_IDS_KEY: ids})
+        folder = self._dir(use_case, day)
+        folder.mkdir(parents=True, exist_ok=True)
+        final = folder / f"part-{self.writer}-{self._seq:06d}.parquet"
+        tmp = folder / f".{final.name}.tmp"
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+        self._seq += 1
+        return final
+
+    def parts(self, use_case: str | None = None, day: int | None = None, mine: bool = False) -> list[Path]:
+        """Complete parts (temporary files are ignored), sorted; ``mine``: only this writer's."""
+        uc = "*" if use_case is None else use_case
+        d = "*" if day is None else str(day)
+        who = self.writer if mine else "*"
+        return sorted(self.root.glob(f"use_case={uc}/day={d}/part-{who}-*.parquet"))
+
+    def upload_ids(self, use_case: str, mine: bool = False) -> np.ndarray:
+        """Every upload id whose ``use_case`` reports are stored (read from the parts' metadata)."""
+        chunks = [np.frombuffer(pq.read_schema(p).metadata[_IDS_KEY], dtype="<u8")
+                  for p in self.parts(use_case, mine=mine)]
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype="<u8")
+
+    def partitions(self, mine: bool = False) -> list[tuple[str, int]]:
+        """The (use case, day) partitions present."""
+        keys = {(p.parent.parent.name.split("=", 1)[1], int(p.parent.name.split("=", 1)[1]))
+                for p in self.parts(mine=mine)}
+        return sorted(keys)
+
+    def read(self, use_case: str, day: int, mine: bool = False) -> np.ndarray:
+        """All stored reports of a partition as an n × report_bytes uint8 matrix."""
+        parts = self.parts(use_case, day, mine)
+        if not parts:
+            return np.zeros((0, 0), dtype=np.uint8)
+        cols = [pq.read_table(p, columns=["report"]).column("report") for p in parts]
+        width = cols[0].type.byte_width
+        raw = b"".join(chunk.buffers()[1].to_pybytes()[chunk.offset * width:(chunk.offset + len(chunk)) * width]
+                       for col in cols for chunk in col.chunks)
+        return np.frombuffer(raw, dtype=np.uint8).reshape(-1, width)

@@ -1,0 +1,127 @@
+"""The collection server: ingest, strip metadata, shuffle, store durably, acknowledge, aggregate.
+
+Ingestion has ``capacity`` parallel workers and a service time per report (a ``simpy.Resource``;
+queue lengths are recorded at every arrival). An ingested upload is stripped at once: the device
+id and the send time are dropped; only the random upload id (for dedupe), the coarse collection day
+and the reports are kept, next to the network route used for the acknowledgment (never stored).
+Every ``batch_window_s`` the buffer is shuffled per (use case, day), written as one Parquet part per
+partition (atomically), and only then acknowledged and added to the in-memory aggregates.
+A crash loses the buffer (nothing of it was acknowledged, so devices retry) and the in-memory
+state; recovery rebuilds the dedupe set and the aggregates from the store, so no acknowledged report
+is lost and none is counted twice (upload ids are checked per use case).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from .channel import Upload
+from .report_store import ReportStore
+
+
+class Server:
+    """Ingestion + shuffler + durable store + aggregates (``aggregates[(use_case, day)]``)."""
+
+    def __init__(self, env: simpy.Environment, store: ReportStore, mechanisms: dict, capacity: int,
+                 service_s_per_report: float, batch_window_s: float, rng: np.random.Generator, on_ack):
+        self.env, self.store, self.mechanisms = env, store, mechanisms
+        self.workers = simpy.Resource(env, capacity)
+        self.service_s_per_report = service_s_per_report
+        self.batch_window_s = batch_window_s
+        self.rng = rng
+        self.on_ack = on_ack            # callback(bundle, attempt) over the network
+        self.up = True
+        self.buffer: list[tuple] = []   # (use case, upload id per report, day per report, rows)
+        self.routes: list[tuple] = []   # (bundle, attempt) of every upload in the buffer
+        self._pending: set = set()      # (use case, upload id) in the buffer
+        self.queue_records: list[dict] = []
+        self.flush_records: list[dict] = []
+        self.counters = {"refused_down": 0, "lost_in_crash": 0, "duplicates": 0, "stored": 0}
+        self._recover()
+        env.process(self._flusher())
+
+    # ---- ingestion -------------------------------------------------------------------------------
+    def receive(self, upload: Upload) -> None:
+        """Called by the channel when an upload arrives."""
+        self.env.process(self._ingest(upload))
+
+    def _ingest(self, upload: Upload):
+        n = sum(len(pos) for pos, _ in upload.reports.values())
+        with self.workers.request() as req:
+            self.queue_records.append({"t_s": self.env.now, "queue": len(self.workers.queue),
+                                       "busy": self.workers.count})
+            yield req
+            yield self.env.timeout(self.service_s_per_report * n)
+        if not self.up:
+            self.counters["refused_down"] += int(upload.bundle.size)
+            return
+        # strip metadata: only (upload id, day, report) per report is kept; device ids and the send
+        # time are dropped here. Uploads already stored or buffered (a retry after a lost ack) are
+        # acknowledged again but not stored twice.
+        nonces = upload.nonce.tolist()
+        for uc, (pos, rows) in upload.reports.items():
+            known = np.fromiter((x in self._seen[uc] or (uc, x) in self._pending for x in nonces),
+                                dtype=bool, count=len(nonces))
+            fresh = ~known[pos]
+            self.counters["duplicates"] += int((~fresh).sum())
+            if fresh.any():
+                self.buffer.append((uc, upload.nonce[pos[fresh]], upload.day[pos[fresh]], rows[fresh]))
+                self._pending.update((uc, x) for x in upload.nonce[pos[fresh]].tolist())
+        self.routes.append((upload.bundle, upload.attempt))
+
+    # ---- shuffle, store, acknowledge, aggregate ----------------------------------------------------
+    def _flusher(self):
+        while True:
+            yield self.env.timeout(self.batch_window_s)
+            if self.up:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered reports (shuffled per partition) durably, then acknowledge their uploads."""
+        buf, routes = self.buffer, self.routes
+        self.buffer, self.routes, self._pending = [], [], set()
+        for uc in self.mechanisms:
+            parts = [b[1:] for b in buf if b[0] == uc]
+            if not parts:
+                continue
+            nonce, day, rows = (np.concatenate(cols) for cols in zip(*parts))
+            for d in np.unique(day):
+                sel = np.flatnonzero(day == d)
+                sel = sel[self.rng.permutation(sel.size)]  # shuffle within the batch window
+                ids = np.unique(nonce[sel])
+                self.store.append(uc, int(d), rows[sel], ids)
+                self._seen[uc].update(ids.tolist())
+                self._add(uc, int(d), rows[sel])
+                self.flush_records.append({"t_s": self.env.now, "use_case": uc, "day": int(d),
+                                           "reports": int(sel.size)})
+                self.counters["stored"] += int(sel.size)
+        for bundle, attempt in routes:  # acknowledge only after every write of the window
+            self.on_ack(bundle, attempt)
+
+    def _add(self, uc: str, day: int, rows: np.ndarray) -> None:
+        mech = self.mechanisms[uc]
+        agg = mech.aggregate(mech.decode(rows.tobytes()))
+        key = (uc, day)
+        self.aggregates[key] = agg if key not in self.aggregates else self.aggregates[key] + agg
+
+    # ---- crash and recovery ------------------------------------------------------------------------
+    def crash(self, at_s: float, restart_s: float):
+        """Process: crash at ``at_s`` (buffer and memory lost), come back after ``restart_s``."""
+        yield self.env.timeout(max(at_s - self.env.now, 0.0))
+        self.up = False
+        self.counters["lost_in_crash"] += sum(int(b.size) for b, _ in self.routes)
+        self.buffer, self.routes, self._pending = [], [], set()
+        self.aggregates, self._seen = {}, {}
+        yield self.env.timeout(restart_s)
+        self._recover()
+        self.up = True
+
+    def _recover(self) -> None:
+        """Rebuild the dedupe sets and the aggregates from this server's parts of the store."""
+        self._seen = {uc: set(self.store.upload_ids(uc, mine=True).tolist()) for uc in self.mechanisms}
+        self.aggregates = {}
+        for uc, day in self.store.partitions(mine=True):
+            if uc in self.mechanisms:
+                self._add(uc, day, self.store.read(uc, day, mine=True))
+
