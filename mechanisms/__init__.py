@@ -2,9 +2,11 @@
 
 from .base import Aggregate, DiscreteOracle, FrequencyOracle
 from .grr import GRR
+from .personalized import PersonalizedSDGRR, combine_inverse_variance
 from .rr import RR
 from .sdgrr import SDGRR
 from .urr import URR
 from .registry import MECHANISMS, make
 
-__all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS", "make"]
+__all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
+           "PersonalizedSDGRR", "combine_inverse_variance", "make"]

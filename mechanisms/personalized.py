@@ -5,7 +5,14 @@ SPEC §2.4 (paper section 4.5, eq. (19)).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
 import numpy as np
+
+from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from .sdgrr import SDGRR
 
 
 def combine_inverse_variance(estimates, variances):
@@ -52,3 +59,172 @@ def combine_inverse_variance(estimates, variances):
         combined = (weight * np.where(used, est, 0.0)).sum(axis=0) / total  # paper eq. (19)
         combined_var = 1.0 / total
     return combined, combined_var
+
+
+class PersonalizedReports(NamedTuple):
+    """One report per user: the SDGRR output and the index of the partition the user chose."""
+
+    y: np.ndarray
+    group: np.ndarray
+
+
+@dataclass(frozen=True)
+class PersonalizedSDGRR(FrequencyOracle):
+    """SDGRR where each user picks one of several high/low partitions — SPEC §2.4, paper section 4.5.
+
+    Privacy: each user gets ε-SDLDP (see :class:`SDGRR`) with respect to the partition they chose;
+    the partition index is sent in the clear (it is chosen by the user, independent of the value).
+
+    Client: user i with value x_i and chosen group g_i reports ``(SDGRR_g.perturb(x_i), g_i)``, where
+    ``SDGRR_g`` has high set ``partitions[g]``. Server: the aggregate is the G × D matrix of per-group
+    output counts (merges by addition). ``estimate`` computes each group's SDGRR frequency estimate, weights
+    it by the inverse of the group's variance evaluated at that group's plug-in estimate (clipped at 0 and
+    rescaled to the group size), combines by :func:`combine_inverse_variance` and scales the frequency to
+    the whole population's counts. Groups with no users are skipped.
+
+    Theory: :meth:`variance` is the variance of the combination with weights from the true group counts,
+    n² / Σ_g (n_g² / Var_g) (count scale). The plug-in weights depend on the data, which adds a bias and a
+    variance of relative order 1/n_g (first-order theory; ``bias`` reports 0).
+
+    >>> m = PersonalizedSDGRR(1.0, 4, partitions=[[0], [0, 1, 2]])
+    >>> r = m.perturb([0, 3, 2], groups=[0, 1, 1], rng=1)
+    >>> m.aggregate(r).data.sum(axis=1).tolist()
+    [1, 2]
+    """
+
+    epsilon: float
+    domain_size: int
+    partitions: tuple
+    groups: tuple = field(init=False, repr=False, compare=False)  #: one SDGRR per partition
+
+    def __post_init__(self):
+        name = self.name
+        eps = check_epsilon(name, self.epsilon)
+        d = check_int(name, "domain_size", self.domain_size, low=2)
+        if isinstance(self.partitions, (str, bytes)) or not hasattr(self.partitions, "__iter__"):
+            raise TypeError(f"The 'partitions' parameter of {name} must be a non-empty sequence of high-id "
+                            f"sets. Got {self.partitions!r} instead.")
+        groups = []
+        for g, high in enumerate(self.partitions):
+            try:
+                groups.append(SDGRR(eps, d, high))
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"The 'partitions' parameter of {name}: entry {g} is not a valid high "
+                                f"set: {err}") from None
+        if not groups:
+            raise ValueError(f"The 'partitions' parameter of {name} must be a non-empty sequence of high-id "
+                             f"sets. Got {self.partitions!r} instead.")
+        highs = [m.high for m in groups]
+        for g, high in enumerate(highs):
+            if high in highs[:g]:
+                raise ValueError(f"The 'partitions' parameter of {name} must hold distinct high sets. "
+                                 f"Got entries {highs.index(high)} and {g} equal to {high}.")
+        for k, v in dict(epsilon=eps, domain_size=d, partitions=tuple(highs), groups=tuple(groups)).items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    # client ------------------------------------------------------------------------------------
+    def perturb(self, values, groups, rng=None) -> PersonalizedReports:
+        """Privatize ``values[i]`` with the SDGRR of partition ``groups[i]`` (one pass per group)."""
+        x = check_item_ids(self.name, values, self.domain_size)
+        g = check_item_ids(self.name, groups, self.n_groups, "groups")
+        if g.shape != x.shape:
+            raise ValueError(f"{self.name}: 'values' and 'groups' must have the same length; "
+                             f"got {x.size} and {g.size}.")
+        rng = as_generator(rng)
+        y = np.empty_like(x)
+        for k, mech in enumerate(self.groups):
+            members = np.flatnonzero(g == k)
+            y[members] = mech.perturb(x[members], rng)
+        return PersonalizedReports(y, g)
+
+    # server ------------------------------------------------------------------------------------
+    def aggregate(self, reports) -> Aggregate:
+        y, g = reports
+        y = check_item_ids(f"{self.name}.aggregate", y, self.domain_size, "reports.y")
+        g = check_item_ids(f"{self.name}.aggregate", g, self.n_groups, "reports.group")
+        if g.shape != y.shape:
+            raise ValueError(f"{self.name}.aggregate: reports.y and reports.group differ in length "
+                             f"({y.size} and {g.size}).")
+        d = self.domain_size
+        counts = np.bincount(g * d + y, minlength=self.n_groups * d).reshape(self.n_groups, d)
+        return Aggregate(y.size, counts, self.kind)
+
+    def group_estimates(self, agg: Aggregate) -> tuple[np.ndarray, np.ndarray]:
+        """Per-group FREQUENCY estimates (G × D) and their variances at the plug-in estimate.
+
+        A group with no users has estimate NaN and variance inf (skipped by the combination).
+        """
+        self._check_aggregate(agg)
+        est = np.full(agg.data.shape, np.nan)
+        var = np.full(agg.data.shape, np.inf)
+        for k, (mech, counts) in enumerate(zip(self.groups, agg.data)):
+            n_k = int(counts.sum())
+            if n_k == 0:
+                continue
+            est[k] = mech.estimate(Aggregate(n_k, counts, mech.kind)) / n_k
+            plug_in = np.clip(est[k], 0.0, None)
+            plug_in = plug_in / plug_in.sum() if plug_in.sum() > 0 else np.full(self.domain_size,
+                                                                                1.0 / self.domain_size)
+            var[k] = mech._count_variance(plug_in * n_k) / n_k ** 2
+        return est, var
+
+    def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        est, var = self.group_estimates(agg)
+        combined, _ = combine_inverse_variance(est, var)  # SPEC §2.4, eq. (19)
+        return (combined * agg.n)[self._items(items)]
+
+    # theory ------------------------------------------------------------------------------------
+    def _check_group_counts(self, true_counts) -> np.ndarray:
+        f = np.asarray(true_counts)
+        if f.shape != (self.n_groups, self.domain_size):
+            raise ValueError(f"{self.name}: 'true_counts' must be a {self.n_groups} × {self.domain_size} "
+                             f"array (groups × items); got shape {f.shape}.")
+        return np.stack([check_counts(self.name, row, self.domain_size) for row in f])
+
+    def variance(self, true_counts, items=None) -> np.ndarray:
+        """Count-scale variance of the combination with weights at the true group counts (G × D)."""
+        f = self._check_group_counts(true_counts)
+        n_g = f.sum(axis=1)
+        var = np.full(f.shape, np.inf)
+        for k, mech in enumerate(self.groups):
+            if n_g[k]:
+                var[k] = mech.variance(f[k]) / n_g[k] ** 2
+        _, combined_var = combine_inverse_variance(np.zeros(f.shape), var)
+        return (combined_var * n_g.sum() ** 2)[self._items(items)]
+
+    def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
+        """Exact: each group's SDGRR aggregate drawn by its direct sampler (true_counts: G × D)."""
+        f = self._check_group_counts(true_counts)
+        rng = as_generator(rng)
+        data = np.stack([mech.sample_aggregate(row, rng).data for mech, row in zip(self.groups, f)])
+        return Aggregate(int(f.sum()), data, self.kind)
+
+    def _items(self, items) -> np.ndarray:
+        return np.arange(self.domain_size) if items is None else np.asarray(items, dtype=np.int64)
+
+    # wire form ---------------------------------------------------------------------------------
+    @property
+    def report_bytes(self) -> int:
+        """The output id (⌈log2 D / 8⌉ bytes) then the group index (⌈log2 G / 8⌉ bytes), little-endian."""
+        return uint_bytes(self.domain_size) + uint_bytes(self.n_groups)
+
+    def encode(self, reports) -> bytes:
+        y, g = reports
+        y = check_item_ids(f"{self.name}.encode", y, self.domain_size, "reports.y")
+        g = check_item_ids(f"{self.name}.encode", g, self.n_groups, "reports.group")
+        wy, wg = uint_bytes(self.domain_size), uint_bytes(self.n_groups)
+        parts = [np.frombuffer(encode_uints(v, w), dtype=np.uint8).reshape(-1, w) for v, w in ((y, wy), (g, wg))]
+        return np.hstack(parts).tobytes()
+
+    def decode(self, payload: bytes) -> PersonalizedReports:
+        self._check_payload(payload)
+        wy = uint_bytes(self.domain_size)
+        raw = np.frombuffer(bytes(payload), dtype=np.uint8).reshape(-1, self.report_bytes)
+        y = decode_uints(raw[:, :wy].tobytes(), wy)
+        g = decode_uints(raw[:, wy:].tobytes(), self.report_bytes - wy)
+        return PersonalizedReports(check_item_ids(f"{self.name}.decode", y, self.domain_size, "payload"),
+                                   check_item_ids(f"{self.name}.decode", g, self.n_groups, "payload"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .grr import GRR
+from .personalized import PersonalizedSDGRR
 from .rr import RR
 from .sdgrr import SDGRR
 from .urr import URR
@@ -13,6 +14,7 @@ MECHANISMS: dict[str, type] = {
     "rr": RR,
     "urr": URR,
     "sdgrr": SDGRR,
+    "personalized-sdgrr": PersonalizedSDGRR,
 }
 
 

@@ -48,8 +48,8 @@ def _cases():
         Case("rr", RR, {"epsilon": 1.0}, (700, 300)),
         Case("urr", URR, {"epsilon": 1.0, "domain_size": 6, "sensitive": (1, 4)}, counts6, pure_ldp=False),
         Case("sdgrr", SDGRR, {"epsilon": 1.0, "domain_size": 6, "high": (0, 2, 5)}, counts6, pure_ldp=False),
-        Case("sdgrr-one-low", SDGRR, {"epsilon": 2.0, "domain_size": 6, "high": (0, 1, 2, 3, 4)}, counts6,
-             pure_ldp=False),
+        # one low value: c3/c2 = |X_L| + e^ε − 1 = e^ε, so this SDGRR is pure ε-LDP
+        Case("sdgrr-one-low", SDGRR, {"epsilon": 2.0, "domain_size": 6, "high": (0, 1, 2, 3, 4)}, counts6),
     ]
 
 
