@@ -84,11 +84,12 @@ class SweepReport:
     wall_s: float
     cell_s: float  # sum of the cells' own run times
     n_workers: int
+    startup_s: float = 0.0  # starting and connecting to the cluster (part of wall_s)
 
     @property
     def overhead(self) -> float:
-        """1 − (Σ cell time)/(wall time × workers): the share of worker time not spent in cells."""
-        busy = self.wall_s * self.n_workers
+        """1 − Σ cell time / ((wall − startup) × workers): worker time not spent in cells once running."""
+        busy = (self.wall_s - self.startup_s) * self.n_workers
         return 1.0 - self.cell_s / busy if busy > 0 else 0.0
 
 
@@ -111,7 +112,7 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
     pending = [c for c in cells if c.id not in done]
     bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
                disable=not progress, smoothing=0.1)
-    start, cell_s, workers = time.perf_counter(), 0.0, 1
+    start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
 
     def finish(cell, result):
         nonlocal cell_s
@@ -124,29 +125,32 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
             for cell in pending:
                 finish(cell, run_cell(cell, scenario.seed))
         else:
-            workers = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+            workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
     finally:
         bar.close()
     return SweepReport(len(cells), len(cells) - len(pending), len(pending),
-                       time.perf_counter() - start, cell_s, workers)
+                       time.perf_counter() - start, cell_s, workers, startup)
 
 
-def _run_dask(cells, seed, finish, scheduler, n_workers) -> int:
+def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
+    """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
     from dask.distributed import Client, LocalCluster, as_completed
 
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=None, silence_logs=logging.ERROR)
-    client = Client(scheduler or cluster)
+    start, cluster, client = time.perf_counter(), None, None
     try:
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                   processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(scheduler or cluster)
         workers = max(1, len(client.scheduler_info()["workers"]))
+        startup = time.perf_counter() - start
         futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False): cell
                    for cell in cells}
         for future in as_completed(futures):
             finish(futures[future], future.result())
-        return workers
+        return workers, startup
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()

@@ -12,6 +12,10 @@ import sys
 #: subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("scenarios.demo", "compare mechanisms on a Zipf workload and print a table"),
+    "bench": ("scenarios.cmd_bench", "time every mechanism against its target (--peers: vs pure-ldp, multi-freq-ldpy)"),
+    "sweep": ("scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
+    "plot": ("scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
+    "tune": ("scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
 }
 
 
