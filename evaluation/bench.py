@@ -1,0 +1,227 @@
+"""Speed benchmark of the mechanisms: a data-driven list of cases, each timed in a fresh process.
+
+A :class:`BenchCase` names a registered mechanism, its parameters, the *path* that is timed and a
+target (seconds per 10⁶ units on the 2-core reference machine, from issue 2). Paths:
+
+* ``per-user``: ``perturb`` + ``aggregate`` + ``estimate`` for n users (values drawn beforehand);
+* ``direct``: ``sample_aggregate`` + ``estimate`` from the true counts (no per-user reports);
+* ``em``: the EM post-processing of n SDPM reports (SPEC §2.3).
+
+``RUNNERS`` maps a path to its function ``(case, n, domain_size, seed) -> estimates``; a later
+benchmark (e.g. the simulator's device-days/s) registers a runner and appends a case with its own
+``unit`` — nothing else changes. Each case runs in a fresh *spawned* worker process that reports
+the wall time of the timed section and its peak resident set size (``ru_maxrss`` of the worker,
+which includes the interpreter, numpy and the workload: the baseline is reported beside it).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import dataclasses
+import multiprocessing
+import resource
+import sys
+import time
+from dataclasses import dataclass, field
+
+import math
+
+import numpy as np
+
+from mechanisms import registry
+from mechanisms._validation import as_generator
+from mechanisms.em import EM
+
+from .workloads_synthetic import harmonic
+
+#: the unit the targets are stated for (issue 2: "per 10⁶ users on this 2-core machine")
+PER = 1_000_000
+GIB = 2 ** 30
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One benchmark row: mechanism ``name`` built with ``params``, timed along ``path``.
+
+    ``target_s``: seconds allowed per 10⁶ ``unit``s (None: no target); ``target_peak``: bytes of
+    peak RSS allowed; ``domain``: number of items (None: the bench's ``--items``); ``numeric``: the
+    mechanism takes readings in [−1, 1] and estimates a mean. A parameter given as a module-level
+    function is called with the domain size; ``domain_size`` is filled in where the class takes it.
+    """
+
+    label: str
+    name: str
+    params: dict
+    path: str = "per-user"
+    target_s: float | None = None
+    target_peak: int | None = None
+    domain: int | None = None
+    numeric: bool = False
+    unit: str = "users"
+    extra: dict = field(default_factory=dict)
+
+    def make(self, domain_size: int):
+        params = {k: v(domain_size) if callable(v) else v for k, v in self.params.items()}
+        cls = registry.MECHANISMS[self.name]
+        if dataclasses.is_dataclass(cls) and any(f.name == "domain_size" and f.init for f in dataclasses.fields(cls)):
+            params.setdefault("domain_size", self.domain or domain_size)
+        return cls(**params)
+
+    def target_text(self) -> str:
+        parts = []
+        if self.target_s is not None:
+            rate = PER / self.target_s
+            parts.append(f"≥1e{math.log10(rate):.0f} {self.unit}/s" if rate >= 1e7 else f"≤{self.target_s:g} s")
+        if self.target_peak is not None:
+            parts.append(f"peak≤{self.target_peak / GIB:g}GiB")
+        return ", ".join(parts)
+
+
+FAST = 0.1  # ≥ 10⁷ users/s
+
+
+def every_tenth(domain_size: int) -> tuple:
+    """Sensitive (URR) / high-sensitivity (SDGRR) ids for the bench: every 10th id, frequent and rare."""
+    return tuple(range(0, domain_size, 10))
+
+
+_CMS_SMALL = {"k": 256, "m": 1024}
+_CMS_WIDE = {"k": 65535, "m": 32}
+
+#: the benchmark table (issue 2, item 4); order = print order
+CASES: list[BenchCase] = [
+    BenchCase("rr", "rr", {"epsilon": 1.0}, target_s=FAST, domain=2),
+    BenchCase("grr", "grr", {"epsilon": 1.0}, target_s=FAST),
+    BenchCase("urr", "urr", {"epsilon": 1.0, "sensitive": every_tenth}, target_s=FAST),
+    BenchCase("sdgrr", "sdgrr", {"epsilon": 1.0, "high": every_tenth}, target_s=FAST),
+    BenchCase("oue", "oue", {"epsilon": 1.0}, target_s=2.0),
+    BenchCase("olh", "olh", {"epsilon": 1.0}, target_s=20.0),
+    BenchCase("cms k256 m1024 ε4", "cms", {"epsilon": 4.0, **_CMS_SMALL}, target_s=1.5, target_peak=GIB),
+    BenchCase("cms k256 m1024 ε1", "cms", {"epsilon": 1.0, **_CMS_SMALL}, target_s=3.0, target_peak=GIB),
+    BenchCase("cms k65535 m32 ε4", "cms", {"epsilon": 4.0, **_CMS_WIDE}, target_s=2.0),
+    BenchCase("cms k65535 m32 ε1", "cms", {"epsilon": 1.0, **_CMS_WIDE}, target_s=2.0),
+    BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, target_s=0.5),
+    BenchCase("hcms k65535 m32 ε1", "hcms", {"epsilon": 1.0, **_CMS_WIDE}, target_s=0.5),
+    BenchCase("pm", "pm", {"epsilon": 1.0}, target_s=FAST, numeric=True),
+    BenchCase("sdpm", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, target_s=FAST, numeric=True),
+    BenchCase("rr", "rr", {"epsilon": 1.0}, "direct", domain=2),
+    BenchCase("grr", "grr", {"epsilon": 1.0}, "direct"),
+    BenchCase("urr", "urr", {"epsilon": 1.0, "sensitive": every_tenth}, "direct"),
+    BenchCase("sdgrr", "sdgrr", {"epsilon": 1.0, "high": every_tenth}, "direct"),
+    BenchCase("oue", "oue", {"epsilon": 1.0}, "direct"),
+    BenchCase("olh", "olh", {"epsilon": 1.0}, "direct"),
+    BenchCase("cms k256 m1024 ε4", "cms", {"epsilon": 4.0, **_CMS_SMALL}, "direct", target_s=0.1),
+    BenchCase("cms k65535 m1024 ε4", "cms", {"epsilon": 4.0, "k": 65535, "m": 1024}, "direct", target_s=3.0),
+    BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct"),
+    BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", target_s=2.0,
+              numeric=True, unit="reports", extra={"bins": 1024}),
+]
+
+
+# ---- the timed work (runs inside the worker) -----------------------------------------------------
+def _per_user(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    mech = case.make(domain_size)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    if case.numeric:
+        values = wl_rng.uniform(-1.0, 1.0, n)
+        t0 = time.perf_counter()
+        reports = mech.perturb(values, run_rng)
+        try:
+            est = mech.estimate_mean(mech.aggregate(reports))
+        except NotImplementedError:  # SDPM: the mean needs EM (timed by the "em" case)
+            est = mech.aggregate(reports).data
+        return time.perf_counter() - t0, np.atleast_1d(np.asarray(est, dtype=float))
+    values = harmonic(n, domain_size=domain_size).values(wl_rng)
+    items = np.arange(domain_size)
+    t0 = time.perf_counter()
+    est = mech.estimate(mech.aggregate(mech.perturb(values, run_rng)), items)
+    return time.perf_counter() - t0, est
+
+
+def _direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    mech = case.make(domain_size)
+    counts = harmonic(n, domain_size=domain_size).counts
+    items = np.arange(domain_size)
+    rng = as_generator(seed)
+    t0 = time.perf_counter()
+    est = mech.estimate(mech.sample_aggregate(counts, rng, items), items)
+    return time.perf_counter() - t0, est
+
+
+def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    """EM (SPEC §2.3) over ``extra['bins']`` bins on n reports; timed: the exact transition matrix,
+    the report histogram and the iterations (not the clients)."""
+    mech = case.make(domain_size)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    reports = mech.perturb(wl_rng.uniform(-1.0, 1.0, n), run_rng)
+    t0 = time.perf_counter()
+    em = EM(mech, bins=case.extra["bins"])
+    est = em.estimate(em.aggregate(reports))
+    return time.perf_counter() - t0, est
+
+
+#: path → runner ``(case, n, domain_size, seed) -> (seconds, estimates)``; register new paths here
+RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em}
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def _worker(case: BenchCase, n: int, domain_size: int, seed) -> dict:
+    baseline = peak_rss_bytes()
+    seconds, est = RUNNERS[case.path](case, n, domain_size, seed)
+    return {"seconds": seconds, "peak": peak_rss_bytes(), "baseline": baseline, "estimates": est}
+
+
+def measure(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
+    """Run ``case`` once in a fresh spawned process: seconds, peak RSS (bytes), baseline, estimates."""
+    ctx = multiprocessing.get_context("spawn")
+    with futures.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        return pool.submit(_worker, case, n, domain_size, seed).result()
+
+
+def skip_reason(case: BenchCase, domain_size: int) -> str | None:
+    """Why ``case`` cannot run yet (mechanism not registered, parameters rejected), or None."""
+    if case.name not in registry.MECHANISMS:
+        return f"{case.name!r} not registered yet"
+    try:
+        case.make(domain_size)
+    except (TypeError, ValueError) as exc:
+        return f"parameters rejected: {exc}"
+    return None
+
+
+def bench_row(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
+    """Measure one case and return its table row (a skipped or failed case gets a note instead)."""
+    domain = case.domain or domain_size
+    row = {"case": case.label, "path": case.path, "n": n, "unit": case.unit, "target": case.target_text(),
+           "seconds": np.nan, "s_per_1e6": np.nan, "rate": np.nan, "peak_mib": np.nan,
+           "baseline_mib": np.nan, "pass": "", "note": ""}
+    reason = skip_reason(case, domain)
+    if reason is None:
+        try:
+            out = measure(case, n, domain, seed)
+        except Exception as exc:  # a broken mechanism is a row in the table, not a crashed bench
+            reason = f"failed: {type(exc).__name__}: {exc}"
+    if reason is not None:
+        row.update({"pass": "skip", "note": reason})
+        return row
+    per = out["seconds"] * PER / n
+    ok = (case.target_s is None or per <= case.target_s) and \
+         (case.target_peak is None or out["peak"] <= case.target_peak)
+    row.update({"seconds": out["seconds"], "s_per_1e6": per, "rate": n / out["seconds"],
+                "peak_mib": out["peak"] / 2 ** 20, "baseline_mib": out["baseline"] / 2 ** 20,
+                "pass": "" if case.target_s is None and case.target_peak is None else ("PASS" if ok else "FAIL"),
+                "note": "" if n == PER else f"extrapolated from n={n:,}"})
+    return row
+
+
+def select(cases: list[BenchCase], only: list[str] | None) -> list[BenchCase]:
+    """Cases whose label or mechanism name is in ``only`` (all when ``only`` is empty)."""
+    if not only:
+        return list(cases)
+    wanted = {w.lower() for w in only}
+    return [c for c in cases if c.name in wanted or c.label.lower() in wanted]

@@ -1,0 +1,109 @@
+"""Run the peer libraries' frequency oracles on given true counts (executed INSIDE the peers venv).
+
+Usage: ``python -I peers_script.py IN_DIR OUT_DIR``. ``IN_DIR/jobs.json`` holds
+``{"seed": int, "jobs": [{"id", "lib", "mech", "epsilon", "k", "m"}, ...]}`` and ``IN_DIR/counts.npy``
+the true count of each item id 0..D−1. Writes ``OUT_DIR/results.json`` (seconds and n per job id)
+and ``OUT_DIR/estimates.npz`` (frequency-scale estimates per job id).
+
+This file imports only the standard library, numpy and the peer libraries (pure-ldp 1.2.0,
+multi-freq-ldpy 0.2.5), never ldpsim: the peers need numpy < 2. It uses their public APIs as their
+documentation shows: one ``privatise`` / ``*_Client`` call per user, the server's ``aggregate`` or
+``*_Aggregator_MI``, then ``estimate_all``. Their global random state is seeded from the job seed.
+The timed section is client + aggregation + estimation of all D items (the workload's shuffled user
+array is built before the clock starts, as in ldpsim's bench).
+"""
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _pure_ldp(job, values, d):
+    from pure_ldp.frequency_oracles import (CMSClient, CMSServer, DEClient, DEServer, LHClient,
+                                            LHServer, UEClient, UEServer)
+    eps, mech = job["epsilon"], job["mech"]
+    ident = dict(index_mapper=lambda x: x)  # ldpsim's item ids are already 0..D-1
+    if mech in ("cms", "hcms"):
+        server = CMSServer(eps, job["k"], job["m"], is_hadamard=mech == "hcms")
+        client = CMSClient(eps, server.get_hash_funcs(), job["m"], is_hadamard=mech == "hcms")
+    elif mech == "grr":
+        server, client = DEServer(eps, d, **ident), DEClient(eps, d, **ident)
+    elif mech == "oue":
+        server, client = UEServer(eps, d, use_oue=True, **ident), UEClient(eps, d, use_oue=True, **ident)
+    elif mech == "olh":
+        server, client = LHServer(eps, d, use_olh=True, **ident), LHClient(eps, d, use_olh=True, **ident)
+    else:
+        raise ValueError(f"pure-ldp has no job {mech!r}")
+    t0 = time.perf_counter()
+    for v in values:  # streamed: OUE reports are D-long vectors, too many to keep
+        server.aggregate(client.privatise(v))
+    est = np.asarray(server.estimate_all(range(d), suppress_warnings=True), dtype=float)
+    return time.perf_counter() - t0, est / len(values)  # counts → frequencies
+
+
+class _LazyReports:
+    """The reports of every user, produced while the aggregator iterates (keeps memory O(D))."""
+
+    def __init__(self, client, values):
+        self.client, self.values = client, values
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        return (self.client(v) for v in self.values)
+
+
+def _multi_freq(job, values, d):
+    from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, UE
+    eps, mech = job["epsilon"], job["mech"]
+    if mech == "grr":
+        client = lambda v: GRR.GRR_Client(v, d, eps)  # noqa: E731
+        aggregate = lambda reports: GRR.GRR_Aggregator_MI(reports, d, eps)  # noqa: E731
+    elif mech == "oue":
+        client = lambda v: UE.UE_Client(v, d, eps, True)  # noqa: E731
+        aggregate = lambda reports: UE.UE_Aggregator_MI(reports, eps, True)  # noqa: E731
+    elif mech == "olh":
+        client = lambda v: LH.LH_Client(v, d, eps, True)  # noqa: E731
+        aggregate = lambda reports: LH.LH_Aggregator_MI(reports, d, eps, True)  # noqa: E731
+    else:
+        raise ValueError(f"multi-freq-ldpy has no job {mech!r}")
+    client(0)  # numba compiles on first call: keep compilation out of the timing
+    t0 = time.perf_counter()
+    reports = _LazyReports(client, values) if mech == "oue" else [client(v) for v in values]
+    est = np.asarray(aggregate(reports), dtype=float)  # MI: clipped at 0 and renormalised
+    return time.perf_counter() - t0, est
+
+
+LIBS = {"pure-ldp": _pure_ldp, "multi-freq-ldpy": _multi_freq}
+
+
+def main(in_dir, out_dir):
+    in_dir, out_dir = Path(in_dir), Path(out_dir)
+    spec = json.loads((in_dir / "jobs.json").read_text())
+    counts = np.load(in_dir / "counts.npy")
+    d = int(counts.size)
+    seeds = np.random.SeedSequence(spec["seed"]).spawn(len(spec["jobs"]))
+    results, estimates = {}, {}
+    for job, seed in zip(spec["jobs"], seeds):
+        rng = np.random.default_rng(seed)
+        values = [int(v) for v in rng.permutation(np.repeat(np.arange(d), counts))]
+        state = seed.generate_state(2)
+        random.seed(int(state[0]))
+        np.random.seed(int(state[1]))  # the peers draw from numpy's and Python's global generators
+        print(f"  peer {job['lib']} {job['mech']} ε={job['epsilon']} n={len(values):,} ...",
+              file=sys.stderr, flush=True)
+        seconds, est = LIBS[job["lib"]](job, values, d)
+        print(f"    {seconds:.2f} s", file=sys.stderr, flush=True)
+        results[job["id"]] = {"seconds": seconds, "n": len(values)}
+        estimates[job["id"]] = est
+    np.savez(out_dir / "estimates.npz", **estimates)
+    (out_dir / "results.json").write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,161 @@
+"""``ldpsim bench``: time every mechanism against its target; ``--peers`` adds pure-ldp and multi-freq-ldpy.
+
+Scenario: n users on a harmonic workload over ``--items`` items (seed 003's shape). Each case of
+:data:`evaluation.bench.CASES` runs once in a fresh process (wall time, users/s, peak RSS); targets
+are per 10⁶ users on the 2-core reference machine (issue 2), extrapolated linearly when n ≠ 10⁶.
+With ``--peers`` the peer libraries run the same true counts in their own venv; the table gives the
+speed ratio (peer time / ours, both per 10⁶ users) and both frequency-scale MSEs with a paired
+z-test (:func:`evaluation.peers.mse_comparison`; "equal" at p ≥ 0.01).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+
+from evaluation import bench, peers
+from evaluation.workloads_synthetic import harmonic
+
+#: (our case label, our path, peer job, required speed-up) — issue 2's peer targets
+PEER_PAIRS = [
+    ("cms k256 m1024 ε4", "per-user", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 10),
+    ("cms k256 m1024 ε4", "direct", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 300),
+    ("cms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "cms", 1.0, 256, 1024), 10),
+    ("hcms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "hcms", 1.0, 256, 1024), None),
+    ("grr", "per-user", peers.PeerJob("pure-ldp", "grr", 1.0), None),
+    ("grr", "per-user", peers.PeerJob("multi-freq-ldpy", "grr", 1.0), None),
+    ("oue", "per-user", peers.PeerJob("pure-ldp", "oue", 1.0), None),
+    ("oue", "per-user", peers.PeerJob("multi-freq-ldpy", "oue", 1.0), None),
+    ("olh", "per-user", peers.PeerJob("pure-ldp", "olh", 1.0), None),
+    ("olh", "per-user", peers.PeerJob("multi-freq-ldpy", "olh", 1.0), None),
+]
+EQUAL_P = 0.01
+
+
+def add_arguments(parser):
+    parser.add_argument("--users", type=int, default=bench.PER, help="users per case (default 10⁶)")
+    parser.add_argument("--items", type=int, default=2000, help="items of the harmonic workload")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels")
+    parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy")
+    parser.add_argument("--peer-users", type=int, help="users for the peer runs (default --users; "
+                        "their per-10⁶ time is then extrapolated)")
+    parser.add_argument("--peers-venv", help="the peers' venv (default ~/.cache/ldpsim/peers-venv)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", metavar="FILE.csv", help="also write every row to this CSV file")
+
+
+def _fmt(value, spec: str) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    return format(value, spec) if spec else str(value)
+
+
+def _line(cells, columns) -> str:
+    """First and last columns left-aligned (label, free-text note), the others right-aligned."""
+    last = len(columns) - 1
+    return "".join(f"{c:<{w}}" if i == 0 else f"  {c}" if i == last else f"{c:>{w}}"
+                   for i, (c, (_, _, w, _)) in enumerate(zip(cells, columns)))
+
+
+def print_header(columns: list[tuple[str, str, int, str]]) -> None:
+    """Columns as (key, header, width, format spec); the first column is left-aligned."""
+    print(_line([h for _, h, _, _ in columns], columns))
+
+
+def print_row(row: dict, columns) -> None:
+    print(_line([_fmt(row[k], f) for k, _, _, f in columns], columns), flush=True)
+
+
+BENCH_COLUMNS = [("case", "case", 22, ""), ("path", "path", 9, ""), ("n", "n", 11, ","),
+                 ("seconds", "wall s", 9, ".3f"), ("s_per_1e6", "s/10⁶", 9, ".3f"), ("rate", "units/s", 10, ".2e"),
+                 ("peak_mib", "peak MiB", 10, ".0f"), ("target", "target (per 10⁶)", 26, ""),
+                 ("pass", "result", 7, ""), ("note", "note", 0, "")]
+PEER_COLUMNS = [("peer", "peer", 32, ""), ("ours", "ours", 10, ""), ("n_peer", "n", 10, ","),
+                ("peer_s_per_1e6", "peer s/10⁶", 12, ".2f"), ("ours_s_per_1e6", "ours s/10⁶", 12, ".4f"),
+                ("speedup", "speed-up", 10, ".0f"), ("target", "target", 8, ""),
+                ("mse_ours", "MSE ours", 11, ".3e"), ("mse_theirs", "MSE peer", 11, ".3e"),
+                ("mse_theory", "MSE theory", 11, ".3e"), ("p", "p(equal)", 9, ".3f"), ("verdict", "verdict", 0, "")]
+
+
+def _theory_mse(case: bench.BenchCase, counts, n: int) -> float:
+    """Mean over items of the mechanism's own count-scale MSE, on the frequency scale."""
+    try:
+        mech = case.make(counts.size)
+        return float(np.mean(mech.mse(counts, np.arange(counts.size)))) / n ** 2
+    except Exception:  # a mechanism without exact theory for this workload: no theory column
+        return math.nan
+
+
+def peer_rows(bench_rows: dict, cases: dict, n_peer: int, items: int, seed: int, venv, n_main: int) -> list[dict]:
+    """Run every peer job whose counterpart was measured; compare speed and MSE on the same counts."""
+    pairs = [p for p in PEER_PAIRS if (p[0], p[1]) in bench_rows and bench_rows[(p[0], p[1])]["pass"] != "skip"]
+    if not pairs:
+        print("peers: none of the compared cases ran; nothing to compare")
+        return []
+    jobs = list(dict.fromkeys(job for _, _, job, _ in pairs))
+    counts = harmonic(n_peer, domain_size=items).counts
+    truth = counts / n_peer
+    print(f"\npeers: {len(jobs)} peer runs at n={n_peer:,} on the same true counts (harmonic, {items} items)")
+    results = dict(zip(jobs, peers.run_peers(jobs, counts, seed, venv)))
+    rows = []
+    for label, path, job, need in pairs:
+        case = cases[(label, path)]
+        res = results[job]
+        _, ours_est = bench.RUNNERS[path](case, n_peer, items, seed)
+        cmp = peers.mse_comparison(ours_est / n_peer, res["frequencies"], truth)
+        peer_per = res["seconds"] * bench.PER / res["n"]
+        ours_per = bench_rows[(label, path)]["s_per_1e6"]
+        speedup = peer_per / ours_per
+        verdict = "equal MSE" if cmp["p"] >= EQUAL_P else "MSE differs"
+        if need is not None:
+            verdict = f"{'PASS' if speedup >= need and cmp['p'] >= EQUAL_P else 'FAIL'}: {verdict}"
+        notes = [f"peer time extrapolated from n={res['n']:,}"] if res["n"] != bench.PER else []
+        if n_main != bench.PER:
+            notes.append(f"ours extrapolated from n={n_main:,}")
+        if job.lib == "multi-freq-ldpy":
+            notes.append("peer MI clips at 0 and renormalises")
+        rows.append({"peer": job.label, "ours": path, "n_peer": res["n"], "peer_s_per_1e6": peer_per,
+                     "ours_s_per_1e6": ours_per, "speedup": speedup, "target": f"≥{need}×" if need else "",
+                     **cmp, "mse_theory": _theory_mse(case, counts, n_peer),
+                     "verdict": f"{verdict}; {'; '.join(notes)}" if notes else verdict})
+    return rows
+
+
+def run(args) -> int:
+    cases = bench.select(bench.CASES, args.only)
+    print(f"ldpsim bench: n={args.users:,} users, harmonic workload over {args.items} items, seed {args.seed}")
+    print("timed: perturb+aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em); "
+          "each case in a fresh spawned process.\npeak = ru_maxrss of that process (includes the "
+          "interpreter, numpy and the workload: see baseline).")
+    rows = []
+    print_header(BENCH_COLUMNS)
+    for case in cases:
+        row = bench.bench_row(case, args.users, args.items, args.seed)
+        rows.append(row)
+        print_row(row, BENCH_COLUMNS)
+    baselines = [r["baseline_mib"] for r in rows if not math.isnan(r["baseline_mib"])]
+    if baselines:
+        print(f"baseline RSS of a worker before its timed section: {min(baselines):.0f}–{max(baselines):.0f} MiB")
+    all_rows = [{"table": "bench", **r} for r in rows]
+    if args.peers:
+        by_key = {(r["case"], r["path"]): r for r in rows}
+        case_by_key = {(c.label, c.path): c for c in cases}
+        prows = peer_rows(by_key, case_by_key, args.peer_users or args.users, args.items, args.seed,
+                          args.peers_venv, args.users)
+        if prows:
+            print(f"\nspeed-up = peer s/10⁶ ÷ ours s/10⁶; MSE on the frequency scale over {args.items} items; "
+                  f"p(equal) = paired z-test of the per-item squared errors (equal at p ≥ {EQUAL_P})")
+            print_header(PEER_COLUMNS)
+            for row in prows:
+                print_row(row, PEER_COLUMNS)
+        all_rows += [{"table": "peers", **{k: v for k, v in r.items() if k != "frequencies"}} for r in prows]
+    if args.out:
+        fields = list(dict.fromkeys(k for r in all_rows for k in r))
+        with open(args.out, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(all_rows)
+        print(f"wrote {len(all_rows)} rows to {args.out}")
+    return 0
