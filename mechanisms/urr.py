@@ -92,8 +92,9 @@ class KeepOrUniform(DiscreteOracle):
 
     def _count_variance(self, f, items=None) -> np.ndarray:
         """As :meth:`variance`, for already validated (possibly non-integer) counts."""
-        A = self._estimator_matrix()[self._items(items)]
-        return linear_estimator_variance(self.transition_matrix(), A, f)
+        sel = self._items(items)
+        unbiased = np.eye(self.domain_size)[sel]  # A Pᵀ = I: the estimators are unbiased (tested)
+        return linear_estimator_variance(self.transition_matrix(), self._estimator_matrix()[sel], f, unbiased)
 
     def transition_matrix(self) -> np.ndarray:
         d = self.domain_size
