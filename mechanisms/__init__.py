@@ -2,6 +2,8 @@
 
 from .base import Aggregate, DiscreteOracle, FrequencyOracle
 from .grr import GRR
+from .olh import OLH, OLHReports
+from .oue import OUE
 from .personalized import PersonalizedSDGRR, combine_inverse_variance
 from .rr import RR
 from .sdgrr import SDGRR
@@ -9,4 +11,4 @@ from .urr import URR
 from .registry import MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
-           "PersonalizedSDGRR", "combine_inverse_variance", "make"]
+           "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .grr import GRR
+from .olh import OLH
+from .oue import OUE
 from .personalized import PersonalizedSDGRR
 from .rr import RR
 from .sdgrr import SDGRR
@@ -15,6 +17,8 @@ MECHANISMS: dict[str, type] = {
     "urr": URR,
     "sdgrr": SDGRR,
     "personalized-sdgrr": PersonalizedSDGRR,
+    "oue": OUE,
+    "olh": OLH,
 }
 
 

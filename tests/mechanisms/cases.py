@@ -39,7 +39,7 @@ class Case:
 
 
 def _cases():
-    from mechanisms import GRR, RR, SDGRR, URR
+    from mechanisms import GRR, OLH, OUE, RR, SDGRR, URR
 
     counts6 = (300, 200, 100, 50, 30, 20)
     return [
@@ -50,6 +50,11 @@ def _cases():
         Case("sdgrr", SDGRR, {"epsilon": 1.0, "domain_size": 6, "high": (0, 2, 5)}, counts6, pure_ldp=False),
         # one low value: c3/c2 = |X_L| + e^ε − 1 = e^ε, so this SDGRR is pure ε-LDP
         Case("sdgrr-one-low", SDGRR, {"epsilon": 2.0, "domain_size": 6, "high": (0, 1, 2, 3, 4)}, counts6),
+        # OUE/OLH: huge output spaces, privacy boundary in tests/mechanisms/test_oue.py, test_olh.py
+        Case("oue", OUE, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("oue-10-items", OUE, {"epsilon": 4.0, "domain_size": 10}, counts6 + (40, 0, 10, 5)),
+        Case("olh", OLH, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("olh-g5", OLH, {"epsilon": 2.0, "domain_size": 8, "g": 5}, counts6 + (0, 60)),
     ]
 
 
