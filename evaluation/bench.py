@@ -60,11 +60,16 @@ class BenchCase:
     unit: str = "users"
     extra: dict = field(default_factory=dict)
 
+    def items(self, domain_size: int) -> int:
+        """The number of items this case uses when the bench's domain is ``domain_size``."""
+        return self.domain or domain_size
+
     def make(self, domain_size: int):
-        params = {k: v(domain_size) if callable(v) else v for k, v in self.params.items()}
+        d = self.items(domain_size)
+        params = {k: v(d) if callable(v) else v for k, v in self.params.items()}
         cls = registry.MECHANISMS[self.name]
         if dataclasses.is_dataclass(cls) and any(f.name == "domain_size" and f.init for f in dataclasses.fields(cls)):
-            params.setdefault("domain_size", self.domain or domain_size)
+            params.setdefault("domain_size", d)
         return cls(**params)
 
     def target_text(self) -> str:
@@ -131,8 +136,9 @@ def _per_user(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, n
         except NotImplementedError:  # SDPM: the mean needs EM (timed by the "em" case)
             est = mech.aggregate(reports).data
         return time.perf_counter() - t0, np.atleast_1d(np.asarray(est, dtype=float))
-    values = harmonic(n, domain_size=domain_size).values(wl_rng)
-    items = np.arange(domain_size)
+    d = case.items(domain_size)
+    values = harmonic(n, domain_size=d).values(wl_rng)
+    items = np.arange(d)
     t0 = time.perf_counter()
     est = mech.estimate(mech.aggregate(mech.perturb(values, run_rng)), items)
     return time.perf_counter() - t0, est
@@ -140,8 +146,9 @@ def _per_user(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, n
 
 def _direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
     mech = case.make(domain_size)
-    counts = harmonic(n, domain_size=domain_size).counts
-    items = np.arange(domain_size)
+    d = case.items(domain_size)
+    counts = harmonic(n, domain_size=d).counts
+    items = np.arange(d)
     rng = as_generator(seed)
     t0 = time.perf_counter()
     est = mech.estimate(mech.sample_aggregate(counts, rng, items), items)
@@ -196,14 +203,13 @@ def skip_reason(case: BenchCase, domain_size: int) -> str | None:
 
 def bench_row(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
     """Measure one case and return its table row (a skipped or failed case gets a note instead)."""
-    domain = case.domain or domain_size
     row = {"case": case.label, "path": case.path, "n": n, "unit": case.unit, "target": case.target_text(),
            "seconds": np.nan, "s_per_1e6": np.nan, "rate": np.nan, "peak_mib": np.nan,
            "baseline_mib": np.nan, "pass": "", "note": ""}
-    reason = skip_reason(case, domain)
+    reason = skip_reason(case, domain_size)
     if reason is None:
         try:
-            out = measure(case, n, domain, seed)
+            out = measure(case, n, domain_size, seed)
         except Exception as exc:  # a broken mechanism is a row in the table, not a crashed bench
             reason = f"failed: {type(exc).__name__}: {exc}"
     if reason is not None:
