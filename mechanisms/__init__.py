@@ -1,7 +1,10 @@
 """LDP mechanisms: pure, vectorized math (no I/O, no SimPy, no pandas). See SPEC §1–§3."""
 
 from .base import Aggregate, DiscreteOracle, FrequencyOracle
+from .cms import CMS, CMSReports
 from .grr import GRR
+from .hashing import HashFamily
+from .hcms import HCMS, HCMSReports
 from .olh import OLH, OLHReports
 from .oue import OUE
 from .personalized import PersonalizedSDGRR, combine_inverse_variance
@@ -11,4 +14,5 @@ from .urr import URR
 from .registry import MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
-           "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE"]
+           "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE",
+           "CMS", "CMSReports", "HCMS", "HCMSReports", "HashFamily"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from .cms import CMS
 from .grr import GRR
+from .hcms import HCMS
 from .olh import OLH
 from .oue import OUE
 from .personalized import PersonalizedSDGRR
@@ -19,6 +21,8 @@ MECHANISMS: dict[str, type] = {
     "personalized-sdgrr": PersonalizedSDGRR,
     "oue": OUE,
     "olh": OLH,
+    "cms": CMS,
+    "hcms": HCMS,
 }
 
 

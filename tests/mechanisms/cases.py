@@ -39,7 +39,7 @@ class Case:
 
 
 def _cases():
-    from mechanisms import GRR, OLH, OUE, RR, SDGRR, URR
+    from mechanisms import CMS, GRR, HCMS, OLH, OUE, RR, SDGRR, URR
 
     counts6 = (300, 200, 100, 50, 30, 20)
     return [
@@ -55,6 +55,11 @@ def _cases():
         Case("oue-10-items", OUE, {"epsilon": 4.0, "domain_size": 10}, counts6 + (40, 0, 10, 5)),
         Case("olh", OLH, {"epsilon": 1.0, "domain_size": 6}, counts6),
         Case("olh-g5", OLH, {"epsilon": 2.0, "domain_size": 8, "g": 5}, counts6 + (0, 60)),
+        # sketches on string/int tokens; small k, m so hash collisions (γ) matter in bias and variance
+        Case("cms", CMS, {"epsilon": 4.0, "k": 4, "m": 8}, counts6, items=("the", "of", "and", "to", "a", "in")),
+        Case("cms-m10", CMS, {"epsilon": 1.0, "k": 3, "m": 10, "seed": 7}, counts6,
+             items=("é", "ü", 42, "42x", b"raw", "emoji 😀")),
+        Case("hcms", HCMS, {"epsilon": 2.0, "k": 4, "m": 8}, counts6, items=("the", "of", "and", "to", "a", "in")),
     ]
 
 

@@ -1,0 +1,301 @@
+"""Apple's count-mean sketch (CMS) — SPEC §1.5, seed 003.
+
+Also the base class shared with the Hadamard variant (:mod:`mechanisms.hcms`): parameters, the hash
+family, item handling and the collision theory (bias with γ), which is the same for both.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validation import as_generator, check_counts, check_epsilon, check_int
+from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from .bitsampling import WORD_BITS, bernoulli_words
+from .hashing import MAX_K, HashFamily, factorize
+
+_UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
+_BATCH_BITS = 1 << 26  # report bits generated per perturbation step
+
+
+@functools.lru_cache(maxsize=4)
+def _collision_counts(family: HashFamily, items: tuple) -> np.ndarray:
+    return family.collision_counts(items)
+
+
+@dataclass(frozen=True)
+class Sketch(FrequencyOracle):
+    """Common part of CMS and HCMS: ε, k rows, width m, the seeded hash family and the γ theory.
+
+    For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (SPEC §1.5). Both
+    sketches estimate f̂(d) = m/(m−1)·(Σ_u Y_u − n/m) with E[Y_u] = γ(d_u), hence
+    bias f̂(d) = m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m); the variances differ (see each class).
+    """
+
+    epsilon: float
+    k: int
+    m: int
+    seed: int = 0
+    family: HashFamily = field(init=False, repr=False, compare=False)
+    takes_tokens = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.name, self.epsilon))
+        object.__setattr__(self, "k", check_int(self.name, "k", self.k, low=1, high=MAX_K))
+        object.__setattr__(self, "m", check_int(self.name, "m", self.m, low=2, high=1 << 16))
+        object.__setattr__(self, "seed", check_int(self.name, "seed", self.seed, low=0, high=2**32 - 1))
+        object.__setattr__(self, "family", HashFamily(self.k, self.m, self.seed))
+
+    # items and theory ------------------------------------------------------------------------
+    def _items(self, items, what: str = "items") -> np.ndarray:
+        if items is None:
+            raise ValueError(f"{self.name}: {what!r} is required (sketches take arbitrary tokens, "
+                             f"there is no default domain).")
+        arr = np.empty(len(items), dtype=object)
+        arr[:] = list(items.tolist() if isinstance(items, np.ndarray) else items)
+        return arr
+
+    def _counts(self, true_counts, items) -> tuple[np.ndarray, np.ndarray]:
+        arr = self._items(items)
+        return arr, check_counts(self.name, true_counts, arr.size)
+
+    def _collision_sums(self, items: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(Σ_{d'≠d} f(d')γ(d'), Σ_{d'≠d} f(d')γ(d')²) per item; exact for this family."""
+        g = _collision_counts(self.family, tuple(items.tolist())) / self.k
+        g = g - np.diag(np.diag(g))
+        return g @ f, (g * g) @ f
+
+    def bias(self, true_counts, items=None) -> np.ndarray:
+        """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — SPEC §1.5, exact for this hash family."""
+        arr, f = self._counts(true_counts, items)
+        s1, _ = self._collision_sums(arr, f)
+        return self.m / (self.m - 1) * (s1 - (f.sum() - f) / self.m)
+
+    def _family_terms(self, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(Σ_{d'≠d} f(d'), Σ_{d'≠d} f(d')(f(d')−1)) per item."""
+        return f.sum() - f, (f * (f - 1)).sum() - f * (f - 1)
+
+    # keys of the users' tokens ----------------------------------------------------------------
+    def _user_positions(self, keys: np.ndarray, rng):
+        """Rows j_u uniform in [k] and positions h_{j_u}(d_u) for users with mmh3 ``keys``."""
+        rows = rng.integers(0, self.k, size=keys.size)
+        return rows, self.family.evaluate(rows, keys)
+
+    def _value_keys(self, values) -> np.ndarray:
+        """Per-user mmh3 keys: one digest per distinct token, then indexed."""
+        uniq, inv = factorize(values)
+        return self.family.keys(uniq)[inv]
+
+    def _population_keys(self, true_counts, items) -> np.ndarray:
+        """Per-user keys of the population with ``true_counts`` of ``items`` (in item order)."""
+        arr, f = self._counts(true_counts, items)
+        return np.repeat(self._value_keys(arr), f)
+
+    def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
+        """Σ_l table[l, h_l(d)] for each item d (table is k × m)."""
+        arr = self._items(items)
+        uniq, inv = factorize(arr)
+        keys = self.family.keys(uniq)
+        total = np.zeros(keys.size, dtype=table.dtype)
+        for rows, H in self.family.row_blocks(keys):
+            total += table[rows[:, None], H].sum(axis=0)
+        return total[inv]
+
+
+class CMSReports(NamedTuple):
+    """CMS reports of n users: bit-packed ṽ (bit 1 ⇔ +1, np.packbits order) and the row index j."""
+
+    bits: np.ndarray  #: uint8, shape (n, ⌈m/8⌉)
+    row: np.ndarray  #: int64, shape (n,), values in [0, k)
+
+
+def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n_bits: int) -> np.ndarray:
+    """ones[g, c] = number of packed rows in group g whose bit c is set (int64, n_groups × n_bits).
+
+    Rows are sorted by group and each group padded to blocks of b ≤ 255 rows, so a block's column
+    sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~16 MiB.
+    """
+    order = np.argsort(groups, kind="stable")
+    size = np.bincount(groups, minlength=n_groups)
+    b = int(np.clip(groups.size // max(2 * n_groups, 1), 1, 255))
+    n_blocks = -(-size // b)
+    first_block = np.cumsum(n_blocks) - n_blocks
+    within = np.arange(groups.size) - np.repeat(np.cumsum(size) - size, size)
+    block = np.repeat(first_block, size) + within // b
+    slot = within % b
+    block_group = np.repeat(np.arange(n_groups), n_blocks)
+    out = np.zeros((n_groups, n_bits), dtype=np.int64)
+    step = max(1, _UNPACKED // (b * n_bits))
+    total = int(n_blocks.sum())
+    lo = 0
+    for b0 in range(0, total, step):
+        b1 = min(b0 + step, total)
+        hi = int(np.searchsorted(block, b1, side="left"))
+        padded = np.zeros((b1 - b0, b, bits.shape[1]), dtype=np.uint8)
+        padded[block[lo:hi] - b0, slot[lo:hi]] = bits[order[lo:hi]]
+        sums = np.add.reduce(np.unpackbits(padded, axis=2, count=n_bits), axis=1, dtype=np.uint8)
+        g = block_group[b0:b1]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        out[g[starts]] += np.add.reduceat(sums, starts, axis=0, dtype=np.int64)
+        lo = hi
+    return out
+
+
+@dataclass(frozen=True)
+class CMS(Sketch):
+    """Apple's count-mean sketch over arbitrary tokens (str, bytes, int) — SPEC §1.5.
+
+    Privacy: ε-LDP. Each of the m report bits is flipped independently w.p. f = 1/(1+e^{ε/2}); two
+    inputs change at most two coordinates of v, so the likelihood ratio of any report is at most
+    ((1−f)/f)² = e^ε, attained (report equal to one input's one-hot vector, same row).
+
+    Client: j uniform in [k]; v = −1 except +1 at h_j(d); flip each coordinate w.p. f; send (ṽ, j).
+    Server aggregate (exact, integer, mergeable by addition): ``data`` is k × (m+1) int64 with
+    data[j, c] = number of row-j reports whose bit c is +1 and data[j, m] = N_j, reports in row j.
+    SPEC's matrix M[j, c] = k·(c_ε·ones[j, c] − (c_ε−1)/2·N_j) follows exactly (:meth:`sketch_matrix`).
+    Estimate: f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) = m/(m−1)·(c_ε·Σ_l ones[l, h_l(d)]
+    − (c_ε−1)/2·n − n/m), c_ε = (e^{ε/2}+1)/(e^{ε/2}−1).
+
+    Theory for this fixed hash family (users' randomness only; exact): with X_u the bit at h_{j_u}(d)
+    of user u, P(X_u = 1) = f + γ(d_u)(1−2f) and c_ε(1−2f) = 1, so
+    Var f̂(d) = (m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))]  (SPEC §1.5).
+
+    >>> cms = CMS(epsilon=4.0, k=4, m=8)
+    >>> reports = cms.perturb(["a", "b", "a"], rng=0)
+    >>> reports.bits.shape, cms.report_bytes
+    ((3, 1), 2)
+    """
+
+    flip: float = field(init=False, repr=False, compare=False)
+    c_eps: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        super().__post_init__()
+        half = math.exp(self.epsilon / 2)
+        object.__setattr__(self, "flip", 1.0 / (1.0 + half))
+        object.__setattr__(self, "c_eps", (half + 1) / (half - 1))
+
+    @property
+    def _n_bytes(self) -> int:
+        return -(-self.m // 8)
+
+    # client ------------------------------------------------------------------------------------
+    def perturb(self, values, rng=None) -> CMSReports:
+        rng = as_generator(rng)
+        keys = self._value_keys(values)
+        n = keys.size
+        rows, pos = self._user_positions(keys, rng)
+        width = self._n_bytes
+        n_words = -(-self.m // WORD_BITS)
+        bits = np.empty((n, width), dtype=np.uint8)
+        step = max(1, _BATCH_BITS // (n_words * WORD_BITS))
+        pad = np.uint8((0xFF << (8 * width - self.m)) & 0xFF)
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            flips = bernoulli_words(self.flip, (e - s) * n_words, rng).view(np.uint8)
+            bits[s:e] = flips.reshape(e - s, 2 * n_words)[:, :width]
+        bits[:, -1] &= pad
+        bits[np.arange(n), pos >> 3] ^= (0x80 >> (pos & 7)).astype(np.uint8)  # one-hot XOR flips
+        return CMSReports(bits, rows)
+
+    # server ------------------------------------------------------------------------------------
+    def _check_reports(self, reports, what: str) -> CMSReports:
+        try:
+            bits, row = (np.asarray(r) for r in reports)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name}.{what}: reports must be CMSReports(bits, row).") from None
+        if bits.dtype != np.uint8 or bits.ndim != 2 or bits.shape[1] != self._n_bytes:
+            raise ValueError(f"{self.name}.{what}: bits must be uint8 of shape (n, {self._n_bytes}); "
+                             f"got {bits.dtype} {bits.shape}.")
+        if row.shape != (bits.shape[0],) or (row.size and not np.issubdtype(row.dtype, np.integer)):
+            raise ValueError(f"{self.name}.{what}: row must be {bits.shape[0]} integers; got {row.dtype} "
+                             f"{row.shape}.")
+        if row.size and (row.min() < 0 or row.max() >= self.k):
+            raise ValueError(f"{self.name}.{what}: row indices must be in [0, {self.k}).")
+        pad = np.uint8(~(0xFF << (8 * self._n_bytes - self.m)) & 0xFF)
+        if bits.size and np.any(bits[:, -1] & pad):
+            raise ValueError(f"{self.name}.{what}: padding bits beyond bit {self.m - 1} are set.")
+        return CMSReports(bits, row.astype(np.int64))
+
+    def aggregate(self, reports) -> Aggregate:
+        bits, row = self._check_reports(reports, "aggregate")
+        data = np.empty((self.k, self.m + 1), dtype=np.int64)
+        data[:, :self.m] = grouped_column_counts(bits, row, self.k, self.m)
+        data[:, self.m] = np.bincount(row, minlength=self.k)
+        return Aggregate(row.size, data, self.kind)
+
+    def sketch_matrix(self, agg: Aggregate) -> np.ndarray:
+        """SPEC §1.5's k × m matrix M from the integer counts (float)."""
+        self._check_aggregate(agg)
+        ones, n_row = agg.data[:, :self.m], agg.data[:, self.m:]
+        return self.k * (self.c_eps * ones - (self.c_eps - 1) / 2 * n_row)
+
+    def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        self._check_aggregate(agg)
+        s = self._query_sums(agg.data[:, :self.m], items)
+        n, c, m = agg.n, self.c_eps, self.m
+        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # SPEC §1.5 via M (class docstring)
+
+    # theory ------------------------------------------------------------------------------------
+    def variance(self, true_counts, items=None) -> np.ndarray:
+        """(m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))] — SPEC §1.5, exact."""
+        arr, f = self._counts(true_counts, items)
+        s1, s2 = self._collision_sums(arr, f)
+        m = self.m
+        return (m / (m - 1)) ** 2 * (f.sum() * (self.c_eps ** 2 - 1) / 4 + s1 - s2)
+
+    def family_averaged_variance(self, true_counts, items=None) -> np.ndarray:
+        """MSE averaged over random families with independent rows (bias turned into variance):
+        (m/(m−1))²·[n(c_ε²−1)/4 + (m−1)/m²·Σ_{d'≠d} f(d') + (m−1)/m²·Σ_{d'≠d} f(d')(f(d')−1)/k]
+        — SPEC §1.5."""
+        _, f = self._counts(true_counts, items)
+        others, pairs = self._family_terms(f)
+        m = self.m
+        return (m / (m - 1)) ** 2 * (f.sum() * (self.c_eps ** 2 - 1) / 4
+                                     + (m - 1) / m ** 2 * (others + pairs / self.k))
+
+    def bit_probabilities(self) -> tuple[float, float]:
+        """(P[bit at h_j(d) is +1], P[any other bit is +1]) = (1 − f, f)."""
+        return 1.0 - self.flip, self.flip
+
+    def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
+        """Exact: rows per user, T = users whose +1 lands in each cell, ones = Bin(T, 1−f) + Bin(N_j−T, f)."""
+        keys = self._population_keys(true_counts, items)
+        rng = as_generator(rng)
+        n = keys.size
+        rows, pos = self._user_positions(keys, rng)
+        hit = np.bincount(rows * self.m + pos, minlength=self.k * self.m).reshape(self.k, self.m)
+        n_row = np.bincount(rows, minlength=self.k)
+        data = np.empty((self.k, self.m + 1), dtype=np.int64)
+        data[:, self.m] = n_row
+        step = max(1, (1 << 22) // self.m)
+        for r0 in range(0, self.k, step):
+            t = hit[r0:r0 + step]
+            data[r0:r0 + step, :self.m] = (rng.binomial(t, 1.0 - self.flip)
+                                           + rng.binomial(n_row[r0:r0 + step, None] - t, self.flip))
+        return Aggregate(n, data, self.kind)
+
+    # wire form ---------------------------------------------------------------------------------
+    @property
+    def report_bytes(self) -> int:
+        """⌈m/8⌉ bytes of packed ±1 bits, then the row j as a little-endian uint of uint_bytes(k) bytes."""
+        return self._n_bytes + uint_bytes(self.k)
+
+    def encode(self, reports) -> bytes:
+        bits, row = self._check_reports(reports, "encode")
+        out = np.empty((row.size, self.report_bytes), dtype=np.uint8)
+        out[:, :self._n_bytes] = bits
+        out[:, self._n_bytes:] = np.frombuffer(encode_uints(row, uint_bytes(self.k)), np.uint8).reshape(
+            row.size, -1)
+        return out.tobytes()
+
+    def decode(self, payload: bytes) -> CMSReports:
+        n = self._check_payload(payload)
+        raw = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes)
+        bits = raw[:, :self._n_bytes].copy()
+        row = decode_uints(raw[:, self._n_bytes:].tobytes(), uint_bytes(self.k))
+        return self._check_reports(CMSReports(bits, row), "decode")
