@@ -1,0 +1,160 @@
+"""EM / EMS post-processing (SPEC §2.3): parameters, the cached exact matrix, the smoothing step,
+mergeable histograms, recovery of known input distributions and the SDPM mean.
+
+Recovery is tested with a Wald statistic. For x drawn i.i.d. from f (a bin, then uniform inside it),
+the reports' output-bin counts are Multinomial(n, π) with π = Mᵀf exactly. The MLE f̂ has
+W = n·Σ_j (π̂_j − π_j)²/π_j = n·(f̂−f)ᵀ I (f̂−f), I = M diag(1/π) Mᵀ the Fisher information on the
+simplex, asymptotically χ²_{d−1} when f is interior; when f is on the boundary (a point mass, a
+floor hit) the constrained MLE is the I-metric projection of the unconstrained one onto a convex
+cone, which can only shrink W. So P(W > χ²_{d−1}(1−α)) ≤ α (asymptotically) in every case.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mechanisms.em import EM, smooth
+from mechanisms.pm import PM
+from mechanisms.sdpm import SDPM
+from tests.stats import assert_variance
+
+ALPHA = 1e-4
+
+
+def test_parameters_are_validated():
+    with pytest.raises(TypeError, match=r"'mechanism' parameter of EM must be a NumericMechanism"):
+        EM("PM")
+    with pytest.raises(ValueError, match=r"'bins' parameter of EM must be an int in the range \[2, inf\)"):
+        EM(PM(1.0), bins=1)
+    with pytest.raises(TypeError, match=r"'bins' parameter"):
+        EM(PM(1.0), bins=8.0)
+    with pytest.raises(ValueError, match=r"'tol' parameter of EM must be a float in the range \[0, inf\)"):
+        EM(PM(1.0), tol=-1.0)
+    with pytest.raises(ValueError, match=r"'max_iter' parameter"):
+        EM(PM(1.0), max_iter=0)
+    with pytest.raises(TypeError, match=r"'smoothing' parameter of EM must be a bool"):
+        EM(PM(1.0), smoothing=1)
+    assert EM(PM(2.0)).tol == pytest.approx(math.exp(2.0) * 1e-3)  # the paper's default
+
+
+@pytest.mark.parametrize("mech", [PM(1.0), SDPM(1.0, low=(-0.35, 0.5))])
+def test_matrix_is_the_exact_cached_bin_transition(mech):
+    em = EM(mech, bins=16)
+    np.testing.assert_array_equal(em.in_edges, np.linspace(-1, 1, 17))
+    np.testing.assert_array_equal(em.matrix, mech.bin_transition(em.in_edges, em.out_edges))
+    np.testing.assert_allclose(em.matrix.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert em.matrix is em.matrix and em == EM(mech, bins=16)
+
+
+def test_smoothing_step_is_binomial_and_mass_preserving():
+    f = np.array([0.4, 0.0, 0.2, 0.1, 0.3])
+    g = smooth(f.copy())
+    expected = [(3 * 0.4 + 0.0) / 4, (0.4 + 0 + 0.2) / 4, (0 + 0.4 + 0.1) / 4, (0.2 + 0.2 + 0.3) / 4,
+                (0.1 + 3 * 0.3) / 4]
+    np.testing.assert_allclose(g, expected, rtol=1e-15)
+    assert math.isclose(g.sum(), 1.0, rel_tol=1e-15)
+    np.testing.assert_allclose(smooth(np.full(7, 1 / 7)), 1 / 7, rtol=1e-15)
+
+
+def test_histograms_merge_and_refuse_other_bins():
+    em = EM(SDPM(1.0, low=(-0.5, 0.5)), bins=32)
+    rng = np.random.default_rng(1)
+    y = em.mechanism.perturb(rng.uniform(-1, 1, 3000), rng)
+    whole = em.aggregate(y)
+    merged = em.aggregate(y[:1000]) + em.aggregate(y[1000:])
+    np.testing.assert_array_equal(merged.data, whole.data)
+    assert whole.n == 3000 == whole.data.sum()
+    assert EM(em.mechanism, bins=32, tol=1.0, smoothing=True).kind == em.kind
+    with pytest.raises(ValueError, match="aggregate was made by"):
+        EM(em.mechanism, bins=16).run(whole)
+    with pytest.raises(ValueError, match="Cannot merge"):
+        _ = whole + EM(em.mechanism, bins=16).aggregate(y)
+    empty = EM(PM(1.0), bins=4).run(EM(PM(1.0), bins=4).aggregate(np.array([])))
+    np.testing.assert_array_equal(empty.f, 0.25)
+
+
+def _draw(f, edges, n, rng):
+    """n i.i.d. values: a bin from f, then uniform inside it (so π = Mᵀf holds exactly)."""
+    i = rng.choice(f.size, size=n, p=f)
+    return edges[i] + (edges[i + 1] - edges[i]) * rng.random(n)
+
+
+D = 8
+DISTRIBUTIONS = {
+    "uniform": np.full(D, 1 / D),
+    "two-bumps": (lambda g: g / g.sum())(0.03 + np.array([0, 2, 5, 1, 0, 1, 4, 1.0])),
+    "point-mass": np.eye(D)[6],  # bin [0.5, 0.75): a high input for the SDPM below
+}
+
+
+@pytest.mark.parametrize("dist", sorted(DISTRIBUTIONS))
+@pytest.mark.parametrize("mech", [PM(2.0), SDPM(2.0, low=(-0.5, 0.5))], ids=["pm", "sdpm"])
+def test_em_recovers_known_distribution_wald(mech, dist):
+    f = DISTRIBUTIONS[dist]
+    em = EM(mech, bins=D, tol=1e-7, max_iter=200_000)  # run to the MLE, not the paper's early stop
+    n = 100_000
+    rng = np.random.default_rng(zlib.crc32(f"{mech!r} {dist}".encode()))
+    agg = em.aggregate(mech.perturb(_draw(f, em.in_edges, n, rng), rng))
+    res = em.run(agg)
+    assert res.converged and math.isclose(res.f.sum(), 1.0) and np.all(res.f >= 0)
+    pi, pi_hat = f @ em.matrix, res.f @ em.matrix
+    pos = pi > 0
+    wald = n * (((pi_hat - pi) ** 2)[pos] / pi[pos]).sum()
+    bound = stats.chi2.isf(ALPHA, D - 1)
+    assert wald <= bound, f"{dist}: Wald {wald:.1f} > chi2_{D - 1}({1 - ALPHA}) = {bound:.1f}; f̂ = {res.f.round(3)}"
+
+
+def _fisher_covariance(em, f, n):
+    """Asymptotic covariance of the MLE f̂ on the simplex: J (Jᵀ I J)⁻¹ Jᵀ / n with I = M diag(1/π) Mᵀ
+    and J the (d × d−1) chart f_d = 1 − Σ_{i<d} f_i."""
+    m = em.matrix
+    info = (m / (f @ m)) @ m.T
+    jac = np.vstack([np.eye(f.size - 1), -np.ones(f.size - 1)])
+    return jac @ np.linalg.inv(jac.T @ info @ jac) @ jac.T / n
+
+
+def test_sdpm_em_mean_unbiased_with_fisher_variance():
+    """R = 40 replications (fresh users and reports, spawned streams) of the EM mean for SDPM, run to
+    the MLE, d = 8, n = 10⁵. The design keeps every f_i ≥ 5 Fisher sd from 0 (checked), so the
+    simplex constraint practically never binds and the MLE is asymptotically N(f, Σ_F). Hence
+    t = (mean − μ)/(s/√R) ~ t_{R−1} (μ = Σ mid_i f_i exactly: values are uniform in bins), and the
+    replicate means have variance midᵀΣ_F mid (χ² test, the means being asymptotically normal)."""
+    mech = SDPM(1.0, low=(-0.5, 0.5))
+    em = EM(mech, bins=8, tol=1e-6, max_iter=100_000)
+    mids = np.linspace(-1 + 1 / 8, 1 - 1 / 8, 8)  # the bin centres, independently of em.midpoints
+    f = 1 + np.exp(-0.5 * ((mids - 0.3) / 0.3) ** 2)
+    f /= f.sum()
+    r, n = 40, 100_000
+    cov = _fisher_covariance(em, f, n)
+    assert np.all(f >= 5 * np.sqrt(np.diag(cov)))  # the design condition above
+    mu, var = float(mids @ f), float(mids @ cov @ mids)
+    means = []
+    for seed in np.random.SeedSequence(17).spawn(r):
+        rng = np.random.default_rng(seed)
+        means.append(em.mean(em.aggregate(mech.perturb(_draw(f, em.in_edges, n, rng), rng))))
+    means = np.array(means)
+    t = (means.mean() - mu) / (means.std(ddof=1) / math.sqrt(r))
+    bound = stats.t.isf(ALPHA / 4, r - 1)  # α/2 for this test (two-sided), α/2 for the variance test
+    assert abs(t) <= bound, f"EM mean {means.mean():.5f} vs {mu:.5f}: |t| = {abs(t):.2f} > {bound:.2f}"
+    assert_variance(means[:, None], [mu], [var], alpha=ALPHA / 2, what="EM mean variance vs Fisher")
+
+
+def test_ems_converges_to_a_fixed_point_of_smoothed_em():
+    """EMS (Li et al. 2020): at convergence f = smooth(normalize(f ⊙ M(c/π))) — one more step moves
+    nothing (up to the stopping tolerance) — and the result is smoother than plain EM's."""
+    mech = PM(1.0)
+    em, ems = EM(mech, bins=64, tol=1e-6, max_iter=100_000), EM(mech, bins=64, smoothing=True, tol=1e-9)
+    rng = np.random.default_rng(4)
+    agg = ems.aggregate(mech.perturb(np.clip(rng.normal(0.2, 0.3, 50_000), -1, 1), rng))
+    res = ems.run(agg)
+    assert res.converged
+    c = agg.data.astype(float)
+    step = res.f * (ems.matrix @ (c / (res.f @ ems.matrix)))
+    np.testing.assert_allclose(smooth(step / step.sum()), res.f, rtol=0, atol=1e-6)
+    rough = [np.abs(np.diff(e.estimate(agg))).sum() for e in (ems, em)]
+    assert rough[0] < rough[1]
