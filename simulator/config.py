@@ -14,9 +14,15 @@ import numpy as np
 
 from mechanisms import MECHANISMS
 from mechanisms._validation import check_int, check_real
+from mechanisms.em import EM
+from mechanisms.pm import PM
+from mechanisms.sdpm import SDPM
 
 #: kinds of use case: categorical events (emoji) or numeric readings (typing speed)
 KINDS = ("event", "reading")
+
+#: numeric mechanisms by scenario name (the frequency oracles come from ``mechanisms.MECHANISMS``)
+NUMERIC_MECHANISMS = {"pm": PM, "sdpm": SDPM}
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,9 @@ class UseCase:
 
     ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
     ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
-    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
+    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped);
+    readings are aggregated as EM histograms over ``em_bins`` bins (SPEC §2.3), which serve PM and
+    SDPM alike (SDPM's report average is biased).
     """
 
     name: str
@@ -34,6 +42,7 @@ class UseCase:
     params: tuple = ()
     daily_limit: int = 1
     value_range: tuple[float, float] | None = None
+    em_bins: int = 64
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -41,13 +50,15 @@ class UseCase:
             raise ValueError(f"The 'name' parameter of UseCase must be an identifier. Got {self.name!r} instead.")
         if self.kind not in KINDS:
             raise ValueError(f"The 'kind' parameter of {owner} must be one of {KINDS}. Got {self.kind!r} instead.")
-        if self.mechanism not in MECHANISMS:
-            raise ValueError(f"The 'mechanism' parameter of {owner} must be one of {sorted(MECHANISMS)}. "
+        allowed = sorted(MECHANISMS) if self.kind == "event" else sorted(NUMERIC_MECHANISMS)
+        if self.mechanism not in allowed:
+            raise ValueError(f"The 'mechanism' parameter of {owner} ({self.kind}) must be one of {allowed}. "
                              f"Got {self.mechanism!r} instead.")
         object.__setattr__(self, "params", tuple(sorted(dict(self.params).items())))
         if "epsilon" not in dict(self.params):
             raise ValueError(f"The 'params' parameter of {owner} must contain 'epsilon'.")
         check_int(owner, "daily_limit", self.daily_limit, low=1)
+        check_int(owner, "em_bins", self.em_bins, low=2)
         if self.kind == "reading":
             if self.value_range is None or len(self.value_range) != 2:
                 raise ValueError(f"The 'value_range' parameter of {owner} must be a pair (low, high). "
@@ -62,9 +73,15 @@ class UseCase:
         return float(dict(self.params)["epsilon"])
 
     def make_mechanism(self):
-        """The mechanism object (built from the registry)."""
-        from mechanisms import make
-        return make(self.mechanism, **dict(self.params))
+        """The mechanism object (the client side and the wire form)."""
+        if self.kind == "reading":
+            return NUMERIC_MECHANISMS[self.mechanism](**dict(self.params))
+        return MECHANISMS[self.mechanism](**dict(self.params))
+
+    def make_aggregator(self, mechanism=None):
+        """The server's aggregator of decoded reports: the oracle itself, or EM for readings."""
+        mechanism = self.make_mechanism() if mechanism is None else mechanism
+        return EM(mechanism, bins=self.em_bins) if self.kind == "reading" else mechanism
 
 
 def _evening_rhythm() -> tuple:
@@ -115,12 +132,13 @@ class DeploymentConfig:
     ack_loss: float = 0.01            # probability the acknowledgment is lost (device retries; server dedupes)
     max_attempts: int = 8             # uploads of one bundle before it is given up
     backoff_s: float = 300.0          # first retry delay; doubles each attempt
-    ack_timeout_s: float = 4000.0     # the device retries when no ack came within this time
+    ack_timeout_s: float = 15000.0    # the device retries when no ack came within this time
     slot_s: float = 900.0             # granularity of upload scheduling (devices grouped per slot)
     # server
     server_capacity: int = 4          # parallel ingestion workers
     service_s_per_report: float = 2e-4
-    batch_window_s: float = 3600.0    # shuffle window: reports are shuffled and written once per window
+    batch_window_s: float = 14400.0   # shuffle window: reports are shuffled and written once per window
+    fsync: bool = True                # force each store part to disk before acknowledging
     crash_at_h: float | None = None   # simulated crash time (hours since start); None: no crash
     restart_s: float = 600.0
     drain_days: int = 2               # simulated days after the last donation day, for uploads to finish
@@ -167,6 +185,12 @@ class DeploymentConfig:
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0):
                 raise ValueError(f"The {name!r} parameter of {o} must be a float in the range (0, inf]. "
                                  f"Got {v!r} instead.")
+        if self.ack_timeout_s <= self.batch_window_s:
+            raise ValueError(f"The 'ack_timeout_s' parameter of {o} must exceed batch_window_s "
+                             f"({self.batch_window_s:g}): the server acknowledges once per batch window. "
+                             f"Got {self.ack_timeout_s!r} instead.")
+        if not isinstance(self.fsync, bool):
+            raise TypeError(f"The 'fsync' parameter of {o} must be a bool. Got {self.fsync!r} instead.")
         r = np.asarray(self.rhythm, dtype=float)
         if r.shape != (24,) or r.min() < 0 or r.sum() <= 0:
             raise ValueError(f"The 'rhythm' parameter of {o} must be 24 non-negative hourly weights. "

@@ -75,9 +75,10 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     channel = UploadChannel(env, cfg.latency_median_s, cfg.latency_sigma, cfg.loss, cfg.ack_loss,
                             cfg.max_attempts)
     devices = Devices(env, cfg, blocks, channel, mechanisms)
-    server = Server(env, ReportStore(store_root, writer=f"s{shard}"), mechanisms, cfg.server_capacity,
-                    cfg.service_s_per_report, cfg.batch_window_s, block_rng(cfg.seed, "server", shard),
-                    devices.acknowledge)
+    aggregators = {uc.name: uc.make_aggregator(mechanisms[uc.name]) for uc in cfg.use_cases}
+    store = ReportStore(store_root, writer=f"s{shard}", fsync=cfg.fsync)
+    server = Server(env, store, mechanisms, aggregators, cfg.server_capacity, cfg.service_s_per_report,
+                    cfg.batch_window_s, block_rng(cfg.seed, "server", shard), devices.acknowledge)
     devices.server = server
     env.process(devices.days())
     if cfg.crash_at_h is not None:

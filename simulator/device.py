@@ -31,7 +31,7 @@ def sample_per_device(device: np.ndarray, quota: np.ndarray, rng: np.random.Gene
     ``device`` holds the (local) device of each record. Returns the chosen indices grouped by device
     in increasing device order.
     """
-    order = np.lexsort((rng.random(device.size), device))
+    order = np.argsort(device + rng.random(device.size))  # random order within each device
     dev = device[order]
     first = np.searchsorted(dev, dev, side="left")
     rank = np.arange(dev.size) - first

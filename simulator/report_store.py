@@ -4,7 +4,8 @@ Layout: ``root/use_case=<name>/day=<d>/part-<writer>-<seq>.parquet`` with one co
 (fixed-size binary: the mechanism's wire form of one report, in shuffled order) and no metadata that
 identifies a device. The upload ids (random nonces) of the bundles in a part are kept in the file's
 key-value metadata, so the dedupe set survives a crash. Each part is written to a temporary name and
-renamed into place (atomic on POSIX): a part is either complete or absent. Writers of different
+renamed into place (atomic on POSIX): a part is either complete or absent; with ``fsync`` (the
+default) its bytes are on disk before the rename. Writers of different
 shards use different ``writer`` names, so shard stores merge by sitting in the same tree.
 """
 
@@ -23,9 +24,10 @@ _IDS_KEY = b"upload_ids"
 class ReportStore:
     """Append-only, partitioned, atomically written report store."""
 
-    def __init__(self, root, writer: str = "0"):
+    def __init__(self, root, writer: str = "0", fsync: bool = True):
         self.root = Path(root)
         self.writer = writer
+        self.fsync = fsync
         self.root.mkdir(parents=True, exist_ok=True)
         self._seq = len(list(self.root.glob(f"use_case=*/day=*/part-{writer}-*.parquet")))
 
@@ -44,8 +46,9 @@ class ReportStore:
         final = folder / f"part-{self.writer}-{self._seq:06d}.parquet"
         tmp = folder / f".{final.name}.tmp"
         pq.write_table(table, tmp, compression="zstd")
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+        if self.fsync:  # durable before the rename (and so before the acknowledgment)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp, final)
         self._seq += 1
         return final

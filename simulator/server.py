@@ -21,11 +21,16 @@ from .report_store import ReportStore
 
 
 class Server:
-    """Ingestion + shuffler + durable store + aggregates (``aggregates[(use_case, day)]``)."""
+    """Ingestion + shuffler + durable store + aggregates (``aggregates[(use_case, day)]``).
 
-    def __init__(self, env: simpy.Environment, store: ReportStore, mechanisms: dict, capacity: int,
-                 service_s_per_report: float, batch_window_s: float, rng: np.random.Generator, on_ack):
-        self.env, self.store, self.mechanisms = env, store, mechanisms
+    ``mechanisms[uc]`` decodes the wire form; ``aggregators[uc].aggregate(reports)`` makes the
+    mergeable aggregate (the oracle itself, or EM's histogram for readings).
+    """
+
+    def __init__(self, env: simpy.Environment, store: ReportStore, mechanisms: dict, aggregators: dict,
+                 capacity: int, service_s_per_report: float, batch_window_s: float,
+                 rng: np.random.Generator, on_ack):
+        self.env, self.store, self.mechanisms, self.aggregators = env, store, mechanisms, aggregators
         self.workers = simpy.Resource(env, capacity)
         self.service_s_per_report = service_s_per_report
         self.batch_window_s = batch_window_s
@@ -100,8 +105,7 @@ class Server:
             self.on_ack(bundle, attempt)
 
     def _add(self, uc: str, day: int, rows: np.ndarray) -> None:
-        mech = self.mechanisms[uc]
-        agg = mech.aggregate(mech.decode(rows.tobytes()))
+        agg = self.aggregators[uc].aggregate(self.mechanisms[uc].decode(rows.tobytes()))
         key = (uc, day)
         self.aggregates[key] = agg if key not in self.aggregates else self.aggregates[key] + agg
 

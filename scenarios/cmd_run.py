@@ -1,0 +1,129 @@
+"""``ldpsim run [SCENARIO]``: simulate a deployment (default: the keyboard fleet), measure it, write a run folder.
+
+The folder (``--out``, default ``runs/<name>-seed<seed>``) holds ``config.json`` (the resolved
+config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store), tables
+(``daily_estimates.parquet``/``.csv``, ``readings.csv``, ``top.csv``, ``uploads.csv``, ``queue.csv``,
+``bundles.csv``, ``summary.json``), ``plots/`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evaluation.config import ScenarioError
+from evaluation.deployment import measure, write_plots
+from scenarios.deployment_scenario import DEFAULT, load_deployment
+from simulator.deployment import run as run_deployment
+
+
+def add_arguments(parser):
+    parser.add_argument("scenario", nargs="?", default=str(DEFAULT), help="scenario file (default: keyboard.toml)")
+    parser.add_argument("--devices", type=int, help="override [deployment] devices")
+    parser.add_argument("--days", type=int, help="override [deployment] days")
+    parser.add_argument("--seed", type=int, help="override [deployment] seed")
+    parser.add_argument("--shards", type=int, help="override [deployment] shards")
+    parser.add_argument("--out", help="run folder (default: runs/<name>-seed<seed>)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run shards on a Dask cluster (an address, or 'local' for a local cluster)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _prepare(out: Path) -> None:
+    """An empty folder, or a previous run folder (its store is cleared: shards append to it)."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / "config.json").exists():
+            raise ScenarioError(out, "--out", "exists, is not empty and holds no previous run; choose another folder")
+        shutil.rmtree(out / "store", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def run(args) -> int:
+    try:
+        cfg, meta = load_deployment(args.scenario, args.devices, args.days, args.seed)
+        shards = args.shards if args.shards is not None else meta["shards"]
+        if shards < 1:
+            raise ScenarioError(args.scenario, "--shards", f"must be >= 1; got {shards}")
+        out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")
+        _prepare(out)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    (out / "scenario.toml").write_text(Path(args.scenario).read_text(encoding="utf-8"), encoding="utf-8")
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str,
+                                                ensure_ascii=False), encoding="utf-8")
+    print(f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, {shards} shard(s) → {out}")
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+        bar = tqdm(total=min(shards, cfg.n_blocks) * (cfg.n_days + cfg.drain_days), unit="shard-day", leave=False)
+
+    def progress(done):
+        if bar is not None:
+            bar.update(done - bar.n)
+    result = run_deployment(cfg, out, shards, args.scheduler, progress)
+    if bar is not None:
+        bar.close()
+    tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
+    _write(out, cfg, result, tables)
+    print(format_summary(tables))
+    print(f"\nrun folder: {out}")
+    return 0
+
+
+def _write(out: Path, cfg, result, tables: dict) -> None:
+    daily = tables["daily"]
+    if not daily.empty:
+        daily.to_parquet(out / "daily_estimates.parquet")
+        daily.drop(columns="token").to_csv(out / "daily_estimates.csv", index=False)
+    tables["readings"].to_csv(out / "readings.csv", index=False)
+    tables["top"].to_csv(out / "top.csv", index=False)
+    for name, rows in result.records.items():
+        pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
+                                      encoding="utf-8")
+    plots = write_plots(out / "plots", daily, tables["readings"], cfg)
+    report = ["# Deployment run", "", "```", format_summary(tables), "```", ""]
+    report += [f"![{p.stem}](plots/{p.name})" for p in plots]
+    (out / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
+
+
+def format_summary(tables: dict) -> str:
+    """The printed summary: top-10 true vs estimated, accuracy, network, ledger, adversary."""
+    s, top, lines = tables["summary"], tables["top"], []
+    if not top.empty:
+        lines.append(f"{'rank':>4} {'emoji':<6}{'true':>9}{'estimate':>10}{'ΔE':>8}{'ΔR':>7}{'variance':>11}")
+        for i, r in top.iterrows():
+            lines.append(f"{i + 1:>4} {r['token']:<6}{r['true']:>9.4f}{r['estimate']:>10.4f}{r['delta_e']:>8.3f}"
+                         f"{r['delta_r']:>7.2f}{r['variance']:>11.2e}")
+        lines.append("(shares of donated emoji, mean over days; ΔE, ΔR, variance over days vs each day's truth)")
+    rows = [
+        ("device-days/s", f"{s['device_days_per_s']:,.0f} ({s['devices']} devices × {s['days']} days in "
+                          f"{s['seconds']:.1f} s, {s['shards']} shard(s))"),
+        ("trend", f"{s.get('trend_token', '-')} from day {s.get('trend_start_day', '-')}: estimated top-10 on day "
+                  f"{s.get('first_day_top10_estimate')}, true top-10 on day {s.get('first_day_top10_true_donated')}"),
+        ("typing speed", f"bias {s.get('reading_bias', float('nan')):+.2f} wpm, RMSE {s.get('reading_rmse', float('nan')):.2f} wpm"),
+        ("uploads", f"{100 * s['upload_success']:.2f}% of bundles acknowledged; {s['bundles_expired']} expired, "
+                    f"{s['bundles_gave_up']} given up, {s['bundles_pending']} pending; "
+                    f"{100 * s['attempt_loss']:.1f}% of attempts lost"),
+        ("server", f"{s['server_stored']} reports stored, {s['server_duplicates']} duplicates dropped, "
+                   f"queue mean {s['queue_mean']:.2f} max {s['queue_max']}"),
+        ("bandwidth", f"{s['bytes_per_uploading_device_day']:.0f} B per uploading device-day, "
+                      f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
+        ("ε spent", f"mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} per device "
+                    f"(budget {s['budget_total']:g}); max {s['epsilon_daily_max']:.2f} per day "
+                    f"(budget {s['budget_daily']:g}); {s['donations_refused']} donations refused"),
+        ("adversary", f"favourite emoji of {s.get('adversary_devices', 0)} devices guessed: linked "
+                      f"{s.get('adversary_linked', float('nan')):.3f}, stripped+shuffled "
+                      f"{s.get('adversary_stripped', float('nan')):.3f}, prior only "
+                      f"{s.get('adversary_prior_only', float('nan')):.3f}"),
+    ]
+    lines.append("")
+    lines += [f"{k:<14}{v}" for k, v in rows]
+    return "\n".join(lines)
