@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
     "plot": ("scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
     "tune": ("scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
+    "run": ("scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard.toml) and report"),
 }
 
 
