@@ -14,7 +14,7 @@ import numpy as np
 from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
 from .base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 
-MAX_G = 1 << 24          # largest hash range (keeps the range-reduction table small)
+MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
 _SEED_BYTES = 4
 _CELLS = 1 << 16         # user×item hash evaluations per vectorized step (temporaries stay in L2)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)  # SplitMix64 finalizer constants (Stafford's Mix13)
@@ -81,7 +81,6 @@ class OLH(FrequencyOracle):
     g: int | None = None
     p: float = field(init=False, repr=False)
     q: float = field(init=False, repr=False)
-    _bounds: np.ndarray = field(init=False, repr=False, compare=False)
 
     _items = DiscreteOracle._items  # reuse: items default to all ids 0..D-1
 
@@ -95,11 +94,6 @@ class OLH(FrequencyOracle):
         denom = math.exp(eps) + g - 1
         object.__setattr__(self, "p", math.exp(eps) / denom)
         object.__setattr__(self, "q", 1.0 / denom)
-        # bounds[y] = ⌈y·2^64/g⌉ = y·⌊2^64/g⌋ + ⌈y·(2^64 mod g)/g⌉, y = 0..g (bounds[g] wraps to 0)
-        y = np.arange(g + 1, dtype=np.uint64)
-        whole, rest = divmod(1 << 64, g)
-        bounds = y * np.uint64(whole) + (y * np.uint64(rest) + np.uint64(g - 1)) // np.uint64(g)
-        object.__setattr__(self, "_bounds", bounds)
 
     def hash_items(self, seed, items) -> np.ndarray:
         """H_seed(item) in [0, g), elementwise with broadcasting (seeds uint32, items < 2^32)."""
@@ -109,6 +103,16 @@ class OLH(FrequencyOracle):
         g = np.uint64(self.g)
         lo = (z & np.uint64(0xFFFFFFFF)) * g >> np.uint64(32)
         return ((z >> np.uint64(32)) * g + lo) >> np.uint64(32)
+
+    def _lower_bound(self, y: np.ndarray) -> np.ndarray:
+        """⌈y·2^64/g⌉ = y·⌊2^64/g⌋ + ⌈y·(2^64 mod g)/g⌉ (uint64; y = g wraps to 0 = 2^64 mod 2^64).
+
+        H_s(x) = y  ⟺  ⌈y·2^64/g⌉ ≤ mix64 < ⌈(y+1)·2^64/g⌉, a test without division or 128-bit products.
+        """
+        g = self.g
+        whole, rest = divmod(1 << 64, g)
+        y = np.asarray(y, dtype=np.uint64)
+        return y * np.uint64(whole) + (y * np.uint64(rest) + np.uint64(g - 1)) // np.uint64(g)
 
     def hashed_transition_matrix(self) -> np.ndarray:
         """``P[h, y] = P[y | H_s(x) = h]``: GRR over [g] (every report's likelihood is 2^-32 times this)."""
@@ -142,8 +146,8 @@ class OLH(FrequencyOracle):
         d = self.domain_size
         item = _item_part(np.arange(d))
         counts = np.zeros(d, dtype=np.int64)
-        lo = self._bounds[y]                                   # H_s(x) = y  ⟺  lo ≤ mix64 < lo + width
-        width = self._bounds[y + 1] - lo                       # (wraps correctly for y = g − 1)
+        lo = self._lower_bound(y)                              # H_s(x) = y  ⟺  lo ≤ mix64 < lo + width
+        width = self._lower_bound(y + 1) - lo                  # (wraps correctly for y = g − 1)
         users = min(255, max(1, _CELLS // d))                 # ≤ 255: hits per chunk fit uint8 lanes
         z = np.empty((users, d), dtype=np.uint64)
         tmp = np.empty_like(z)
