@@ -79,6 +79,11 @@ class PeerJob:
     m: int = 0
 
     @property
+    def slow(self) -> bool:
+        """OUE and OLH peers cost ~1 ms per user (D-long vectors, D hashes per report)."""
+        return self.mech in ("oue", "olh")
+
+    @property
     def label(self) -> str:
         shape = f" k{self.k} m{self.m}" if self.k else ""
         return f"{self.lib} {self.mech}{shape} ε{self.epsilon:g}"

@@ -39,8 +39,8 @@ def add_arguments(parser):
     parser.add_argument("--items", type=int, default=2000, help="items of the harmonic workload")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels")
     parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy")
-    parser.add_argument("--peer-users", type=int, help="users for the peer runs (default --users; "
-                        "their per-10⁶ time is then extrapolated)")
+    parser.add_argument("--peer-users", type=int, help="users for the slowest peer runs, OUE and OLH "
+                        "(default --users; their per-10⁶ time is then extrapolated)")
     parser.add_argument("--peers-venv", help="the peers' venv (default ~/.cache/ldpsim/peers-venv)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", metavar="FILE.csv", help="also write every row to this CSV file")
@@ -88,39 +88,44 @@ def _theory_mse(case: bench.BenchCase, counts, n: int) -> float:
         return math.nan
 
 
-def peer_rows(bench_rows: dict, cases: dict, n_peer: int, items: int, seed: int, venv, n_main: int) -> list[dict]:
-    """Run every peer job whose counterpart was measured; compare speed and MSE on the same counts."""
-    pairs = [p for p in PEER_PAIRS if (p[0], p[1]) in bench_rows and bench_rows[(p[0], p[1])]["pass"] != "skip"]
+def _compare(label: str, path: str, need, job: peers.PeerJob, res: dict, case, ours_row: dict, counts,
+             seed: int) -> dict:
+    """One peer row: our same path rerun in-process at the peer's n on the same counts, for the MSEs."""
+    n = res["n"]
+    _, ours_est = bench.RUNNERS[path](case, n, counts.size, seed)
+    cmp = peers.mse_comparison(ours_est / n, res["frequencies"], counts / n)
+    peer_per = res["seconds"] * bench.PER / n
+    speedup = peer_per / ours_row["s_per_1e6"]
+    verdict = "equal MSE" if cmp["p"] >= EQUAL_P else "MSE differs"
+    if need is not None:
+        verdict = f"{'PASS' if speedup >= need and cmp['p'] >= EQUAL_P else 'FAIL'}: {verdict}"
+    notes = [f"peer time extrapolated from n={n:,}"] if n != bench.PER else []
+    if ours_row["n"] != bench.PER:
+        notes.append(f"ours extrapolated from n={ours_row['n']:,}")
+    if job.lib == "multi-freq-ldpy":
+        notes.append("peer MI clips at 0 and renormalises")
+    return {"peer": job.label, "ours": path, "n_peer": n, "peer_s_per_1e6": peer_per,
+            "ours_s_per_1e6": ours_row["s_per_1e6"], "speedup": speedup, "target": f"≥{need}×" if need else "",
+            **cmp, "mse_theory": _theory_mse(case, counts, n), "verdict": "; ".join([verdict, *notes])}
+
+
+def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: int, seed: int, venv) -> list[dict]:
+    """Run every peer job whose counterpart was measured (OUE/OLH peers at ``n_slow`` users, the
+    others at ``n_fast``) and compare speed and MSE on the same true counts."""
+    pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") != "skip"]
     if not pairs:
         print("peers: none of the compared cases ran; nothing to compare")
         return []
-    jobs = list(dict.fromkeys(job for _, _, job, _ in pairs))
-    counts = harmonic(n_peer, domain_size=items).counts
-    truth = counts / n_peer
-    print(f"\npeers: {len(jobs)} peer runs at n={n_peer:,} on the same true counts (harmonic, {items} items)")
-    results = dict(zip(jobs, peers.run_peers(jobs, counts, seed, venv)))
-    rows = []
-    for label, path, job, need in pairs:
-        case = cases[(label, path)]
-        res = results[job]
-        _, ours_est = bench.RUNNERS[path](case, n_peer, items, seed)
-        cmp = peers.mse_comparison(ours_est / n_peer, res["frequencies"], truth)
-        peer_per = res["seconds"] * bench.PER / res["n"]
-        ours_per = bench_rows[(label, path)]["s_per_1e6"]
-        speedup = peer_per / ours_per
-        verdict = "equal MSE" if cmp["p"] >= EQUAL_P else "MSE differs"
-        if need is not None:
-            verdict = f"{'PASS' if speedup >= need and cmp['p'] >= EQUAL_P else 'FAIL'}: {verdict}"
-        notes = [f"peer time extrapolated from n={res['n']:,}"] if res["n"] != bench.PER else []
-        if n_main != bench.PER:
-            notes.append(f"ours extrapolated from n={n_main:,}")
-        if job.lib == "multi-freq-ldpy":
-            notes.append("peer MI clips at 0 and renormalises")
-        rows.append({"peer": job.label, "ours": path, "n_peer": res["n"], "peer_s_per_1e6": peer_per,
-                     "ours_s_per_1e6": ours_per, "speedup": speedup, "target": f"≥{need}×" if need else "",
-                     **cmp, "mse_theory": _theory_mse(case, counts, n_peer),
-                     "verdict": f"{verdict}; {'; '.join(notes)}" if notes else verdict})
-    return rows
+    results = {}
+    for n in dict.fromkeys((n_fast, n_slow)):
+        jobs = list(dict.fromkeys(job for *_, job, _ in pairs if (n_slow if job.slow else n_fast) == n))
+        if jobs:
+            print(f"\npeers: {len(jobs)} peer runs at n={n:,} (the same harmonic counts over {items} items)")
+            counts = harmonic(n, domain_size=items).counts
+            for job, res in zip(jobs, peers.run_peers(jobs, counts, seed, venv)):
+                results[job] = (res, counts)
+    return [_compare(label, path, need, job, *results[job][:1], cases[(label, path)], bench_rows[(label, path)],
+                     results[job][1], seed) for label, path, job, need in pairs]
 
 
 def run(args) -> int:
@@ -142,8 +147,8 @@ def run(args) -> int:
     if args.peers:
         by_key = {(r["case"], r["path"]): r for r in rows}
         case_by_key = {(c.label, c.path): c for c in cases}
-        prows = peer_rows(by_key, case_by_key, args.peer_users or args.users, args.items, args.seed,
-                          args.peers_venv, args.users)
+        prows = peer_rows(by_key, case_by_key, args.users, args.peer_users or args.users, args.items,
+                          args.seed, args.peers_venv)
         if prows:
             print(f"\nspeed-up = peer s/10⁶ ÷ ours s/10⁶; MSE on the frequency scale over {args.items} items; "
                   f"p(equal) = paired z-test of the per-item squared errors (equal at p ≥ {EQUAL_P})")
