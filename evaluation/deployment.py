@@ -20,12 +20,14 @@ the observer can do is to attribute to the device random reports of the same day
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from mechanisms._validation import as_generator
+from mechanisms.cms import CMS
 
 
 def _event_mech(cfg):
@@ -55,8 +57,7 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
             "true_event": t["events"][day] / max(t["events"][day].sum(), 1),
             "true_donated": t["donated"][day] / max(t["donated"][day].sum(), 1),
             "true_device": t["devices"][day] / active,
-            "true_variance": mech.variance(t["donated"][day]) / max(agg.n, 1) ** 2
-            if hasattr(mech, "variance") and not mech.takes_tokens else np.nan}))
+            "true_variance": mech.variance(t["donated"][day], items) / max(agg.n, 1) ** 2}))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
@@ -143,14 +144,21 @@ def ledger_summary(cfg, result) -> dict:
             "budget_daily": cfg.budget_daily, "donations_refused": int(result.refused)}
 
 
-def log_likelihoods(mech, reports, n_items: int) -> np.ndarray:
-    """log P[y_r | x] for every report r and item id x (n_reports × n_items)."""
+def log_likelihoods(mech, reports, items) -> np.ndarray:
+    """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
+
+    Discrete oracles: the transition matrix. CMS (SPEC §3): the likelihood of (ṽ, j) given d depends
+    only on the bit b = ṽ[h_j(d)]: log P = const + (2b − 1)·log((1 − f)/f), f the flip probability.
+    """
+    if isinstance(mech, CMS):
+        keys = mech.family.keys(np.asarray(items, dtype=object))
+        pos = mech.family.evaluate(reports.row[:, None], keys[None, :])
+        bit = (reports.bits[np.arange(reports.row.size)[:, None], pos >> 3] >> (7 - (pos & 7))) & 1
+        return np.where(bit == 1, 1.0, -1.0) * math.log((1 - mech.flip) / mech.flip)
     if hasattr(mech, "transition_matrix"):
         with np.errstate(divide="ignore"):
             return np.log(mech.transition_matrix()[:, np.asarray(reports)].T)
-    if hasattr(mech, "log_likelihood"):
-        return mech.log_likelihood(reports, np.arange(n_items))
-    raise NotImplementedError(f"{mech.name} exposes neither transition_matrix nor log_likelihood")
+    raise NotImplementedError(f"no likelihood for {mech.name} reports")
 
 
 def adversary(cfg, result, rng=None) -> dict:
@@ -164,7 +172,7 @@ def adversary(cfg, result, rng=None) -> dict:
     day = np.concatenate([np.full(t["device"].size, t["day"]) for t in taps])
     rows = np.concatenate([t["rows"] for t in taps])
     try:
-        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), len(cfg.items))
+        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), cfg.items)
     except NotImplementedError:
         return {"adversary_linked": np.nan, "adversary_stripped": np.nan}
     log_prior = np.log(np.asarray(cfg.item_weights))
