@@ -61,14 +61,11 @@ class OUE(FrequencyOracle):
         return self.p, self.q
 
     # client ------------------------------------------------------------------------------------
-    def _batches(self, values, rng):
-        """Yield the number of users, then (slice of users, packed rows) batch by batch.
+    def _batches(self, x: np.ndarray, rng: np.random.Generator):
+        """Yield (slice of users, packed rows) batch by batch for validated item ids ``x``.
 
         The one place that fixes the order of random draws, so both batched paths agree exactly.
         """
-        x = check_item_ids(self.name, values, self.domain_size)
-        rng = as_generator(rng)
-        yield x.size, None
         n_words = -(-self.domain_size // WORD_BITS)
         step = max(1, _BATCH_WORDS // n_words)
         for start in range(0, x.size, step):
@@ -76,6 +73,7 @@ class OUE(FrequencyOracle):
             yield slice(start, start + xb.size), self._perturb_batch(xb, n_words, rng)
 
     def _perturb_batch(self, x: np.ndarray, n_words: int, rng) -> np.ndarray:
+        """All bits Bernoulli(q) sixteen at a time, padding cleared, then each true bit redrawn."""
         m, width = x.size, self.report_bytes
         rows = bernoulli_words(self.q, m * n_words, rng).view(np.uint8).reshape(m, 2 * n_words)[:, :width]
         rows = np.ascontiguousarray(rows)
@@ -88,21 +86,19 @@ class OUE(FrequencyOracle):
 
     def perturb(self, values, rng=None) -> np.ndarray:
         """Bit-packed OUE reports, shape (n, ⌈D/8⌉) uint8."""
-        batches = self._batches(values, rng)
-        n, _ = next(batches)
-        out = np.empty((n, self.report_bytes), dtype=np.uint8)
-        for users, rows in batches:
+        x = check_item_ids(self.name, values, self.domain_size)
+        out = np.empty((x.size, self.report_bytes), dtype=np.uint8)
+        for users, rows in self._batches(x, as_generator(rng)):
             out[users] = rows
         return out
 
     def perturb_aggregate(self, values, rng=None) -> Aggregate:
         """``aggregate(perturb(values, rng))`` (identical result) in bounded memory, batch by batch."""
-        batches = self._batches(values, rng)
-        n, _ = next(batches)
+        x = check_item_ids(self.name, values, self.domain_size)
         counts = np.zeros(self.domain_size, dtype=np.int64)
-        for _, rows in batches:
+        for _, rows in self._batches(x, as_generator(rng)):
             counts += packed_column_counts(rows, self.domain_size)
-        return Aggregate(n, counts, self.kind)
+        return Aggregate(x.size, counts, self.kind)
 
     # server ------------------------------------------------------------------------------------
     @property
