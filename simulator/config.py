@@ -175,10 +175,8 @@ class DeploymentConfig:
         for name in ("activity_sigma", "speed_device_sd_wpm", "speed_session_sd_wpm", "latency_sigma",
                      "window_start_sd_h", "service_s_per_report"):
             check_real(o, name, getattr(self, name), 0.0, low_open=False)
-        for name in ("opt_in", "p_online"):
-            check_real(o, name, getattr(self, name), 0.0, 1.0, high_open=False)
-        for name in ("loss", "ack_loss", "trend_peak_share"):
-            check_real(o, name, getattr(self, name), 0.0, 1.0, low_open=False)
+        for name in ("opt_in", "p_online", "loss", "ack_loss", "trend_peak_share"):
+            check_real(o, name, getattr(self, name), 0.0, 1.0, low_open=False, high_open=False)
         check_real(o, "window_start_mean_h", self.window_start_mean_h, 0.0, 24.0, low_open=False)
         for name in ("budget_daily", "budget_total"):
             v = getattr(self, name)
