@@ -1,4 +1,4 @@
-"""Optimized local hashing (OLH) — Wang et al., USENIX Security 2017, section 4.4.
+"""Optimized local hashing (OLH) — Wang et al., USENIX Security 2017 ("Local Hashing" section).
 
 SPEC §1 is silent on OLH; the formulas below are derived here from the paper and stated exactly.
 """
@@ -53,7 +53,7 @@ def _finish(z: np.ndarray, tmp: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class OLH(FrequencyOracle):
-    """Optimized local hashing over item ids ``0 .. domain_size-1`` (Wang et al. 2017, §4.4).
+    """Optimized local hashing over item ids ``0 .. domain_size-1`` (Wang et al. 2017, OLH).
 
     Client: draw a seed s uniform in [0, 2^32) (from ``rng``), hash the item to h = H_s(x) in [g],
     then report (s, y) with y = GRR over [g] of h: y = h w.p. p = e^ε/(e^ε+g−1), else uniform among
@@ -105,9 +105,9 @@ class OLH(FrequencyOracle):
         return ((z >> np.uint64(32)) * g + lo) >> np.uint64(32)
 
     def _lower_bound(self, y: np.ndarray) -> np.ndarray:
-        """⌈y·2^64/g⌉ = y·⌊2^64/g⌋ + ⌈y·(2^64 mod g)/g⌉ (uint64; y = g wraps to 0 = 2^64 mod 2^64).
+        """⌈y·2^64/g⌉ = y·⌊2^64/g⌋ + ⌈y·(2^64 mod g)/g⌉ in uint64 (y = g wraps to 2^64 mod 2^64 = 0).
 
-        H_s(x) = y  ⟺  ⌈y·2^64/g⌉ ≤ mix64 < ⌈(y+1)·2^64/g⌉, a test without division or 128-bit products.
+        H_s(x) = y  ⟺  ⌈y·2^64/g⌉ ≤ mix64 < ⌈(y+1)·2^64/g⌉: no division, no 128-bit products.
         """
         g = self.g
         whole, rest = divmod(1 << 64, g)
@@ -167,7 +167,7 @@ class OLH(FrequencyOracle):
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
         s = agg.data[self._items(items)]
-        return (s - agg.n / self.g) / (self.p - 1.0 / self.g)  # Wang et al. 2017, §4.4, count scale
+        return (s - agg.n / self.g) / (self.p - 1.0 / self.g)  # pure-protocol estimator, counts
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Optimized unary encoding (OUE) — Wang et al., USENIX Security 2017, section 4.3.
+"""Optimized unary encoding (OUE) — Wang et al., USENIX Security 2017 ("Unary Encoding" section).
 
 SPEC §1 is silent on OUE; the formulas below are derived here from the paper and stated exactly.
 """
@@ -19,7 +19,7 @@ _BATCH_WORDS = 1 << 17  # 16-bit words perturbed per batch (bounds memory of the
 
 @dataclass(frozen=True)
 class OUE(FrequencyOracle):
-    """Optimized unary encoding over item ids ``0 .. domain_size-1`` (Wang et al. 2017, §4.3).
+    """Optimized unary encoding over item ids ``0 .. domain_size-1`` (Wang et al. 2017, OUE).
 
     Client: one-hot encode x into D bits; keep the true bit as 1 w.p. p = 1/2; set every other bit
     to 1 w.p. q = 1/(e^ε+1), all bits independently.
@@ -28,7 +28,8 @@ class OUE(FrequencyOracle):
     Server: per-bit counts of ones c (length D, mergeable by addition); unbiased count estimate
     (c_x − n·q)/(p − q). For a fixed population with true counts f_x,
     c_x = Bin(f_x, p) + Bin(n − f_x, q), so the exact variance of the count estimate is
-    [f_x·p(1−p) + (n − f_x)·q(1−q)] / (p − q)²   (paper eq. (10) with the f_x term kept).
+    [f_x·p(1−p) + (n − f_x)·q(1−q)] / (p − q)² = n·q(1−q)/(p−q)² + f_x(1−p−q)/(p−q), the paper's
+    pure-protocol variance; its headline n·4e^ε/(e^ε−1)² drops the f_x term.
 
     Reports are bit-packed rows: an (n, ⌈D/8⌉) uint8 array in ``np.packbits`` (big-endian) order,
     bit of item j = bit 7 − j % 8 of byte j // 8, padding bits zero. Bits are drawn sixteen at a time
@@ -123,7 +124,7 @@ class OUE(FrequencyOracle):
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
         c = agg.data[self._items(items)]
-        return (c - agg.n * self.q) / (self.p - self.q)  # Wang et al. 2017, eq. (2), count scale
+        return (c - agg.n * self.q) / (self.p - self.q)  # pure-protocol estimator, counts
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:

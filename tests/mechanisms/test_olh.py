@@ -47,7 +47,8 @@ def test_default_g_too_large_for_huge_epsilon():
 
 @pytest.mark.parametrize("bad, exc", [(1, ValueError), ((1 << 32) + 1, ValueError), (6.0, TypeError)])
 def test_bad_domain_size(bad, exc):
-    with pytest.raises(exc, match=r"'domain_size' parameter of OLH must be an int in the range \[2, 4294967296\]"):
+    msg = r"'domain_size' parameter of OLH must be an int in the range \[2, 4294967296\]"
+    with pytest.raises(exc, match=msg):
         OLH(epsilon=1.0, domain_size=bad)
 
 
