@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def linear_estimator_variance(P, A, counts, mean_map=None) -> np.ndarray:
+def linear_estimator_variance(P, A, counts) -> np.ndarray:
     """Exact variance of each entry of ``A @ c (+ const)``, ``c`` the output counts of a fixed population.
 
     Parameters
@@ -32,15 +32,12 @@ def linear_estimator_variance(P, A, counts, mean_map=None) -> np.ndarray:
         Linear estimator: row ``k`` maps the output counts to estimate ``k``.
     counts : array_like, shape (D_in,)
         True number of users holding each input (non-negative; need not be integers).
-    mean_map : array_like, shape (K, D_in), optional
-        ``A @ P.T`` when known in closed form — for an unbiased estimator of the counts of items
-        ``sel`` it is ``np.eye(D)[sel]`` — which saves the O(K · D_in · D_out) product.
 
     Returns
     -------
     ndarray, shape (K,)
         ``Σ_y A[k,y]² (Pᵀf)_y − Σ_x f_x (A Pᵀ)[k,x]²``, clipped at 0 against round-off.
-        Costs O(K · D_in · D_out) (one matrix product) unless ``mean_map`` is given.
+        Costs O(K · D_in · D_out) (one matrix product).
 
     >>> p, q = 0.75, 0.25  # Warner RR, ε = ln 3, count estimate of value 1: (c_1 − n q)/(p − q)
     >>> A = np.array([[-q, 1 - q]]) / (p - q)
@@ -56,10 +53,6 @@ def linear_estimator_variance(P, A, counts, mean_map=None) -> np.ndarray:
     if np.any(f < 0) or not np.all(np.isfinite(f)):
         raise ValueError("linear_estimator_variance: 'counts' must be finite and non-negative.")
     output_mean = P.T @ f
-    # (K, D_in): E[estimate_k | one user with input x] − const
-    mean_map = A @ P.T if mean_map is None else np.asarray(mean_map, dtype=np.float64)
-    if mean_map.shape != (A.shape[0], P.shape[0]):
-        raise ValueError(f"linear_estimator_variance: 'mean_map' must have shape {(A.shape[0], P.shape[0])}; "
-                         f"got {mean_map.shape}.")
+    mean_map = A @ P.T  # (K, D_in): E[estimate_k | one user with input x] − const
     var = (A * A) @ output_mean - (mean_map * mean_map) @ f
     return np.maximum(var, 0.0)

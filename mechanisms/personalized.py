@@ -169,10 +169,13 @@ class PersonalizedSDGRR(FrequencyOracle):
             plug_in = np.clip(est[k], 0.0, None)
             plug_in = plug_in / plug_in.sum() if plug_in.sum() > 0 else np.full(self.domain_size,
                                                                                 1.0 / self.domain_size)
-            var[k] = mech._count_variance(plug_in * n_k) / n_k ** 2
+            var[k] = mech._count_variance(plug_in * n_k) / n_k ** 2  # O(D) closed form
         return est, var
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        if agg.n == 0:  # no group has users: every count estimate is 0, as for the other oracles
+            self._check_aggregate(agg)
+            return np.zeros(self._items(items).shape)
         est, var = self.group_estimates(agg)
         combined, _ = combine_inverse_variance(est, var)  # SPEC §2.4, eq. (19)
         return (combined * agg.n)[self._items(items)]

@@ -26,9 +26,9 @@ class SDGRR(KeepOrUniform):
     Sampled as the mixture: high x: w.p. c1 − c2 report x, else uniform over all D values;
     low x: w.p. c3 report x, else uniform over X_H.
     Server (count scale): ĥ = (c_h − n·c2)/(c1 − c2); l̂ = (c_l − c2·Σ_{h∈X_H} ĥ)/c3. Both unbiased.
-    Variance: exact fixed-population form via :func:`.linear_theory.linear_estimator_variance`
-    (SPEC §1.4's π(1−π)/n form is the i.i.d.-input variance); the paper's approximation for low values,
-    eq. (12), is :meth:`approx_variance_low`.
+    Variance: exact for a fixed population — :func:`.linear_theory.linear_estimator_variance` applied to
+    :meth:`estimator_matrix`, evaluated in O(D) by a closed form (SPEC §1.4's π(1−π)/n form is the
+    i.i.d.-input variance); the paper's approximation for low values, eq. (12), is :meth:`approx_variance_low`.
 
     Parameters
     ----------
@@ -91,11 +91,32 @@ class SDGRR(KeepOrUniform):
         low_est = (c - self.c2 * high_total) / self.c3  # SPEC §1.4
         return np.where(self._is_high, high_est, low_est)[self._items(items)]
 
-    def _estimator_matrix(self) -> np.ndarray:
+    def estimator_matrix(self) -> np.ndarray:
         d, c1, c2, c3 = self.domain_size, self.c1, self.c2, self.c3
         high_rows = (np.eye(d) - c2) / (c1 - c2)  # row h: (e_h − c2·1)/(c1 − c2), using n = Σ_y c_y
         high_total = high_rows[self._is_high].sum(axis=0)
         return np.where(self._is_high[:, None], high_rows, (np.eye(d) - c2 * high_total) / c3)
+
+    def _count_variance(self, f: np.ndarray) -> np.ndarray:
+        """Closed form of ``linear_estimator_variance(P, estimator_matrix(), f)`` in O(D).
+
+        High h: Var(c_h)/(c1−c2)², Var(c_h) = f_h c1(1−c1) + (n−f_h) c2(1−c2).
+        Low l: l̂ = (c_l − k·C_H)/c3 + const, k = c2/(c1−c2), C_H = Σ_{h∈X_H} c_h, so
+        Var = (Var(c_l) + k² Var(C_H) − 2k Cov(c_l, C_H))/c3² with a_H = P[y∈X_H | high x] = c1+(|X_H|−1)c2,
+        b_L = P[y∈X_H | low x] = |X_H|·c2: Var(c_l) = f_l c3(1−c3) + N_H c2(1−c2),
+        Var(C_H) = N_H a_H(1−a_H) + N_L b_L(1−b_L), Cov(c_l, C_H) = −(N_H c2 a_H + f_l c3 b_L)
+        (one report cannot be both l and high).
+        """
+        c1, c2, c3 = self.c1, self.c2, self.c3
+        n_high = f[self._is_high].sum()
+        n_low = f.sum() - n_high
+        high = (f * c1 * (1 - c1) + (f.sum() - f) * c2 * (1 - c2)) / (c1 - c2) ** 2
+        k, a_h, b_l = c2 / (c1 - c2), c1 + (len(self.high) - 1) * c2, len(self.high) * c2
+        var_l = f * c3 * (1 - c3) + n_high * c2 * (1 - c2)
+        var_total_high = n_high * a_h * (1 - a_h) + n_low * b_l * (1 - b_l)
+        cov = -(n_high * c2 * a_h + f * c3 * b_l)
+        low = (var_l + k ** 2 * var_total_high - 2 * k * cov) / c3 ** 2
+        return np.where(self._is_high, high, low)
 
     def approx_variance_low(self, n, high_mass=None) -> float:
         """The paper's small-f approximation of a low value's FREQUENCY variance, eq. (12).

@@ -150,6 +150,8 @@ def test_empty_group_is_skipped():
     assert np.all(np.isnan(est[1])) and np.all(var[1] == np.inf)
     assert np.all(np.isfinite(m.estimate(agg)))
     assert np.all(np.isfinite(m.variance(counts)))
+    empty = m.aggregate(m.perturb(np.array([], dtype=int), np.array([], dtype=int)))
+    np.testing.assert_array_equal(m.estimate(empty), np.zeros(8))
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 
 import mechanisms.urr
 from mechanisms import URR, Aggregate
+from mechanisms.linear_theory import linear_estimator_variance
 
 D, SENSITIVE = 7, (1, 2, 5)
 
@@ -53,7 +54,7 @@ def test_uldp_condition_non_sensitive_outputs_have_one_preimage(mech):
 
 
 def test_estimator_is_linear_and_unbiased(mech):
-    A, P = mech._estimator_matrix(), mech.transition_matrix()
+    A, P = mech.estimator_matrix(), mech.transition_matrix()
     np.testing.assert_allclose(A @ P.T, np.eye(D), atol=1e-12)
     agg = mech.sample_aggregate(np.arange(D) * 10, rng=0)
     np.testing.assert_allclose(mech.estimate(agg), A @ agg.data, rtol=1e-12, atol=1e-9)
@@ -66,6 +67,8 @@ def test_variance_closed_form(mech):
     P = mech.transition_matrix()
     slope = np.where(np.isin(np.arange(D), SENSITIVE), mech.c1 - mech.c2, mech.c3)
     np.testing.assert_allclose(mech.variance(f), (f @ (P * (1 - P))) / slope ** 2, rtol=1e-10)
+    np.testing.assert_allclose(mech.variance(f), linear_estimator_variance(P, mech.estimator_matrix(), f),
+                               rtol=1e-10)
     np.testing.assert_allclose(mech.variance(f, [3, 1]), mech.variance(f)[[3, 1]])
 
 
