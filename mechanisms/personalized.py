@@ -220,7 +220,8 @@ class PersonalizedSDGRR(FrequencyOracle):
         y = check_item_ids(f"{self.name}.encode", y, self.domain_size, "reports.y")
         g = check_item_ids(f"{self.name}.encode", g, self.n_groups, "reports.group")
         wy, wg = uint_bytes(self.domain_size), uint_bytes(self.n_groups)
-        parts = [np.frombuffer(encode_uints(v, w), dtype=np.uint8).reshape(-1, w) for v, w in ((y, wy), (g, wg))]
+        parts = [np.frombuffer(encode_uints(v, w), dtype=np.uint8).reshape(-1, w)
+                 for v, w in ((y, wy), (g, wg))]
         return np.hstack(parts).tobytes()
 
     def decode(self, payload: bytes) -> PersonalizedReports:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import NamedTuple
 
+import numpy as np
+
 from ._validation import check_epsilon, check_real
 from .base import Aggregate
 from .grr import GRR
@@ -33,7 +35,6 @@ class RR(GRR):
     Count estimates n·π̂ (value 1) and n·(1 − π̂) (value 0). Var[π̂] = p(1−p)/(n(2p−1)²) — SPEC §1.1;
     for a fixed population it does not depend on π, so it is also the exact variance of the counts / n².
 
-    >>> import numpy as np
     >>> m = RR(epsilon=math.log(3))
     >>> round(m.p, 6)
     0.75
@@ -62,5 +63,5 @@ class RR(GRR):
         pi_hat = float(self.estimate(agg, [1])[0]) / agg.n  # SPEC §1.1
         sd = math.sqrt(self.p * (1 - self.p) / agg.n) / (2 * self.p - 1)  # SPEC §1.1
         z = NormalDist().inv_cdf(0.5 + level / 2)
-        clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
-        return ProportionEstimate(pi_hat, clip(pi_hat), clip(pi_hat - z * sd), clip(pi_hat + z * sd))
+        mle, low, high = np.clip([pi_hat, pi_hat - z * sd, pi_hat + z * sd], 0.0, 1.0).tolist()
+        return ProportionEstimate(pi_hat, mle, low, high)

@@ -28,7 +28,8 @@ class SDGRR(KeepOrUniform):
     Server (count scale): ĥ = (c_h − n·c2)/(c1 − c2); l̂ = (c_l − c2·Σ_{h∈X_H} ĥ)/c3. Both unbiased.
     Variance: exact for a fixed population — :func:`.linear_theory.linear_estimator_variance` applied to
     :meth:`estimator_matrix`, evaluated in O(D) by a closed form (SPEC §1.4's π(1−π)/n form is the
-    i.i.d.-input variance); the paper's approximation for low values, eq. (12), is :meth:`approx_variance_low`.
+    i.i.d.-input variance); the paper's approximation for low values, eq. (12), is
+    :meth:`approx_variance_low`.
 
     Parameters
     ----------

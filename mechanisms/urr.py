@@ -30,7 +30,8 @@ def check_id_set(owner: str, name: str, ids, domain_size: int) -> tuple[int, ...
         raise ValueError(f"The {name!r} parameter of {owner} must be {allowed}. Got an empty set.")
     out = [int(v) for v in items if not 0 <= int(v) < domain_size]
     if out:
-        raise ValueError(f"The {name!r} parameter of {owner} must be {allowed}. Got id {out[0]} (out of range).")
+        raise ValueError(f"The {name!r} parameter of {owner} must be {allowed}. "
+                         f"Got id {out[0]} (out of range).")
     unique, n_seen = np.unique(np.asarray(items, dtype=np.int64), return_counts=True)
     if np.any(n_seen > 1):
         raise ValueError(f"The {name!r} parameter of {owner} must be {allowed}. "
@@ -174,7 +175,8 @@ class URR(KeepOrUniform):
         is_sensitive = np.zeros(d, dtype=bool)
         is_sensitive[list(s)] = True
         object.__setattr__(self, "_is_sensitive", is_sensitive)
-        self._set_mixture(np.where(is_sensitive, self.c1 - self.c2, self.c3), [s], np.zeros(d, dtype=np.int64))
+        keep = np.where(is_sensitive, self.c1 - self.c2, self.c3)
+        self._set_mixture(keep, [s], np.zeros(d, dtype=np.int64))  # every fallback is uniform over X_S
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)

@@ -162,8 +162,9 @@ def test_approx_variance_low_is_eq_12(mech):
     e, n, fh = math.exp(mech.epsilon), 1000, 0.3
     want = (D + e - 1 - fh) * fh / (n * (len(LOW) + e - 1) ** 2)  # paper eq. (12)
     assert math.isclose(mech.approx_variance_low(n, fh), want, rel_tol=1e-12)
-    assert math.isclose(mech.approx_variance_low(n), mech.approx_variance_low(n, len(HIGH) / D), rel_tol=1e-12)
-    with pytest.raises(ValueError, match=r"'high_mass' parameter of SDGRR must be a float in the range \[0, 1\]"):
+    uniform = mech.approx_variance_low(n, len(HIGH) / D)  # the default: the uniform distribution
+    assert math.isclose(mech.approx_variance_low(n), uniform, rel_tol=1e-12)
+    with pytest.raises(ValueError, match=r"'high_mass' parameter of SDGRR must be a float in the range \[0, 1"):
         mech.approx_variance_low(n, 1.5)
     with pytest.raises(ValueError, match=r"'n' parameter of SDGRR"):
         mech.approx_variance_low(0)
@@ -209,7 +210,8 @@ def test_low_defaults_to_complement_and_is_canonical():
     ({"high": tuple(range(7))}, ValueError, r"'low' parameter of SDGRR must be non-empty.*is GRR"),
     ({"low": (1, 2, 3, 5, 6)}, ValueError, r"'high' and 'low' parameters of SDGRR must be disjoint\. "
                                            r"Got ids \[3\] in both"),
-    ({"low": (1, 2, 5)}, ValueError, r"'high' and 'low' .* must together cover \[0, 7\)\. Got ids \[6\] in neither"),
+    ({"low": (1, 2, 5)}, ValueError, r"'high' and 'low' .* must together cover \[0, 7\)\. "
+                                     r"Got ids \[6\] in neither"),
     ({"low": ()}, ValueError, r"'low' parameter of SDGRR must be a non-empty .* Got an empty set"),
     ({"low": (1, 9)}, ValueError, r"'low' .* Got id 9 \(out of range\)"),
     ({"domain_size": 1, "high": (0,)}, ValueError, r"'domain_size' parameter of SDGRR must be an int in the "

@@ -62,7 +62,7 @@ def test_estimator_is_linear_and_unbiased(mech):
 
 
 def test_variance_closed_form(mech):
-    """Each URR estimate uses one output count: Var = Var(c_y)/slope², Var(c_y) = Σ_x f_x P[y|x](1 − P[y|x])."""
+    """Each URR estimate uses one output count: Var = Var(c_y)/slope², Var(c_y) = Σ_x f_x P[y|x](1−P[y|x])."""
     f = np.array([50, 0, 300, 10, 7, 1000, 3])
     P = mech.transition_matrix()
     slope = np.where(np.isin(np.arange(D), SENSITIVE), mech.c1 - mech.c2, mech.c3)
