@@ -81,6 +81,10 @@ class FrequencyOracle(ABC):
     def aggregate(self, reports) -> Aggregate:
         """Sufficient statistic of a batch of reports."""
 
+    def perturb_aggregate(self, values, rng=None) -> Aggregate:
+        """Client side then server side in one call; mechanisms override it to bound memory (OUE)."""
+        return self.aggregate(self.perturb(values, rng))
+
     @abstractmethod
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         """Estimated counts of ``items`` from an aggregate."""
