@@ -45,7 +45,9 @@ class BenchCase:
 
     ``target_s``: seconds allowed per 10⁶ ``unit``s (None: no target); ``target_peak``: bytes of
     peak RSS allowed; ``domain``: number of items (None: the bench's ``--items``); ``numeric``: the
-    mechanism takes readings in [−1, 1] and estimates a mean. A parameter given as a module-level
+    mechanism takes readings in [−1, 1] and estimates a mean; ``n``: a fixed size overriding the
+    bench's ``--users`` (the direct samplers and EM, whose cost is mostly independent of n, so a
+    linear extrapolation from a small n would be wrong). A parameter given as a module-level
     function is called with the domain size; ``domain_size`` is filled in where the class takes it.
     """
 
@@ -58,6 +60,7 @@ class BenchCase:
     domain: int | None = None
     numeric: bool = False
     unit: str = "users"
+    n: int | None = None
     extra: dict = field(default_factory=dict)
 
     def items(self, domain_size: int) -> int:
@@ -109,16 +112,17 @@ CASES: list[BenchCase] = [
     BenchCase("hcms k65535 m32 ε1", "hcms", {"epsilon": 1.0, **_CMS_WIDE}, target_s=0.5),
     BenchCase("pm", "pm", {"epsilon": 1.0}, target_s=FAST, numeric=True),
     BenchCase("sdpm", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, target_s=FAST, numeric=True),
-    BenchCase("rr", "rr", {"epsilon": 1.0}, "direct", domain=2),
-    BenchCase("grr", "grr", {"epsilon": 1.0}, "direct"),
-    BenchCase("urr", "urr", {"epsilon": 1.0, "sensitive": every_tenth}, "direct"),
-    BenchCase("sdgrr", "sdgrr", {"epsilon": 1.0, "high": every_tenth}, "direct"),
-    BenchCase("oue", "oue", {"epsilon": 1.0}, "direct"),
-    BenchCase("olh", "olh", {"epsilon": 1.0}, "direct"),
-    BenchCase("cms k256 m1024 ε4", "cms", {"epsilon": 4.0, **_CMS_SMALL}, "direct", target_s=0.1),
-    BenchCase("cms k65535 m1024 ε4", "cms", {"epsilon": 4.0, "k": 65535, "m": 1024}, "direct", target_s=3.0),
-    BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct"),
-    BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", target_s=2.0,
+    BenchCase("rr", "rr", {"epsilon": 1.0}, "direct", n=PER, domain=2),
+    BenchCase("grr", "grr", {"epsilon": 1.0}, "direct", n=PER),
+    BenchCase("urr", "urr", {"epsilon": 1.0, "sensitive": every_tenth}, "direct", n=PER),
+    BenchCase("sdgrr", "sdgrr", {"epsilon": 1.0, "high": every_tenth}, "direct", n=PER),
+    BenchCase("oue", "oue", {"epsilon": 1.0}, "direct", n=PER),
+    BenchCase("olh", "olh", {"epsilon": 1.0}, "direct", n=PER),
+    BenchCase("cms k256 m1024 ε4", "cms", {"epsilon": 4.0, **_CMS_SMALL}, "direct", n=PER, target_s=0.1),
+    BenchCase("cms k65535 m1024 ε4", "cms", {"epsilon": 4.0, "k": 65535, "m": 1024}, "direct", n=PER,
+              target_s=3.0),
+    BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct", n=PER),
+    BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", n=PER, target_s=2.0,
               numeric=True, unit="reports", extra={"bins": 1024}),
 ]
 
@@ -202,7 +206,9 @@ def skip_reason(case: BenchCase, domain_size: int) -> str | None:
 
 
 def bench_row(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
-    """Measure one case and return its table row (a skipped or failed case gets a note instead)."""
+    """Measure one case (at ``case.n`` users if it fixes one, else ``n``) and return its table row;
+    a skipped case (``pass`` = "skip") or a failed one ("ERROR") gets a note instead of numbers."""
+    n = case.n or n
     row = {"case": case.label, "path": case.path, "n": n, "unit": case.unit, "target": case.target_text(),
            "seconds": np.nan, "s_per_1e6": np.nan, "rate": np.nan, "peak_mib": np.nan,
            "baseline_mib": np.nan, "pass": "", "note": ""}
@@ -211,7 +217,8 @@ def bench_row(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
         try:
             out = measure(case, n, domain_size, seed)
         except Exception as exc:  # a broken mechanism is a row in the table, not a crashed bench
-            reason = f"failed: {type(exc).__name__}: {exc}"
+            row.update({"pass": "ERROR", "note": f"{type(exc).__name__}: {exc}"})
+            return row
     if reason is not None:
         row.update({"pass": "skip", "note": reason})
         return row

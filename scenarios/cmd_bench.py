@@ -112,7 +112,7 @@ def _compare(label: str, path: str, need, job: peers.PeerJob, res: dict, case, o
 def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: int, seed: int, venv) -> list[dict]:
     """Run every peer job whose counterpart was measured (OUE/OLH peers at ``n_slow`` users, the
     others at ``n_fast``) and compare speed and MSE on the same true counts."""
-    pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") != "skip"]
+    pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") not in ("skip", "ERROR")]
     if not pairs:
         print("peers: none of the compared cases ran; nothing to compare")
         return []
