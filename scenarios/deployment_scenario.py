@@ -3,7 +3,8 @@
 Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.toml``)::
 
     [deployment]        name, seed, devices, days, block_size, shards, drain_days, adversary_devices
-    [workload]          name = "emoji", top = 100         (evaluation.workloads; categorical)
+    [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
+                        (any categorical workload of evaluation.workloads)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
                         opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
@@ -66,7 +67,7 @@ SPEC = {
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
                    "block_size": Field(int, 2048, _ge(1)), "shards": Field(int, 1, _ge(1)),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},
-    "workload": {"name": Field(str, "emoji"), "top": Field(int, 100, _ge(2))},
+    "workload": {"name": Field(str, "emoji")},
     "fleet": {"concentration": Field(F, 5.0, _gt(0)), "n_atoms": Field(int, 48, _ge(1)),
               "activity_sigma": Field(F, 0.8, _ge(0)), "sessions_per_day": Field(F, 6.0, _gt(0)),
               "events_per_session": Field(F, 0.8, _gt(0)), "opt_in": Field(F, 0.6, _prob),
@@ -133,7 +134,12 @@ def load_deployment(path=DEFAULT, devices: int | None = None, days: int | None =
     for key in raw:
         if key not in TOP_LEVEL:
             raise ScenarioError(path, key, f"unknown table; allowed: {', '.join(sorted(TOP_LEVEL))}")
-    t = {name: parse_table(raw.get(name, {}), spec, name, path) for name, spec in SPEC.items()}
+    tables = {name: raw.get(name, {}) for name in SPEC}
+    if isinstance(tables["workload"], dict):  # keys besides name are the workload builder's parameters
+        tables["workload"] = {k: v for k, v in tables["workload"].items() if k == "name"}
+    t = {name: parse_table(tables[name], spec, name, path) for name, spec in SPEC.items()}
+    t["workload"]["params"] = {k: v for k, v in raw.get("workload", {}).items() if k != "name"} \
+        if "workload" in raw else {"top": 100}
     for key, value in (("devices", devices), ("days", days), ("seed", seed)):
         if value is not None:
             t["deployment"][key] = value
@@ -142,9 +148,11 @@ def load_deployment(path=DEFAULT, devices: int | None = None, days: int | None =
                 raise ScenarioError(path, f"deployment.{key}", f"{problem}; got {value!r} (command line)")
     wl = t["workload"]
     try:
-        workload = make_workload(wl["name"], 1_000_000, top=wl["top"])
+        workload = make_workload(wl["name"], 1_000_000, **wl["params"])
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "workload", str(exc)) from None
+    if not hasattr(workload, "counts"):
+        raise ScenarioError(path, "workload.name", f"must be a categorical workload; got {wl['name']!r}")
     ucs = raw.get("use_case", {})
     if not isinstance(ucs, dict) or not ucs:
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")

@@ -12,17 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms import MECHANISMS
+from mechanisms import MECHANISMS, FrequencyOracle
 from mechanisms._validation import check_int, check_real
 from mechanisms.em import EM
-from mechanisms.pm import PM
-from mechanisms.sdpm import SDPM
+from mechanisms.numeric import NumericMechanism
 
-#: kinds of use case: categorical events (emoji) or numeric readings (typing speed)
-KINDS = ("event", "reading")
-
-#: numeric mechanisms by scenario name (the frequency oracles come from ``mechanisms.MECHANISMS``)
-NUMERIC_MECHANISMS = {"pm": PM, "sdpm": SDPM}
+#: kind of use case → the base class its mechanism must have: categorical events (emoji) take a
+#: frequency oracle, numeric readings (typing speed) a numeric mechanism
+KINDS = {"event": FrequencyOracle, "reading": NumericMechanism}
 
 
 @dataclass(frozen=True)
@@ -49,8 +46,9 @@ class UseCase:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"The 'name' parameter of UseCase must be an identifier. Got {self.name!r} instead.")
         if self.kind not in KINDS:
-            raise ValueError(f"The 'kind' parameter of {owner} must be one of {KINDS}. Got {self.kind!r} instead.")
-        allowed = sorted(MECHANISMS) if self.kind == "event" else sorted(NUMERIC_MECHANISMS)
+            raise ValueError(f"The 'kind' parameter of {owner} must be one of {tuple(KINDS)}. "
+                             f"Got {self.kind!r} instead.")
+        allowed = sorted(n for n, cls in MECHANISMS.items() if issubclass(cls, KINDS[self.kind]))
         if self.mechanism not in allowed:
             raise ValueError(f"The 'mechanism' parameter of {owner} ({self.kind}) must be one of {allowed}. "
                              f"Got {self.mechanism!r} instead.")
@@ -74,8 +72,6 @@ class UseCase:
 
     def make_mechanism(self):
         """The mechanism object (the client side and the wire form)."""
-        if self.kind == "reading":
-            return NUMERIC_MECHANISMS[self.mechanism](**dict(self.params))
         return MECHANISMS[self.mechanism](**dict(self.params))
 
     def make_aggregator(self, mechanism=None):
