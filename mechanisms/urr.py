@@ -49,27 +49,20 @@ class KeepOrUniform(DiscreteOracle):
     """
 
     def _set_mixture(self, keep, fallback_sets, fallback_of) -> None:
-        sets = [np.asarray(s, dtype=np.int64) for s in fallback_sets]
-        sizes = np.array([s.size for s in sets])
-        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        fallback_of = np.asarray(fallback_of, dtype=np.int64)
-        derived = {
-            "_keep": np.asarray(keep, dtype=np.float64),
-            "_fallback_sets": sets,
-            "_fallback_of": fallback_of,
-            "_fallback_table": np.concatenate(sets),  # all sets, back to back
-            "_size_of": sizes[fallback_of],  # per input: size of its fallback set
-            "_offset_of": offsets[fallback_of],  # per input: where its set starts in the table
-        }
-        for k, v in derived.items():
-            object.__setattr__(self, k, v)
+        object.__setattr__(self, "_keep", np.asarray(keep, dtype=np.float64))
+        object.__setattr__(self, "_fallback_sets", [np.asarray(s, dtype=np.int64) for s in fallback_sets])
+        object.__setattr__(self, "_fallback_of", np.asarray(fallback_of, dtype=np.int64))
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         keep = rng.random(x.size) < self._keep[x]
-        fallback = self._fallback_table[self._offset_of[x] + rng.integers(0, self._size_of[x])]
+        # one uniform draw per user from every fallback set (scalar bounds are fast), then pick the user's
+        fallback = None
+        for g, members in enumerate(self._fallback_sets):
+            draw = members[rng.integers(0, members.size, size=x.size)]
+            fallback = draw if fallback is None else np.where(self._fallback_of[x] == g, draw, fallback)
         return np.where(keep, x, fallback)
 
     # server ------------------------------------------------------------------------------------
