@@ -2,17 +2,23 @@
 
 from .base import Aggregate, DiscreteOracle, FrequencyOracle
 from .cms import CMS, CMSReports
+from .em import EM, EMResult
 from .grr import GRR
 from .hashing import HashFamily
 from .hcms import HCMS, HCMSReports
 from .olh import OLH, OLHReports
 from .oue import OUE
+from .numeric import NumericMechanism
 from .personalized import PersonalizedSDGRR, combine_inverse_variance
+from .personalized_numeric import PersonalizedSDPM
+from .pm import PM
 from .rr import RR
 from .sdgrr import SDGRR
+from .sdpm import SDPM
 from .urr import URR
 from .registry import MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
            "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE",
-           "CMS", "CMSReports", "HCMS", "HCMSReports", "HashFamily"]
+           "CMS", "CMSReports", "HCMS", "HCMSReports", "HashFamily",
+           "NumericMechanism", "PM", "SDPM", "EM", "EMResult", "PersonalizedSDPM"]

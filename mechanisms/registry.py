@@ -8,8 +8,11 @@ from .hcms import HCMS
 from .olh import OLH
 from .oue import OUE
 from .personalized import PersonalizedSDGRR
+from .personalized_numeric import PersonalizedSDPM
+from .pm import PM
 from .rr import RR
 from .sdgrr import SDGRR
+from .sdpm import SDPM
 from .urr import URR
 
 #: name used in scenario files → mechanism class
@@ -23,6 +26,9 @@ MECHANISMS: dict[str, type] = {
     "olh": OLH,
     "cms": CMS,
     "hcms": HCMS,
+    "pm": PM,
+    "sdpm": SDPM,
+    "personalized-sdpm": PersonalizedSDPM,
 }
 
 
