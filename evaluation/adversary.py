@@ -21,7 +21,8 @@ from mechanisms._validation import as_generator, check_item_ids
 TIE_RTOL = 1e-9
 
 
-def _prior(prior, size: int, name: str) -> np.ndarray:
+def normalized_prior(prior, size: int, name: str) -> np.ndarray:
+    """``prior`` as probabilities summing to one (uniform when None); raises naming ``name``."""
     if prior is None:
         return np.full(size, 1.0 / size)
     p = np.asarray(prior, dtype=np.float64)
@@ -49,7 +50,7 @@ def _group_index(groups, size: int) -> tuple[np.ndarray, int]:
 def _tied(P: np.ndarray, prior, groups) -> tuple[np.ndarray, np.ndarray]:
     """(T, g): T[c, y] True where class c maximises Σ_{x∈c} π(x)P[x,y]; g the class of each input."""
     P = _matrix(P)
-    pi = _prior(prior, P.shape[0], "prior")
+    pi = normalized_prior(prior, P.shape[0], "prior")
     g, n_groups = _group_index(groups, P.shape[0])
     w = np.zeros((n_groups, P.shape[1]))
     np.add.at(w, g, pi[:, None] * P)
@@ -87,7 +88,7 @@ def expected_accuracy(transition_matrix, true_prior=None, adversary_prior=None, 
     class label instead of the value.
     """
     acc = accuracy_by_input(transition_matrix, adversary_prior, groups)
-    pi = _prior(true_prior, acc.size, "true_prior")
+    pi = normalized_prior(true_prior, acc.size, "true_prior")
     if subset is not None:
         mask = np.zeros(acc.size, dtype=bool)
         mask[np.asarray(subset)] = True
@@ -113,7 +114,8 @@ def _sample_guesses(t: np.ndarray, reports: np.ndarray, rng) -> np.ndarray:
     return table[pick, reports]
 
 
-def _rate(hits: np.ndarray) -> tuple[float, float]:
+def binomial_rate(hits: np.ndarray) -> tuple[float, float]:
+    """(share of hits, its binomial standard error √(acc(1−acc)/n)); nan for no users."""
     if hits.size == 0:
         return float("nan"), float("nan")
     acc = float(hits.mean())
@@ -140,13 +142,13 @@ def empirical_accuracy(mechanism, values, reports, prior=None, rng=None, high=No
     per_input = accuracy_by_input(P, prior)
     out = {"n": int(x.size), "n_high": int(hi[x].sum())}
     for key, sel in (("overall", slice(None)), ("high", hi[x])):
-        out[key], out[key + "_se"] = _rate(hits[sel])
+        out[key], out[key + "_se"] = binomial_rate(hits[sel])
         out["expected_" + key] = float(per_input[x[sel]].mean()) if hits[sel].size else float("nan")
     if hi.all() or not hi.any():
         out["class"] = out["class_se"] = out["expected_class"] = float("nan")
     else:
         tc, _ = _tied(P, prior, hi)
         class_hits = _sample_guesses(tc, y, rng) == hi[x].astype(np.int64)
-        out["class"], out["class_se"] = _rate(class_hits)
+        out["class"], out["class_se"] = binomial_rate(class_hits)
         out["expected_class"] = float(accuracy_by_input(P, prior, hi)[x].mean())
     return out

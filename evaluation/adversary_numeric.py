@@ -21,7 +21,7 @@ import numpy as np
 
 from mechanisms._validation import as_generator, check_finite_in, check_int, check_real
 
-from .adversary import TIE_RTOL
+from .adversary import TIE_RTOL, binomial_rate, normalized_prior
 
 DEFAULT_CELLS = 200
 DEFAULT_TOL = 0.1
@@ -38,15 +38,6 @@ def prior_from_values(values, n_cells: int = DEFAULT_CELLS) -> np.ndarray:
     """The workload's prior over the cells: a histogram of the true values (the stronger adversary)."""
     x = check_finite_in("prior_from_values", values, -1.0, 1.0)
     return np.histogram(x, bins=n_cells, range=(-1.0, 1.0))[0] / x.size
-
-
-def _masses(prior, n_cells: int) -> np.ndarray:
-    if prior is None:
-        return np.full(n_cells, 1.0 / n_cells)
-    m = np.asarray(prior, dtype=np.float64)
-    if m.shape != (n_cells,) or not np.all(np.isfinite(m)) or m.min() < 0 or m.sum() <= 0:
-        raise ValueError(f"'prior' must be {n_cells} non-negative cell masses, not all zero; got shape {m.shape}.")
-    return m / m.sum()
 
 
 def _is_low(mechanism, x) -> np.ndarray:
@@ -92,7 +83,7 @@ def decide(mechanism, y, masses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def numeric_guesses(mechanism, reports, n_cells: int = DEFAULT_CELLS, prior=None, rng=None):
     """(value guesses, guessed-low flags) for every report; ties broken independently per report."""
     y = check_finite_in("numeric_guesses", reports, -mechanism.C, mechanism.C, "reports")
-    masses = _masses(prior, check_int("numeric_guesses", "n_cells", n_cells, low=2))
+    masses = normalized_prior(prior, check_int("numeric_guesses", "n_cells", n_cells, low=2), "prior")
     grid = input_grid(masses.size)
     rng = as_generator(rng)
     guess, low = np.empty(y.size), np.empty(y.size, dtype=bool)
@@ -103,13 +94,6 @@ def numeric_guesses(mechanism, reports, n_cells: int = DEFAULT_CELLS, prior=None
         guess[s:s + _BATCH] = np.where(atom_wins, yb, grid[pick])
         low[s:s + _BATCH] = rng.random(yb.size) < p_low
     return guess, low
-
-
-def _rate(hits: np.ndarray) -> tuple[float, float]:
-    if hits.size == 0:
-        return float("nan"), float("nan")
-    acc = float(hits.mean())
-    return acc, float(np.sqrt(acc * (1 - acc) / hits.size))
 
 
 def expected_numeric_accuracy(mechanism, x, tol: float = DEFAULT_TOL, n_cells: int = DEFAULT_CELLS,
@@ -123,7 +107,7 @@ def expected_numeric_accuracy(mechanism, x, tol: float = DEFAULT_TOL, n_cells: i
     """
     x = check_finite_in("expected_numeric_accuracy", np.atleast_1d(x), -1.0, 1.0, "x")
     tol = check_real("expected_numeric_accuracy", "tol", tol, 0.0, np.inf)
-    masses = _masses(prior, check_int("expected_numeric_accuracy", "n_cells", n_cells, low=2))
+    masses = normalized_prior(prior, check_int("expected_numeric_accuracy", "n_cells", n_cells, low=2), "prior")
     grid = input_grid(masses.size)
     edges = np.linspace(-mechanism.C, mechanism.C, n_y + 1)
     ys = (edges[:-1] + edges[1:]) / 2
@@ -161,8 +145,8 @@ def empirical_numeric_accuracy(mechanism, values, reports, tol: float = DEFAULT_
     hits = np.abs(guess - x) <= tol
     low = _is_low(mechanism, x)
     out = {"n": int(x.size), "n_high": int((~low).sum()), "tol": tol, "n_cells": n_cells}
-    out["overall"], out["overall_se"] = _rate(hits)
-    out["high"], out["high_se"] = _rate(hits[~low])
+    out["overall"], out["overall_se"] = binomial_rate(hits)
+    out["high"], out["high_se"] = binomial_rate(hits[~low])
     has_classes = bool(_is_low(mechanism, input_grid(n_cells)).any())
-    out["class"], out["class_se"] = _rate(guessed_low == low) if has_classes else (float("nan"),) * 2
+    out["class"], out["class_se"] = binomial_rate(guessed_low == low) if has_classes else (float("nan"),) * 2
     return out

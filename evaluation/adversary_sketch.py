@@ -26,7 +26,7 @@ from mechanisms.hcms import HCMS, hadamard_sign
 from mechanisms.olh import OLH
 from mechanisms.oue import OUE
 
-from .adversary import TIE_RTOL, _prior, _rate
+from .adversary import TIE_RTOL, binomial_rate, normalized_prior
 
 _CELLS = 4_000_000  # users × candidates per block
 
@@ -78,7 +78,7 @@ def _block(reports, sl: slice):
 def sketch_guesses(mechanism, reports, items, prior=None, rng=None) -> np.ndarray:
     """The MAP guess (a position in ``items``) for every report; ties broken per report."""
     rng = as_generator(rng)
-    pi = _prior(prior, len(items), "prior")
+    pi = normalized_prior(prior, len(items), "prior")
     log_pi = np.log(pi, out=np.full(pi.size, -np.inf), where=pi > 0)
     n = _n_reports(reports)
     step = max(1, _CELLS // max(len(items), 1))
@@ -99,5 +99,5 @@ def empirical_sketch_accuracy(mechanism, values, reports, items, prior=None, rng
     if guess.size != x.size:
         raise ValueError(f"empirical_sketch_accuracy: 'values' and 'reports' differ in length "
                          f"({x.size} vs {guess.size}).")
-    acc, se = _rate(guess == x)
+    acc, se = binomial_rate(guess == x)
     return {"n": int(x.size), "overall": acc, "overall_se": se}

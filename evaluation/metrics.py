@@ -46,6 +46,16 @@ def with_standard_error(per_run_values, axis: int = 0) -> tuple:
     return mean, se
 
 
+def confidence_interval(per_run_values, level: float = 0.95, axis: int = 0) -> tuple:
+    """(low, high) Student-t interval mean ± t_{R−1}·se over runs (normal per-run statistics)."""
+    from scipy import stats
+
+    mean, se = with_standard_error(per_run_values, axis)
+    r = np.shape(per_run_values)[axis]
+    half = stats.t.ppf(0.5 + level / 2, r - 1) * se if r > 1 else np.full_like(mean, np.nan)
+    return mean - half, mean + half
+
+
 def ranks_of(counts) -> np.ndarray:
     """Ranks, 1 = largest, ties broken by item order; works row-wise on R × D arrays."""
     c = np.asarray(counts, dtype=np.float64)

@@ -138,5 +138,5 @@ def test_sdpm_exact_reports_are_guessed_exactly():
 
 
 def test_bad_prior():
-    with pytest.raises(ValueError, match="'prior' must be 200 non-negative cell masses"):
+    with pytest.raises(ValueError, match="'prior' must be 200 non-negative finite weights"):
         numeric_guesses(PM(1.0), [0.0], CELLS, prior=np.ones(3))

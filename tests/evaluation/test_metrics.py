@@ -63,6 +63,13 @@ def test_with_standard_error():
     np.testing.assert_allclose(se, [0.5, 0.5, 0.0])  # values (0, 1): s = 1/√2, se = 1/2
 
 
+def test_confidence_interval():
+    # (1, 2, 3, 4): se = √(5/3)/2, t_{3, 0.975} = 3.182446305284263
+    low, high = M.confidence_interval([1, 2, 3, 4])
+    half = 3.182446305284263 * math.sqrt(5 / 3) / 2
+    assert low == pytest.approx(2.5 - half) and high == pytest.approx(2.5 + half)
+
+
 def test_variance_ratio():
     # empirical variances (ddof 1): 24.5, 4.5, 0.5
     np.testing.assert_allclose(M.variance_ratio(A, RUNS, [49.0, 9.0, 0.25]), [0.5, 0.5, 2.0])
