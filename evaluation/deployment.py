@@ -206,6 +206,9 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     if not top.empty:
         summary.update(mean_delta_e_top=float(top["delta_e"].mean()), mean_delta_r_top=float(top["delta_r"].mean()),
                        mean_variance_top=float(top["variance"].mean()))
+        in_top = daily[daily["item"].isin(top["item"])]
+        for level in ("donated", "event"):  # the estimate targets donated shares, not all events
+            summary[f"share_mae_vs_{level}"] = float((in_top["estimate"] - in_top[f"true_{level}"]).abs().mean())
     if not readings.empty:
         err = readings["estimate"] - readings["true_donated"]
         summary.update(reading_bias=float(err.mean()), reading_rmse=float(np.sqrt((err ** 2).mean())))
@@ -256,6 +259,8 @@ def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int
             ax.axhline(k + 0.5, color="grey", lw=0.8)
             ax.axvline(cfg.trend_start_day, color="grey", ls=":")
             ax.set(xlabel="day", ylabel="rank", yscale="log", title=f"trend detection (top-{k} line)")
+            ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= len(cfg.items)]
+            ax.set_yticks(ticks, [str(t) for t in ticks])
             ax.invert_yaxis()
             ax.legend()
             paths.append(_save(fig, folder / "trend.png"))

@@ -98,22 +98,27 @@ def format_summary(tables: dict) -> str:
     """The printed summary: top-10 true vs estimated, accuracy, network, ledger, adversary."""
     s, top, lines = tables["summary"], tables["top"], []
     if not top.empty:
-        lines.append(f"{'rank':>4} {'emoji':<6}{'true':>9}{'estimate':>10}{'ΔE':>8}{'ΔR':>7}{'variance':>11}")
+        lines.append(f"{'rank':>4} {'emoji':<6}{'true':>9}{'estimate':>10}{'ΔE':>8}{'ΔR':>7}{'variance':>11}"
+                     f"{'theory':>11}")
         for i, r in top.iterrows():
             lines.append(f"{i + 1:>4} {r['token']:<6}{r['true']:>9.4f}{r['estimate']:>10.4f}{r['delta_e']:>8.3f}"
-                         f"{r['delta_r']:>7.2f}{r['variance']:>11.2e}")
-        lines.append("(shares of donated emoji, mean over days; ΔE, ΔR, variance over days vs each day's truth)")
+                         f"{r['delta_r']:>7.2f}{r['variance']:>11.2e}{r['theory_variance']:>11.2e}")
+        lines.append("(shares of donated emoji, mean over days; ΔE, ΔR, variance over days vs each day's truth;\n"
+                     " theory: the mechanism's variance given the day's true counts)")
     rows = [
         ("device-days/s", f"{s['device_days_per_s']:,.0f} ({s['devices']} devices × {s['days']} days in "
                           f"{s['seconds']:.1f} s, {s['shards']} shard(s))"),
         ("trend", f"{s.get('trend_token', '-')} from day {s.get('trend_start_day', '-')}: estimated top-10 on day "
                   f"{s.get('first_day_top10_estimate')}, true top-10 on day {s.get('first_day_top10_true_donated')}"),
+        ("truth level", f"mean |estimate − truth| of top-10 shares: {s.get('share_mae_vs_donated', float('nan')):.4f} "
+                        f"vs donated records, {s.get('share_mae_vs_event', float('nan')):.4f} vs all typed emoji"),
         ("typing speed", f"bias {s.get('reading_bias', float('nan')):+.2f} wpm, RMSE {s.get('reading_rmse', float('nan')):.2f} wpm"),
         ("uploads", f"{100 * s['upload_success']:.2f}% of bundles acknowledged; {s['bundles_expired']} expired, "
                     f"{s['bundles_gave_up']} given up, {s['bundles_pending']} pending; "
                     f"{100 * s['attempt_loss']:.1f}% of attempts lost"),
         ("server", f"{s['server_stored']} reports stored, {s['server_duplicates']} duplicates dropped, "
-                   f"queue mean {s['queue_mean']:.2f} max {s['queue_max']}"),
+                   f"{s['server_lost_in_crash']} uploads lost in a crash (retried), "
+                   f"queue mean {s['queue_mean']:.2f} max {s['queue_max']} batches"),
         ("bandwidth", f"{s['bytes_per_uploading_device_day']:.0f} B per uploading device-day, "
                       f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
         ("ε spent", f"mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} per device "

@@ -167,7 +167,7 @@ class Devices:
             self._schedule(t_day)
 
     def _schedule(self, t_day: int) -> None:
-        online = np.concatenate([draw_online(self.cfg, b, t_day) for b in self.blocks]) if self.n else []
+        online = np.concatenate([draw_online(self.cfg, b, t_day) for b in self.blocks])
         live = np.flatnonzero((self.b_status == PENDING) & ~self.b_busy)
         live = live[online[self.b_device[live]]]
         start = t_day * DAY_S + self.window_start_h[self.b_device[live]] * 3600.0
