@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from ._validation import as_generator, check_counts, check_epsilon, check_int
 from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
@@ -19,7 +20,6 @@ from .bitsampling import WORD_BITS, bernoulli_words
 from .hashing import MAX_K, HashFamily, factorize
 
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
-_BATCH_BITS = 1 << 26  # report bits generated per perturbation step
 
 
 @functools.lru_cache(maxsize=4)
@@ -100,9 +100,11 @@ class Sketch(FrequencyOracle):
         arr = self._items(items)
         uniq, inv = factorize(arr)
         keys = self.family.keys(uniq)
+        flat = np.ascontiguousarray(table).reshape(-1)
         total = np.zeros(keys.size, dtype=table.dtype)
         for rows, H in self.family.row_blocks(keys):
-            total += table[rows[:, None], H].sum(axis=0)
+            H += (rows * self.m)[:, None]
+            total += flat.take(H).sum(axis=0)
         return total[inv]
 
 
@@ -119,29 +121,26 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
     Rows are sorted by group and each group padded to blocks of b ≤ 255 rows, so a block's column
     sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~16 MiB.
     """
-    order = np.argsort(groups, kind="stable")
     size = np.bincount(groups, minlength=n_groups)
     b = int(np.clip(groups.size // max(2 * n_groups, 1), 1, 255))
     n_blocks = -(-size // b)
-    first_block = np.cumsum(n_blocks) - n_blocks
+    first_slot = (np.cumsum(n_blocks) - n_blocks) * b
+    order = np.argsort(groups, kind="stable")
     within = np.arange(groups.size) - np.repeat(np.cumsum(size) - size, size)
-    block = np.repeat(first_block, size) + within // b
-    slot = within % b
+    source = np.full(int(n_blocks.sum()) * b, -1, dtype=np.intp)  # padded slot → report (−1: empty)
+    source[np.repeat(first_slot, size) + within] = order
     block_group = np.repeat(np.arange(n_groups), n_blocks)
     out = np.zeros((n_groups, n_bits), dtype=np.int64)
     step = max(1, _UNPACKED // (b * n_bits))
-    total = int(n_blocks.sum())
-    lo = 0
-    for b0 in range(0, total, step):
-        b1 = min(b0 + step, total)
-        hi = int(np.searchsorted(block, b1, side="left"))
-        padded = np.zeros((b1 - b0, b, bits.shape[1]), dtype=np.uint8)
-        padded[block[lo:hi] - b0, slot[lo:hi]] = bits[order[lo:hi]]
-        sums = np.add.reduce(np.unpackbits(padded, axis=2, count=n_bits), axis=1, dtype=np.uint8)
-        g = block_group[b0:b1]
+    for b0 in range(0, block_group.size, step):
+        src = source[b0 * b:(b0 + step) * b]
+        padded = bits.take(np.maximum(src, 0), axis=0)
+        padded[src < 0] = 0
+        unpacked = np.unpackbits(padded.reshape(-1, b, bits.shape[1]), axis=2, count=n_bits)
+        sums = np.add.reduce(unpacked, axis=1, dtype=np.uint8)
+        g = block_group[b0:b0 + step]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         out[g[starts]] += np.add.reduceat(sums, starts, axis=0, dtype=np.int64)
-        lo = hi
     return out
 
 
@@ -189,16 +188,11 @@ class CMS(Sketch):
         keys = self._value_keys(values)
         n = keys.size
         rows, pos = self._user_positions(keys, rng)
-        width = self._n_bytes
-        n_words = -(-self.m // WORD_BITS)
-        bits = np.empty((n, width), dtype=np.uint8)
-        step = max(1, _BATCH_BITS // (n_words * WORD_BITS))
-        pad = np.uint8((0xFF << (8 * width - self.m)) & 0xFF)
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            flips = bernoulli_words(self.flip, (e - s) * n_words, rng).view(np.uint8)
-            bits[s:e] = flips.reshape(e - s, 2 * n_words)[:, :width]
-        bits[:, -1] &= pad
+        width, n_words = self._n_bytes, -(-self.m // WORD_BITS)
+        flips = bernoulli_words(self.flip, n * n_words, rng).view(np.uint8).reshape(n, 2 * n_words)
+        bits = flips if width == 2 * n_words else np.ascontiguousarray(flips[:, :width])
+        if self.m % 8:
+            bits[:, -1] &= np.uint8((0xFF << (8 * width - self.m)) & 0xFF)  # padding bits are 0
         bits[np.arange(n), pos >> 3] ^= (0x80 >> (pos & 7)).astype(np.uint8)  # one-hot XOR flips
         return CMSReports(bits, rows)
 
@@ -263,21 +257,31 @@ class CMS(Sketch):
         return 1.0 - self.flip, self.flip
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: rows per user, T = users whose +1 lands in each cell, ones = Bin(T, 1−f) + Bin(N_j−T, f)."""
+        """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
+
+        Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
+        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f). Cells with T = 0
+        (almost all) are Bin(N_j, f), drawn by inverse CDF per distinct N_j (float64 CDF, the same
+        rounding class as numpy's binomial); cells with T > 0 are drawn with ``rng.binomial``.
+        """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
-        n = keys.size
         rows, pos = self._user_positions(keys, rng)
-        hit = np.bincount(rows * self.m + pos, minlength=self.k * self.m).reshape(self.k, self.m)
+        cells, hits = np.unique(rows * self.m + pos, return_counts=True)
         n_row = np.bincount(rows, minlength=self.k)
         data = np.empty((self.k, self.m + 1), dtype=np.int64)
         data[:, self.m] = n_row
-        step = max(1, (1 << 22) // self.m)
-        for r0 in range(0, self.k, step):
-            t = hit[r0:r0 + step]
-            data[r0:r0 + step, :self.m] = (rng.binomial(t, 1.0 - self.flip)
-                                           + rng.binomial(n_row[r0:r0 + step, None] - t, self.flip))
-        return Aggregate(n, data, self.kind)
+        for size in np.unique(n_row).tolist():
+            group = np.flatnonzero(n_row == size)
+            cdf = stats.binom.cdf(np.arange(size + 1), size, self.flip)
+            cdf[-1] = 1.0
+            step = max(1, (1 << 20) // self.m)
+            for r0 in range(0, group.size, step):
+                part = group[r0:r0 + step]
+                data[part, :self.m] = np.searchsorted(cdf, rng.random((part.size, self.m)), side="right")
+        j, c = np.divmod(cells, self.m)
+        data[j, c] = rng.binomial(hits, 1.0 - self.flip) + rng.binomial(n_row[j] - hits, self.flip)
+        return Aggregate(keys.size, data, self.kind)
 
     # wire form ---------------------------------------------------------------------------------
     @property

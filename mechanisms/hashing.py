@@ -2,19 +2,24 @@
 
 Construction (one Python-level mmh3 call per *distinct* item, everything else vectorized numpy):
 
-* key(d) = the first 64 bits of MurmurHash3_x64_128(bytes(d), seed) (``mmh3.hash64``).
-* row keys r_l = fmix64((l + 1)·φ + seed mod 2^64), l = 0 .. k−1 (φ = 0x9E3779B97F4A7C15; fmix64
-  is MurmurHash3's 64-bit finalizer, a bijection with full avalanche).
-* h_l(d) = ⌊(fmix64(key(d) ⊕ r_l) >> 32) · m / 2^32⌋ ∈ [0, m)  (Lemire's multiply-shift reduction;
-  its non-uniformity is at most m/2^32).
+* key(d) = the first 64 bits of MurmurHash3_x64_128(bytes(d), seed) (``mmh3.hash64``), split into
+  32-bit halves x₀ (low) and x₁ (high).
+* row l has its own parameters (A_l, B_l, C_l), 64-bit words fixed by the seed (fmix64, MurmurHash3's
+  finalizer, of a Weyl sequence: fmix64((3l + t + 1)·φ + fmix64(seed + 1)), t = 0, 1, 2).
+* h_l(d) = ⌊g_l(d) · m / 2^32⌋ with g_l(d) = ((A_l·x₀ + B_l·x₁ + C_l) mod 2^64) >> 32.
+
+g_l is Thorup's vector multiply-shift hash ("High speed hashing for integers and strings", 2015):
+strongly universal (pairwise independent, uniform) over 64-bit keys when (A, B, C) are uniform, so
+for two items the collision events of different rows are independent, each of probability 1/m up to
+the multiply-shift reduction's non-uniformity (≤ m/2^32). Hence γ(d') ≈ Binomial(k, 1/m)/k over
+families, as SPEC §1.5's family-averaged formulas assume.
 
 Why not Kirsch–Mitzenmacher double hashing h_l = a + l·b + (l³−l)/6 mod m (SPEC's "e.g.")? For two
-items the cubic term cancels, so h_l(d) = h_l(d') iff Δa + l·Δb ≡ 0 (mod m): the collision pattern of a
-pair repeats with period m in l, and whole pairs collide in *every* row with probability ≈ 1/m²
-(Δa ≡ Δb ≡ 0). Rows beyond m add nothing: Var over families of γ stays ≈ (log₂m/2 + 1)/m² for m = 2^w
-instead of (m−1)/(m²k), so the CMS bias does not shrink as k grows (SPEC §1.5 requires it to). Mixing
-each row with its own key makes the rows behave as independent random functions (tested: uniformity,
-mean γ = 1/m, zero mean bias over seeds).
+items the cubic term cancels, so h_l(d) = h_l(d') iff Δa + l·Δb ≡ 0 (mod m): a pair's collision pattern
+repeats with period m in l, and a pair collides in *every* row with probability ≈ 1/m² (Δa ≡ Δb ≡ 0).
+Rows beyond m add nothing: over families Var γ ≈ (log₂m/2 + 1)/m² for m = 2^w instead of
+(m−1)/(m²k), so the CMS bias would not shrink as k grows (SPEC §1.5 says it does). Independent rows
+cost the same: three multiply-adds per (row, item) in numpy uint64.
 
 Item encoding: ``str`` (and ``numpy.str_``) as UTF-8, ``bytes`` as is, integers (Python or numpy, not
 bool) by their decimal string — so ``42`` and ``"42"`` are the same token. Anything else is a TypeError
@@ -43,7 +48,8 @@ _C1 = np.uint64(0xFF51AFD7ED558CCD)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _S32 = np.uint64(32)
-_CHUNK = 1 << 20  # elements per vectorized hashing step
+_LOW = np.uint64(0xFFFFFFFF)
+_CHUNK = 1 << 16  # (row, item) pairs per vectorized hashing step (temporaries stay in cache)
 MAX_K = 1 << 24
 MAX_M = 1 << 32
 
@@ -119,15 +125,18 @@ class HashFamily:
     k: int
     m: int
     seed: int = 0
-    row_keys: np.ndarray = field(init=False, repr=False, compare=False)
+    row_params: np.ndarray = field(init=False, repr=False, compare=False)  #: (3, k) uint64: A, B, C
 
     def __post_init__(self):
         object.__setattr__(self, "k", check_int("HashFamily", "k", self.k, low=1, high=MAX_K))
         object.__setattr__(self, "m", check_int("HashFamily", "m", self.m, low=2, high=MAX_M))
         object.__setattr__(self, "seed", check_int("HashFamily", "seed", self.seed, low=0, high=2**32 - 1))
         with np.errstate(over="ignore"):
-            rows = np.arange(1, self.k + 1, dtype=np.uint64) * _PHI + np.uint64(self.seed)
-        object.__setattr__(self, "row_keys", _fmix64(rows))
+            offset = _fmix64(np.array([self.seed + 1], dtype=np.uint64))
+            counter = np.arange(1, 3 * self.k + 1, dtype=np.uint64).reshape(self.k, 3).T
+            params = _fmix64(counter * _PHI + offset)
+        params.setflags(write=False)
+        object.__setattr__(self, "row_params", params)
 
     # keys and per-(row, key) evaluation --------------------------------------------------------
     def keys(self, items) -> np.ndarray:
@@ -138,8 +147,12 @@ class HashFamily:
 
     def evaluate(self, rows, keys) -> np.ndarray:
         """h_{rows}(keys) elementwise with broadcasting (int64, values in [0, m)); rows in [0, k)."""
+        a, b, c = self.row_params[:, rows]
+        keys = np.asarray(keys, dtype=np.uint64)
         with np.errstate(over="ignore"):
-            v = _fmix64(self.row_keys[rows] ^ np.asarray(keys, dtype=np.uint64))
+            v = a * (keys & _LOW)
+            v += b * (keys >> _S32)
+            v += c
             v >>= _S32
             v *= np.uint64(self.m)
             v >>= _S32
