@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
-from .base import Aggregate, DiscreteOracle, decode_uints, encode_uints, uint_bytes
+from ._validation import check_epsilon, check_int
+from .base import Aggregate
+from .mixture import KeepOrUniform
 
 
 @dataclass(frozen=True)
-class GRR(DiscreteOracle):
+class GRR(KeepOrUniform):
     """Generalized randomized response over item ids ``0 .. domain_size-1``.
 
     Privacy: ε-LDP; the largest likelihood ratio P[y|x]/P[y|x'] is exactly p/q = e^ε.
@@ -41,54 +42,17 @@ class GRR(DiscreteOracle):
         denom = math.exp(eps) + d - 1
         object.__setattr__(self, "p", math.exp(eps) / denom)
         object.__setattr__(self, "q", 1.0 / denom)
-
-    # client ------------------------------------------------------------------------------------
-    def perturb(self, values, rng=None) -> np.ndarray:
-        x = check_item_ids(self.name, values, self.domain_size)
-        rng = as_generator(rng)
-        keep = rng.random(x.size) < (self.p - self.q)
-        return np.where(keep, x, rng.integers(0, self.domain_size, size=x.size))
-
-    # server ------------------------------------------------------------------------------------
-    def aggregate(self, reports) -> Aggregate:
-        y = check_item_ids(f"{self.name}.aggregate", reports, self.domain_size, "reports")
-        return Aggregate(y.size, np.bincount(y, minlength=self.domain_size), self.kind)
+        self._set_mixture(np.full(d, self.p - self.q), [np.arange(d)], np.zeros(d, dtype=np.int64))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
         c = agg.data[self._items(items)]
         return (c - agg.n * self.q) / (self.p - self.q)  # SPEC §1.2, count scale
 
-    # theory ------------------------------------------------------------------------------------
-    def variance(self, true_counts, items=None) -> np.ndarray:
-        f = check_counts(self.name, true_counts, self.domain_size)
-        n, p, q = f.sum(), self.p, self.q
-        sel = self._items(items)
-        return n * q * (1 - q) / (p - q) ** 2 + f[sel] * (1 - p - q) / (p - q)  # SPEC §1.2 × n²
-
-    def transition_matrix(self) -> np.ndarray:
+    def estimator_matrix(self) -> np.ndarray:
         d = self.domain_size
-        return np.full((d, d), self.q) + np.eye(d) * (self.p - self.q)
+        return (np.eye(d) - self.q) / (self.p - self.q)  # n = Σ_y c_y
 
-    def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: kept reports Binomial(f_x, p−q) per item, the rest Multinomial(·, uniform over D)."""
-        f = check_counts(self.name, true_counts, self.domain_size)
-        rng = as_generator(rng)
-        kept = rng.binomial(f, self.p - self.q)
-        rest = rng.multinomial(f.sum() - kept.sum(), np.full(self.domain_size, 1.0 / self.domain_size))
-        return Aggregate(int(f.sum()), kept + rest, self.kind)
-
-    # wire form ---------------------------------------------------------------------------------
-    @property
-    def report_bytes(self) -> int:
-        """The reported item id as a little-endian unsigned integer of ⌈log2 D / 8⌉ bytes."""
-        return uint_bytes(self.domain_size)
-
-    def encode(self, reports) -> bytes:
-        y = check_item_ids(f"{self.name}.encode", reports, self.domain_size, "reports")
-        return encode_uints(y, self.report_bytes)
-
-    def decode(self, payload: bytes) -> np.ndarray:
-        self._check_payload(payload)
-        y = decode_uints(payload, self.report_bytes)
-        return check_item_ids(f"{self.name}.decode", y, self.domain_size, "payload")
+    def _count_variance(self, f: np.ndarray) -> np.ndarray:
+        p, q = self.p, self.q
+        return f.sum() * q * (1 - q) / (p - q) ** 2 + f * (1 - p - q) / (p - q)  # SPEC §1.2 × n²

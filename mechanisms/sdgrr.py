@@ -9,7 +9,7 @@ import numpy as np
 
 from ._validation import check_epsilon, check_int, check_real
 from .base import Aggregate
-from .urr import KeepOrUniform, check_id_set
+from .mixture import KeepOrUniform, check_id_set
 
 
 @dataclass(frozen=True)
