@@ -128,7 +128,9 @@ def empirical_accuracy(mechanism, values, reports, prior=None, rng=None, high=No
     Returns ``overall``, ``high`` (high-sensitivity users only) and ``class`` (how often the
     adversary's MAP class — high vs low — is right; nan when the mechanism has a single class), each
     with a binomial standard error (``*_se``), and ``expected_*`` (the exact expectation given the
-    users' values, from :func:`accuracy_by_input`). ``high`` defaults to :func:`high_mask`.
+    users' values, from :func:`accuracy_by_input`). ``class_high`` / ``class_low`` are the shares of
+    high / low users whose class is inferred right (the class MAP weighs classes by the prior: with a
+    uniform item prior the larger class is favoured). ``high`` defaults to :func:`high_mask`.
     """
     P = mechanism.transition_matrix()
     x = check_item_ids("empirical_accuracy", values, P.shape[0])
@@ -145,10 +147,13 @@ def empirical_accuracy(mechanism, values, reports, prior=None, rng=None, high=No
         out[key], out[key + "_se"] = binomial_rate(hits[sel])
         out["expected_" + key] = float(per_input[x[sel]].mean()) if hits[sel].size else float("nan")
     if hi.all() or not hi.any():
-        out["class"] = out["class_se"] = out["expected_class"] = float("nan")
+        for key in ("class", "class_se", "expected_class", "class_high", "class_low"):
+            out[key] = float("nan")
     else:
         tc, _ = _tied(P, prior, hi)
         class_hits = _sample_guesses(tc, y, rng) == hi[x].astype(np.int64)
         out["class"], out["class_se"] = binomial_rate(class_hits)
+        out["class_high"] = binomial_rate(class_hits[hi[x]])[0]
+        out["class_low"] = binomial_rate(class_hits[~hi[x]])[0]
         out["expected_class"] = float(accuracy_by_input(P, prior, hi)[x].mean())
     return out

@@ -135,7 +135,8 @@ def expected_numeric_accuracy(mechanism, x, tol: float = DEFAULT_TOL, n_cells: i
 def empirical_numeric_accuracy(mechanism, values, reports, tol: float = DEFAULT_TOL,
                                n_cells: int = DEFAULT_CELLS, prior=None, rng=None) -> dict:
     """Attack every report: ``overall`` / ``high`` accuracy within ``tol`` and ``class`` inference
-    (nan without a low class), each with a binomial ``*_se``; ``tol`` and ``n_cells`` echoed."""
+    (nan without a low class; ``class_high`` / ``class_low`` per true class), each with a binomial
+    ``*_se``; ``tol`` and ``n_cells`` echoed."""
     x = check_finite_in("empirical_numeric_accuracy", values, -1.0, 1.0)
     tol = check_real("empirical_numeric_accuracy", "tol", tol, 0.0, np.inf)
     guess, guessed_low = numeric_guesses(mechanism, reports, n_cells, prior, rng)
@@ -148,5 +149,8 @@ def empirical_numeric_accuracy(mechanism, values, reports, tol: float = DEFAULT_
     out["overall"], out["overall_se"] = binomial_rate(hits)
     out["high"], out["high_se"] = binomial_rate(hits[~low])
     has_classes = bool(_is_low(mechanism, input_grid(n_cells)).any())
-    out["class"], out["class_se"] = binomial_rate(guessed_low == low) if has_classes else (float("nan"),) * 2
+    right = guessed_low == low
+    out["class"], out["class_se"] = binomial_rate(right) if has_classes else (float("nan"),) * 2
+    out["class_high"] = binomial_rate(right[~low])[0] if has_classes else float("nan")
+    out["class_low"] = binomial_rate(right[low])[0] if has_classes else float("nan")
     return out

@@ -121,3 +121,15 @@ def test_empirical_ties_broken_per_report():
     # class MAP with X_H = {0, 1}: outputs 0 and 1 → high (1 vs 0 and ½ vs ¼), output 2 → low (¾ vs ½)
     assert out["expected_class"] == pytest.approx(0.75)
     assert_z(out["class"], 0.75, math.sqrt(0.75 * 0.25 / x.size), alpha=1e-4 / 2, what="tie class")
+    assert out["class_high"] == out["class"] and math.isnan(out["class_low"])  # every user is high
+
+
+def test_class_recall_per_true_class():
+    """URR hand example above: high users always inferred high; low users right w.p. c3 = 3/4."""
+    urr = URR(math.log(4), 4, sensitive=[0])
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 4, 40_000)
+    out = empirical_accuracy(urr, x, urr.perturb(x, rng), rng=rng)
+    assert out["class_high"] == 1.0
+    n_low = int((x != 0).sum())
+    assert_z(out["class_low"], 0.75, math.sqrt(0.75 * 0.25 / n_low), what="URR low-class recall")
