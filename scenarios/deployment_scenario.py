@@ -61,7 +61,7 @@ def _pair(v):
     return None if ok else "must be [low, high] with low < high"
 
 
-F, I, N = float, int, (int, float)
+F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment"), "seed": Field(int, 0, _ge(0)),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
