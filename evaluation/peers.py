@@ -42,8 +42,10 @@ def _python(venv: Path) -> Path:
 
 def venv_ok(venv: Path) -> bool:
     """True when ``venv`` has a working interpreter that imports both peers with numpy < 2."""
-    py = _python(venv)
-    return py.exists() and subprocess.run([str(py), "-I", "-c", _PROBE], capture_output=True).returncode == 0
+    try:
+        return subprocess.run([str(_python(venv)), "-I", "-c", _PROBE], capture_output=True).returncode == 0
+    except OSError:  # missing or not executable
+        return False
 
 
 def ensure_venv(venv: Path | None = None, log=print) -> Path:
