@@ -148,17 +148,24 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
 
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[DeploymentResult]:
+    import logging
+
     from dask.distributed import Client, LocalCluster, as_completed
 
-    cluster = LocalCluster(n_workers=min(len(groups), 2), threads_per_worker=1, processes=True,
-                           dashboard_address=None) if scheduler == "local" else None
-    with Client(cluster if cluster is not None else scheduler) as client:
+    cluster = client = None
+    try:
+        if scheduler == "local":
+            cluster = LocalCluster(n_workers=min(len(groups), 2), threads_per_worker=1, processes=True,
+                                   scheduler_port=0, dashboard_address=":0", silence_logs=logging.ERROR)
+        client = Client(cluster if cluster is not None else scheduler)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
         for k, _ in enumerate(as_completed(futures), start=1):
             if progress is not None:
                 progress(k * days)
-        parts = client.gather(futures)
-    if cluster is not None:
-        cluster.close()
-    return parts
+        return client.gather(futures)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
