@@ -1,0 +1,58 @@
+"""``ldpsim reproduce NAME``: re-run a published figure (tidy CSV table, PNG and SVG figure, runtime).
+
+``ldpsim reproduce --list`` names the reproductions; ``NAME`` may also be ``all`` or a scenario file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from evaluation.config import ScenarioError
+from scenarios.reproductions import KINDS, available, reproduce
+from scenarios.reproductions.sdldp import load_reproduction
+
+
+def add_arguments(parser):
+    parser.add_argument("name", nargs="?", help="reproduction name (see --list), 'all', or a scenario .toml file")
+    parser.add_argument("--list", action="store_true", help="list the reproductions and exit")
+    parser.add_argument("--out", help="output folder (default: runs/reproduce)")
+    parser.add_argument("--repeats", type=int, help="override the scenario's repeats")
+    parser.add_argument("--quick", action="store_true", help="tiny repeats, n, EM bins and ε grid (a smoke run)")
+
+
+def _list() -> int:
+    for name, path in available().items():
+        try:
+            config = load_reproduction(path, KINDS)
+            print(f"{name:14s} {config['title']}  [{path.name}]")
+        except ScenarioError as exc:
+            print(f"{name:14s} BROKEN: {exc}")
+    return 0
+
+
+def run(args) -> int:
+    if args.list:
+        return _list()
+    if not args.name:
+        print("error: give a reproduction NAME (see `ldpsim reproduce --list`)", file=sys.stderr)
+        return 2
+    if args.repeats is not None and args.repeats < 1:
+        print(f"error: --repeats must be >= 1; got {args.repeats}", file=sys.stderr)
+        return 2
+    names = list(available()) if args.name == "all" else [args.name]
+    out = Path(args.out or Path("runs") / "reproduce")
+    for name in names:
+        try:
+            result = reproduce(name, out, repeats=args.repeats, quick=args.quick)
+        except (ScenarioError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 4):
+            print(f"== {result.config['name']}: {result.config['title']}")
+            print(result.summary)
+        print(f"runtime {result.runtime_s:.1f} s{' (--quick)' if args.quick else ''}; wrote "
+              + ", ".join(str(p) for p in result.paths))
+    return 0

@@ -1,0 +1,190 @@
+"""Shared machinery of the SDLDP paper reproductions (seed 000): scenario files, high sets, outputs.
+
+A reproduction scenario file (``scenarios/sdldp_*.toml``) has two tables, both validated by
+:func:`evaluation.config.parse_table` before anything runs::
+
+    [reproduction]            # what is reproduced (common to every figure)
+    name = "sdldp-fig5"
+    kind = "frequency-mse"    # which computation: see scenarios.reproductions.KINDS
+    title = "Fig. 5: frequency MSE vs ε, 25 % high-sensitivity values"
+    seed = 5                  # root entropy (ignored by the purely theoretical kinds)
+
+    [parameters]              # the kind's own parameters (ε grid, n, repeats, mechanisms, ...)
+    epsilon = [0.1, 0.2, 0.5, 1.0]
+
+Mechanism labels follow the paper (section 5.1.3): ``GRR``, ``URR-25`` (|X_S| = 25 % of the domain),
+``SDGRR-25`` (|X_H| = 25 %), ``SDGRR-Personalized``, ``PM``, ``PM+EM``, ``SDPM-50`` (high range 50 %),
+``SDPM-Personalized``. A share s of a D-value domain means ``round(s·D)`` values (as
+:mod:`evaluation.scenario` rounds ``high_fraction``); which values is the scenario's ``high_choice``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from evaluation.config import Field, ScenarioError, load_toml, parse_table
+from evaluation.plots import FORMATS
+
+#: how the high-sensitivity (or URR-sensitive) values are chosen among the categories
+HIGH_CHOICES = ("least-frequent", "most-frequent")
+#: a mechanism label: a name and an optional share in per cent, or "Personalized"
+LABEL = re.compile(r"^(GRR|URR|SDGRR|PM|PM\+EM|SDPM)(?:-(\d{1,2}|Personalized))?$")
+#: parameters reduced by ``--quick`` (to at most these values) and the ε grid (to its two ends)
+QUICK_LIMITS = {"repeats": 2, "n": 4000, "bins": 16}
+
+
+# ---- checks used by the kinds' parameter specs --------------------------------------------------
+def positive(v):
+    return None if v >= 1 else "must be >= 1"
+
+
+def epsilons(v):
+    if not v or not all(isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0 for e in v):
+        return "must be a non-empty list of positive numbers"
+    return None if list(v) == sorted(set(v)) else "must be strictly increasing"
+
+
+def shares(v):
+    if not v or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s < 1 for s in v):
+        return "must be a non-empty list of shares strictly between 0 and 1"
+    return None
+
+
+def weights(v):
+    if not v or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0 for s in v):
+        return "must be a non-empty list of positive weights"
+    return None
+
+
+def one_of_each(choices):
+    def check(v):
+        bad = [x for x in v if x not in choices] if v else ["(empty)"]
+        return f"must be a non-empty list of {', '.join(map(repr, choices))}; bad entry {bad[0]!r}" if bad else None
+    return check
+
+
+def labels(allowed_names):
+    """Check a list of mechanism labels (see the module docstring) against the allowed base names."""
+    def check(v):
+        for label in v or ["(empty)"]:
+            m = LABEL.match(label) if isinstance(label, str) else None
+            if not m or m.group(1) not in allowed_names:
+                return f"entry {label!r} is not a label of {', '.join(allowed_names)} (e.g. 'SDGRR-25')"
+            needs_share = m.group(1) in ("URR", "SDGRR", "SDPM")
+            if needs_share != (m.group(2) is not None):
+                return f"entry {label!r}: URR, SDGRR and SDPM take a share ('-25') or '-Personalized'; others none"
+            if m.group(1) == "URR" and m.group(2) == "Personalized":
+                return f"entry {label!r}: URR has no personalized variant"
+        return None
+    return check
+
+
+def same_length(a: str, b: str):
+    """A cross-key check: the lists ``a`` and ``b`` have the same length."""
+    def check(params):
+        if len(params[a]) != len(params[b]):
+            return b, f"must have one entry per entry of {a!r} ({len(params[a])}); got {len(params[b])}"
+        return None
+    return check
+
+
+def parse_label(label: str) -> tuple[str, float | str | None]:
+    """``"SDGRR-25"`` → ``("SDGRR", 0.25)``; ``"SDPM-Personalized"`` → ``("SDPM", "Personalized")``."""
+    name, share = LABEL.match(label).groups()
+    if share is None or share == "Personalized":
+        return name, share
+    return name, int(share) / 100
+
+
+def n_of(share: float, domain_size: int) -> int:
+    """Number of values in a share of the domain: ``round(share·D)``, at least 1 and at most D − 1."""
+    return min(max(int(round(share * domain_size)), 1), domain_size - 1)
+
+
+def high_ids(share: float, domain_size: int, choice: str) -> tuple[int, ...]:
+    """The high-sensitivity ids of a share of a domain whose ids are in rank order (0 = most frequent)."""
+    k = n_of(share, domain_size)
+    return tuple(range(k)) if choice == "most-frequent" else tuple(range(domain_size - k, domain_size))
+
+
+# ---- scenario files -----------------------------------------------------------------------------
+REPRODUCTION_SPEC = {
+    "name": Field(str, help="the name given to `ldpsim reproduce`"),
+    "kind": Field(str, help="which computation (see `ldpsim reproduce --list`)"),
+    "title": Field(str, help="the figure's title"),
+    "seed": Field(int, 0, lambda v: None if v >= 0 else "must be >= 0", "root entropy of the run"),
+}
+TOP_SPEC = {"reproduction": Field(dict), "parameters": Field(dict)}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of reproduction: its parameter spec and its three steps (compute, draw, summarize)."""
+
+    spec: dict  # parameter name → evaluation.config.Field
+    compute: Callable[[dict], pd.DataFrame]  # resolved config → tidy table
+    figure: Callable[[pd.DataFrame, dict], Figure]
+    summary: Callable[[pd.DataFrame, dict], pd.DataFrame]  # the short table printed after a run
+    doc: str = ""
+    check: Callable[[dict], tuple[str, str] | None] | None = None  # cross-key check → (key, problem)
+
+
+def load_reproduction(path, kinds: dict[str, Kind]) -> dict:
+    """Read and validate a reproduction file; returns the resolved config (one flat dict)."""
+    raw = load_toml(path)
+    top = parse_table(raw, TOP_SPEC, "", path)
+    head = parse_table(top["reproduction"], REPRODUCTION_SPEC, "reproduction", path)
+    if head["kind"] not in kinds:
+        raise ScenarioError(path, "reproduction.kind", f"must be one of {', '.join(sorted(kinds))}; "
+                                                       f"got {head['kind']!r}")
+    kind = kinds[head["kind"]]
+    params = parse_table(top["parameters"], kind.spec, "parameters", path)
+    problem = kind.check(params) if kind.check else None
+    if problem:
+        raise ScenarioError(path, f"parameters.{problem[0]}", problem[1])
+    return {**head, **params, "file": str(path)}
+
+
+def shrink(config: dict, quick: bool = False, repeats: int | None = None) -> dict:
+    """Apply ``--repeats`` and ``--quick`` (tiny repeats, n, bins; the ε grid's two ends)."""
+    out = dict(config)
+    if quick:
+        for key, limit in QUICK_LIMITS.items():
+            if key in out:
+                out[key] = min(out[key], limit)
+        out["epsilon"] = sorted({out["epsilon"][0], out["epsilon"][-1]})
+    if repeats is not None and "repeats" in out:
+        out["repeats"] = repeats
+    out["quick"] = quick
+    return out
+
+
+# ---- outputs ------------------------------------------------------------------------------------
+def new_figure(n_panels: int, width: float = 5.0, height: float = 3.8) -> tuple[Figure, list]:
+    """A row of log-y panels (Agg canvas, no pyplot state)."""
+    fig = Figure(figsize=(width * n_panels, height))
+    axes = [fig.add_subplot(1, n_panels, i + 1) for i in range(n_panels)]
+    return fig, axes
+
+
+def write_outputs(table: pd.DataFrame, fig: Figure, config: dict, out, runtime_s: float) -> list[Path]:
+    """Write ``NAME.csv`` (tidy table), ``NAME.png``/``.svg`` and ``NAME.json`` (config, runtime)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = config["name"]
+    paths = [out / f"{name}.csv"]
+    table.to_csv(paths[0], index=False, float_format="%.6g")
+    fig.tight_layout()
+    for fmt in FORMATS:
+        paths.append(out / f"{name}.{fmt}")
+        fig.savefig(paths[-1], dpi=100)
+    paths.append(out / f"{name}.json")
+    paths[-1].write_text(json.dumps({**config, "runtime_s": round(runtime_s, 2)}, indent=1), encoding="utf-8")
+    return paths
