@@ -157,3 +157,24 @@ def empirical_accuracy(mechanism, values, reports, prior=None, rng=None, high=No
         out["class_low"] = binomial_rate(class_hits[~hi[x]])[0]
         out["expected_class"] = float(accuracy_by_input(P, prior, hi)[x].mean())
     return out
+
+
+def empirical_personalized_accuracy(mechanism, values, reports, prior=None, rng=None) -> dict:
+    """Personalized SDGRR (SPEC §2.4): each report carries its user's partition, so the adversary
+    attacks every group with that group's SDGRR (:func:`empirical_accuracy`) and the rates are pooled
+    over users; ``high`` means high under the user's own partition."""
+    x = np.asarray(values)
+    y, g = (np.asarray(r) for r in reports)
+    rng = as_generator(rng)
+    parts = [empirical_accuracy(mech, x[g == k], y[g == k], prior, rng)
+             for k, mech in enumerate(mechanism.groups) if np.any(g == k)]
+    out = {"n": sum(o["n"] for o in parts), "n_high": sum(o["n_high"] for o in parts)}
+    for key, size in (("overall", "n"), ("high", "n_high"), ("class", "n")):
+        total = out[size]
+        if total == 0:
+            out[key] = out[key + "_se"] = out["expected_" + key] = float("nan")
+            continue
+        acc = sum(o[key] * o[size] for o in parts if o[size]) / total
+        out[key], out[key + "_se"] = acc, float(np.sqrt(acc * (1 - acc) / total))
+        out["expected_" + key] = sum(o["expected_" + key] * o[size] for o in parts if o[size]) / total
+    return out

@@ -1,7 +1,7 @@
 """One entry point for the Bayesian adversary of SPEC §3, whatever the mechanism.
 
 Dispatches to :mod:`evaluation.adversary` (finite output spaces: RR, GRR, URR, SDGRR — via the
-transition matrix), :mod:`evaluation.adversary_sketch` (CMS, HCMS, OUE, OLH — via report support)
+transition matrix; personalized SDGRR group by group), :mod:`evaluation.adversary_sketch` (CMS, HCMS, OUE, OLH — via report support)
 and :mod:`evaluation.adversary_numeric` (PM, SDPM — grid MAP, accuracy within ``tol``).
 ``values`` are the users' true item ids (positions in ``items``) or numeric readings.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms import CMS, HCMS, OLH, OUE, NumericMechanism
+from mechanisms import CMS, HCMS, OLH, OUE, NumericMechanism, PersonalizedSDGRR
 
-from .adversary import empirical_accuracy
+from .adversary import empirical_accuracy, empirical_personalized_accuracy
 from .adversary_numeric import DEFAULT_CELLS, DEFAULT_TOL, empirical_numeric_accuracy
 from .adversary_sketch import empirical_sketch_accuracy
 
@@ -32,7 +32,9 @@ def attack(mechanism, values, reports, items=None, prior=None, rng=None, tol: fl
                 raise ValueError(f"attack: {mechanism.name} needs the candidate 'items' (tokens).")
             items = np.arange(mechanism.domain_size)
         return empirical_sketch_accuracy(mechanism, values, reports, items, prior, rng)
+    if isinstance(mechanism, PersonalizedSDGRR):
+        return empirical_personalized_accuracy(mechanism, values, reports, prior, rng)
     if callable(getattr(mechanism, "transition_matrix", None)):
         return empirical_accuracy(mechanism, values, reports, prior, rng)
-    raise TypeError(f"No Bayesian adversary for {type(mechanism).__name__} yet "
-                    "(supported: discrete oracles with a transition matrix, CMS, HCMS, OUE, OLH, PM, SDPM).")
+    raise TypeError(f"No Bayesian adversary for {type(mechanism).__name__} yet (supported: discrete "
+                    "oracles with a transition matrix, personalized SDGRR, CMS, HCMS, OUE, OLH, PM, SDPM).")

@@ -133,3 +133,29 @@ def test_class_recall_per_true_class():
     assert out["class_high"] == 1.0
     n_low = int((x != 0).sum())
     assert_z(out["class_low"], 0.75, math.sqrt(0.75 * 0.25 / n_low), what="URR low-class recall")
+
+
+def test_personalized_sdgrr_pools_the_groups():
+    """Each group attacked with its own SDGRR; pooled hits vs pooled exact expectation (z-bound)."""
+    from evaluation.adversary import empirical_personalized_accuracy
+    from mechanisms import PersonalizedSDGRR
+
+    mech = PersonalizedSDGRR(1.0, 18, partitions=[[0, 1, 2, 3], list(range(9)), list(range(14))])
+    w = make_workload("census-education", 60_000)
+    rng = np.random.default_rng(9)
+    x = w.values(rng)
+    groups = rng.choice(3, size=x.size, p=[0.4, 0.3, 0.3])  # the paper's 40/30/30 split
+    out = empirical_personalized_accuracy(mech, x, mech.perturb(x, groups, rng), rng=rng)
+    # independent expectation: each user's own group's exact per-input accuracy
+    per_user = np.empty(x.size)
+    high_user = np.empty(x.size, dtype=bool)
+    for k, sd in enumerate(mech.groups):
+        sel = groups == k
+        per_user[sel] = accuracy_by_input(sd.transition_matrix())[x[sel]]
+        high_user[sel] = high_mask(sd)[x[sel]]
+    for key, e, n in (("overall", per_user.mean(), x.size), ("high", per_user[high_user].mean(), high_user.sum())):
+        assert out["expected_" + key] == pytest.approx(e)
+        assert_z(out[key], e, math.sqrt(e * (1 - e) / n), alpha=1e-4 / 2, what=f"personalized {key}")
+    assert out["n_high"] == high_user.sum()
+    # high users of every group are guessed at GRR's rate e^ε/(D+e^ε−1)
+    assert out["expected_high"] == pytest.approx(math.e / (18 + math.e - 1))
