@@ -10,6 +10,8 @@ Seeing a report y it guesses the MAP input:
   posterior mass ∝ (m(cell of y)/Δ)·P(x* = y | x = y) — a positive mass, where the grid points hold
   only density × Δ, so it wins whenever it is possible.
 
+Likelihoods are taken at the cell midpoints, so a PM report within about one cell of ±C (whose
+window preimage [(2y−C+1)/(C+1), 1] holds no midpoint) gives an all-tie, i.e. a uniform guess.
 A guess counts as correct when it is within ``tol`` of the true value (default 0.1, i.e. 5 % of
 the input range). Class inference — is the user's value high or low sensitivity? — is the MAP over
 the two classes: low weight Σ_{g∈X_L} m(g)f(y|g) + (m/Δ)·P(x*=y|x=y), high weight Σ_{g∈X_H} m(g)f(y|g).
