@@ -52,7 +52,7 @@ import numpy as np
 
 from mechanisms.registry import MECHANISMS, make
 
-from .cell_metrics import CELL_METRICS
+from .cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from .config import Field, ScenarioError, load_toml, parse_table
 from .workloads import WORKLOADS, make_workload
 
@@ -305,10 +305,15 @@ def _expand(scenario: Scenario) -> list[Cell]:
                     params = _resolve_params(scenario, mech, {**mech["fixed"], **s_point, **m_point},
                                              wl.domain_size, root, index)
                     try:
-                        make(mech["name"], **params)
+                        built = make(mech["name"], **params)
                     except (TypeError, ValueError) as exc:
                         raise ScenarioError(scenario.file, "mechanism",
                                             f"{mech['name']} with {params}: {exc}") from None
+                    needs = [m for m in scenario.metrics if m in NEEDS_TRANSITION_MATRIX]
+                    if needs and not hasattr(built, "transition_matrix"):
+                        raise ScenarioError(scenario.file, "metrics.names",
+                                            f"{', '.join(needs)} need a discrete oracle with a transition matrix; "
+                                            f"{mech['name']!r} has none")
                     cell = Cell(index, w_index, w_items, mech["name"], tuple(sorted(params.items())),
                                 scenario.repeats, scenario.path, scenario.top, scenario.store_top,
                                 scenario.metrics)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simulator.population import estimate_counts, items_for
+from simulator.population import estimate_counts
 
-from .cell_metrics import summarize
+from .cell_metrics import Context, summarize
 from .metrics import ranks_of
 from .scenario import Cell, Scenario, build_workload, child_seed
 from .store import RunStore
@@ -51,8 +51,7 @@ def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
     est = np.empty((cell.repeats, counts.size))
     for r in range(cell.repeats):
         est[r] = estimate_counts(mech, items, counts, child_seed(root, 1, cell.workload_index, r), path=cell.path)
-    theory = mech.variance(counts, items_for(mech, items)) if "variance_ratio" in cell.metrics else None
-    summary = pd.DataFrame(summarize(cell.metrics, counts, est, cell.top, theory))
+    summary = summarize(cell.metrics, counts, est, cell.top, Context(mech, items))
     summary["item"] = [None if pd.isna(r) else str(items[int(r) - 1]) for r in summary["rank"]]
 
     keep = counts.size if cell.store_top == 0 else min(cell.store_top, counts.size)

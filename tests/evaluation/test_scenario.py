@@ -93,6 +93,10 @@ def test_child_seed_is_spawn_by_index():
     ("epsilon = [1.0, 2.0]", "epsilon = [1.0, -2.0]", "mechanism", "range (0, inf)"),
     # a workload parameter the workload rejects
     ("domain_size = 20", "domain_size = 20\nshape = 3", "workload", "allowed: ['domain_size']"),
+    # a metric the mechanism cannot give (no transition matrix)
+    ('name = "sdgrr"\nepsilon = 1.0\ngrid = { high_fraction = [0.1, 0.5] }',
+     'name = "cms"\nepsilon = 1.0\nk = 4\nm = 8\n[metrics]\nnames = ["adversary_accuracy"]',
+     "metrics.names", "need a discrete oracle"),
     # unknown metric
     ("top = 5", 'top = 5\n[metrics]\nnames = ["rank_deviaton"]', "metrics.names", "rank_deviation"),
 ])

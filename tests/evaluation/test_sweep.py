@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -76,6 +77,14 @@ def test_common_random_numbers_within_a_workload(tiny):
     est = [sweep.run_cell(c, scenario.seed)[0]["estimate"].to_numpy() for c in cells]
     np.testing.assert_array_equal(est[0], est[1])  # same workload setting and mechanism: same streams
     assert not np.array_equal(est[0][:5], est[2][:5])
+
+
+def test_adversary_metric_is_the_papers_reference_value(tiny):
+    scenario = load_scenario(tiny)
+    cell = dataclasses.replace(scenario.cells()[0], metrics=("adversary_accuracy",))
+    summary = sweep.run_cell(cell, scenario.seed)[1]
+    e = np.exp(2.0)
+    assert summary["mean"].item() == pytest.approx(e / (12 + e - 1))  # GRR: e^ε/(D+e^ε−1), SPEC §3
 
 
 def test_interrupted_sweep_resumes_without_recomputing(tiny, tmp_path, monkeypatch):
