@@ -20,6 +20,7 @@ from .bitsampling import WORD_BITS, bernoulli_words
 from .hashing import MAX_K, HashFamily, factorize
 
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
+DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
 
 
 @functools.lru_cache(maxsize=4)
@@ -260,22 +261,28 @@ class CMS(Sketch):
         """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
 
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
-        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f). Cells with T = 0
-        (almost all) are Bin(N_j, f), drawn by inverse CDF per distinct N_j (float64 CDF, the same
-        rounding class as numpy's binomial); cells with T > 0 are drawn with ``rng.binomial``.
+        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f), drawn with
+        ``rng.binomial`` when k·m ≤ 2^20. For bigger sketches, cells with T = 0 (almost all) are
+        Bin(N_j, f), drawn by inverse CDF per distinct N_j (float64 CDF: numpy's binomial has the same
+        rounding), and only the cells with T > 0 call ``rng.binomial``.
         """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
         rows, pos = self._user_positions(keys, rng)
-        cells, hits = np.unique(rows * self.m + pos, return_counts=True)
         n_row = np.bincount(rows, minlength=self.k)
         data = np.empty((self.k, self.m + 1), dtype=np.int64)
         data[:, self.m] = n_row
+        if self.k * self.m <= DENSE_CELLS:
+            hits = np.bincount(rows * self.m + pos, minlength=self.k * self.m).reshape(self.k, self.m)
+            data[:, :self.m] = (rng.binomial(hits, 1.0 - self.flip)
+                                + rng.binomial(n_row[:, None] - hits, self.flip))
+            return Aggregate(keys.size, data, self.kind)
+        cells, hits = np.unique(rows * self.m + pos, return_counts=True)
+        step = max(1, (1 << 20) // self.m)
         for size in np.unique(n_row).tolist():
             group = np.flatnonzero(n_row == size)
             cdf = stats.binom.cdf(np.arange(size + 1), size, self.flip)
             cdf[-1] = 1.0
-            step = max(1, (1 << 20) // self.m)
             for r0 in range(0, group.size, step):
                 part = group[r0:r0 + step]
                 data[part, :self.m] = np.searchsorted(cdf, rng.random((part.size, self.m)), side="right")
