@@ -1,8 +1,9 @@
 """Numeric workloads: per-user readings normalised to [−1, 1] by a FIXED public range — SPEC §5.
 
-The range is a public constant derived from the published distribution parameters (mean ± 4 sd for
-the normal ones), never from the sampled private data; readings outside it are clipped (probability
-6.3·10⁻⁵ per user for ±4 sd). Builders have the signature ``(n, rng=None, **params)``.
+The range is a public constant (a plausible physical range for the quantity), never taken from the
+sampled private data; readings outside it are clipped. It is deliberately not mean ± c·sd: that would
+map every normal workload onto the same standardized shape (heights and weights would coincide).
+Builders have the signature ``(n, rng=None, **params)``.
 """
 
 from __future__ import annotations
@@ -16,33 +17,33 @@ from mechanisms._validation import as_generator, check_int, check_real
 from .workload_types import NumericWorkload
 from .workloads_real import letter_frequencies
 
-#: half-width of the public range of the normal workloads, in standard deviations
-RANGE_SDS = 4.0
-
-
 def to_unit_interval(x, low: float, high: float) -> np.ndarray:
     """Map [low, high] affinely onto [−1, 1] and clip."""
     return np.clip(2.0 * (np.asarray(x, float) - low) / (high - low) - 1.0, -1.0, 1.0)
 
 
-def _normal(name: str, n, rng, mean: float, sd: float, unit: str) -> NumericWorkload:
+def _normal(name: str, n, rng, mean: float, sd: float, unit: str, low: float, high: float) -> NumericWorkload:
     n = check_int(name, "n", n, low=1)
     mean = check_real(name, "mean", mean)
     sd = check_real(name, "sd", sd, 0.0, math.inf)
-    low, high = mean - RANGE_SDS * sd, mean + RANGE_SDS * sd
+    low = check_real(name, "low", low)
+    high = check_real(name, "high", high, low)
     x = as_generator(rng).normal(mean, sd, n)
     return NumericWorkload(name, to_unit_interval(x, low, high),
                            {"mean": mean, "sd": sd, "unit": unit, "range": (low, high)})
 
 
-def heights(n: int, rng=None, mean: float = 68.0, sd: float = 1.9) -> NumericWorkload:
-    """Heights in inches ~ Normal(68.0, 1.9) (the SOCR set of the paper is such a sample; SPEC §5)."""
-    return _normal("heights", n, rng, mean, sd, "in")
+def heights(n: int, rng=None, mean: float = 68.0, sd: float = 1.9,
+            low: float = 54.0, high: float = 84.0) -> NumericWorkload:
+    """Heights in inches ~ Normal(68.0, 1.9) (the SOCR set of the paper is such a sample; SPEC §5),
+    public range 4′6″–7′ (54–84 in)."""
+    return _normal("heights", n, rng, mean, sd, "in", low, high)
 
 
-def weights(n: int, rng=None, mean: float = 127.1, sd: float = 11.7) -> NumericWorkload:
-    """Weights in pounds ~ Normal(127.1, 11.7) (SPEC §5)."""
-    return _normal("weights", n, rng, mean, sd, "lb")
+def weights(n: int, rng=None, mean: float = 127.1, sd: float = 11.7,
+            low: float = 60.0, high: float = 200.0) -> NumericWorkload:
+    """Weights in pounds ~ Normal(127.1, 11.7) (SPEC §5), public range 60–200 lb."""
+    return _normal("weights", n, rng, mean, sd, "lb", low, high)
 
 
 def typing_speed(n: int, rng=None, mean: float = 36.2, sd: float = 13.2,

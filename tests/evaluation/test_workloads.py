@@ -157,14 +157,16 @@ def test_workload_from_csv_missing_file(tmp_path):
 
 
 # numeric ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name, mean, sd", [("heights", 68.0, 1.9), ("weights", 127.1, 11.7)])
-def test_normal_workloads_use_the_fixed_public_range(name, mean, sd):
+@pytest.mark.parametrize("name, mean, sd, low, high", [("heights", 68.0, 1.9, 54.0, 84.0),
+                                                      ("weights", 127.1, 11.7, 60.0, 200.0)])
+def test_normal_workloads_use_the_fixed_public_range(name, mean, sd, low, high):
     n = 200_000
     w = make_workload(name, n, rng=5)
     assert isinstance(w, NumericWorkload) and w.values.shape == (n,)
-    assert w.params["range"] == (mean - 4 * sd, mean + 4 * sd)
-    # normalised reading (x − mean)/(4 sd): mean 0, sd 1/4 (clipping moves it by < 1e-6)
-    assert_z(w.true_mean, 0.0, 0.25 / math.sqrt(n), what=f"{name} mean")
+    assert w.params["range"] == (low, high)
+    # normalised reading 2(x − low)/(high − low) − 1: mean and sd follow affinely (no clipping this far in)
+    scale = 2.0 / (high - low)
+    assert_z(w.true_mean, (mean - low) * scale - 1.0, sd * scale / math.sqrt(n), what=f"{name} mean")
     np.testing.assert_array_equal(w.values, make_workload(name, n, rng=5).values)
 
 
