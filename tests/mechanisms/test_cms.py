@@ -1,0 +1,159 @@
+"""CMS (SPEC §1.5) beyond the contract suite: client bit law, privacy boundary, γ theory over families,
+exact counting, the sketch matrix M, the large-sketch direct sampler, wire errors."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import mechanisms.cms as cms_module
+from mechanisms import CMS
+from mechanisms.cms import grouped_column_counts
+from tests.stats import assert_chisquare_gof, assert_same_distribution, assert_variance, assert_z
+
+ITEMS = ("the", "of", "and", "to", "a", "in")
+COUNTS = np.array([300, 200, 100, 50, 30, 20])
+
+
+@pytest.mark.parametrize("params, exc, name", [
+    ({"k": 0}, ValueError, "k"), ({"k": 2.5}, TypeError, "k"), ({"m": 1}, ValueError, "m"),
+    ({"m": 1 << 17}, ValueError, "m"), ({"seed": -1}, ValueError, "seed")])
+def test_parameters_validated(params, exc, name):
+    with pytest.raises(exc, match=f"'{name}' parameter of CMS"):
+        CMS(**{"epsilon": 1.0, "k": 4, "m": 8, **params})
+
+
+def test_items_required():
+    cms = CMS(1.0, 4, 8)
+    agg = cms.sample_aggregate(COUNTS, 0, ITEMS)
+    with pytest.raises(ValueError, match="'items' is required"):
+        cms.estimate(agg)
+    with pytest.raises(ValueError, match="'items' is required"):
+        cms.variance(COUNTS)
+
+
+@pytest.mark.parametrize("n, groups, bits", [(3000, 3, 20), (5000, 900, 13), (0, 4, 8)])
+def test_grouped_column_counts_matches_naive(n, groups, bits):
+    rng = np.random.default_rng(1)
+    dense = rng.random((n, bits)) < 0.3
+    g = rng.integers(0, groups, n)
+    expected = np.zeros((groups, bits), dtype=np.int64)
+    np.add.at(expected, g, dense.astype(np.int64))
+    np.testing.assert_array_equal(grouped_column_counts(np.packbits(dense, axis=1), g, groups, bits), expected)
+
+
+def _bit_law(cms: CMS, n: int, seed: int):
+    """Counts of +1 on the target bit h_j(d) and on all other bits, for n users holding the same item."""
+    reports = cms.perturb(np.full(n, "the", dtype=object), seed)
+    v = np.unpackbits(reports.bits, axis=1, count=cms.m).astype(bool)
+    target = cms.family.hash_values(reports.row, np.full(n, "the", dtype=object))
+    on = v[np.arange(n), target]
+    return on.sum(), n - on.sum(), v.sum() - on.sum(), n * (cms.m - 1) - (v.sum() - on.sum())
+
+
+def _check_bit_law(cms: CMS, n: int = 20_000, seed: int = 3):
+    half = math.exp(cms.epsilon / 2)  # SPEC §1.5 from ε, independent of the mechanism's constants
+    keep = half / (1 + half)
+    on1, on0, off1, off0 = _bit_law(cms, n, seed)
+    assert_chisquare_gof([on1, on0], [keep, 1 - keep], alpha=1e-4 / 2, what="target bit")
+    assert_chisquare_gof([off1, off0], [1 - keep, keep], alpha=1e-4 / 2, what="other bits")
+
+
+@pytest.mark.parametrize("eps, m", [(1.0, 16), (4.0, 10)])
+def test_client_bit_probabilities(eps, m):
+    """Target bit +1 w.p. 1 − f, every other bit +1 w.p. f = 1/(1+e^{ε/2}) (chi-square, α = 1e-4)."""
+    _check_bit_law(CMS(eps, 5, m))
+
+
+def test_bit_law_test_detects_a_wrong_flip_probability():
+    cms = CMS(1.0, 5, 16)
+    object.__setattr__(cms, "flip", 1.0 / (1.0 + math.exp(0.55)))  # planted bug: e^{0.55} for e^{0.5}
+    with pytest.raises(AssertionError):
+        _check_bit_law(cms)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0, 6.0])
+def test_privacy_boundary_exact(eps):
+    """Max over all reports of P[ṽ, j | d] / P[ṽ, j | d'] from the exact per-bit probabilities is e^ε,
+    attained, for h_j(d) ≠ h_j(d') (when they collide in row j the ratio is 1)."""
+    m = 6
+    cms = CMS(eps, 3, m)
+    p_on, p_off = cms.bit_probabilities()
+
+    def likelihood(v, target):  # ∏_c P[bit c | one-hot at target]; the row has probability 1/k for both
+        one_hot = np.arange(m) == target
+        return np.prod(np.where(one_hot, np.where(v, p_on, 1 - p_on), np.where(v, p_off, 1 - p_off)))
+
+    reports = np.array(list(itertools.product([False, True], repeat=m)))
+    ratios = [likelihood(v, 0) / likelihood(v, 1) for v in reports]
+    assert math.isclose(max(ratios), math.exp(eps), rel_tol=1e-12)
+    assert math.isclose(min(ratios), math.exp(-eps), rel_tol=1e-12)
+    assert math.isclose((p_on / p_off) ** 2, math.exp(eps), rel_tol=1e-12)  # ((1−f)/f)² = e^ε
+
+
+def test_estimate_equals_spec_formula_on_the_matrix():
+    """f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) with M accumulated as in SPEC §1.5 from the reports."""
+    cms = CMS(2.0, 4, 10, seed=5)
+    rng = np.random.default_rng(0)
+    values = np.repeat(np.array(ITEMS, dtype=object), COUNTS)
+    reports = cms.perturb(values, rng)
+    v = 2.0 * np.unpackbits(reports.bits, axis=1, count=cms.m) - 1  # ±1
+    M = np.zeros((cms.k, cms.m))
+    np.add.at(M, reports.row, cms.k * (cms.c_eps / 2 * v + 0.5))
+    agg = cms.aggregate(reports)
+    np.testing.assert_allclose(cms.sketch_matrix(agg), M, rtol=1e-12)
+    H = cms.family.hash(ITEMS)
+    spec = cms.m / (cms.m - 1) * (M[np.arange(cms.k)[:, None], H].sum(axis=0) / cms.k - values.size / cms.m)
+    np.testing.assert_allclose(cms.estimate(agg, ITEMS), spec, rtol=1e-9)
+
+
+def test_bias_averages_to_zero_over_families():
+    """Over 2000 independent families (seeds) the mean of the exact bias is 0 within a z-bound
+    (α = 1e-4; sd from Var_family(bias) = (m/(m−1))²·Σ_{d'≠d} f(d')²·(m−1)/(m²k)), and its variance
+    matches that formula (χ², α = 1e-4)."""
+    k, m, seeds = 4, 8, 2000
+    biases = np.array([CMS(1.0, k, m, seed=s).bias(COUNTS, ITEMS) for s in range(seeds)])
+    sq_others = (COUNTS ** 2).sum() - COUNTS ** 2
+    var = (m / (m - 1)) ** 2 * sq_others * (m - 1) / (m ** 2 * k)
+    assert_z(biases.mean(axis=0), 0.0, np.sqrt(var / seeds), what="mean bias over families")
+    assert_variance(biases, 0.0, var, what="bias variance over families")
+
+
+def test_family_averaged_variance_is_mean_mse_over_families():
+    k, m, seeds = 4, 8, 2000
+    mse = np.array([CMS(1.0, k, m, seed=s).mse(COUNTS, ITEMS) for s in range(seeds)])
+    expected = CMS(1.0, k, m).family_averaged_variance(COUNTS, ITEMS)
+    assert_z(mse.mean(axis=0), expected, mse.std(axis=0, ddof=1) / np.sqrt(seeds),
+             what="mean MSE over families")
+
+
+def test_large_sketch_direct_sampler_matches_dense_path(monkeypatch):
+    """The inverse-CDF path (used when k·m > DENSE_CELLS) has the dense path's distribution."""
+    cms = CMS(2.0, 3, 10, seed=1)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(600)]
+    dense = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[:300]]
+    monkeypatch.setattr(cms_module, "DENSE_CELLS", 0)
+    sparse = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[300:]]
+    assert_same_distribution(np.array(dense), np.array(sparse), what="CDF vs dense sampler")
+
+
+def test_wire_errors():
+    cms = CMS(1.0, 3, 10)
+    reports = cms.perturb(np.array(ITEMS, dtype=object), 0)
+    assert cms.report_bytes == 2 + 1
+    payload = bytearray(cms.encode(reports))
+    with pytest.raises(ValueError, match="not a whole number"):
+        cms.decode(bytes(payload[:-1]))
+    bad_row = bytearray(payload)
+    bad_row[2] = 7  # row 7 ≥ k = 3
+    with pytest.raises(ValueError, match="row indices"):
+        cms.decode(bytes(bad_row))
+    bad_pad = bytearray(payload)
+    bad_pad[1] |= 0x01  # a padding bit beyond bit m − 1 = 9
+    with pytest.raises(ValueError, match="padding bits"):
+        cms.decode(bytes(bad_pad))
+    with pytest.raises(ValueError, match="bits must be uint8"):
+        cms.aggregate((reports.bits[:, :1], reports.row))
