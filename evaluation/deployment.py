@@ -62,21 +62,20 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
 
 
 def daily_readings(cfg, result) -> pd.DataFrame:
-    """One row per day of the reading use case: estimated mean (EM) vs event- and donated-level truth."""
-    uc = cfg.use_case("reading")
-    if uc is None:
-        return pd.DataFrame()
-    em = uc.make_aggregator()
-    lo, hi = uc.value_range
-    t = result.truth
-    rows = []
-    for day in range(cfg.n_days):
-        agg = result.aggregates.get((uc.name, day))
-        if agg is None:
-            continue
-        rows.append({"day": day, "reports": agg.n, "estimate": lo + (em.mean(agg) + 1) / 2 * (hi - lo),
-                     "true_event": t["reading_sum"][day] / max(t["reading_n"][day], 1),
-                     "true_donated": t["donated_reading_sum"][day] / max(t["donated_reading_n"][day], 1)})
+    """One row per (reading use case, day): estimated mean vs the mean of all sessions' readings
+    (``true_event``) and of the donated ones as privatized, i.e. clipped to the use case's range
+    (``true_donated``, what the estimate targets); raw units."""
+    t, rows = result.truth, []
+    for uc in cfg.readings():
+        aggregator = uc.make_aggregator()
+        for day in range(cfg.n_days):
+            agg = result.aggregates.get((uc.name, day))
+            if agg is None:
+                continue
+            rows.append({"use_case": uc.name, "day": day, "reports": agg.n,
+                         "estimate": uc.estimate_mean(aggregator, agg),
+                         "true_event": t[f"{uc.name}:all_sum"][day] / max(t[f"{uc.name}:all_n"][day], 1),
+                         "true_donated": t[f"{uc.name}:donated_sum"][day] / max(t[f"{uc.name}:donated_n"][day], 1)})
     return pd.DataFrame(rows)
 
 
@@ -209,9 +208,9 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
         in_top = daily[daily["item"].isin(top["item"])]
         for level in ("donated", "event"):  # the estimate targets donated shares, not all events
             summary[f"share_mae_vs_{level}"] = float((in_top["estimate"] - in_top[f"true_{level}"]).abs().mean())
-    if not readings.empty:
-        err = readings["estimate"] - readings["true_donated"]
-        summary.update(reading_bias=float(err.mean()), reading_rmse=float(np.sqrt((err ** 2).mean())))
+    for name, r in (readings.groupby("use_case") if not readings.empty else []):
+        err = r["estimate"] - r["true_donated"]
+        summary.update({f"{name}_bias": float(err.mean()), f"{name}_rmse": float(np.sqrt((err ** 2).mean()))})
     for part in (trend_detection(cfg, daily, k), network_summary(cfg, result), ledger_summary(cfg, result),
                  adversary(cfg, result, rng)):
         summary.update(part)
@@ -264,15 +263,15 @@ def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int
             ax.invert_yaxis()
             ax.legend()
             paths.append(_save(fig, folder / "trend.png"))
-    if not readings.empty:
+    for name, r in (readings.groupby("use_case") if not readings.empty else []):
         fig = Figure(figsize=(8, 4))
         ax = fig.subplots()
-        ax.plot(readings["day"], readings["estimate"], "o-", label="estimate (EM)")
-        ax.plot(readings["day"], readings["true_donated"], "--", label="true (donated)")
-        ax.plot(readings["day"], readings["true_event"], ":", label="true (all sessions)")
-        ax.set(xlabel="day", ylabel="mean typing speed (wpm)", title="typing speed")
+        ax.plot(r["day"], r["estimate"], "o-", label="estimate")
+        ax.plot(r["day"], r["true_donated"], "--", label="true (donated)")
+        ax.plot(r["day"], r["true_event"], ":", label="true (all sessions)")
+        ax.set(xlabel="day", ylabel=f"mean {name.replace('_', ' ')}", title=name.replace("_", " "))
         ax.legend()
-        paths.append(_save(fig, folder / "typing_speed.png"))
+        paths.append(_save(fig, folder / f"{name}.png"))
     return paths
 
 

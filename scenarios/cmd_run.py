@@ -20,7 +20,10 @@ import pandas as pd
 from evaluation.config import ScenarioError
 from evaluation.deployment import measure, write_plots
 from scenarios.deployment_scenario import DEFAULT, load_deployment
+from simulator.config import READINGS
 from simulator.deployment import run as run_deployment
+
+UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def add_arguments(parser):
@@ -112,7 +115,9 @@ def format_summary(tables: dict) -> str:
                   f"{s.get('first_day_top10_estimate')}, true top-10 on day {s.get('first_day_top10_true_donated')}"),
         ("truth level", f"mean |estimate − truth| of top-10 shares: {s.get('share_mae_vs_donated', float('nan')):.4f} "
                         f"vs donated records, {s.get('share_mae_vs_event', float('nan')):.4f} vs all typed emoji"),
-        ("typing speed", f"bias {s.get('reading_bias', float('nan')):+.2f} wpm, RMSE {s.get('reading_rmse', float('nan')):.2f} wpm"),
+        *[(name.replace("_", " "), f"mean: bias {s[name + '_bias']:+.2f}, RMSE {s[name + '_rmse']:.2f} "
+           f"({UNITS.get(name, 'raw units')}; vs mean of donated readings)")
+          for name in READINGS if name + "_bias" in s],
         ("uploads", f"{100 * s['upload_success']:.2f}% of bundles acknowledged; {s['bundles_expired']} expired, "
                     f"{s['bundles_gave_up']} given up, {s['bundles_pending']} pending; "
                     f"{100 * s['attempt_loss']:.1f}% of attempts lost"),
@@ -130,5 +135,5 @@ def format_summary(tables: dict) -> str:
                       f"{s.get('adversary_prior_only', float('nan')):.3f}"),
     ]
     lines.append("")
-    lines += [f"{k:<14}{v}" for k, v in rows]
+    lines += [f"{k:<16}{v}" for k, v in rows]
     return "\n".join(lines)

@@ -12,12 +12,14 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [privacy]           budget_daily, budget_total, retention_days
     [use_case.emoji]    mechanism, epsilon, daily_limit, other keys = the mechanism's parameters
     [use_case.typing_speed]  mechanism (pm | sdpm), epsilon, daily_limit, range = [lo, hi] (wpm),
-                        low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins
+                        low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
+                        bins; required for SDPM, whose report average is biased)
+    [use_case.session_length]  the same keys, in seconds
     [channel]           latency_median_s, latency_sigma, loss, ack_loss, max_attempts, backoff_s,
                         ack_timeout_s, slot_s
     [server]            capacity, service_s_per_report, batch_window_s, crash_at_h, restart_s, fsync
 
-Known use cases: ``emoji`` (event) and ``typing_speed`` (reading). Bad values (negative rates, zero
+Known use cases: ``emoji`` (event), ``typing_speed`` and ``session_length`` (readings). Bad values (negative rates, zero
 devices, a limit of 0, an unknown use case, bad mechanism parameters) raise ``ScenarioError`` naming
 the file and the key, before anything runs.
 """
@@ -37,7 +39,7 @@ from simulator.config import DeploymentConfig, UseCase
 DEFAULT = Path(__file__).with_name("keyboard.toml")
 
 #: use cases the fleet model produces → kind
-USE_CASES = {"emoji": "event", "typing_speed": "reading"}
+USE_CASES = {"emoji": "event", "typing_speed": "reading", "session_length": "reading"}
 
 
 def _ge(low):
@@ -74,7 +76,8 @@ SPEC = {
               "p_online": Field(F, 0.9, _prob), "window_start_mean_h": Field(F, 22.0, _hour),
               "window_start_sd_h": Field(F, 2.0, _ge(0)), "window_length_h": Field(F, 6.0, _gt(0)),
               "speed_mean_wpm": Field(F, 36.2, _gt(0)), "speed_device_sd_wpm": Field(F, 12.0, _ge(0)),
-              "speed_session_sd_wpm": Field(F, 5.0, _ge(0))},
+              "speed_session_sd_wpm": Field(F, 5.0, _ge(0)), "session_median_s": Field(F, 45.0, _gt(0)),
+              "session_device_sigma": Field(F, 0.5, _ge(0)), "session_sigma": Field(F, 0.8, _ge(0))},
     "trend": {"rank": Field(int, None, _ge(1)), "start_day": Field(int, 7, _ge(0)),
               "ramp_days": Field(F, 3.0, _gt(0)), "peak_share": Field(F, 0.05, _prob)},
     "privacy": {"budget_daily": Field(F, math.inf, _gt(0)), "budget_total": Field(F, math.inf, _gt(0)),
@@ -90,7 +93,7 @@ SPEC = {
 USE_CASE_SPEC = {"mechanism": Field(str), "epsilon": Field(F, check=_gt(0)),
                  "daily_limit": Field(int, 1, _ge(1))}
 READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(list, None, _pair),
-                "em_bins": Field(int, 64, _ge(2))}
+                "em_bins": Field(int, None, _ge(2))}
 #: scenario key → DeploymentConfig field, per table
 RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_days",
           ("server", "capacity"): "server_capacity", ("privacy", "retention_days"): "retention_days"}

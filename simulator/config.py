@@ -21,6 +21,9 @@ from mechanisms.numeric import NumericMechanism
 #: frequency oracle, numeric readings (typing speed) a numeric mechanism
 KINDS = {"event": FrequencyOracle, "reading": NumericMechanism}
 
+#: the numeric readings a typing session produces (names of reading use cases)
+READINGS = ("typing_speed", "session_length")
+
 
 @dataclass(frozen=True)
 class UseCase:
@@ -28,9 +31,10 @@ class UseCase:
 
     ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
     ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
-    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped);
-    readings are aggregated as EM histograms over ``em_bins`` bins (SPEC §2.3), which serve PM and
-    SDPM alike (SDPM's report average is biased).
+    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
+    A reading's mean is the mechanism's unbiased report average (PM, SPEC §2.1), or with ``em_bins``
+    the mean of an EM estimate over that many bins (SPEC §2.3) — required for SDPM, whose report
+    average is biased (SPEC §2.2).
     """
 
     name: str
@@ -39,7 +43,7 @@ class UseCase:
     params: tuple = ()
     daily_limit: int = 1
     value_range: tuple[float, float] | None = None
-    em_bins: int = 64
+    em_bins: int | None = None
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -56,7 +60,11 @@ class UseCase:
         if "epsilon" not in dict(self.params):
             raise ValueError(f"The 'params' parameter of {owner} must contain 'epsilon'.")
         check_int(owner, "daily_limit", self.daily_limit, low=1)
-        check_int(owner, "em_bins", self.em_bins, low=2)
+        if self.em_bins is not None:
+            check_int(owner, "em_bins", self.em_bins, low=2)
+        if self.kind == "reading" and self.name not in READINGS:
+            raise ValueError(f"The 'name' parameter of a reading UseCase must be one of {READINGS}. "
+                             f"Got {self.name!r} instead.")
         if self.kind == "reading":
             if self.value_range is None or len(self.value_range) != 2:
                 raise ValueError(f"The 'value_range' parameter of {owner} must be a pair (low, high). "
@@ -64,6 +72,13 @@ class UseCase:
             lo = check_real(owner, "value_range[0]", self.value_range[0])
             hi = check_real(owner, "value_range[1]", self.value_range[1], low=lo)
             object.__setattr__(self, "value_range", (lo, hi))
+            if self.em_bins is None:
+                mech = self.make_mechanism()
+                try:
+                    mech.estimate_mean(mech.aggregate(np.zeros(0)))
+                except NotImplementedError:
+                    raise ValueError(f"The 'em_bins' parameter of {owner} must be set: the report average of "
+                                     f"{self.mechanism} is biased, its mean needs EM. Got None instead.") from None
 
     @property
     def epsilon(self) -> float:
@@ -75,9 +90,15 @@ class UseCase:
         return MECHANISMS[self.mechanism](**dict(self.params))
 
     def make_aggregator(self, mechanism=None):
-        """The server's aggregator of decoded reports: the oracle itself, or EM for readings."""
+        """The server's aggregator of decoded reports: the mechanism itself, or EM (``em_bins``)."""
         mechanism = self.make_mechanism() if mechanism is None else mechanism
-        return EM(mechanism, bins=self.em_bins) if self.kind == "reading" else mechanism
+        return EM(mechanism, bins=self.em_bins) if self.em_bins is not None else mechanism
+
+    def estimate_mean(self, aggregator, agg) -> float:
+        """Mean of a reading in raw units from an aggregate of ``aggregator`` (see ``make_aggregator``)."""
+        unit = aggregator.mean(agg) if isinstance(aggregator, EM) else aggregator.estimate_mean(agg)
+        lo, hi = self.value_range
+        return lo + (unit + 1) / 2 * (hi - lo)
 
 
 def _evening_rhythm() -> tuple:
@@ -108,6 +129,9 @@ class DeploymentConfig:
     speed_mean_wpm: float = 38.0      # population mean typing speed
     speed_device_sd_wpm: float = 10.0 # between-device sd
     speed_session_sd_wpm: float = 5.0 # within-device, per-session sd
+    session_median_s: float = 45.0    # population median session length
+    session_device_sigma: float = 0.5 # lognormal sigma of the devices' median session lengths
+    session_sigma: float = 0.8        # lognormal sigma of one device's session lengths
     opt_in: float = 0.6               # probability a device donates at all
     p_online: float = 0.9             # probability a device is available on a given day
     window_start_mean_h: float = 22.0 # upload window (charging, on Wi-Fi) start, hour of day
@@ -157,18 +181,19 @@ class DeploymentConfig:
                              f"Got {self.use_cases!r} instead.")
         if len({u.name for u in ucs}) != len(ucs):
             raise ValueError(f"The 'use_cases' parameter of {o} has duplicate names.")
-        if sum(u.kind == "event" for u in ucs) > 1 or sum(u.kind == "reading" for u in ucs) > 1:
-            raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one event and one reading use case.")
+        if sum(u.kind == "event" for u in ucs) > 1:
+            raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one event use case.")
         object.__setattr__(self, "use_cases", ucs)
         for name in ("n_devices", "n_days", "block_size", "n_atoms", "max_attempts", "server_capacity"):
             check_int(o, name, getattr(self, name), low=1)
         for name in ("seed", "drain_days", "adversary_devices", "trend_start_day"):
             check_int(o, name, getattr(self, name), low=0)
-        for name in ("concentration", "sessions_per_day", "events_per_session", "speed_mean_wpm",
+        for name in ("concentration", "sessions_per_day", "events_per_session", "speed_mean_wpm", "session_median_s",
                      "window_length_h", "retention_days", "latency_median_s", "backoff_s",
                      "ack_timeout_s", "slot_s", "batch_window_s", "restart_s", "trend_ramp_days"):
             check_real(o, name, getattr(self, name), 0.0)
         for name in ("activity_sigma", "speed_device_sd_wpm", "speed_session_sd_wpm", "latency_sigma",
+                     "session_device_sigma", "session_sigma",
                      "window_start_sd_h", "service_s_per_report"):
             check_real(o, name, getattr(self, name), 0.0, low_open=False)
         for name in ("opt_in", "p_online", "loss", "ack_loss", "trend_peak_share"):
@@ -200,6 +225,10 @@ class DeploymentConfig:
     def n_blocks(self) -> int:
         return -(-self.n_devices // self.block_size)
 
+    def readings(self) -> tuple:
+        """The reading use cases."""
+        return tuple(u for u in self.use_cases if u.kind == "reading")
+
     def use_case(self, kind: str) -> UseCase | None:
-        """The use case of ``kind`` ("event" or "reading"), or None."""
+        """The first use case of ``kind`` ("event" or "reading"), or None."""
         return next((u for u in self.use_cases if u.kind == kind), None)

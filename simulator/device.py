@@ -56,10 +56,11 @@ class Devices:
         self.truth = {"events": np.zeros((cfg.n_days, n_items), np.int64),
                       "donated": np.zeros((cfg.n_days, n_items), np.int64),
                       "devices": np.zeros((cfg.n_days, n_items), np.int64),
-                      "reading_sum": np.zeros(cfg.n_days), "reading_n": np.zeros(cfg.n_days, np.int64),
-                      "donated_reading_sum": np.zeros(cfg.n_days),
-                      "donated_reading_n": np.zeros(cfg.n_days, np.int64),
-                      "session_hours": np.zeros(24, np.int64)}
+                      "sessions": np.zeros(cfg.n_days, np.int64), "session_hours": np.zeros(24, np.int64)}
+        for uc in cfg.readings():  # sums and counts of every session's and of the donated readings
+            for level in ("all", "donated"):
+                self.truth[f"{uc.name}:{level}_sum"] = np.zeros(cfg.n_days)
+                self.truth[f"{uc.name}:{level}_n"] = np.zeros(cfg.n_days, np.int64)
         self.tap: list[dict] = []  # the linked view of the first devices (for the adversary)
         # bundles (appended per day): local device, day, nonce, expiry, fates, status, attempts, busy
         self.b_device = np.zeros(0, np.int64)
@@ -89,7 +90,7 @@ class Devices:
             counts = {}
             for uc in self.cfg.use_cases:
                 dev, val = (d.event_device, d.event_item) if uc.kind == "event" else (d.reading_device,
-                                                                                       d.reading_value)
+                                                                                       d.readings[uc.name])
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
                 granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit), slice(lo, hi))
                 chosen = sample_per_device(dev, granted, rng)
@@ -140,16 +141,18 @@ class Devices:
         t["events"][day] += np.bincount(d.event_item, minlength=n_items)
         pairs = np.unique(d.event_device.astype(np.int64) * n_items + d.event_item)
         t["devices"][day] += np.bincount(pairs % n_items, minlength=n_items)
-        t["reading_sum"][day] += d.reading_value.sum()
-        t["reading_n"][day] += d.reading_value.size
+        t["sessions"][day] += d.reading_device.size
+        for uc in self.cfg.readings():
+            t[f"{uc.name}:all_sum"][day] += d.readings[uc.name].sum()
+            t[f"{uc.name}:all_n"][day] += d.reading_device.size
         t["session_hours"] += d.session_hours
 
     def _book_donated(self, uc, day: int, values: np.ndarray) -> None:
         if uc.kind == "event":
             self.truth["donated"][day] += np.bincount(values, minlength=len(self.cfg.items))
-        else:
-            self.truth["donated_reading_sum"][day] += values.sum()
-            self.truth["donated_reading_n"][day] += values.size
+        else:  # the values as privatized: clipped to the use case's range
+            self.truth[f"{uc.name}:donated_sum"][day] += np.clip(values, *uc.value_range).sum()
+            self.truth[f"{uc.name}:donated_n"][day] += values.size
 
     def _tap(self, uc: str, day: int, device: np.ndarray, values: np.ndarray, rows: np.ndarray) -> None:
         sel = device < self.cfg.adversary_devices

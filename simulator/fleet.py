@@ -11,8 +11,9 @@ Device model (per device i):
   mass, E = (α/(1+α))^n_atoms, goes to the last atom);
 * activity a_i ~ LogNormal(−σ²/2, σ) (mean 1): heavy and light typists;
 * sessions per day ~ Poisson(a_i · sessions_per_day), start hours from the daily rhythm; emoji per
-  session ~ Poisson(events_per_session); one typing-speed reading per session,
-  N(μ_i, session sd) with μ_i ~ N(speed_mean, device sd);
+  session ~ Poisson(events_per_session); per session one typing-speed reading
+  N(μ_i, session sd) with μ_i ~ N(speed_mean, device sd), and one session length
+  LogNormal(log s_i, session_sigma) with s_i = session_median · LogNormal(0, session_device_sigma);
 * opted in w.p. ``opt_in``; online on a given day w.p. ``p_online``; upload window start hour
   ~ N(window_start_mean_h, window_start_sd_h) mod 24.
 * drift: from ``trend_start_day`` each event is replaced by the trend item w.p.
@@ -52,6 +53,7 @@ class Traits:
     cum: np.ndarray         # cumulative atom weights (last column 1)
     activity: np.ndarray
     speed_wpm: np.ndarray
+    session_median_s: np.ndarray
     opt_in: np.ndarray
     window_start_h: np.ndarray
 
@@ -84,6 +86,7 @@ def draw_traits(cfg: DeploymentConfig, block: int) -> Traits:
         cum=cum,
         activity=rng.lognormal(-s * s / 2, s, size=n),
         speed_wpm=rng.normal(cfg.speed_mean_wpm, cfg.speed_device_sd_wpm, size=n),
+        session_median_s=cfg.session_median_s * np.exp(cfg.session_device_sigma * rng.standard_normal(n)),
         opt_in=rng.random(n) < cfg.opt_in,
         window_start_h=np.mod(rng.normal(cfg.window_start_mean_h, cfg.window_start_sd_h, size=n), 24.0),
     )
@@ -94,8 +97,8 @@ class Day(NamedTuple):
 
     event_device: np.ndarray
     event_item: np.ndarray
-    reading_device: np.ndarray
-    reading_value: np.ndarray
+    reading_device: np.ndarray  # the device of each session
+    readings: dict              # reading name → one value per session
     session_hours: np.ndarray   # 24 counts of session starts
 
 
@@ -107,7 +110,7 @@ def trend_share(cfg: DeploymentConfig, day: int) -> float:
 
 
 def draw_day(cfg: DeploymentConfig, traits: Traits, block: int, day: int) -> Day:
-    """Sessions, emoji events and typing-speed readings of every device of ``block`` on ``day``."""
+    """Sessions, emoji events and readings (typing speed, session length) of every device of ``block``."""
     rng = block_rng(cfg.seed, "day", block, day)
     n = traits.device.size
     sessions = rng.poisson(traits.activity * cfg.sessions_per_day)
@@ -122,7 +125,9 @@ def draw_day(cfg: DeploymentConfig, traits: Traits, block: int, day: int) -> Day
     if share > 0:
         item = np.where(rng.random(item.size) < share, cfg.trend_item, item)
     speed = traits.speed_wpm[session_device] + rng.normal(0.0, cfg.speed_session_sd_wpm, size=hours.size)
-    return Day(event_device, item, session_device, speed, np.bincount(hours, minlength=24))
+    length = traits.session_median_s[session_device] * np.exp(cfg.session_sigma * rng.standard_normal(hours.size))
+    return Day(event_device, item, session_device, {"typing_speed": speed, "session_length": length},
+               np.bincount(hours, minlength=24))
 
 
 def draw_online(cfg: DeploymentConfig, block: int, day: int) -> np.ndarray:

@@ -8,15 +8,12 @@ import pytest
 
 from simulator.deployment import run, shard_blocks
 from simulator.population import simulate_aggregate
-from tests.simulator.test_device import ITEMS, tiny_config
+from tests.simulator.test_device import ITEMS, same_aggregates, tiny_config
 from tests.stats import assert_same_distribution
 
 
 def _same(a, b):
-    assert a.aggregates.keys() == b.aggregates.keys()
-    for key in a.aggregates:
-        assert a.aggregates[key].n == b.aggregates[key].n
-        assert np.array_equal(a.aggregates[key].data, b.aggregates[key].data), key
+    same_aggregates(a.aggregates, b.aggregates)
     for key in a.truth:  # float sums of readings differ only in summation order
         np.testing.assert_allclose(a.truth[key], b.truth[key], rtol=1e-12, err_msg=key)
     assert np.array_equal(a.ledger_spent, b.ledger_spent)

@@ -20,11 +20,22 @@ WEIGHTS = (8, 6, 5, 4, 3, 2, 1, 1)
 def tiny_config(**overrides) -> DeploymentConfig:
     """A small fleet with GRR emoji and PM typing speed; no loss unless overridden; no fsync (speed)."""
     use_cases = (UseCase("emoji", "event", "grr", (("epsilon", 2.0), ("domain_size", len(ITEMS))), 2),
-                 UseCase("typing_speed", "reading", "pm", (("epsilon", 1.0),), 1, (0.0, 120.0), em_bins=16))
+                 UseCase("typing_speed", "reading", "pm", (("epsilon", 1.0),), 1, (0.0, 120.0)))
     base = dict(items=ITEMS, item_weights=WEIGHTS, use_cases=use_cases, n_devices=300, n_days=3,
                 block_size=64, seed=11, opt_in=1.0, p_online=1.0, loss=0.0, ack_loss=0.0, fsync=False,
                 adversary_devices=50)
     return DeploymentConfig(**{**base, **overrides})
+
+
+def same_aggregates(a: dict, b: dict) -> None:
+    """Equal aggregates: integer data exactly, float data (PM's report sums) up to summation order."""
+    assert a.keys() == b.keys()
+    for key, agg in a.items():
+        assert agg.n == b[key].n, key
+        if np.issubdtype(agg.data.dtype, np.integer):
+            assert np.array_equal(agg.data, b[key].data), key
+        else:
+            np.testing.assert_allclose(agg.data, b[key].data, rtol=1e-12, err_msg=str(key))
 
 
 def bundles(result) -> pd.DataFrame:
@@ -64,7 +75,7 @@ def test_daily_limits_and_ledger_totals(tmp_path):
     assert per_day.max() <= 2 * cfg.n_devices
     assert (r.truth["donated"].sum(axis=1) == per_day).all()  # nothing lost: all donations stored
     # ledger: sequential composition = Σ donations × ε
-    expected = 2.0 * r.truth["donated"].sum() + 1.0 * r.truth["donated_reading_n"].sum()
+    expected = 2.0 * r.truth["donated"].sum() + 1.0 * r.truth["typing_speed:donated_n"].sum()
     assert r.ledger_spent.sum() == pytest.approx(expected)
     assert r.ledger_daily.max() <= 2 * 2.0 + 1.0 + 1e-9
 

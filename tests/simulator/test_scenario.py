@@ -39,6 +39,11 @@ range = [0.0, 120.0]
 low_range = [20.0, 60.0]
 em_bins = 16
 
+[use_case.session_length]
+mechanism = "pm"
+epsilon = 1.0
+range = [0.0, 300.0]
+
 [server]
 fsync = false
 """
@@ -53,7 +58,8 @@ def _write(tmp_path, text, name="s.toml"):
 def test_default_scenario_loads():
     cfg, meta = load_deployment(DEFAULT)
     assert meta["name"] == "keyboard" and cfg.n_devices == 20_000 and cfg.n_days == 14
-    assert {u.mechanism for u in cfg.use_cases} == {"cms", "sdpm"}
+    assert [(u.name, u.mechanism) for u in cfg.use_cases] == [
+        ("emoji", "cms"), ("typing_speed", "sdpm"), ("session_length", "pm")]
     assert cfg.trend_item == 39 and cfg.trend_start_day == 7
 
 

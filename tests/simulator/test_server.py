@@ -11,7 +11,7 @@ from simulator.channel import Upload
 from simulator.deployment import run
 from simulator.report_store import ReportStore
 from simulator.server import Server
-from tests.simulator.test_device import tiny_config
+from tests.simulator.test_device import same_aggregates, tiny_config
 
 
 def _upload(nonce, rows, bundle=None):
@@ -78,10 +78,7 @@ def test_crash_in_a_deployment_changes_no_aggregate(tmp_path):
     calm = run(cfg, tmp_path / "calm")
     crashed = run(tiny_config(window_length_h=20.0, crash_at_h=24 + 23.5, restart_s=1800.0), tmp_path / "crash")
     assert crashed.counters["lost_in_crash"] > 0
-    assert calm.aggregates.keys() == crashed.aggregates.keys()
-    for key, agg in calm.aggregates.items():
-        assert agg.n == crashed.aggregates[key].n
-        assert np.array_equal(agg.data, crashed.aggregates[key].data), key
+    same_aggregates(calm.aggregates, crashed.aggregates)
     store = ReportStore(tmp_path / "crash" / "store")
     for uc in ("emoji", "typing_speed"):
         ids = store.upload_ids(uc)
