@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
     "run": ("scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard.toml) and report"),
     "reproduce": ("scenarios.cmd_reproduce", "re-run a figure of the SDLDP paper (--list names them)"),
+    "check": ("scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),
 }
 
 

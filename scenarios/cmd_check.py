@@ -1,0 +1,79 @@
+"""``ldpsim check SCENARIO --baseline FILE``: rerun a small scenario and compare it with a stored baseline.
+
+Exit codes: 0 every (cell, metric) within its statistical tolerance (see :mod:`evaluation.regression`),
+1 a regression (a metric moved beyond tolerance, or a cell or metric missing or new), 2 a usage or
+scenario error. ``--update-baseline`` (re)writes the baseline from this run instead and exits 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from evaluation.config import ScenarioError
+from evaluation.regression import compare, format_check, make_baseline, read_baseline, write_baseline
+from evaluation.scenario import load_scenario
+from evaluation.store import RunStore
+from evaluation.sweep import run_sweep
+
+
+def add_arguments(parser):
+    parser.add_argument("scenario", help="scenario file (TOML); keep it small: it runs serially")
+    parser.add_argument("--baseline", required=True, metavar="FILE", help="baseline JSON to compare with (or write)")
+    parser.add_argument("--update-baseline", action="store_true", help="write FILE from this run instead of comparing")
+    parser.add_argument("--alpha", type=float, default=0.001,
+                        help="family-wise false-alarm rate, Bonferroni over the compared metrics (default 0.001)")
+    parser.add_argument("--seed", type=int,
+                        help="override the scenario's root seed (a changed random stream must still pass)")
+    parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; default: a temporary one)")
+
+
+def _run(scenario, text: str, out: Path):
+    run_sweep(scenario, text, out, serial=True, progress=False)
+    return make_baseline(scenario, RunStore(out).read("summary"))
+
+
+def run(args) -> int:
+    if not 0 < args.alpha < 1:
+        print(f"error: --alpha must be in (0, 1); got {args.alpha}", file=sys.stderr)
+        return 2
+    try:
+        scenario = load_scenario(args.scenario)
+        if args.seed is not None:
+            if args.seed < 0:
+                raise ScenarioError(args.scenario, "--seed", f"must be >= 0; got {args.seed}")
+            scenario = dataclasses.replace(scenario, seed=args.seed)
+        baseline = None if args.update_baseline else read_baseline(args.baseline)
+    except (ScenarioError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError:
+        print(f"error: no baseline {args.baseline} (create it with --update-baseline)", file=sys.stderr)
+        return 2
+    if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
+        print(f"error: --out {args.out} is not empty (a check always runs afresh)", file=sys.stderr)
+        return 2
+    text = Path(args.scenario).read_text(encoding="utf-8")
+    start = time.perf_counter()
+    if args.out:
+        current = _run(scenario, text, Path(args.out))
+    else:
+        with tempfile.TemporaryDirectory(prefix="ldpsim-check-") as tmp:
+            current = _run(scenario, text, Path(tmp))
+    elapsed = time.perf_counter() - start
+    n_cells = len({e["cell_id"] for e in current["entries"]})
+    print(f"{scenario.name}: {n_cells} cells × {scenario.repeats} repeats, seed {scenario.seed}, "
+          f"run serially in {elapsed:.1f} s")
+    if args.update_baseline:
+        print(f"wrote {write_baseline(args.baseline, current)} ({len(current['entries'])} rows)")
+        return 0
+    for what in ("fingerprint", "ldpsim_version", "root_entropy"):
+        if baseline.get(what) != current[what]:
+            print(f"note: {what} differs: baseline {baseline.get(what)}, now {current[what]}")
+    result = compare(baseline, current, args.alpha)
+    print(f"baseline {args.baseline}: ", end="")
+    print(format_check(result))
+    return 0 if result.passed else 1
