@@ -32,6 +32,10 @@ def _params(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in BOOKKEEPING and df[c].nunique(dropna=False) > 1]
 
 
+def _workload_params(df: pd.DataFrame) -> set[str]:
+    return {c for c in df.columns if c in ("workload", "n") or c.startswith("workload.")}
+
+
 def _groups(df: pd.DataFrame, exclude):
     """Split ``df`` by the varying parameters not in ``exclude``; yields (label, sub-frame)."""
     keys = [c for c in _params(df) if c not in exclude]
@@ -40,7 +44,11 @@ def _groups(df: pd.DataFrame, exclude):
         return
     for values, sub in df.groupby(keys, dropna=False, sort=True):
         values = values if isinstance(values, tuple) else (values,)
-        yield ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, values)), sub
+        yield ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, values) if not _missing(v)), sub
+
+
+def _missing(v) -> bool:
+    return isinstance(v, (float, np.floating)) and np.isnan(v)
 
 
 def _fmt(v) -> str:
@@ -48,7 +56,7 @@ def _fmt(v) -> str:
 
 
 def _slug(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text).strip("_") or "all"
+    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text).strip("_")[:120] or "all"
 
 
 def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
@@ -111,15 +119,16 @@ def _rectangle(x, y):
 
 
 def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
-    """Per-item metric against true rank over the top-N, one curve per (k, m) or mechanism setting."""
+    """Per-item metric against true rank over the top-N: a figure per workload setting, a curve per
+    mechanism setting (per (k, m) in seed 003's study)."""
     items = summary[summary["rank"].notna()]
-    curve_keys = [c for c in ("mechanism", "k", "m", "epsilon") if c in items and items[c].nunique() > 1]
+    per_workload = _workload_params(items)
     written = []
     for metric, (label, sub) in ((m, g) for m, rows in items.groupby("metric")
-                                 for g in _groups(rows, set(curve_keys))):
+                                 for g in _groups(rows, set(items.columns) - per_workload)):
         fig = Figure(figsize=(7, 4.5))
         ax = fig.add_subplot()
-        for curve, rows in _groups(sub, set(_params(sub)) - set(curve_keys)):
+        for curve, rows in _groups(sub, per_workload):
             rows = rows.sort_values("rank")
             ax.plot(rows["rank"], rows["mean"], marker=".", linewidth=1, label=curve or metric)
         if metric == "rank_deviation":

@@ -103,6 +103,7 @@ class Cell:
     store_top: int  # 0 = all items
     metrics: tuple
     id: str = ""
+    aliases: tuple = ()  # (alias, resolved param, scenario value), e.g. ("high_fraction", "high", 0.1)
 
     @property
     def workload(self) -> dict:
@@ -116,13 +117,17 @@ class Cell:
         return make(self.mechanism, **self.params)
 
     def labels(self) -> dict:
-        """Flat parameter columns carried by every output row."""
+        """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text)."""
+        w = self.workload
         out = {"cell_id": self.id, "cell_index": self.index, "workload_index": self.workload_index,
-               "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path}
-        out.update({f"workload.{k}" if k not in ("name", "n") else ("workload" if k == "name" else "n"): v
-                    for k, v in self.workload_items})
+               "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path,
+               "workload": w.pop("name"), "n": w.pop("n")}
+        out.update({f"workload.{k}": v for k, v in w.items()})
         out.update(self.param_items)
-        return out
+        for alias, param, value in self.aliases:  # the scenario's value, not the resolved id set
+            out.pop(param)
+            out[alias] = value
+        return {k: str(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 
 @dataclass(frozen=True)
@@ -254,7 +259,7 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
                         path=head["path"], top=head["top"],
                         store_top=head["top"] if head["store_top"] == -1 else head["store_top"],
                         workload=workload, mechanisms=mechanisms, grid=grid, metrics=tuple(metrics),
-                        plots=plots["mark"] and {"mark": plots["mark"]})
+                        plots={"mark": plots["mark"]})
     scenario.cells()  # constructs every workload and mechanism once: invalid values fail here
     return scenario
 
@@ -264,9 +269,10 @@ def _product(table: dict) -> list[dict]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(table[k] for k in keys))]
 
 
-def _resolve_params(scenario, mech, params, domain_size, root, index) -> dict:
+def _resolve_params(scenario, mech, params, domain_size, root, index) -> tuple[dict, tuple]:
+    """The mechanism's constructor arguments, and the aliases resolved on the way."""
     takes = _takes(mech["name"])
-    out = dict(params)
+    out, aliases = dict(params), []
     for alias, targets in FRACTION_PARAMS.items():
         if alias in out:
             target = next((t for t in targets if t in takes), None)
@@ -276,11 +282,12 @@ def _resolve_params(scenario, mech, params, domain_size, root, index) -> dict:
                                     f"must be a fraction in [0, 1] for a mechanism taking one of {targets}; "
                                     f"got {frac!r} for {mech['name']!r}")
             out[target] = tuple(range(int(round(frac * domain_size))))
+            aliases.append((alias, target, frac))
     if "domain_size" in takes:
         out.setdefault("domain_size", domain_size)
     if "seed" in takes and "seed" not in out:
         out["seed"] = int(child_seed(root, 2, index).generate_state(1, np.uint32)[0])
-    return out
+    return out, tuple(aliases)
 
 
 def _expand(scenario: Scenario) -> list[Cell]:
@@ -302,7 +309,7 @@ def _expand(scenario: Scenario) -> list[Cell]:
             for mech in scenario.mechanisms:
                 for m_point in _product(mech["grid"]):
                     index = len(cells)
-                    params = _resolve_params(scenario, mech, {**mech["fixed"], **s_point, **m_point},
+                    params, aliases = _resolve_params(scenario, mech, {**mech["fixed"], **s_point, **m_point},
                                              wl.domain_size, root, index)
                     try:
                         built = make(mech["name"], **params)
@@ -316,7 +323,7 @@ def _expand(scenario: Scenario) -> list[Cell]:
                                             f"{mech['name']!r} has none")
                     cell = Cell(index, w_index, w_items, mech["name"], tuple(sorted(params.items())),
                                 scenario.repeats, scenario.path, scenario.top, scenario.store_top,
-                                scenario.metrics)
+                                scenario.metrics, aliases=aliases)
                     ident = _digest({**cell.__dict__, "root": scenario.seed})
                     cells.append(Cell(**{**cell.__dict__, "id": ident}))
     return cells

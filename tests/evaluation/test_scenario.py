@@ -53,6 +53,7 @@ def test_expansion_order_ids_and_resolved_params(tmp_path):
     assert [c.id for c in load_scenario(write(tmp_path, BASE, "again.toml")).cells()] == [c.id for c in cells]
     sd = [c for c in cells if c.mechanism == "sdgrr"]
     assert sd[0].params["high"] == (0, 1) and len(sd[1].params["high"]) == 10  # fraction of D = 20
+    assert sd[0].labels()["high_fraction"] == 0.1 and "high" not in sd[0].labels()  # rows carry the scenario's value
     assert all(c.params["domain_size"] == 20 for c in cells)  # filled from the workload
 
 
