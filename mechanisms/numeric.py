@@ -169,6 +169,11 @@ class NumericMechanism(ABC):
     def bin_transition(self, in_edges, out_edges) -> np.ndarray:
         """``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)``, exact; rows sum to one."""
 
+    def piecewise_parts(self):
+        """``(pm, low, p_atom)`` when the mechanism is PM on X_H and "atom at x or uniform on Y_H"
+        on X_L = ``low`` (PM: ``low`` None) — EM then uses a fast exact operator; else None."""
+        return None
+
     def em_output_edges(self, in_edges) -> np.ndarray:
         """Output bin edges for EM with these input edges: d equal bins on [−C, C] (SPEC §2.3)."""
         return np.linspace(-self.C, self.C, len(in_edges))

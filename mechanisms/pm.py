@@ -26,7 +26,7 @@ class PM(NumericMechanism):
 
     >>> m = PM(epsilon=1.0)
     >>> round(m.C, 4), round(m.p, 4)
-    (4.0829, 0.2449)
+    (4.083, 0.2019)
     """
 
     epsilon: float
@@ -101,6 +101,9 @@ class PM(NumericMechanism):
         slope = (self.C + 1) / 2
         sliding = sliding_overlap_integral(self.left(x0), self.left(x1), self.C - 1, v0, v1) / slope
         return self.q * (v1 - v0) * (x1 - x0) + (self.p - self.q) * sliding
+
+    def piecewise_parts(self):
+        return self, None, 0.0
 
     def bin_transition(self, in_edges, out_edges) -> np.ndarray:
         u = np.asarray(in_edges, dtype=np.float64)[:, None]

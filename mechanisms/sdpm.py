@@ -46,7 +46,7 @@ class SDPM(NumericMechanism):
 
     >>> m = SDPM(epsilon=1.0, low=(-0.5, 0.5))
     >>> round(m.p_atom, 4)
-    0.5623
+    0.4677
     """
 
     epsilon: float
@@ -113,6 +113,9 @@ class SDPM(NumericMechanism):
         dens[low] = [self.pm.q, 0.0, self.pm.q]
         atom[low] = self.p_atom
         return edges, dens, atom
+
+    def piecewise_parts(self):
+        return self.pm, self.low, self.p_atom
 
     def bin_transition(self, in_edges, out_edges) -> np.ndarray:
         """Exact: each in-bin splits into its high parts (PM, :meth:`PM.interval_mass`) and its
