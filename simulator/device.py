@@ -84,7 +84,7 @@ class Devices:
         for j, (block, traits) in enumerate(zip(self.blocks, self.traits)):
             lo, hi = int(self.offset[j]), int(self.offset[j + 1])
             d = draw_day(self.cfg, traits, block, day)
-            self._book_truth(day, d, hi - lo)
+            self._book_truth(day, d)
             rng = block_rng(self.cfg.seed, "donate", block, day)
             granted_any = np.zeros(hi - lo, np.int64)
             counts = {}
@@ -136,7 +136,7 @@ class Devices:
             self.rows[uc][day] = np.concatenate(chunks[uc])
 
     # ---- truth and the observer tap -------------------------------------------------------------------
-    def _book_truth(self, day: int, d, n: int) -> None:
+    def _book_truth(self, day: int, d) -> None:
         t, n_items = self.truth, len(self.cfg.items)
         t["events"][day] += np.bincount(d.event_item, minlength=n_items)
         pairs = np.unique(d.event_device.astype(np.int64) * n_items + d.event_item)
