@@ -10,9 +10,11 @@ target (seconds per 10⁶ units on the 2-core reference machine, from issue 2). 
 ``RUNNERS`` maps a path to its function ``(case, n, domain_size, seed) -> (seconds, estimates)``.
 Hook for a later benchmark (e.g. the simulator's device-days/s): add its runner to ``RUNNERS``
 under a new path and a case to ``CASES`` with that path, ``unit="device-days"`` and its target —
-the table, the fresh-process measurement and the CSV need nothing else. Each case runs in a fresh *spawned* worker process that reports
-the wall time of the timed section and its peak resident set size (``ru_maxrss`` of the worker,
-which includes the interpreter, numpy and the workload: the baseline is reported beside it).
+the table, the fresh-process measurement and the CSV need nothing else.
+
+Each case runs in a fresh *spawned* worker process that reports the wall time of the timed section
+and its peak resident set size (``ru_maxrss`` of the worker, which includes the interpreter, numpy
+and the workload: the baseline is reported beside it).
 """
 
 from __future__ import annotations
