@@ -83,3 +83,14 @@ def test_crash_in_a_deployment_changes_no_aggregate(tmp_path):
     for uc in ("emoji", "typing_speed"):
         ids = store.upload_ids(uc)
         assert ids.size == np.unique(ids).size  # no upload stored twice
+
+
+def test_overloaded_server_queues_but_loses_and_doubles_nothing(tmp_path):
+    # one worker needing 20 s per report: a slot's batch (~100 reports) takes longer than the 15 min
+    # between slots, so batches queue; acknowledgments come late, devices retry, the server dedupes
+    cfg = tiny_config(server_capacity=1, service_s_per_report=20.0, window_length_h=20.0, retention_days=10.0,
+                      drain_days=4)
+    r = run(cfg, tmp_path)
+    assert max(q["queue"] for q in r.records["queue"]) >= 1
+    per_day = np.array([a.n for (uc, _), a in sorted(r.aggregates.items()) if uc == "emoji"])
+    assert (r.truth["donated"].sum(axis=1) == per_day).all()
