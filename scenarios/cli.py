@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+# One BLAS thread per process: sweeps and shards parallelize over processes already, and
+# oversubscribed OpenBLAS threads made EM 100× slower on a loaded 2-core machine. Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 #: subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
