@@ -10,8 +10,11 @@ z-test (:func:`evaluation.peers.mse_comparison`; "equal" at p ≥ 0.01).
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
+import subprocess
+import sys
 
 import numpy as np
 
@@ -34,12 +37,21 @@ PEER_PAIRS = [
 EQUAL_P = 0.01
 
 
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an int ≥ {low}; got {value}")
+        return value
+    return parse
+
+
 def add_arguments(parser):
-    parser.add_argument("--users", type=int, default=bench.PER, help="users per case (default 10⁶)")
-    parser.add_argument("--items", type=int, default=2000, help="items of the harmonic workload")
+    parser.add_argument("--users", type=_at_least(1), default=bench.PER, help="users per case (default 10⁶)")
+    parser.add_argument("--items", type=_at_least(2), default=2000, help="items of the harmonic workload")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels")
     parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy")
-    parser.add_argument("--peer-users", type=int, help="users for the slowest peer runs, OUE and OLH "
+    parser.add_argument("--peer-users", type=_at_least(1), help="users for the slowest peer runs, OUE and OLH "
                         "(default --users; their per-10⁶ time is then extrapolated)")
     parser.add_argument("--peers-venv", help="the peers' venv (default ~/.cache/ldpsim/peers-venv)")
     parser.add_argument("--seed", type=int, default=0)
@@ -134,7 +146,7 @@ def run(args) -> int:
     print("timed: perturb+aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em); "
           "each case in a fresh spawned process.\npeak = ru_maxrss of that process (includes the "
           "interpreter, numpy and the workload: see baseline).")
-    rows = []
+    rows, status = [], 0
     print_header(BENCH_COLUMNS)
     for case in cases:
         row = bench.bench_row(case, args.users, args.items, args.seed)
@@ -147,15 +159,19 @@ def run(args) -> int:
     if args.peers:
         by_key = {(r["case"], r["path"]): r for r in rows}
         case_by_key = {(c.label, c.path): c for c in cases}
-        prows = peer_rows(by_key, case_by_key, args.users, args.peer_users or args.users, args.items,
-                          args.seed, args.peers_venv)
+        try:
+            prows = peer_rows(by_key, case_by_key, args.users, args.peer_users or args.users, args.items,
+                              args.seed, args.peers_venv)
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+            print(f"peers: failed ({exc}); our table above stands", file=sys.stderr)
+            status, prows = 1, []
         if prows:
             print(f"\nspeed-up = peer s/10⁶ ÷ ours s/10⁶; MSE on the frequency scale over {args.items} items; "
                   f"p(equal) = paired z-test of the per-item squared errors (equal at p ≥ {EQUAL_P})")
             print_header(PEER_COLUMNS)
             for row in prows:
                 print_row(row, PEER_COLUMNS)
-        all_rows += [{"table": "peers", **{k: v for k, v in r.items() if k != "frequencies"}} for r in prows]
+        all_rows += [{"table": "peers", **r} for r in prows]
     if args.out:
         fields = list(dict.fromkeys(k for r in all_rows for k in r))
         with open(args.out, "w", newline="") as fh:
@@ -163,4 +179,4 @@ def run(args) -> int:
             writer.writeheader()
             writer.writerows(all_rows)
         print(f"wrote {len(all_rows)} rows to {args.out}")
-    return 0
+    return status
