@@ -20,6 +20,8 @@ from .bitsampling import WORD_BITS, bernoulli_words
 from .hashing import MAX_K, HashFamily, factorize
 
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
+_GUIDE_BITS = 16
+_GUIDE = 1 << _GUIDE_BITS
 DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
 
 
@@ -97,14 +99,14 @@ class Sketch(FrequencyOracle):
         return np.repeat(self._value_keys(arr), f)
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
-        """Σ_l table[l, h_l(d)] for each item d (table is k × m)."""
+        """Σ_l table[l, h_l(d)] for each item d (table: k rows of ≥ m columns, C-contiguous)."""
         arr = self._items(items)
         uniq, inv = factorize(arr)
         keys = self.family.keys(uniq)
-        flat = np.ascontiguousarray(table).reshape(-1)
+        flat, stride = table.reshape(-1), table.shape[1]
         total = np.zeros(keys.size, dtype=table.dtype)
         for rows, H in self.family.row_blocks(keys):
-            H += (rows * self.m)[:, None]
+            H += (rows * stride)[:, None]
             total += flat.take(H).sum(axis=0)
         return total[inv]
 
@@ -143,6 +145,40 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         out[g[starts]] += np.add.reduceat(sums, starts, axis=0, dtype=np.int64)
     return out
+
+
+def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
+    """Fill ``out[j, :]`` with independent Binomial(n_row[j], p) draws (out is rows × cols).
+
+    Exact inverse CDF of the float64 CDF (the rounding class of numpy's own binomial) at a uniform
+    U on the 2^-53 grid, sped up by a 2^16-entry guide table per distinct n: the top 16 bits of U pick
+    an interval; where no CDF value falls inside it the table holds the answer, otherwise (fraction
+    ≤ (n+1)/2^16) a binary search on the CDF settles it.
+    """
+    sizes, group = np.unique(n_row, return_inverse=True)
+    edges = np.arange(_GUIDE + 1) / _GUIDE
+    cdfs, tables = [], np.empty((sizes.size, _GUIDE), dtype=np.int64)
+    for g, size in enumerate(sizes.tolist()):
+        cdf = stats.binom.cdf(np.arange(size + 1), size, p)
+        cdf[-1] = 1.0
+        lo = np.searchsorted(cdf, edges[:-1], side="right")
+        hi = np.searchsorted(cdf, edges[1:] - 2.0 ** -53, side="right")  # largest U of the interval
+        tables[g] = np.where(lo == hi, lo, -1)
+        cdfs.append(cdf)
+    flat_tables, cols = tables.reshape(-1), out.shape[1]
+    step = max(1, (1 << 20) // cols)
+    for r0 in range(0, n_row.size, step):
+        g = group[r0:r0 + step]
+        r = rng.integers(0, 2 ** 64 - 1, size=(g.size, cols), dtype=np.uint64, endpoint=True)
+        x = flat_tables.take((r >> np.uint64(64 - _GUIDE_BITS)).astype(np.intp) + (g * _GUIDE)[:, None])
+        amb_r, amb_c = np.nonzero(x < 0)
+        if amb_r.size:
+            u = (r[amb_r, amb_c] >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+            ga = g[amb_r]
+            for gi in np.unique(ga).tolist():
+                sel = ga == gi
+                x[amb_r[sel], amb_c[sel]] = np.searchsorted(cdfs[gi], u[sel], side="right")
+        out[r0:r0 + step] = x
 
 
 @dataclass(frozen=True)
@@ -231,7 +267,7 @@ class CMS(Sketch):
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
-        s = self._query_sums(agg.data[:, :self.m], items)
+        s = self._query_sums(agg.data, items)  # columns < m: the ones counts
         n, c, m = agg.n, self.c_eps, self.m
         return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # SPEC §1.5 via M (class docstring)
 
@@ -263,8 +299,8 @@ class CMS(Sketch):
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
         Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f), drawn with
         ``rng.binomial`` when k·m ≤ 2^20. For bigger sketches, cells with T = 0 (almost all) are
-        Bin(N_j, f), drawn by inverse CDF per distinct N_j (float64 CDF: numpy's binomial has the same
-        rounding), and only the cells with T > 0 call ``rng.binomial``.
+        Bin(N_j, f), drawn by :func:`binomial_rows`, then the cells with T > 0 are redrawn with
+        ``rng.binomial`` (cells are independent, so overwriting with a fresh draw is exact).
         """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
@@ -278,14 +314,7 @@ class CMS(Sketch):
                                 + rng.binomial(n_row[:, None] - hits, self.flip))
             return Aggregate(keys.size, data, self.kind)
         cells, hits = np.unique(rows * self.m + pos, return_counts=True)
-        step = max(1, (1 << 20) // self.m)
-        for size in np.unique(n_row).tolist():
-            group = np.flatnonzero(n_row == size)
-            cdf = stats.binom.cdf(np.arange(size + 1), size, self.flip)
-            cdf[-1] = 1.0
-            for r0 in range(0, group.size, step):
-                part = group[r0:r0 + step]
-                data[part, :self.m] = np.searchsorted(cdf, rng.random((part.size, self.m)), side="right")
+        binomial_rows(data[:, :self.m], n_row, self.flip, rng)
         j, c = np.divmod(cells, self.m)
         data[j, c] = rng.binomial(hits, 1.0 - self.flip) + rng.binomial(n_row[j] - hits, self.flip)
         return Aggregate(keys.size, data, self.kind)

@@ -8,10 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import mechanisms.cms as cms_module
 from mechanisms import CMS
-from mechanisms.cms import grouped_column_counts
+from mechanisms.cms import binomial_rows, grouped_column_counts
 from tests.stats import assert_chisquare_gof, assert_same_distribution, assert_variance, assert_z
 
 ITEMS = ("the", "of", "and", "to", "a", "in")
@@ -133,11 +134,28 @@ def test_family_averaged_variance_is_mean_mse_over_families():
 def test_large_sketch_direct_sampler_matches_dense_path(monkeypatch):
     """The inverse-CDF path (used when k·m > DENSE_CELLS) has the dense path's distribution."""
     cms = CMS(2.0, 3, 10, seed=1)
-    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(600)]
-    dense = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[:300]]
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(400)]
+    dense = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[:200]]
     monkeypatch.setattr(cms_module, "DENSE_CELLS", 0)
-    sparse = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[300:]]
+    sparse = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[200:]]
     assert_same_distribution(np.array(dense), np.array(sparse), what="CDF vs dense sampler")
+
+
+@pytest.mark.parametrize("p", [0.119, 0.5])
+def test_binomial_rows_law(p):
+    """Each row of binomial_rows is Binomial(n_j, p): chi-square on 40 000 draws per row (tails merged),
+    including a large n where many guide-table intervals are ambiguous (Bonferroni over 4 rows)."""
+    n_row = np.array([0, 3, 40, 3000])
+    out = np.empty((4, 40_000), dtype=np.int64)
+    binomial_rows(out, n_row, p, np.random.default_rng(6))
+    assert np.all(out[0] == 0)
+    for n, draws in zip(n_row[1:], out[1:]):
+        pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+        keep = np.flatnonzero(pmf * draws.size >= 5)  # merge both tails into the edge categories
+        edges = np.r_[keep[0], keep[1:], n + 1]
+        obs = np.histogram(draws, bins=np.r_[0, edges[1:-1], n + 1])[0]
+        exp = np.add.reduceat(pmf, np.r_[0, edges[1:-1]])
+        assert_chisquare_gof(obs, exp / exp.sum(), alpha=1e-4 / 3, what=f"Binomial({n}, {p}) row")
 
 
 def test_wire_errors():
