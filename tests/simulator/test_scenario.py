@@ -94,6 +94,7 @@ def test_command_line_override_is_checked(tmp_path):
         load_deployment(_write(tmp_path, TINY), devices=-5)
 
 
+@pytest.mark.slow  # ~5 s: two runs with plots
 def test_ldpsim_run_writes_a_run_folder(tmp_path, capsys):
     scenario = _write(tmp_path, TINY)
     out = tmp_path / "run"
