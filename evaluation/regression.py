@@ -24,24 +24,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .report_html import versions
+
 #: version of the baseline file layout
 FORMAT = 1
 VERDICTS = ("ok", "REGRESSION", "missing", "new")
-
-
-def ldpsim_version() -> str:
-    """The installed ldpsim version ("unknown" when not installed)."""
-    try:
-        return metadata.version("ldpsim")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _seed_is_given(scenario) -> bool:
@@ -83,7 +76,7 @@ def make_baseline(scenario, summary: pd.DataFrame) -> dict:
                 "mean": _none_if_nan(row.mean), "se": _none_if_nan(row.se), "repeats": int(row.n_runs)}
                for row in agg.itertuples(index=False) if row.cell_id in cells]
     return {"format": FORMAT, "scenario": scenario.name, "fingerprint": scenario.fingerprint(),
-            "root_entropy": scenario.seed, "ldpsim_version": ldpsim_version(), "entries": entries}
+            "root_entropy": scenario.seed, "ldpsim_version": versions()["ldpsim"], "entries": entries}
 
 
 def write_baseline(path, baseline: dict) -> Path:

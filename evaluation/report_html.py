@@ -1,0 +1,225 @@
+"""A self-contained HTML report: one file that opens anywhere, offline, with nothing to fetch.
+
+No external resource of any kind: inline CSS, figures embedded as base64 data URIs (PNG, or SVG
+when a figure has no PNG), tables from pandas (escaped), the resolved config pretty-printed, the
+seed / root entropy and the versions that produced the numbers. A Content-Security-Policy meta
+tag (``default-src 'none'; img-src data:; style-src 'unsafe-inline'``) makes the browser refuse
+anything else, so a page that renders completely is provably self-contained.
+
+:func:`write_report_html` builds a page from sections; :func:`report_from_run_dir` builds one from
+whatever a run folder holds (``ldpsim run``, ``ldpsim sweep``, ``ldpsim reproduce``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import platform
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif"}
+PACKAGES = ("ldpsim", "numpy", "scipy", "pandas", "matplotlib", "simpy", "pyarrow")
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;
+padding:1.5em;color:#1d2327;line-height:1.45}
+h1{font-size:1.6em;border-bottom:2px solid #2c5f8a;padding-bottom:.3em}
+h2{font-size:1.25em;margin-top:2em;color:#2c5f8a}
+nav ul{columns:2;font-size:.9em}
+pre{background:#f5f6f7;border:1px solid #dcdfe2;padding:.8em;overflow-x:auto;font-size:.82em;white-space:pre}
+.scroll{overflow-x:auto;margin:.5em 0 1em}
+table{border-collapse:collapse;font-size:.82em;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #dcdfe2;padding:.25em .6em;text-align:right;white-space:nowrap}
+th{background:#e8eef3;position:sticky;top:0}
+tr:nth-child(even) td{background:#fafbfc}
+figure{margin:1em 0}
+figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption,.note{font-size:.85em;color:#5f6b75}
+"""
+
+
+@dataclass(frozen=True)
+class Preformatted:
+    """Text shown as is, in a monospaced block (escaped)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A DataFrame and the file holding all of it (named when the page shows only the first rows)."""
+
+    frame: pd.DataFrame
+    source: str = ""
+
+
+def versions() -> dict:
+    """Python, platform and the versions of ldpsim and its main dependencies ("unknown" if absent)."""
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def _data_uri(data: bytes, mime: str) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _figure(uri: str, caption: str) -> str:
+    cap = html.escape(caption)
+    return f'<figure><img src="{uri}" alt="{cap}"><figcaption>{cap}</figcaption></figure>'
+
+
+def _table(frame: pd.DataFrame, max_rows: int, source: str = "") -> str:
+    shown = frame.head(max_rows)
+    body = shown.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda x: f"{x:.6g}")
+    note = ""
+    if len(frame) > len(shown):
+        note = (f'<p class="note">first {len(shown)} of {len(frame)} rows'
+                f'{"; all in " + html.escape(source) if source else ""}</p>')
+    return f'<div class="scroll">{body}</div>{note}'
+
+
+def _render(item, max_rows: int) -> str:
+    if isinstance(item, Preformatted):
+        return f"<pre>{html.escape(item.text)}</pre>"
+    if isinstance(item, str):
+        return f"<p>{html.escape(item)}</p>"
+    if isinstance(item, pd.DataFrame):
+        return _table(item, max_rows)
+    if isinstance(item, Table):
+        return _table(item.frame, max_rows, item.source)
+    if isinstance(item, (dict, list)):
+        return f"<pre>{html.escape(json.dumps(item, indent=2, default=str, ensure_ascii=False))}</pre>"
+    if isinstance(item, Path):
+        mime = IMAGE_TYPES.get(item.suffix.lower())
+        if mime is None:
+            raise ValueError(f"cannot embed {item}: an image must be one of {', '.join(IMAGE_TYPES)}")
+        return _figure(_data_uri(item.read_bytes(), mime), item.name)
+    if hasattr(item, "savefig"):  # a matplotlib Figure
+        buf = io.BytesIO()
+        item.savefig(buf, format="png", dpi=110)
+        title = item.axes[0].get_title() if item.axes else ""
+        return _figure(_data_uri(buf.getvalue(), "image/png"), title or "figure")
+    raise TypeError(f"cannot render a {type(item).__name__} in a report: give str, Preformatted, DataFrame, Table, "
+                    "dict/list, an image Path or a matplotlib Figure")
+
+
+def render_html(title: str, sections, *, config=None, seed=None, max_rows: int = 200) -> str:
+    """The page as a string; see :func:`write_report_html`."""
+    sections = [(heading, body if isinstance(body, (list, tuple)) else [body]) for heading, body in sections]
+    repro = [("seed / root entropy", "-" if seed is None else json.dumps(seed, default=str)),
+             *versions().items()]
+    sections.append(("Reproducibility", [pd.DataFrame(repro, columns=["what", "value"]),
+                                         *(["resolved configuration:", config] if config is not None else [])]))
+    ids = [f"s{i}" for i in range(len(sections))]
+    toc = "".join(f'<li><a href="#{i}">{html.escape(h)}</a></li>' for i, (h, _) in zip(ids, sections))
+    body = "".join(f'<section id="{i}"><h2>{html.escape(h)}</h2>{"".join(_render(x, max_rows) for x in items)}'
+                   "</section>" for i, (h, items) in zip(ids, sections))
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n"
+            f"<body><h1>{html.escape(title)}</h1><nav><ul>{toc}</ul></nav>\n{body}\n</body></html>\n")
+
+
+def write_report_html(path, title: str, sections, *, config=None, seed=None, max_rows: int = 200) -> Path:
+    """Write a self-contained HTML page and return its path.
+
+    ``sections`` is a sequence of ``(heading, content)`` where content is one item or a list of
+    items: ``str`` (a paragraph), :class:`Preformatted`, ``pandas.DataFrame`` or :class:`Table`
+    (first ``max_rows`` rows), ``dict``/``list`` (pretty JSON), a ``Path`` to a PNG/SVG/JPEG/GIF image, or a matplotlib
+    ``Figure`` (embedded as PNG). A final "Reproducibility" section holds ``seed``, the versions
+    (:func:`versions`) and the resolved ``config``. Everything is escaped.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(title, sections, config=config, seed=seed, max_rows=max_rows), encoding="utf-8")
+    return path
+
+
+def _seed_of(config: dict):
+    """Root entropy of a sweep's config.json, or the ``seed`` of a deployment's or reproduction's config."""
+    for key in ("root_entropy", "seed"):
+        if key in config:
+            return config[key]
+    return config.get("scenario", {}).get("seed") if isinstance(config.get("scenario"), dict) else None
+
+
+def _sweep_results(run_dir: Path) -> pd.DataFrame:
+    """One row per cell of a sweep: its varying parameters and every aggregate metric as "mean ± se"."""
+    from .plots import BOOKKEEPING
+    from .store import RunStore
+
+    summary = RunStore(run_dir).read("summary")
+    if summary.empty:
+        return summary
+    agg = summary[summary["rank"].isna()].copy()
+    params = ["mechanism"] + [c for c in agg.columns if c not in BOOKKEEPING | {"mechanism"}
+                              and agg[c].astype(str).nunique() > 1]
+    agg["value"] = [f"{m:.4g} ± {s:.2g}" for m, s in zip(agg["mean"], agg["se"])]
+    wide = agg.pivot_table(index="cell_index", columns="metric", values="value", aggfunc="first")
+    labels = agg.groupby("cell_index")[params].first().astype(str)
+    return labels.join(wide[list(dict.fromkeys(agg["metric"]))]).reset_index()
+
+
+def _figures(run_dir: Path) -> list[Path]:
+    """PNG figures of the folder and its plots/ (SVG only where no PNG twin exists)."""
+    found = []
+    for folder in (run_dir, run_dir / "plots"):
+        files = sorted(folder.glob("*.*")) if folder.is_dir() else []
+        pngs = {p.stem for p in files if p.suffix == ".png"}
+        found += [p for p in files if p.suffix == ".png" or (p.suffix == ".svg" and p.stem not in pngs)]
+    return found
+
+
+def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -> Path:
+    """Write ``RUN_DIR/report.html`` from what the run folder holds, and return its path.
+
+    Collected: ``report.md`` (its text, figures left out), a sweep's ``summary/`` (one row per
+    cell), figures (``*.png`` in the folder and ``plots/``), tables (``*.csv``; ``*.parquet``
+    without a CSV twin), other ``*.json`` files, ``scenario.toml``; ``config.json`` is the resolved
+    config and gives the seed / root entropy. Works for the folders of ``ldpsim run``, ``sweep``
+    and ``reproduce``.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run folder")
+    config_path = run_dir / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
+    others = {p.stem: json.loads(p.read_text(encoding="utf-8"))
+              for p in sorted(run_dir.glob("*.json")) if p != config_path}
+    seed = _seed_of(config) if isinstance(config, dict) else (
+        {k: _seed_of(v) for k, v in others.items() if isinstance(v, dict) and _seed_of(v) is not None} or None)
+    sections = []
+    if (run_dir / "report.md").exists():
+        text = (run_dir / "report.md").read_text(encoding="utf-8").splitlines()
+        sections.append(("Summary", Preformatted("\n".join(ln for ln in text if not ln.startswith(("![", "```"))))))
+    if (run_dir / "summary").is_dir():
+        results = _sweep_results(run_dir)
+        if not results.empty:
+            sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)", Table(results, "summary/")))
+    if figures := _figures(run_dir):
+        sections.append(("Figures", figures))
+    csvs = sorted(run_dir.glob("*.csv"))
+    tables = csvs + [p for p in sorted(run_dir.glob("*.parquet")) if p.with_suffix(".csv") not in csvs]
+    for path in tables:
+        frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+        sections.append((f"Table {path.name}", Table(frame, path.name)))
+    for stem, data in others.items():
+        sections.append((f"{stem}.json", data))
+    if (run_dir / "scenario.toml").exists():
+        sections.append(("Scenario file", Preformatted((run_dir / "scenario.toml").read_text(encoding="utf-8"))))
+    title = title or f"ldpsim report: {run_dir.resolve().name}"
+    return write_report_html(run_dir / "report.html", title, sections, config=config, seed=seed, max_rows=max_rows)
