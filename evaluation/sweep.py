@@ -12,9 +12,13 @@ runs. Streams (all addressed by index from the root ``SeedSequence(scenario.seed
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
 import logging
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 
@@ -131,6 +135,26 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
                        time.perf_counter() - start, cell_s, workers, startup)
 
 
+def _size_hint(cell: Cell) -> int:
+    """Dask priority: large sketches (k·m) first, so the run does not end waiting on one big cell."""
+    params = cell.params
+    return int(params.get("k", 1)) * int(params.get("m", 1))
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c():
+    """Start worker processes with SIGINT ignored (inherited), so Ctrl-C reaches only this process,
+    which then closes the cluster cleanly instead of every worker printing a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
     from dask.distributed import Client, LocalCluster, as_completed
@@ -138,13 +162,15 @@ def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     start, cluster, client = time.perf_counter(), None, None
     try:
         if scheduler is None:
-            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+            with _workers_ignore_ctrl_c():
+                cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                       processes=True, dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(scheduler or cluster)
         workers = max(1, len(client.scheduler_info()["workers"]))
+        client.run(importlib.import_module, __name__)  # warm up: every worker imports the cell runner
         startup = time.perf_counter() - start
-        futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False): cell
-                   for cell in cells}
+        futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False,
+                                 priority=_size_hint(cell)): cell for cell in cells}
         for future in as_completed(futures):
             finish(futures[future], future.result())
         return workers, startup
