@@ -22,6 +22,7 @@ from .hashing import MAX_K, HashFamily, factorize
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
 _GUIDE_BITS = 16
 _GUIDE = 1 << _GUIDE_BITS
+_MAX_GUIDES = 64  # binomial_rows: guide tables for at most this many distinct n
 DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
 
 
@@ -37,6 +38,13 @@ class Sketch(FrequencyOracle):
     For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (SPEC §1.5). Both
     sketches estimate f̂(d) = m/(m−1)·(Σ_u Y_u − n/m) with E[Y_u] = γ(d_u), hence
     bias f̂(d) = m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m); the variances differ (see each class).
+
+    Parameters: epsilon > 0; k in [1, 2^24] rows; m in [2, 2^16] columns; seed in [0, 2^32) picks the
+    hash family (:class:`~mechanisms.hashing.HashFamily`). ``items`` is required by estimate and theory.
+
+    Cost of the exact theory (bias, variance, mse): the pairwise collision counts of the D items,
+    O(k·(D + D²/m)) time and D² memory (cached for the last 4 item lists): about 0.5 s for k = 256,
+    m = 1024, D = 2000 but about a minute for k = 65535; ``family_averaged_variance`` is O(D).
     """
 
     epsilon: float
@@ -153,11 +161,18 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
     Exact inverse CDF of the float64 CDF (the rounding class of numpy's own binomial) at a uniform
     U on the 2^-53 grid, sped up by a 2^16-entry guide table per distinct n: the top 16 bits of U pick
     an interval; where no CDF value falls inside it the table holds the answer, otherwise (fraction
-    ≤ (n+1)/2^16) a binary search on the CDF settles it.
+    ≤ (n+1)/2^16) a binary search on the CDF settles it. With more than 64 distinct n the tables
+    would not pay off (nor fit in cache): ``rng.binomial`` row block by row block instead.
     """
     sizes, group = np.unique(n_row, return_inverse=True)
+    cols = out.shape[1]
+    step = max(1, (1 << 20) // cols)
+    if sizes.size > _MAX_GUIDES:
+        for r0 in range(0, n_row.size, step):
+            out[r0:r0 + step] = rng.binomial(n_row[r0:r0 + step, None], p, size=out[r0:r0 + step].shape)
+        return
     edges = np.arange(_GUIDE + 1) / _GUIDE
-    cdfs, tables = [], np.empty((sizes.size, _GUIDE), dtype=np.int64)
+    cdfs, tables = [], np.empty((sizes.size, _GUIDE), dtype=np.int32)
     for g, size in enumerate(sizes.tolist()):
         cdf = stats.binom.cdf(np.arange(size + 1), size, p)
         cdf[-1] = 1.0
@@ -165,8 +180,7 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
         hi = np.searchsorted(cdf, edges[1:] - 2.0 ** -53, side="right")  # largest U of the interval
         tables[g] = np.where(lo == hi, lo, -1)
         cdfs.append(cdf)
-    flat_tables, cols = tables.reshape(-1), out.shape[1]
-    step = max(1, (1 << 20) // cols)
+    flat_tables = tables.reshape(-1)
     for r0 in range(0, n_row.size, step):
         g = group[r0:r0 + step]
         r = rng.integers(0, 2 ** 64 - 1, size=(g.size, cols), dtype=np.uint64, endpoint=True)

@@ -141,15 +141,16 @@ def test_large_sketch_direct_sampler_matches_dense_path(monkeypatch):
     assert_same_distribution(np.array(dense), np.array(sparse), what="CDF vs dense sampler")
 
 
-@pytest.mark.parametrize("p", [0.119, 0.5])
-def test_binomial_rows_law(p):
+@pytest.mark.parametrize("p, extra_sizes", [(0.119, 0), (0.5, 0), (0.3, 70)])
+def test_binomial_rows_law(p, extra_sizes):
     """Each row of binomial_rows is Binomial(n_j, p): chi-square on 40 000 draws per row (tails merged),
-    including a large n where many guide-table intervals are ambiguous (Bonferroni over 4 rows)."""
-    n_row = np.array([0, 3, 40, 3000])
-    out = np.empty((4, 40_000), dtype=np.int64)
+    including a large n where many guide-table intervals are ambiguous (Bonferroni over 3 rows);
+    70 extra distinct sizes switch to the rng.binomial path."""
+    n_row = np.r_[0, 3, 40, 3000, np.arange(100, 100 + extra_sizes)]
+    out = np.empty((n_row.size, 40_000), dtype=np.int64)
     binomial_rows(out, n_row, p, np.random.default_rng(6))
     assert np.all(out[0] == 0)
-    for n, draws in zip(n_row[1:], out[1:]):
+    for n, draws in zip(n_row[1:4], out[1:4]):
         pmf = stats.binom.pmf(np.arange(n + 1), n, p)
         keep = np.flatnonzero(pmf * draws.size >= 5)  # merge both tails into the edge categories
         edges = np.r_[keep[0], keep[1:], n + 1]
