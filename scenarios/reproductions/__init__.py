@@ -62,7 +62,5 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
     kind = KINDS[config["kind"]]
     start = time.perf_counter()
     table = kind.compute(config)
-    fig = kind.figure(table, config)
-    runtime = time.perf_counter() - start
-    paths = write_outputs(table, fig, config, out, runtime)
+    paths, runtime = write_outputs(table, kind.figure(table, config), config, out, start)
     return Reproduction(config, table, kind.summary(table, config), paths, runtime)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -168,23 +169,36 @@ def shrink(config: dict, quick: bool = False, repeats: int | None = None) -> dic
 
 # ---- outputs ------------------------------------------------------------------------------------
 def new_figure(n_panels: int, width: float = 5.0, height: float = 3.8) -> tuple[Figure, list]:
-    """A row of log-y panels (Agg canvas, no pyplot state)."""
-    fig = Figure(figsize=(width * n_panels, height))
-    axes = [fig.add_subplot(1, n_panels, i + 1) for i in range(n_panels)]
+    """Panels of ``width`` × ``height`` inches (2 × 2 for four, else one row), fixed margins.
+
+    Built on :class:`matplotlib.figure.Figure` (Agg canvas, no pyplot state); the margins are fixed
+    in inches instead of ``tight_layout``, which would draw every figure twice.
+    """
+    ncols = 2 if n_panels == 4 else n_panels
+    nrows = -(-n_panels // ncols)
+    fig = Figure(figsize=(width * ncols, height * nrows + 0.3))
+    axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(n_panels)]
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=0.75 / w, right=1 - 0.15 / w, bottom=0.5 / h, top=1 - 0.85 / h,
+                        wspace=0.9 / width, hspace=1.3 / height)
     return fig, axes
 
 
-def write_outputs(table: pd.DataFrame, fig: Figure, config: dict, out, runtime_s: float) -> list[Path]:
-    """Write ``NAME.csv`` (tidy table), ``NAME.png``/``.svg`` and ``NAME.json`` (config, runtime)."""
+def write_outputs(table: pd.DataFrame, fig: Figure, config: dict, out, start: float) -> tuple[list[Path], float]:
+    """Write ``NAME.csv`` (tidy table), ``NAME.png``/``.svg`` and ``NAME.json`` (config and runtime).
+
+    The runtime is measured from ``start`` (a ``time.perf_counter()`` value) to the last figure
+    written; returns the paths and that runtime in seconds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     name = config["name"]
     paths = [out / f"{name}.csv"]
     table.to_csv(paths[0], index=False, float_format="%.6g")
-    fig.tight_layout()
     for fmt in FORMATS:
         paths.append(out / f"{name}.{fmt}")
         fig.savefig(paths[-1], dpi=100)
+    runtime = time.perf_counter() - start
     paths.append(out / f"{name}.json")
-    paths[-1].write_text(json.dumps({**config, "runtime_s": round(runtime_s, 2)}, indent=1), encoding="utf-8")
-    return paths
+    paths[-1].write_text(json.dumps({**config, "runtime_s": round(runtime, 2)}, indent=1), encoding="utf-8")
+    return paths, runtime
