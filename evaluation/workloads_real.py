@@ -3,10 +3,11 @@
 * ``words``: the ``top`` most frequent English words of ``wordfreq.top_n_list('en', ·)`` with emoji
   removed, weighted by ``wordfreq.word_frequency(w, 'en')``.
 * ``emoji``: the ``top`` most frequent tokens of the same English list for which
-  ``emoji.is_emoji`` is true. wordfreq 3.x's English list (319,938 tokens) holds only **807** such
-  tokens, the first being ``©, 😂, ®, ™`` (``emoji`` counts the text-presentation symbols ©, ®, ™,
-  ♦, ♥ as emoji); only four of them are in the top 10,000 tokens, and beyond the first ~200 many
-  share wordfreq's smallest bucket, so ``top`` is capped at 807.
+  ``emoji.is_emoji`` is true, less the text symbols ©, ® and ™ (Latin-1 and Letterlike Symbols
+  code points) that ``emoji`` counts as emoji but a keyboard's emoji panel does not collect
+  (``symbols=True`` keeps them: they would otherwise be ranks 1, 3 and 4). wordfreq 3.x's English
+  list (319,938 tokens) holds only **807** emoji tokens (804 without the symbols); beyond the first
+  ~200 many share wordfreq's smallest bucket.
 
 ``word_frequency`` is rounded to three significant digits (the top 2,000 words have only 193
 distinct values), so real workloads have many exact ties; ties keep wordfreq's list order, which
@@ -56,9 +57,17 @@ def words(n: int, rng=None, top: int = 2000) -> Workload:
     return _from_tokens("words", _split_wordlist()[0], top, n)
 
 
-def emoji(n: int, rng=None, top: int = 100) -> Workload:
-    """The ``top`` most frequent emoji of wordfreq's English list (at most 807 exist)."""
-    return _from_tokens("emoji", _split_wordlist()[1], top, n)
+def _is_text_symbol(token: str) -> bool:
+    """©, ®, ™ and the like: every code point in Latin-1 or the Letterlike Symbols block."""
+    return all(ord(c) < 0x2000 or 0x2100 <= ord(c) <= 0x214F for c in token)
+
+
+def emoji(n: int, rng=None, top: int = 100, symbols: bool = False) -> Workload:
+    """The ``top`` most frequent emoji of wordfreq's English list (804 exist; 807 with ``symbols``)."""
+    pool = _split_wordlist()[1]
+    if not symbols:
+        pool = tuple(t for t in pool if not _is_text_symbol(t))
+    return _from_tokens("emoji", pool, top, n)
 
 
 def letter_frequencies(top: int = 2000) -> dict[str, float]:

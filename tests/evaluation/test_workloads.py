@@ -115,10 +115,13 @@ def test_words_top_n_without_emoji():
 
 
 def test_emoji_workload_and_its_cap():
-    e = make_workload("emoji", 1000, top=807)
-    assert e.domain_size == 807 and e.items[1] == "😂"
-    with pytest.raises(ValueError, match=r"'top' parameter of emoji must be an int in the range \[1, 807\]"):
-        make_workload("emoji", 1000, top=808)
+    e = make_workload("emoji", 1000, top=804)
+    assert e.domain_size == 804 and e.items[0] == "😂"
+    assert not {"©", "®", "™"} & set(e.items)
+    with pytest.raises(ValueError, match=r"'top' parameter of emoji must be an int in the range \[1, 804\]"):
+        make_workload("emoji", 1000, top=805)
+    with_symbols = make_workload("emoji", 1000, top=807, symbols=True)
+    assert list(with_symbols.items[:4]) == ["©", "😂", "®", "™"]
 
 
 def test_census_substitutes_have_the_papers_category_counts():
