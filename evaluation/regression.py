@@ -144,7 +144,8 @@ def _short(v) -> str:
 def compare(baseline: dict, current: dict, alpha: float = 0.001) -> CheckResult:
     """Compare two baselines (the stored one and :func:`make_baseline` of a new run); see the module doc."""
     if not 0 < alpha < 1:
-        raise ValueError(f"The 'alpha' parameter of compare must be a float in the range (0, 1). Got {alpha!r} instead.")
+        raise ValueError(f"The 'alpha' parameter of compare must be a float in the range (0, 1). "
+                         f"Got {alpha!r} instead.")
     base, now = _frame(baseline["entries"]), _frame(current["entries"])
     t = base.merge(now, on=["key", "metric"], how="outer", suffixes=("_b", ""), indicator=True)
     t["params"] = t["params"].where(t["params"].notna(), t["params_b"])
@@ -177,9 +178,10 @@ def format_check(result: CheckResult, closest: int = 5) -> str:
     near = t[t["verdict"] == "ok"].sort_values("z", ascending=False).head(closest)
     lim = t["limit"].dropna()
     z_inf = stats.norm.isf(result.alpha / (2 * max(result.n_compared, 1)))
-    lines = [f"{result.n_compared} (cell, metric) rows compared; a row moved when |now − baseline| / √(se² + se_b²) "
-             f"> t_(ν, 1−α/(2K)): α = {result.alpha:g} family-wise, Bonferroni over K = {result.n_compared}, "
-             f"ν Welch–Satterthwaite (limits here {lim.min():.2f}–{lim.max():.2f}; z = {z_inf:.2f} for many repeats)"
+    lines = [f"{result.n_compared} (cell, metric) rows compared; a row moved when |now − baseline| / "
+             f"√(se² + se_b²) > t_(ν, 1−α/(2K)):\n  α = {result.alpha:g} family-wise, Bonferroni over "
+             f"K = {result.n_compared}, ν Welch–Satterthwaite (limits here {lim.min():.2f}–{lim.max():.2f}; "
+             f"z = {z_inf:.2f} for many repeats)"
              if len(lim) else f"{result.n_compared} (cell, metric) rows compared (α = {result.alpha:g})"]
     shown = pd.concat([bad, near])
     if len(shown):
@@ -188,8 +190,8 @@ def format_check(result: CheckResult, closest: int = 5) -> str:
         lines.append(f"{'cell':<{width}}  {'metric':<18} {'baseline mean ± se':>24} {'now mean ± se':>24} "
                      f"{'z':>7} {'limit':>6}  verdict")
         for r in shown.itertuples(index=False):
-            lines.append(f"{r.label:<{width}}  {r.metric:<18} {_pm(r.base_mean, r.base_se):>24} {_pm(r.mean, r.se):>24} "
-                         f"{_num(r.z, '.2f'):>7} {_num(r.limit, '.2f'):>6}  {r.verdict}")
+            lines.append(f"{r.label:<{width}}  {r.metric:<18} {_pm(r.base_mean, r.base_se):>24} "
+                         f"{_pm(r.mean, r.se):>24} {_num(r.z, '.2f'):>7} {_num(r.limit, '.2f'):>6}  {r.verdict}")
         if len(near) and len(bad) < len(t):
             lines.append(f"(all failing rows, then the {len(near)} passing rows closest to their limit)")
     c = result.counts()

@@ -209,7 +209,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     if (run_dir / "summary").is_dir():
         results = _sweep_results(run_dir)
         if not results.empty:
-            sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)", Table(results, "summary/")))
+            sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)",
+                             Table(results, "summary/")))
     if figures := _figures(run_dir):
         sections.append(("Figures", figures))
     csvs = sorted(run_dir.glob("*.csv"))

@@ -28,7 +28,8 @@ def add_arguments(parser):
                         help="family-wise false-alarm rate, Bonferroni over the compared metrics (default 0.001)")
     parser.add_argument("--seed", type=int,
                         help="override the scenario's root seed (a changed random stream must still pass)")
-    parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; default: a temporary one)")
+    parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; "
+                        "default: a temporary one)")
 
 
 def _run(scenario, text: str, out: Path):
@@ -74,6 +75,6 @@ def run(args) -> int:
         if baseline.get(what) != current[what]:
             print(f"note: {what} differs: baseline {baseline.get(what)}, now {current[what]}")
     result = compare(baseline, current, args.alpha)
-    print(f"baseline {args.baseline}: ", end="")
+    print(f"baseline {args.baseline}")
     print(format_check(result))
     return 0 if result.passed else 1
