@@ -27,7 +27,8 @@ def add_arguments(parser):
     parser.add_argument("--alpha", type=float, default=0.001,
                         help="family-wise false-alarm rate, Bonferroni over the compared metrics (default 0.001)")
     parser.add_argument("--seed", type=int,
-                        help="override the scenario's root seed (a changed random stream must still pass)")
+                        help="override the scenario's root seed (a changed random stream must still pass; "
+                        "sketches then draw another hash family, see evaluation.regression)")
     parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; "
                         "default: a temporary one)")
 

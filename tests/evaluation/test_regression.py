@@ -54,7 +54,8 @@ def test_shipped_baseline_passes(baseline, seed, capsys):
     args = ["check", str(SCENARIOS / f"{baseline.stem}.toml"), "--baseline", str(baseline), "--alpha", str(ALPHA)]
     code = main(args + ([] if seed is None else ["--seed", str(seed)]))
     out = capsys.readouterr().out
-    assert code == 0, out
+    assert code == 0, (f"{out}\nIf the change is intended (scenario or metrics changed), regenerate: ldpsim check "
+                       f"scenarios/{baseline.stem}.toml --baseline scenarios/baselines/{baseline.name} --update-baseline")
     assert "PASS" in out and "Bonferroni" in out
 
 
