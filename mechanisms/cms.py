@@ -26,9 +26,16 @@ _MAX_GUIDES = 64  # binomial_rows: guide tables for at most this many distinct n
 DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
 
 
-@functools.lru_cache(maxsize=4)
-def _collision_counts(family: HashFamily, items: tuple) -> np.ndarray:
-    return family.collision_counts(items)
+@functools.lru_cache(maxsize=16)
+def _collision_sums(family: HashFamily, items: tuple, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ_{d'≠d} f(d')γ(d'), Σ_{d'≠d} f(d')γ(d')²) per item; exact for this family (cached: O(D) each)."""
+    g = family.collision_counts(items) / family.k
+    np.fill_diagonal(g, 0.0)
+    f = np.asarray(counts, dtype=float)
+    sums = g @ f, (g * g) @ f
+    for a in sums:
+        a.setflags(write=False)  # shared by the cache
+    return sums
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ class Sketch(FrequencyOracle):
     hash family (:class:`~mechanisms.hashing.HashFamily`). ``items`` is required by estimate and theory.
 
     Cost of the exact theory (bias, variance, mse): the pairwise collision counts of the D items,
-    O(k·(D + D²/m)) time and D² memory (cached for the last 4 item lists): about 0.5 s for k = 256,
+    O(k·(D + D²/m)) time and D² memory while computing (the sums are cached): about 0.5 s for k = 256,
     m = 1024, D = 2000 but about a minute for k = 65535; ``family_averaged_variance`` is O(D).
     """
 
@@ -75,10 +82,7 @@ class Sketch(FrequencyOracle):
         return arr, check_counts(self.name, true_counts, arr.size)
 
     def _collision_sums(self, items: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(Σ_{d'≠d} f(d')γ(d'), Σ_{d'≠d} f(d')γ(d')²) per item; exact for this family."""
-        g = _collision_counts(self.family, tuple(items.tolist())) / self.k
-        g = g - np.diag(np.diag(g))
-        return g @ f, (g * g) @ f
+        return _collision_sums(self.family, tuple(items.tolist()), tuple(f.tolist()))
 
     def bias(self, true_counts, items=None) -> np.ndarray:
         """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — SPEC §1.5, exact for this hash family."""
