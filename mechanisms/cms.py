@@ -347,8 +347,8 @@ class CMS(Sketch):
         bits, row = self._check_reports(reports, "encode")
         out = np.empty((row.size, self.report_bytes), dtype=np.uint8)
         out[:, :self._n_bytes] = bits
-        out[:, self._n_bytes:] = np.frombuffer(encode_uints(row, uint_bytes(self.k)), np.uint8).reshape(
-            row.size, -1)
+        width = uint_bytes(self.k)
+        out[:, self._n_bytes:] = np.frombuffer(encode_uints(row, width), np.uint8).reshape(row.size, width)
         return out.tobytes()
 
     def decode(self, payload: bytes) -> CMSReports:

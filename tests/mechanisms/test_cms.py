@@ -176,3 +176,5 @@ def test_wire_errors():
         cms.decode(bytes(bad_pad))
     with pytest.raises(ValueError, match="bits must be uint8"):
         cms.aggregate((reports.bits[:, :1], reports.row))
+    empty = cms.perturb(np.array([], dtype=object), 0)
+    assert cms.encode(empty) == b"" and cms.aggregate(cms.decode(b"")).n == 0
