@@ -127,7 +127,7 @@ def _frame(entries) -> pd.DataFrame:
 
 
 def _labels(params: pd.Series) -> pd.Series:
-    """Each cell's varying parameters, e.g. ``grr workload=harmonic epsilon=1``."""
+    """Each cell's mechanism and varying parameters, e.g. ``grr workload.name=harmonic epsilon=1``."""
     flat = pd.DataFrame([{k: json.dumps(v) if isinstance(v, list) else v for k, v in p.items()} for p in params],
                         index=params.index)
     vary = [c for c in flat.columns if c != "mechanism" and flat[c].nunique(dropna=False) > 1]
@@ -162,7 +162,8 @@ def compare(baseline: dict, current: dict, alpha: float = 0.001) -> CheckResult:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = diff / comb
         nu = (var_b + var) ** 2 / (var_b ** 2 / (t["n_b"] - 1) + var ** 2 / (t["n"] - 1))
-    limit = pd.Series(stats.t.isf(alpha / (2 * max(k, 1)), nu.where(nu > 0)), index=t.index)
+    tail = alpha / (2 * max(k, 1))
+    limit = pd.Series(stats.t.isf(tail, nu.where(nu > 0)), index=t.index).fillna(stats.norm.isf(tail))
     exact = comb == 0
     same = np.isclose(t["mean"], t["mean_b"], rtol=1e-9, atol=0.0) | (t["mean"].isna() & t["mean_b"].isna())
     z = z.where(~exact, np.where(same, 0.0, np.inf))
