@@ -23,7 +23,8 @@ from .store import RunStore
 
 #: columns that are bookkeeping, not parameters of a cell
 BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "root_seed", "seed", "elapsed_s",
-               "metric", "rank", "item", "mean", "se", "n_runs", "domain_size"}
+               "metric", "rank", "item", "mean", "se", "n_runs", "domain_size",
+               "repeat", "true_rank", "true_count", "estimate", "est_rank"}
 HEATMAP_METRICS = ("rank_deviation", "expectation_bias", "variance")
 FORMATS = ("png", "svg")
 
@@ -133,6 +134,10 @@ def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.plot(rows["rank"], rows["mean"], marker=".", linewidth=1, label=curve or metric)
         if metric == "rank_deviation":
             ax.axhline(1.0, color="black", linewidth=1.5)  # seed 003's acceptance line ΔR = 1
+            ax.set_yscale("symlog", linthresh=1.0)  # linear up to the line, logarithmic above
+            ax.set_ylim(bottom=0)
+        elif (sub["mean"] > 0).all():
+            ax.set_yscale("log")
         ax.set(xlabel="true rank", ylabel=metric, title=f"{metric} by rank {label}".strip())
         ax.legend(fontsize=5, ncol=2)
         written += _save(fig, out, f"by_rank_{_slug(metric)}_{_slug(label)}")
