@@ -21,8 +21,9 @@ from evaluation.report_html import CSP, report_from_run_dir
 from tests.evaluation.test_report_html import make_run_dir
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                                "(Debian: apt-get install -y chromium chromium-driver)")
+pytestmark = [pytest.mark.slow,  # a Chromium start: 2-8 s on a loaded machine
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
+                                 "(Debian: apt-get install -y chromium chromium-driver)")]
 
 PROBE = """<script>(function () {
   var errors = [];
