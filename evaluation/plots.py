@@ -174,13 +174,17 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict) -> list[Path]
     return written
 
 
-def plot_run(run_dir) -> list[Path]:
-    """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``."""
+def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
+    """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``.
+
+    ``mark`` (e.g. ``{"k": 65535, "m": 32}``) overrides the scenario's ``[plots] mark``.
+    """
     store = RunStore(run_dir)
     summary, estimates = store.read("summary"), store.read("estimates")
     if summary.empty:
         raise FileNotFoundError(f"{run_dir}: no finished cells to plot")
-    mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
+    if mark is None:
+        mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
     out = Path(run_dir) / "plots"
     out.mkdir(exist_ok=True)
     return (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)

@@ -9,12 +9,32 @@ from evaluation.plots import plot_run
 
 def add_arguments(parser):
     parser.add_argument("run_dir", help="output folder of `ldpsim sweep`")
+    parser.add_argument("--mark", nargs="+", metavar="KEY=VALUE",
+                        help="cell to highlight, e.g. --mark k=65535 m=32 (default: the scenario's [plots] mark)")
+
+
+def _mark(pairs):
+    if pairs is None:
+        return None
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--mark takes KEY=VALUE pairs; got {pair!r}")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
 
 
 def run(args) -> int:
     try:
-        written = plot_run(args.run_dir)
-    except FileNotFoundError as exc:
+        written = plot_run(args.run_dir, _mark(args.mark))
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for path in written:

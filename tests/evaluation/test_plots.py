@@ -70,6 +70,8 @@ def test_heatmap_marks_the_chosen_cell(tmp_path):
     assert all(p.stat().st_size > 1000 for p in written)
 
 
-def test_empty_run_is_an_error(tmp_path, capsys):
+def test_empty_run_and_bad_mark_are_errors(tmp_path, run_dir, capsys):
     assert main(["plot", str(tmp_path)]) == 2
     assert "no finished cells" in capsys.readouterr().err
+    assert main(["plot", str(run_dir), "--mark", "epsilon4"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
