@@ -11,8 +11,6 @@ from pathlib import Path
 import pandas as pd
 
 from evaluation.config import ScenarioError
-from scenarios.reproductions import KINDS, available, reproduce
-from scenarios.reproductions.sdldp import load_reproduction
 
 
 def add_arguments(parser):
@@ -24,6 +22,9 @@ def add_arguments(parser):
 
 
 def _list() -> int:
+    from scenarios.reproductions import KINDS, available
+    from scenarios.reproductions.sdldp import load_reproduction
+
     for name, path in available().items():
         try:
             config = load_reproduction(path, KINDS)
@@ -34,6 +35,10 @@ def _list() -> int:
 
 
 def run(args) -> int:
+    # imported here, not at the top: `ldpsim` builds every subcommand's parser at start-up, and the
+    # other subcommands must keep working in an install that lacks the scenarios.reproductions package
+    from scenarios.reproductions import available, reproduce
+
     if args.list:
         return _list()
     if not args.name:

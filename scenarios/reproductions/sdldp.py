@@ -168,8 +168,8 @@ def shrink(config: dict, quick: bool = False, repeats: int | None = None) -> dic
 
 
 # ---- outputs ------------------------------------------------------------------------------------
-def new_figure(n_panels: int, width: float = 5.0, height: float = 3.8) -> tuple[Figure, list]:
-    """Panels of ``width`` × ``height`` inches (2 × 2 for four, else one row), fixed margins.
+def new_figure(n_panels: int, width: float = 5.0, height: float = 3.8, top: float = 0.85) -> tuple[Figure, list]:
+    """Panels of ``width`` × ``height`` inches (2 × 2 for four, else one row), ``top`` inches above.
 
     Built on :class:`matplotlib.figure.Figure` (Agg canvas, no pyplot state); the margins are fixed
     in inches instead of ``tight_layout``, which would draw every figure twice.
@@ -179,7 +179,7 @@ def new_figure(n_panels: int, width: float = 5.0, height: float = 3.8) -> tuple[
     fig = Figure(figsize=(width * ncols, height * nrows + 0.3))
     axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(n_panels)]
     w, h = fig.get_size_inches()
-    fig.subplots_adjust(left=0.75 / w, right=1 - 0.15 / w, bottom=0.5 / h, top=1 - 0.85 / h,
+    fig.subplots_adjust(left=0.75 / w, right=1 - 0.15 / w, bottom=0.5 / h, top=1 - top / h,
                         wspace=0.9 / width, hspace=1.3 / height)
     return fig, axes
 

@@ -68,7 +68,7 @@ def compute(config: dict) -> pd.DataFrame:
 def figure(table: pd.DataFrame, config: dict):
     """One panel per attribute: expected accuracy (lines) and empirical (markers) vs ε."""
     panels = list(table.groupby("attribute", sort=False))
-    fig, axes = new_figure(len(panels), 5.2, 4.0)
+    fig, axes = new_figure(len(panels), 5.2, 4.0, top=0.6)
     styles = {"GRR": "-", "SDGRR": "--", "URR": ":"}
     for ax, (attr, sub) in zip(axes, panels):
         for k, (share, by_share) in enumerate(sub.groupby("high_share", sort=False)):

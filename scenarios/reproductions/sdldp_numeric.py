@@ -91,7 +91,7 @@ def compute(config: dict) -> pd.DataFrame:
 def figure(table: pd.DataFrame, config: dict):
     """One panel per attribute: MSE of the mean vs ε (± se); PM's exact variance as a thin line."""
     panels = list(table.groupby("attribute", sort=False))
-    fig, axes = new_figure(len(panels), 5.2, 4.0)
+    fig, axes = new_figure(len(panels), 5.2, 4.0, top=0.6)
     for ax, (attr, sub) in zip(axes, panels):
         for k, (label, rows) in enumerate(sub.groupby("mechanism", sort=False)):
             ax.errorbar(rows["epsilon"], rows["mse"], yerr=rows["se"], marker="o", ms=3, capsize=2,

@@ -74,13 +74,14 @@ def numeric_variance(config: dict) -> pd.DataFrame:
 
 
 def _draw(table: pd.DataFrame, config: dict, ylabel: str):
-    fig, (ax,) = new_figure(1, 6.0, 4.2)
+    fig, (ax,) = new_figure(1, 6.0, 4.2, top=0.4)
     for k, (curve, rows) in enumerate(table.groupby("curve", sort=False)):
         color = f"C{k}"
         ax.plot(rows["epsilon"], rows["variance_paper"], marker="o", ms=3, color=color, label=curve)
         ax.plot(rows["epsilon"], rows["variance_exact"], linestyle=":", color=color)
     ax.set_yscale("log")
-    ax.set(xlabel="ε", ylabel=ylabel, title=config["title"])
+    ax.set(xlabel="ε", ylabel=ylabel)
+    ax.set_title(config["title"], fontsize=9)
     ax.legend(fontsize=7, title="solid: paper's formula, dotted: exact", title_fontsize=7)
     return fig
 
