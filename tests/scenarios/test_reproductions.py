@@ -104,6 +104,9 @@ def test_frequency_mse_matches_exact_theory():
               "mechanisms": ["GRR", "URR-25", "SDGRR-25"], "high_choices": ["least-frequent"], "seed": 11}
     table = sdldp_frequency.compute(config)
     assert_z(table["mse"], table["mse_theory"], table["se"], what="frequency MSE vs exact theory")
+    low = table.set_index("mechanism")["mse_low"]
+    assert np.isnan(low["GRR"]) and np.isfinite(low[["URR-25", "SDGRR-25"]]).all()
+    assert table.set_index("mechanism")["n_high"].tolist() == [-1, 2, 2]
 
 
 def test_pm_mean_mse_matches_exact_theory():
