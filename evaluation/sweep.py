@@ -135,6 +135,11 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
                        time.perf_counter() - start, cell_s, workers, startup)
 
 
+#: Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in workers, which makes every large sketch
+#: allocation a fresh mmap: a k = 65535, m = 1024 CMS cell ran 2.5× slower (12.5 s vs 5.1 s).
+FAST_ALLOCATOR = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+
+
 def _size_hint(cell: Cell) -> int:
     """Dask priority: large sketches (k·m) first, so the run does not end waiting on one big cell."""
     params = cell.params
@@ -157,12 +162,13 @@ def _workers_ignore_ctrl_c():
 
 def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
+    import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
     start, cluster, client = time.perf_counter(), None, None
     try:
         if scheduler is None:
-            with _workers_ignore_ctrl_c():
+            with dask.config.set(FAST_ALLOCATOR), _workers_ignore_ctrl_c():
                 cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
                                        processes=True, dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(scheduler or cluster)
