@@ -11,6 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from evaluation.config import ScenarioError
+from evaluation.report_html import report_from_run_dir
+from scenarios.reproductions import KINDS, available, reproduce
+from scenarios.reproductions.sdldp import load_reproduction
 
 
 def add_arguments(parser):
@@ -22,9 +25,6 @@ def add_arguments(parser):
 
 
 def _list() -> int:
-    from scenarios.reproductions import KINDS, available
-    from scenarios.reproductions.sdldp import load_reproduction
-
     for name, path in available().items():
         try:
             config = load_reproduction(path, KINDS)
@@ -35,10 +35,6 @@ def _list() -> int:
 
 
 def run(args) -> int:
-    # imported here, not at the top: `ldpsim` builds every subcommand's parser at start-up, and the
-    # other subcommands must keep working in an install that lacks the scenarios.reproductions package
-    from scenarios.reproductions import available, reproduce
-
     if args.list:
         return _list()
     if not args.name:
@@ -60,4 +56,5 @@ def run(args) -> int:
             print(result.summary)
         print(f"runtime {result.runtime_s:.1f} s{' (--quick)' if args.quick else ''}; wrote "
               + ", ".join(str(p) for p in result.paths))
+    print(f"report: {report_from_run_dir(out, title='ldpsim reproductions')}")
     return 0

@@ -19,6 +19,7 @@ import pandas as pd
 
 from evaluation.config import ScenarioError
 from evaluation.deployment import measure, write_plots
+from evaluation.report_html import report_from_run_dir
 from scenarios.deployment_scenario import DEFAULT, load_deployment
 from simulator.config import READINGS
 from simulator.deployment import run as run_deployment
@@ -75,8 +76,10 @@ def run(args) -> int:
         bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
     _write(out, cfg, result, tables)
+    page = report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, "
+                                          f"seed {cfg.seed}")
     print(format_summary(tables))
-    print(f"\nrun folder: {out}")
+    print(f"\nrun folder: {out}  (open {page.name} in a browser)")
     return 0
 
 
