@@ -16,7 +16,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 #: subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("scenarios.demo", "compare mechanisms on a Zipf workload and print a table"),
     "bench": ("scenarios.cmd_bench", "time every mechanism against its target (--peers: vs pure-ldp, multi-freq-ldpy)"),
     "sweep": ("scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
     "plot": ("scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
-from tests.stats import ALPHA, assert_chisquare_gof, assert_mean, assert_variance
+from tests.stats import ALPHA, assert_chisquare_gof, assert_mean
 
 
 def test_noise_scale_follows_neighbouring_relation():

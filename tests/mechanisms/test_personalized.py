@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 
 import numpy as np
 import pytest
 
-import mechanisms.personalized
 from mechanisms import make
 from mechanisms.personalized import PersonalizedReports, PersonalizedSDGRR, combine_inverse_variance
 from tests.stats import assert_chisquare_gof, assert_mean, assert_same_distribution, assert_variance
@@ -63,9 +61,6 @@ SHARES = np.array([[4], [3], [3]])  # 40% / 30% / 30% of users per partition, as
 def _mech(epsilon=1.0):
     return PersonalizedSDGRR(epsilon, 8, PARTITIONS)
 
-
-def test_doctests():
-    assert doctest.testmod(mechanisms.personalized).failed == 0
 
 
 def test_registered():

@@ -7,7 +7,7 @@ from scipy.optimize import minimize_scalar
 from mechanisms.quadtree import (NoisyQuadtree, arithmetic_allocation, cormode_allocation,
                                  geometric_allocation, level_errors, uniform_allocation,
                                  worst_case_nodes_per_level)
-from tests.stats import assert_mean, assert_variance
+from tests.stats import assert_mean
 
 
 @pytest.mark.parametrize("alloc", [

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms.rr
 from mechanisms import GRR, RR, Aggregate
 
-
-def test_doctests():
-    assert doctest.testmod(mechanisms.rr).failed == 0
 
 
 def test_is_grr_on_two_values():

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
 import pytest
 
-import mechanisms.linear_theory
-import mechanisms.sdgrr
 from mechanisms import GRR, SDGRR
 from mechanisms.linear_theory import linear_estimator_variance
 from tests.stats import assert_chisquare_gof, assert_mean, assert_variance
 
 D, HIGH = 7, (0, 3, 4)
 LOW = (1, 2, 5, 6)
-
-
-def test_doctests():
-    assert doctest.testmod(mechanisms.sdgrr).failed == 0
-    assert doctest.testmod(mechanisms.linear_theory).failed == 0
 
 
 # linear_theory -------------------------------------------------------------------------------------

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
 import pytest
 
-import mechanisms.urr
 from mechanisms import URR, Aggregate
 from mechanisms.linear_theory import linear_estimator_variance
 
 D, SENSITIVE = 7, (1, 2, 5)
 
-
-def test_doctests():
-    assert doctest.testmod(mechanisms.urr).failed == 0
 
 
 @pytest.fixture(params=[0.1, 1.0, 5.0])
