@@ -32,8 +32,8 @@ Schema (every table checked; unknown keys get a did-you-mean)::
 
 A mechanism parameter ``high_fraction`` (SDGRR's ``high``, URR's ``sensitive``) is a fraction f of
 the workload's domain: the round(f·D) most frequent items (ids 0 .. round(f·D)−1) are the
-high-sensitivity set (see :data:`FRACTION_PARAMS`). ``domain_size`` is filled from the workload when the mechanism takes it; a
-``seed`` (hash family) is derived from the root seed per cell unless given.
+high-sensitivity set (see :data:`FRACTION_PARAMS`). ``domain_size`` is filled from the workload
+when the mechanism takes it; a ``seed`` (hash family) is derived from the root seed per cell unless given.
 
 Cells are the cartesian product workload grid × shared grid × Σ_mechanisms own grid, in that order;
 each cell is a frozen record with a stable id (hash of everything that determines its numbers).
@@ -200,7 +200,8 @@ def _parse_mechanism(table, i, file) -> dict:
         raise ScenarioError(file, where, "must be a table ([[mechanism]])")
     name = table.get("name")
     if name not in MECHANISMS:
-        raise ScenarioError(file, f"{where}.name", f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
+        raise ScenarioError(file, f"{where}.name",
+                            f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
     allowed = _takes(name) | set(FRACTION_PARAMS)
     grid = table.get("grid", {})
     if not isinstance(grid, dict):

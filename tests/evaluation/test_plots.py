@@ -50,7 +50,8 @@ def test_plot_command_writes_png_and_svg(run_dir, capsys):
     assert main(["plot", str(run_dir)]) == 0
     written = capsys.readouterr().out.split()
     names = {p.rsplit("/", 1)[-1] for p in written}
-    for stem in ("rank_deviation_vs_epsilon", "mse_vs_epsilon", "adversary_accuracy_vs_epsilon", "by_rank_rank_deviation_workload_harmonic",
+    for stem in ("rank_deviation_vs_epsilon", "mse_vs_epsilon", "adversary_accuracy_vs_epsilon",
+                 "by_rank_rank_deviation_workload_harmonic",
                  "by_rank_rank_deviation_workload_even"):
         assert {f"{stem}.png", f"{stem}.svg"} <= names
     assert sum(n.startswith("frequencies_") for n in names) == 4  # one cell per workload, two formats
