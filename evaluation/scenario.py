@@ -14,6 +14,8 @@ Schema (every table checked; unknown keys get a did-you-mean)::
     name = "harmonic"
     n = 1_000_000
     domain_size = 2000
+    labels = "words"                # optional: item labels from another workload (see build_workload)
+    sort_labels = true
 
     [[mechanism]]                   # one table per mechanism: fixed params, and an optional own grid
     name = "cms"
@@ -54,7 +56,7 @@ from mechanisms.registry import MECHANISMS, make
 
 from .cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from .config import Field, ScenarioError, load_toml, parse_table
-from .workloads import WORKLOADS, make_workload
+from .workloads import WORKLOADS, Workload, make_workload
 
 PATHS = ("auto", "direct", "reports")
 #: scenario-level name of a domain fraction → the mechanism parameters taking that many item ids
@@ -170,9 +172,22 @@ def child_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequenc
 
 
 def build_workload(workload: dict, root: np.random.SeedSequence, w_index: int):
-    """Workload setting ``w_index`` (``name``, ``n`` and params) drawn from stream ``(0, w_index)``."""
+    """Workload setting ``w_index`` (``name``, ``n`` and params) drawn from stream ``(0, w_index)``.
+
+    ``labels = "words"`` (any workload taking ``top``) relabels the items, in rank order, with the
+    first D labels of that workload — sorted alphabetically when ``sort_labels = true``: seed 003's
+    construction (its 2000 most common words, in dictionary order, given synthetic frequencies).
+    """
     w = dict(workload)
-    return make_workload(w.pop("name"), w.pop("n"), rng=child_seed(root, 0, w_index), **w)
+    labels, sort_labels = w.pop("labels", None), w.pop("sort_labels", False)
+    out = make_workload(w.pop("name"), w.pop("n"), rng=child_seed(root, 0, w_index), **w)
+    if labels is None:
+        return out
+    if not isinstance(sort_labels, bool):
+        raise TypeError(f"'sort_labels' must be true or false; got {sort_labels!r}")
+    names = make_workload(labels, 1, top=out.domain_size).items
+    names = np.sort(names) if sort_labels else names
+    return Workload(out.name, names, out.counts, {**out.params, "labels": labels, "sort_labels": sort_labels})
 
 
 def _digest(obj) -> str:

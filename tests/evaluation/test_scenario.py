@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.config import ScenarioError
-from evaluation.scenario import child_seed, load_scenario
+from evaluation.scenario import build_workload, child_seed, load_scenario
 
 BASE = """
 [scenario]
@@ -57,6 +57,16 @@ def test_expansion_order_ids_and_resolved_params(tmp_path):
     assert all(c.params["domain_size"] == 20 for c in cells)  # filled from the workload
 
 
+def test_synthetic_shape_with_word_labels(tmp_path):
+    text = BASE.replace("domain_size = 20", 'domain_size = 20\nlabels = "words"\nsort_labels = true')
+    cell = load_scenario(write(tmp_path, text)).cells()[0]
+    workload = build_workload(cell.workload, np.random.SeedSequence(7), 0)
+    assert workload.items.tolist() == sorted(workload.items.tolist()) and len(set(workload.items)) == 20
+    assert workload.counts.tolist() == build_workload({"name": "harmonic", "n": 2000, "domain_size": 20},
+                                                      np.random.SeedSequence(7), 0).counts.tolist()
+    assert cell.labels()["workload.labels"] == "words"
+
+
 def test_fingerprint_changes_with_any_setting(tmp_path):
     a = load_scenario(write(tmp_path, BASE))
     b = load_scenario(write(tmp_path, BASE.replace("repeats = 3", "repeats = 4"), "b.toml"))
@@ -94,6 +104,7 @@ def test_child_seed_is_spawn_by_index():
     ("epsilon = [1.0, 2.0]", "epsilon = [1.0, -2.0]", "mechanism", "range (0, inf)"),
     # a workload parameter the workload rejects
     ("domain_size = 20", "domain_size = 20\nshape = 3", "workload", "allowed: ['domain_size']"),
+    ("domain_size = 20", 'domain_size = 20\nlabels = "words"\nsort_labels = "yes"', "workload", "true or false"),
     # a metric the mechanism cannot give (no transition matrix)
     ('name = "sdgrr"\nepsilon = 1.0\ngrid = { high_fraction = [0.1, 0.5] }',
      'name = "cms"\nepsilon = 1.0\nk = 4\nm = 8\n[metrics]\nnames = ["adversary_accuracy"]',
