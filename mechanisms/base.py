@@ -54,13 +54,18 @@ class Aggregate:
         return NotImplemented
 
 
-class FrequencyOracle(ABC):
-    """Abstract frequency oracle (client perturbation + server estimation + theory)."""
+def check_aggregate(owner: str, kind: str, agg) -> None:
+    """Raise unless ``agg`` is an :class:`Aggregate` made by the configuration ``kind``."""
+    if not isinstance(agg, Aggregate) or agg.kind != kind:
+        got = agg.kind if isinstance(agg, Aggregate) else type(agg).__name__
+        raise ValueError(f"{owner}: aggregate was made by {got}, not by {kind}.")
+
+
+class Mechanism(ABC):
+    """What every mechanism has: a name, a configuration tag for its aggregates, and the checks of
+    payloads and aggregates handed to its server side."""
 
     epsilon: float
-    #: True for sketches that accept arbitrary hashable tokens (str, int) as items; False for oracles
-    #: on integer ids 0..D-1 (the population engine passes ids to those).
-    takes_tokens: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -70,6 +75,32 @@ class FrequencyOracle(ABC):
     def kind(self) -> str:
         """A string identifying the configuration (used to refuse merging unrelated aggregates)."""
         return repr(self)
+
+    @property
+    @abstractmethod
+    def report_bytes(self) -> int:
+        """Size of one encoded report, in bytes."""
+
+    def _check_payload(self, payload: bytes) -> int:
+        """Number of reports in ``payload``; raise if its length is not a multiple of report_bytes."""
+        if not isinstance(payload, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{self.name}.decode: payload must be bytes; got {type(payload).__name__}.")
+        size = len(payload)
+        if size % self.report_bytes:
+            raise ValueError(f"{self.name}.decode: payload of {size} bytes is not a whole number of "
+                             f"{self.report_bytes}-byte reports.")
+        return size // self.report_bytes
+
+    def _check_aggregate(self, agg: Aggregate) -> None:
+        check_aggregate(self.name, self.kind, agg)
+
+
+class FrequencyOracle(Mechanism):
+    """Abstract frequency oracle (client perturbation + server estimation + theory)."""
+
+    #: True for sketches that accept arbitrary hashable tokens (str, int) as items; False for oracles
+    #: on integer ids 0..D-1 (the population engine passes ids to those).
+    takes_tokens: ClassVar[bool] = False
 
     # ---- client side -------------------------------------------------------------------------
     @abstractmethod
@@ -112,11 +143,6 @@ class FrequencyOracle(ABC):
         """Draw the aggregate of ``sum(true_counts)`` users from its exact distribution."""
 
     # ---- wire form ---------------------------------------------------------------------------
-    @property
-    @abstractmethod
-    def report_bytes(self) -> int:
-        """Size of one encoded report, in bytes."""
-
     @abstractmethod
     def encode(self, reports) -> bytes:
         """Compact wire form of a batch of reports (``report_bytes`` each, concatenated)."""
@@ -124,21 +150,6 @@ class FrequencyOracle(ABC):
     @abstractmethod
     def decode(self, payload: bytes):
         """Inverse of :meth:`encode`; raises ``ValueError`` on a malformed payload."""
-
-    def _check_payload(self, payload: bytes) -> int:
-        """Number of reports in ``payload``; raise if its length is not a multiple of report_bytes."""
-        if not isinstance(payload, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{self.name}.decode: payload must be bytes; got {type(payload).__name__}.")
-        size = len(payload)
-        if size % self.report_bytes:
-            raise ValueError(f"{self.name}.decode: payload of {size} bytes is not a whole number of "
-                             f"{self.report_bytes}-byte reports.")
-        return size // self.report_bytes
-
-    def _check_aggregate(self, agg: Aggregate) -> None:
-        if not isinstance(agg, Aggregate) or agg.kind != self.kind:
-            got = agg.kind if isinstance(agg, Aggregate) else type(agg).__name__
-            raise ValueError(f"{self.name}: aggregate was made by {got}, not by {self.kind}.")
 
 
 class DiscreteOracle(FrequencyOracle):

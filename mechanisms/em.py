@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._validation import _fail, check_int, check_real
-from .base import Aggregate
+from .base import Aggregate, check_aggregate
 from .numeric import NumericMechanism
 
 
@@ -209,14 +209,9 @@ class EM:
         np.clip(j, 0, self.out_edges.size - 2, out=j)
         return Aggregate(y.size, np.bincount(j, minlength=self.out_edges.size - 1), self.kind)
 
-    def _check_aggregate(self, agg: Aggregate) -> None:
-        if not isinstance(agg, Aggregate) or agg.kind != self.kind:
-            got = agg.kind if isinstance(agg, Aggregate) else type(agg).__name__
-            raise ValueError(f"EM: aggregate was made by {got}, not by {self.kind}.")
-
     def run(self, agg: Aggregate) -> EMResult:
         """Run EM (or EMS) on an aggregate from the uniform start; see the class docstring."""
-        self._check_aggregate(agg)
+        check_aggregate("EM", self.kind, agg)
         d = self.bins
         if agg.n == 0:
             return EMResult(np.full(d, 1.0 / d), 0, 0.0, True)

@@ -20,12 +20,12 @@ Parallel to :mod:`mechanisms.base` for frequency oracles:
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import numpy as np
 
 from ._validation import check_finite_in
-from .base import Aggregate, FrequencyOracle
+from .base import Aggregate, Mechanism
 
 
 def pm_constants(epsilon: float) -> tuple[float, float, float]:
@@ -60,23 +60,13 @@ def interval_overlap(a0, a1, b0, b1):
     return np.maximum(np.minimum(a1, b1) - np.maximum(a0, b0), 0.0)
 
 
-class NumericMechanism(ABC):
+class NumericMechanism(Mechanism):
     """Abstract numeric mechanism on [−1, 1] with reports in [−C, C] (see the module docstring)."""
 
-    epsilon: float
     C: float
 
     #: size of one encoded report: a little-endian float64
     report_bytes = 8
-
-    @property
-    def name(self) -> str:
-        return type(self).__name__
-
-    @property
-    def kind(self) -> str:
-        """Identifies the configuration (unrelated aggregates refuse to merge)."""
-        return repr(self)
 
     # ---- client side -------------------------------------------------------------------------
     def _check_values(self, values) -> np.ndarray:
@@ -94,9 +84,6 @@ class NumericMechanism(ABC):
         """``Aggregate(n, [Σ reports])``: mergeable by addition."""
         y = self._check_reports(reports, "aggregate")
         return Aggregate(y.size, np.array([y.sum()]), self.kind)
-
-    def _check_aggregate(self, agg: Aggregate) -> None:
-        FrequencyOracle._check_aggregate(self, agg)
 
     @abstractmethod
     def estimate_mean(self, agg: Aggregate) -> float:
@@ -185,6 +172,6 @@ class NumericMechanism(ABC):
 
     def decode(self, payload: bytes) -> np.ndarray:
         """Inverse of :meth:`encode`; raises ``ValueError`` on a malformed payload or out-of-range value."""
-        FrequencyOracle._check_payload(self, payload)
+        self._check_payload(payload)
         y = np.frombuffer(payload, dtype="<f8").astype(np.float64)
         return self._check_reports(y, "decode")
