@@ -41,6 +41,9 @@ def run(args) -> int:
     except RunExistsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if report.n_run == 0:
+        print(f"{out}: all {report.n_cells} cells already done")
+        return 0
     print(f"{out}: {report.n_cells} cells ({report.n_skipped} already done, {report.n_run} run) in "
           f"{report.wall_s:.1f} s wall, {report.cell_s:.1f} s in cells on {report.n_workers} worker(s); "
           f"overhead {100 * report.overhead:.1f}%")

@@ -121,7 +121,7 @@ def test_cli_refuses_changed_scenario_unless_forced(tiny, tmp_path, capsys):
     out = str(tmp_path / "run")
     assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 0
     assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress", "--resume"]) == 0
-    assert "4 already done, 0 run" in capsys.readouterr().out
+    assert "all 4 cells already done" in capsys.readouterr().out
     tiny.write_text(tiny.read_text().replace("repeats = 4", "repeats = 5"))
     assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 2
     assert "different scenario" in capsys.readouterr().err
