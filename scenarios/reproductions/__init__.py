@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
+from . import seed001_rr, seed002_central, seed004_quadtree
 from .sdldp import Kind, load_reproduction, shrink, write_outputs
 
 #: kind (as written in a scenario file) → how to compute, draw and summarize it
@@ -24,14 +25,22 @@ KINDS: dict[str, Kind] = {
     "frequency-mse": sdldp_frequency.KIND,
     "mean-mse": sdldp_numeric.KIND,
     "adversary": sdldp_adversary.KIND,
+    "rr-survey": seed001_rr.KIND,
+    "central-vs-local": seed002_central.KIND,
+    "quadtree-budget": seed004_quadtree.KIND,
 }
+#: reproductions of the other seeds: name → scenario file (the SDLDP ones are found by file name)
+SEED_REPRODUCTIONS = {"rr-survey": "seed001_rr.toml", "central-vs-local": "seed002_central.toml",
+                      "quadtree-budget": "seed004_quadtree.toml"}
 #: where the reproduction scenario files live
 SCENARIO_DIR = Path(__file__).resolve().parent.parent
 
 
 def available() -> dict[str, Path]:
-    """Reproduction name → scenario file, for every ``sdldp_*.toml`` beside the scenarios package."""
-    return {p.stem.replace("_", "-"): p for p in sorted(SCENARIO_DIR.glob("sdldp_*.toml"))}
+    """Reproduction name → scenario file: every ``sdldp_*.toml`` beside the scenarios package, then
+    :data:`SEED_REPRODUCTIONS`."""
+    found = {p.stem.replace("_", "-"): p for p in sorted(SCENARIO_DIR.glob("sdldp_*.toml"))}
+    return {**found, **{name: SCENARIO_DIR / file for name, file in SEED_REPRODUCTIONS.items()}}
 
 
 @dataclass(frozen=True)
