@@ -20,14 +20,14 @@ the observer can do is to attribute to the device random reports of the same day
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from mechanisms._validation import as_generator
-from mechanisms.cms import CMS
+
+from .adversary_sketch import support
 
 
 def _event_mech(cfg):
@@ -146,18 +146,17 @@ def ledger_summary(cfg, result) -> dict:
 def log_likelihoods(mech, reports, items) -> np.ndarray:
     """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
 
-    Discrete oracles: the transition matrix. CMS (SPEC §3): the likelihood of (ṽ, j) given d depends
-    only on the bit b = ṽ[h_j(d)]: log P = const + (2b − 1)·log((1 − f)/f), f the flip probability.
+    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (SPEC §3): a report
+    either supports a candidate or not, with a fixed log-likelihood gap (``adversary_sketch.support``).
     """
-    if isinstance(mech, CMS):
-        keys = mech.family.keys(np.asarray(items, dtype=object))
-        pos = mech.family.evaluate(reports.row[:, None], keys[None, :])
-        bit = (reports.bits[np.arange(reports.row.size)[:, None], pos >> 3] >> (7 - (pos & 7))) & 1
-        return np.where(bit == 1, 1.0, -1.0) * math.log((1 - mech.flip) / mech.flip)
     if hasattr(mech, "transition_matrix"):
         with np.errstate(divide="ignore"):
             return np.log(mech.transition_matrix()[:, np.asarray(reports)].T)
-    raise NotImplementedError(f"no likelihood for {mech.name} reports")
+    try:
+        supported, gap = support(mech, reports, items)
+    except TypeError as exc:
+        raise NotImplementedError(str(exc)) from None
+    return np.where(supported, gap, 0.0)
 
 
 def adversary(cfg, result, rng=None) -> dict:
