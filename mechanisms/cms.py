@@ -38,6 +38,35 @@ def _collision_sums(family: HashFamily, items: tuple, counts: tuple) -> tuple[np
     return sums
 
 
+#: cache the flat sketch positions of a query's items when they take at most this many bytes
+_POSITIONS_CACHE_BYTES = 1 << 30
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_positions(family: HashFamily, stride: int, items: tuple) -> tuple[np.ndarray, ...]:
+    blocks = tuple(_position_blocks(family, stride, items))
+    for b in blocks:
+        b.setflags(write=False)  # shared by the cache
+    return blocks
+
+
+def _position_blocks(family: HashFamily, stride: int, items: tuple):
+    """Row blocks of l·stride + h_l(d) for the distinct ``items`` (int32 when the table allows)."""
+    dtype = np.int32 if family.k * stride < 2 ** 31 else np.int64
+    keys = family.keys(items)
+    for rows, H in family.row_blocks(keys):
+        H += (rows * stride)[:, None]
+        yield H.astype(dtype, copy=False)
+
+
+def _flat_positions(family: HashFamily, stride: int, items: tuple):
+    """Positions for :meth:`Sketch._query_sums`: cached (a sweep queries the same items every repeat)
+    unless they would take more than ``_POSITIONS_CACHE_BYTES``; then computed block by block."""
+    if family.k * len(items) * 4 <= _POSITIONS_CACHE_BYTES:
+        return _cached_positions(family, stride, items)
+    return _position_blocks(family, stride, items)
+
+
 @dataclass(frozen=True)
 class Sketch(FrequencyOracle):
     """Common part of CMS and HCMS: ε, k rows, width m, the seeded hash family and the γ theory.
@@ -112,14 +141,11 @@ class Sketch(FrequencyOracle):
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
         """Σ_l table[l, h_l(d)] for each item d (table: k rows of ≥ m columns, C-contiguous)."""
-        arr = self._items(items)
-        uniq, inv = factorize(arr)
-        keys = self.family.keys(uniq)
-        flat, stride = table.reshape(-1), table.shape[1]
-        total = np.zeros(keys.size, dtype=table.dtype)
-        for rows, H in self.family.row_blocks(keys):
-            H += (rows * stride)[:, None]
-            total += flat.take(H).sum(axis=0)
+        uniq, inv = factorize(self._items(items))
+        flat = table.reshape(-1)
+        total = np.zeros(uniq.size, dtype=table.dtype)
+        for block in _flat_positions(self.family, table.shape[1], tuple(uniq.tolist())):
+            total += flat.take(block).sum(axis=0)
         return total[inv]
 
 
