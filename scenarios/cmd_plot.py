@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from evaluation.plots import plot_run
+from evaluation.report_html import report_from_run_dir
 
 
 def add_arguments(parser):
@@ -39,4 +40,5 @@ def run(args) -> int:
         return 2
     for path in written:
         print(path)
+    print(report_from_run_dir(args.run_dir))
     return 0

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from evaluation.config import ScenarioError
+from evaluation.report_html import report_from_run_dir
 from evaluation.scenario import load_scenario
 from evaluation.store import RunExistsError
 from evaluation.sweep import run_sweep
@@ -47,4 +48,6 @@ def run(args) -> int:
     print(f"{out}: {report.n_cells} cells ({report.n_skipped} already done, {report.n_run} run) in "
           f"{report.wall_s:.1f} s wall, {report.cell_s:.1f} s in cells on {report.n_workers} worker(s); "
           f"overhead {100 * report.overhead:.1f}%")
+    print(f"report: {report_from_run_dir(out, title=f'sweep {scenario.name}')} "
+          f"(`ldpsim plot {out}` adds the figures)")
     return 0
