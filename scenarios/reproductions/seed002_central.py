@@ -105,7 +105,7 @@ def figure(table: pd.DataFrame, config: dict):
                     ax.errorbar(rows["epsilon"], rows["l1"], yerr=rows["l1_se"], marker="o", ms=3, capsize=2,
                                 lw=0.8, color=f"C{j}", label=method)
             ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="L1 error Σ|θ̂ − θ|",
-                   title=f"{w}: central release, raw vs projected vs synthetic")
+                   title=f"{w}: L1 error of the central release")
             ax.legend(fontsize=6)
     fig.suptitle(f"{config['title']}\nsolid lines: exact theory (LDP variance, Laplace 2b²)", fontsize=9)
     return fig

@@ -21,6 +21,7 @@ The table (column ``part``) holds
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from scipy import optimize
@@ -152,13 +153,15 @@ def figure(table: pd.DataFrame, config: dict):
     eps = config["figure_epsilon"] if config["figure_epsilon"] in config["epsilon"] else config["epsilon"][-1]
     fig, (a, b, c, m) = new_figure(4, 5.0, 3.8)
     budget = table[(table["part"] == "budget") & (table["epsilon"] == eps)]
-    for k, (label, rows) in enumerate(budget.groupby("allocation", sort=False)):
-        style = {"arithmetic": "-", "geometric": "--"}.get(rows["family"].iat[0], ":")
-        a.plot(rows["level"], rows["budget"], style, marker="o", ms=3, color=f"C{k % 10}", label=label)
-        b.plot(rows["level"], rows["err_level"], style, marker="o", ms=3, color=f"C{k % 10}", label=label)
-    a.set(xlabel="level i (0 = leaves)", ylabel="ε_i", title=f"per-level budget, ε = {eps:g}, h = {config['h']}")
-    b.set(xlabel="level i (0 = leaves)", ylabel="Err(level_i) = 8·2^(h−i)·2/ε_i²", yscale="log",
-          title="per-level error, Cormode's worst-case node count")
+    for label, rows in budget.groupby("allocation", sort=False):
+        family = rows["family"].iat[0]
+        style = {"arithmetic": "-", "geometric": "--"}.get(family, ":")
+        a.plot(rows["level"], rows["budget"], style, marker="o", ms=3, color=_color(rows, config), label=label)
+        b.plot(rows["level"], rows["err_level"], style, marker="o", ms=3, color=_color(rows, config), label=label)
+    a.set(xlabel=f"level i (0 = leaves, {config['h']} = root)", ylabel="ε_i",
+          title=f"per-level budget, ε = {eps:g}, h = {config['h']}")
+    b.set(xlabel="level i", ylabel="Err(level_i) = 8·2^(h−i)·2/ε_i²", yscale="log",
+          title="per-level error (Cormode's worst-case node count)")
     a.legend(fontsize=6, ncol=2)
     b.legend(fontsize=6, ncol=2)
     curve = table[table["part"] == "total-vs-d"]
@@ -168,19 +171,32 @@ def figure(table: pd.DataFrame, config: dict):
         c.plot(rows["param"], rows["total_capped"], "--", color=f"C{k}", label=f"ε={e:g}, capped at 4^(h−i)")
         c.axvline(opt.loc[e, "d_opt"], color=f"C{k}", lw=0.6)
         c.axvline(opt.loc[e, "d_opt_capped"], color=f"C{k}", lw=0.6, ls="--")
-    c.set(xlabel="d", ylabel="total error Σ Err(level_i)", yscale="log",
-          title=f"total worst-case error vs d, h = {config['h']} (vertical: optima)")
+    low = curve[["total", "total_capped"]].min().min()
+    c.set(xlabel="d", ylabel="total error Σ Err(level_i)", yscale="log", ylim=(0.7 * low, 30 * curve.groupby(
+        "epsilon")["total"].min().max()), title=f"total worst-case error vs d, h = {config['h']} (vertical: optima)")
     c.legend(fontsize=6)
-    measured = table[(table["part"] == "measured") & (table["epsilon"] == eps) & (table["level"] >= 0)]
+    measured = table[(table["part"] == "measured") & (table["epsilon"] == eps) & (table["level"] >= 0)
+                     & (table["mse_analytic"] > 0)]
     for k, (label, rows) in enumerate(measured.groupby("allocation", sort=False)):
         m.errorbar(rows["level"], rows["mse"], yerr=rows["se"], fmt="o", ms=3, capsize=2, color=f"C{k}",
                    label=label)
         m.plot(rows["level"], rows["mse_analytic"], "-", lw=0.8, color=f"C{k}")
     m.set(xlabel="level i (0 = leaves)", ylabel="MSE of the level's share of the answer", yscale="log",
-          title=f"random rectangles: measured (markers) vs Σ n_i(Q)·2/ε_i² (lines)")
+          title=f"{measured['queries'].iat[0]:.0f} random rectangles, ε = {eps:g}:\n"
+                f"measured ± se (markers) vs mean n_i(Q)·2/ε_i² (lines)")
     m.legend(fontsize=6)
     fig.suptitle(config["title"], fontsize=9)
     return fig
+
+
+def _color(rows: pd.DataFrame, config: dict):
+    """Blues for the arithmetic d, oranges for the geometric q (darker = larger), black/grey for the rest."""
+    family, param = rows["family"].iat[0], rows["param"].iat[0]
+    if family in ("uniform", "cormode"):
+        return "black" if family == "uniform" else "grey"
+    values = config["d_values"] if family == "arithmetic" else config["q_values"]
+    shade = 0.35 + 0.65 * values.index(param) / max(len(values) - 1, 1)
+    return (matplotlib.colormaps["Blues"] if family == "arithmetic" else matplotlib.colormaps["Oranges"])(shade)
 
 
 def summary(table: pd.DataFrame, config: dict) -> pd.DataFrame:
