@@ -121,8 +121,9 @@ def _measured(config: dict) -> list[dict]:
         raise RuntimeError("quadtree decomposition does not tile the query rectangles")
     nodes = np.stack([u.sum(axis=1) for u in used], axis=1)  # Q × levels: n_i(Q)
     for eps in config["epsilon"]:
+        d_opt = optimal_d(eps, h, False)
         named = {"uniform": uniform_allocation(eps, h), "cormode": cormode_allocation(eps, h),
-                 f"d_opt={optimal_d(eps, h, False):.4f}": arithmetic_allocation(eps, h, optimal_d(eps, h, False)),
+                 f"d_opt={d_opt:.4f}": arithmetic_allocation(eps, h, d_opt),
                  f"q={config['measured_q']:g}": geometric_allocation(eps, h, config["measured_q"])}
         for label, budgets in named.items():
             trees = [NoisyQuadtree.build(points, budgets, noise_rng) for _ in range(config["repeats"])]
