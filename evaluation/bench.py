@@ -12,8 +12,10 @@ Hook for a later benchmark (e.g. the simulator's device-days/s): add its runner 
 under a new path and a case to ``CASES`` with that path, ``unit="device-days"`` and its target —
 the table, the fresh-process measurement and the CSV need nothing else.
 
-Each case runs in a fresh *spawned* worker process that reports the wall time of the timed section
-and its peak resident set size (``ru_maxrss`` of the worker, which includes the interpreter, numpy
+Each case runs in a fresh *spawned* worker process: one untimed warm-up call, then the timed call, so
+the figure is the steady state a sweep or a simulation sees (allocator warmed — a cold first call
+page-faults every large temporary — and per-item-set caches such as a sketch's hashed positions
+filled). The worker reports the wall time of the timed call and its peak resident set size (``ru_maxrss`` of the worker, which includes the interpreter, numpy
 and the workload: the baseline is reported beside it).
 """
 
@@ -186,12 +188,14 @@ def peak_rss_bytes() -> int:
 
 def _worker(case: BenchCase, n: int, domain_size: int, seed) -> dict:
     baseline = peak_rss_bytes()
+    RUNNERS[case.path](case, n, domain_size, seed)  # warm-up (see the module docstring)
     seconds, est = RUNNERS[case.path](case, n, domain_size, seed)
     return {"seconds": seconds, "peak": peak_rss_bytes(), "baseline": baseline, "estimates": est}
 
 
 def measure(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
-    """Run ``case`` once in a fresh spawned process: seconds, peak RSS (bytes), baseline, estimates."""
+    """Run ``case`` in a fresh spawned process (warm-up, then timed): seconds, peak RSS (bytes),
+    baseline, estimates."""
     ctx = multiprocessing.get_context("spawn")
     with futures.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
         return pool.submit(_worker, case, n, domain_size, seed).result()

@@ -144,7 +144,7 @@ def run(args) -> int:
     cases = bench.select(bench.CASES, args.only)
     print(f"ldpsim bench: n={args.users:,} users, harmonic workload over {args.items} items, seed {args.seed}")
     print("timed: perturb+aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em); "
-          "each case in a fresh spawned process.\npeak = ru_maxrss of that process (includes the "
+          "each case in a fresh spawned process, timed after one warm-up call (steady state).\npeak = ru_maxrss of that process (includes the "
           "interpreter, numpy and the workload: see baseline).")
     rows, status = [], 0
     print_header(BENCH_COLUMNS)
