@@ -28,6 +28,7 @@ import pandas as pd
 from mechanisms._validation import as_generator
 
 from .adversary_sketch import support
+from .plots import item_label
 
 
 def _event_mech(cfg):
@@ -229,7 +230,7 @@ def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int
         ax = fig.subplots()
         for i, item in enumerate(top):
             d = daily[daily["item"] == item]
-            ax.plot(d["day"], d["estimate"], "o-", color=f"C{i}", label=f"item {item} estimate")
+            ax.plot(d["day"], d["estimate"], "o-", color=f"C{i}", label=item_label(cfg.items[item]))
             ax.plot(d["day"], d["true_donated"], "--", color=f"C{i}")
         ax.set(xlabel="day", ylabel="share of donated emoji", title="daily estimates (solid) vs truth (dashed)")
         ax.legend(fontsize=7)
@@ -241,8 +242,8 @@ def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int
         x = np.arange(len(last))
         ax.bar(x - 0.2, last["true_donated"], 0.4, label="true")
         ax.bar(x + 0.2, last["running_estimate"], 0.4, label="estimate (all days)")
-        ax.set_xticks(x, [str(i) for i in last["item"]], fontsize=7)
-        ax.set(xlabel="item id (rank − 1)", ylabel="share", title="top-20 emoji: true vs estimated")
+        ax.set_xticks(x, [item_label(cfg.items[i]) for i in last["item"]], rotation=60, ha="right", fontsize=7)
+        ax.set(ylabel="share", title="top-20 emoji: true vs estimated")
         ax.legend()
         paths.append(_save(fig, folder / "top_bars.png"))
 

@@ -18,8 +18,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from .store import RunStore
+
+
+def item_label(item) -> str:
+    """A tick label matplotlib's default font (DejaVu Sans, no emoji glyphs) can draw: emoji and other
+    pictographs by their CLDR short name ("face with tears of joy"), everything else as is."""
+    text = str(item)
+    if not any(ord(c) >= 0x2000 for c in text):
+        return text
+    import emoji
+
+    return emoji.demojize(text, delimiters=("", "")).replace("_", " ")
 
 #: columns that are bookkeeping, not parameters of a cell
 BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "root_seed", "seed", "elapsed_s",
@@ -81,6 +93,9 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
             sub = sub.sort_values("epsilon")
             ax.errorbar(sub["epsilon"], sub["mean"], yerr=sub["se"], marker="o", capsize=2, label=label or metric)
         ax.set_xscale("log")
+        grid = np.sort(rows["epsilon"].unique())
+        ax.set_xticks(grid, [_fmt(v) for v in grid])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         if (rows["mean"] > 0).all():
             ax.set_yscale("log")
         ax.set(xlabel="ε", ylabel=metric, title=f"{metric} vs ε")
@@ -165,9 +180,10 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict) -> list[Path]
         x = np.arange(len(stats))
         ax.bar(x - 0.2, stats["true"], width=0.4, label="true")
         ax.bar(x + 0.2, stats["mean"], width=0.4, yerr=stats["sd"].fillna(0), capsize=2, label="estimated (mean ± sd)")
-        ax.set_xticks(x, stats["item"], rotation=60, fontsize=7)
+        ax.set_xticks(x, [item_label(i) for i in stats["item"]], rotation=60, ha="right", fontsize=7)
         first = rows.iloc[0]
-        params = ", ".join(f"{k}={_fmt(first[k])}" for k in _params(estimates) if k in first and k != "item")
+        params = ", ".join(f"{k}={_fmt(first[k])}" for k in _params(estimates)
+                           if k in first and k != "item" and pd.notna(first[k]))
         ax.set(ylabel="count", title=f"top items: true vs estimated\n{params}")
         ax.legend(fontsize=7)
         written += _save(fig, out, f"frequencies_{cell_id}")
