@@ -78,7 +78,8 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     aggregators = {uc.name: uc.make_aggregator(mechanisms[uc.name]) for uc in cfg.use_cases}
     store = ReportStore(store_root, writer=f"s{shard}", fsync=cfg.fsync)
     server = Server(env, store, mechanisms, aggregators, cfg.server_capacity, cfg.service_s_per_report,
-                    cfg.batch_window_s, block_rng(cfg.seed, "server", shard), devices.acknowledge)
+                    cfg.batch_window_s, block_rng(cfg.seed, "server", shard), devices.acknowledge,
+                    dedupe_days=cfg.retention_days + 2)
     devices.server = server
     env.process(devices.days())
     if cfg.crash_at_h is not None:

@@ -60,10 +60,10 @@ class ReportStore:
         who = self.writer if mine else "*"
         return sorted(self.root.glob(f"use_case={uc}/day={d}/part-{who}-*.parquet"))
 
-    def upload_ids(self, use_case: str, mine: bool = False) -> np.ndarray:
-        """Every upload id whose ``use_case`` reports are stored (read from the parts' metadata)."""
+    def upload_ids(self, use_case: str, day: int | None = None, mine: bool = False) -> np.ndarray:
+        """Every upload id whose ``use_case`` reports (of ``day``) are stored (from the parts' metadata)."""
         chunks = [np.frombuffer(pq.read_schema(p).metadata[_IDS_KEY], dtype="<u8")
-                  for p in self.parts(use_case, mine=mine)]
+                  for p in self.parts(use_case, day, mine=mine)]
         return np.concatenate(chunks) if chunks else np.zeros(0, dtype="<u8")
 
     def partitions(self, mine: bool = False) -> list[tuple[str, int]]:

@@ -9,6 +9,10 @@ partition (atomically), and only then acknowledged and added to the in-memory ag
 A crash loses the buffer (nothing of it was acknowledged, so devices retry) and the in-memory
 state; recovery rebuilds the dedupe set and the aggregates from the store, so no acknowledged report
 is lost and none is counted twice (upload ids are checked per use case).
+
+Memory stays bounded however long the run: the dedupe sets are kept per collection day, and a day's
+set is dropped once ``dedupe_days`` have passed — by then every bundle of that day has expired on
+its device (``retention_days``), so its upload id can never arrive again.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 import simpy
 
 from .channel import Upload
+from .device import DAY_S
 from .report_store import ReportStore
 
 
@@ -29,8 +34,9 @@ class Server:
 
     def __init__(self, env: simpy.Environment, store: ReportStore, mechanisms: dict, aggregators: dict,
                  capacity: int, service_s_per_report: float, batch_window_s: float,
-                 rng: np.random.Generator, on_ack):
+                 rng: np.random.Generator, on_ack, dedupe_days: float):
         self.env, self.store, self.mechanisms, self.aggregators = env, store, mechanisms, aggregators
+        self.dedupe_days = dedupe_days  # how long an upload id can still arrive after its collection day
         self.workers = simpy.Resource(env, capacity)
         self.service_s_per_report = service_s_per_report
         self.batch_window_s = batch_window_s
@@ -64,9 +70,10 @@ class Server:
         # strip metadata: only (upload id, day, report) per report is kept; device ids and the send
         # time are dropped here. Uploads already stored or buffered (a retry after a lost ack) are
         # acknowledged again but not stored twice.
-        nonces = upload.nonce.tolist()
+        nonces, days = upload.nonce.tolist(), upload.day.tolist()
         for uc, (pos, rows) in upload.reports.items():
-            known = np.fromiter((x in self._seen[uc] or (uc, x) in self._pending for x in nonces),
+            seen = self._seen[uc]
+            known = np.fromiter((x in seen.get(d, ()) or (uc, x) in self._pending for x, d in zip(nonces, days)),
                                 dtype=bool, count=len(nonces))
             fresh = ~known[pos]
             self.counters["duplicates"] += int((~fresh).sum())
@@ -96,13 +103,20 @@ class Server:
                 sel = sel[self.rng.permutation(sel.size)]  # shuffle within the batch window
                 ids = np.unique(nonce[sel])
                 self.store.append(uc, int(d), rows[sel], ids)
-                self._seen[uc].update(ids.tolist())
+                self._seen[uc].setdefault(int(d), set()).update(ids.tolist())
                 self._add(uc, int(d), rows[sel])
                 self.flush_records.append({"t_s": self.env.now, "use_case": uc, "day": int(d),
                                            "reports": int(sel.size)})
                 self.counters["stored"] += int(sel.size)
         for bundle, attempt in routes:  # acknowledge only after every write of the window
             self.on_ack(bundle, attempt)
+        for seen in self._seen.values():
+            for d in [d for d in seen if d < self._oldest_day()]:
+                del seen[d]
+
+    def _oldest_day(self) -> float:
+        """Collection days before this can no longer send anything (their bundles have expired)."""
+        return self.env.now / DAY_S - self.dedupe_days
 
     def _add(self, uc: str, day: int, rows: np.ndarray) -> None:
         agg = self.aggregators[uc].aggregate(self.mechanisms[uc].decode(rows.tobytes()))
@@ -122,10 +136,13 @@ class Server:
         self.up = True
 
     def _recover(self) -> None:
-        """Rebuild the dedupe sets and the aggregates from this server's parts of the store."""
-        self._seen = {uc: set(self.store.upload_ids(uc, mine=True).tolist()) for uc in self.mechanisms}
+        """Rebuild the dedupe sets (of the days that can still send) and the aggregates from this
+        server's parts of the store."""
+        self._seen = {uc: {} for uc in self.mechanisms}
         self.aggregates = {}
         for uc, day in self.store.partitions(mine=True):
             if uc in self.mechanisms:
                 self._add(uc, day, self.store.read(uc, day, mine=True))
+                if day >= self._oldest_day():
+                    self._seen[uc][day] = set(self.store.upload_ids(uc, day, mine=True).tolist())
 

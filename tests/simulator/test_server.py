@@ -21,12 +21,12 @@ def _upload(nonce, rows, bundle=None):
                   np.zeros(n, np.int64), 5.0, {"emoji": (np.arange(n), rows)})
 
 
-def _server(tmp_path, acks):
+def _server(tmp_path, acks, dedupe_days=5.0):
     env = simpy.Environment()
     mech = GRR(1.0, 4)
     store = ReportStore(tmp_path, "t", fsync=False)
     server = Server(env, store, {"emoji": mech}, {"emoji": mech}, 1, 0.0, 100.0, np.random.default_rng(0),
-                    lambda b, a: acks.append(b.tolist()))
+                    lambda b, a: acks.append(b.tolist()), dedupe_days=dedupe_days)
     return env, server, store
 
 
@@ -94,3 +94,19 @@ def test_overloaded_server_queues_but_loses_and_doubles_nothing(tmp_path):
     assert max(q["queue"] for q in r.records["queue"]) >= 1
     per_day = np.array([a.n for (uc, _), a in sorted(r.aggregates.items()) if uc == "emoji"])
     assert (r.truth["donated"].sum(axis=1) == per_day).all()
+
+
+def test_dedupe_sets_are_dropped_once_their_day_can_no_longer_send(tmp_path):
+    """Memory stays bounded: a collection day's upload ids are forgotten after dedupe_days (its bundles
+    have expired on the devices by then), during normal operation and after a recovery."""
+    acks = []
+    env, server, store = _server(tmp_path, acks, dedupe_days=1.5)
+    server.receive(_upload([1, 2], np.array([[1], [2]], dtype=np.uint8)))  # collection day 0
+    env.run(until=150)
+    assert set(server._seen["emoji"]) == {0}
+    env.run(until=2 * 86400)  # flushes keep running; day 0 is older than 1.5 days at t = 1.5 days
+    assert server._seen["emoji"] == {}
+    env.process(server.crash(env.now + 1, 10))
+    env.run(until=env.now + 50)
+    assert server._seen["emoji"] == {}  # recovery does not reload days that can no longer send
+    assert server.aggregates[("emoji", 0)].n == 2  # ... but still rebuilds every aggregate
