@@ -167,7 +167,15 @@ class Devices:
             yield self.env.timeout(t_day * DAY_S - self.env.now)
             if 1 <= t_day <= self.cfg.n_days:
                 self.donate(t_day - 1)
+            self._release(t_day)
             self._schedule(t_day)
+
+    def _release(self, t_day: int) -> None:
+        """Free the stored report rows of collection days whose bundles have all expired (day d's
+        bundles are made at midnight d + 1 and kept ``retention_days``): memory stays bounded."""
+        for by_day in self.rows.values():
+            for d in [d for d in by_day if d < t_day - 1 - self.cfg.retention_days]:
+                del by_day[d]
 
     def _schedule(self, t_day: int) -> None:
         online = np.concatenate([draw_online(self.cfg, b, t_day) for b in self.blocks])

@@ -125,3 +125,23 @@ def test_shard_of_one_block_runs_alone(tmp_path):
     cfg = tiny_config()
     r = run_shard(cfg, [1], tmp_path)
     assert r.ledger_spent.size == 64 and math.isfinite(r.seconds)
+
+
+def test_local_store_keeps_only_days_that_can_still_upload(tmp_path, monkeypatch):
+    """Memory stays bounded: report rows of days whose bundles have all expired are freed."""
+    import simulator.deployment as deployment
+
+    made = []
+
+    class Recording(deployment.Devices):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(deployment, "Devices", Recording)
+    cfg = tiny_config(n_days=8, retention_days=1.0)
+    r = run(cfg, tmp_path)
+    assert r.aggregates  # uploads still worked
+    last_midnight = cfg.n_days + cfg.drain_days - 1
+    for rows in made[0].rows.values():
+        assert rows and min(rows) >= last_midnight - 1 - cfg.retention_days
