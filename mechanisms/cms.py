@@ -29,10 +29,7 @@ DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to thi
 @functools.lru_cache(maxsize=16)
 def _collision_sums(family: HashFamily, items: tuple, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(Σ_{d'≠d} f(d')γ(d'), Σ_{d'≠d} f(d')γ(d')²) per item; exact for this family (cached: O(D) each)."""
-    g = family.collision_counts(items) / family.k
-    np.fill_diagonal(g, 0.0)
-    f = np.asarray(counts, dtype=float)
-    sums = g @ f, (g * g) @ f
+    sums = family.collision_sums(items, counts)
     for a in sums:
         a.setflags(write=False)  # shared by the cache
     return sums

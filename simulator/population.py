@@ -96,9 +96,9 @@ def simulate_aggregate(mechanism, items, counts, rng=None, path: str = "auto", b
                 raise
     total = None
     for batch in population_batches(counts, pop_rng, batch_size):
-        agg = mechanism.aggregate(mechanism.perturb(mech_items[batch], mech_rng))
+        agg = mechanism.perturb_aggregate(mech_items[batch], mech_rng)
         total = agg if total is None else total + agg
-    return total if total is not None else mechanism.aggregate(mechanism.perturb(mech_items[:0], mech_rng))
+    return total if total is not None else mechanism.perturb_aggregate(mech_items[:0], mech_rng)
 
 
 def estimate_counts(mechanism, items, counts, rng=None, path: str = "auto",

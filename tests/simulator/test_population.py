@@ -28,6 +28,9 @@ class Spy:
     def aggregate(self, reports):
         return self.mechanism.aggregate(reports)
 
+    def perturb_aggregate(self, values, rng=None):
+        return self.aggregate(self.perturb(values, rng))
+
     def estimate(self, agg, items=None):
         return self.mechanism.estimate(agg, items)
 
