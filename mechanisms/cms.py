@@ -22,7 +22,7 @@ from .hashing import MAX_K, HashFamily, factorize
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
 _GUIDE_BITS = 16
 _GUIDE = 1 << _GUIDE_BITS
-_MAX_GUIDES = 64  # binomial_rows: guide tables for at most this many distinct n
+_BLOCK_CELLS = 1 << 20  # binomial_rows: cells per step
 DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
 
 
@@ -182,44 +182,52 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
     return out
 
 
+@functools.lru_cache(maxsize=512)
+def _guide_table(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """(cdf, table) of Binomial(n, p) for :func:`binomial_rows`: the float64 CDF (last value set to 1)
+    and, per interval [b, b+1)/2^16 of U, the draw shared by every U in it, or −1 where a CDF value
+    falls inside the interval (cached: a sweep meets the same row sizes every repeat)."""
+    cdf = stats.binom.cdf(np.arange(n + 1), n, p)
+    cdf[-1] = 1.0
+    edges = np.arange(_GUIDE + 1) / _GUIDE
+    lo = np.searchsorted(cdf, edges[:-1], side="right")
+    hi = np.searchsorted(cdf, edges[1:] - 2.0 ** -53, side="right")  # largest U of the interval
+    table = np.where(lo == hi, lo, -1).astype(np.int16 if n < 2 ** 15 else np.int32)
+    for a in (cdf, table):
+        a.setflags(write=False)  # shared by the cache
+    return cdf, table
+
+
 def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
     """Fill ``out[j, :]`` with independent Binomial(n_row[j], p) draws (out is rows × cols).
 
     Exact inverse CDF of the float64 CDF (the rounding class of numpy's own binomial) at a uniform
-    U on the 2^-53 grid, sped up by a 2^16-entry guide table per distinct n: the top 16 bits of U pick
-    an interval; where no CDF value falls inside it the table holds the answer, otherwise (fraction
-    ≤ (n+1)/2^16) a binary search on the CDF settles it. With more than 64 distinct n the tables
-    would not pay off (nor fit in cache): ``rng.binomial`` row block by row block instead.
+    U on the 2^-53 grid, drawn in two parts: the top 16 bits for every cell pick an interval whose
+    answer a guide table holds; only cells in intervals that contain a CDF value (a fraction ≤
+    (n+1)/2^16) draw the other 37 bits and binary-search the CDF. Rows are handled by size; a table
+    costs about as much as 2^12 + n binomial draws to build, so sizes with fewer cells than that use
+    ``rng.binomial`` (the tables are cached, so repeats of a sweep cell mostly reuse them).
     """
     sizes, group = np.unique(n_row, return_inverse=True)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(sizes.size + 1))
     cols = out.shape[1]
-    step = max(1, (1 << 20) // cols)
-    if sizes.size > _MAX_GUIDES:
-        for r0 in range(0, n_row.size, step):
-            out[r0:r0 + step] = rng.binomial(n_row[r0:r0 + step, None], p, size=out[r0:r0 + step].shape)
-        return
-    edges = np.arange(_GUIDE + 1) / _GUIDE
-    cdfs, tables = [], np.empty((sizes.size, _GUIDE), dtype=np.int32)
+    step = max(1, _BLOCK_CELLS // max(cols, 1))
     for g, size in enumerate(sizes.tolist()):
-        cdf = stats.binom.cdf(np.arange(size + 1), size, p)
-        cdf[-1] = 1.0
-        lo = np.searchsorted(cdf, edges[:-1], side="right")
-        hi = np.searchsorted(cdf, edges[1:] - 2.0 ** -53, side="right")  # largest U of the interval
-        tables[g] = np.where(lo == hi, lo, -1)
-        cdfs.append(cdf)
-    flat_tables = tables.reshape(-1)
-    for r0 in range(0, n_row.size, step):
-        g = group[r0:r0 + step]
-        r = rng.integers(0, 2 ** 64 - 1, size=(g.size, cols), dtype=np.uint64, endpoint=True)
-        x = flat_tables.take((r >> np.uint64(64 - _GUIDE_BITS)).astype(np.intp) + (g * _GUIDE)[:, None])
-        amb_r, amb_c = np.nonzero(x < 0)
-        if amb_r.size:
-            u = (r[amb_r, amb_c] >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
-            ga = g[amb_r]
-            for gi in np.unique(ga).tolist():
-                sel = ga == gi
-                x[amb_r[sel], amb_c[sel]] = np.searchsorted(cdfs[gi], u[sel], side="right")
-        out[r0:r0 + step] = x
+        rows = order[starts[g]:starts[g + 1]]
+        if rows.size * cols < (1 << 12) + size:
+            out[rows] = rng.binomial(size, p, size=(rows.size, cols))
+            continue
+        cdf, table = _guide_table(size, p)
+        for r0 in range(0, rows.size, step):
+            top = rng.integers(0, _GUIDE, size=(rows[r0:r0 + step].size, cols), dtype=np.uint16)
+            x = table.take(top)
+            amb = np.flatnonzero(x < 0)
+            if amb.size:
+                low = rng.integers(0, 1 << (53 - _GUIDE_BITS), size=amb.size, dtype=np.uint64)
+                u = ((top.ravel()[amb].astype(np.uint64) << np.uint64(53 - _GUIDE_BITS)) | low) * 2.0 ** -53
+                x.ravel()[amb] = np.searchsorted(cdf, u, side="right")
+            out[rows[r0:r0 + step]] = x
 
 
 @dataclass(frozen=True)

@@ -141,22 +141,57 @@ def test_large_sketch_direct_sampler_matches_dense_path(monkeypatch):
     assert_same_distribution(np.array(dense), np.array(sparse), what="CDF vs dense sampler")
 
 
-@pytest.mark.parametrize("p, extra_sizes", [(0.119, 0), (0.5, 0), (0.3, 70)])
-def test_binomial_rows_law(p, extra_sizes):
-    """Each row of binomial_rows is Binomial(n_j, p): chi-square on 40 000 draws per row (tails merged),
-    including a large n where many guide-table intervals are ambiguous (Bonferroni over 3 rows);
-    70 extra distinct sizes switch to the rng.binomial path."""
-    n_row = np.r_[0, 3, 40, 3000, np.arange(100, 100 + extra_sizes)]
-    out = np.empty((n_row.size, 40_000), dtype=np.int64)
+@pytest.mark.parametrize("p, n_row, cols", [
+    (0.119, [0, 3, 40, 3000], 40_000), (0.5, [0, 3, 40, 3000], 40_000),
+    (0.3, [0] + [3] * 40 + [40] * 40 + [3000] * 40, 100)])
+def test_binomial_rows_law(p, n_row, cols):
+    """Each row size of binomial_rows gives Binomial(n_j, p): chi-square on the draws of each size (tails
+    merged), including a large n where many guide-table intervals are ambiguous (Bonferroni over 3
+    sizes); the last case has 4 000 < 2^12 + n cells per size, so it takes the rng.binomial path."""
+    n_row = np.array(n_row)
+    out = np.empty((n_row.size, cols), dtype=np.int64)
     binomial_rows(out, n_row, p, np.random.default_rng(6))
-    assert np.all(out[0] == 0)
-    for n, draws in zip(n_row[1:4], out[1:4]):
+    assert np.all(out[n_row == 0] == 0)
+    for n in (3, 40, 3000):
+        draws = out[n_row == n].ravel()
         pmf = stats.binom.pmf(np.arange(n + 1), n, p)
         keep = np.flatnonzero(pmf * draws.size >= 5)  # merge both tails into the edge categories
         edges = np.r_[keep[0], keep[1:], n + 1]
         obs = np.histogram(draws, bins=np.r_[0, edges[1:-1], n + 1])[0]
         exp = np.add.reduceat(pmf, np.r_[0, edges[1:-1]])
         assert_chisquare_gof(obs, exp / exp.sum(), alpha=1e-4 / 3, what=f"Binomial({n}, {p}) row")
+
+
+class _RecordingRNG:
+    """A Generator stand-in that keeps every ``integers`` draw, to replay binomial_rows' uniforms."""
+
+    def __init__(self, seed):
+        self.rng, self.draws = np.random.default_rng(seed), []
+
+    def integers(self, *args, **kwargs):
+        self.draws.append(self.rng.integers(*args, **kwargs))
+        return self.draws[-1]
+
+
+@pytest.mark.parametrize("n, p", [(3000, 0.3), (15, 0.119), (40_000, 0.5)])
+def test_binomial_rows_is_the_inverse_cdf_of_its_uniforms(n, p):
+    """Exactness, not just in law: every draw equals searchsorted(CDF, U, 'right') for the 53-bit U
+    made of the 16 table bits and, in ambiguous intervals, the 37 bits drawn after them; in the other
+    intervals both ends of the interval give the table's answer."""
+    out = np.empty((2, 40_000), dtype=np.int64)
+    rng = _RecordingRNG(7)
+    binomial_rows(out, np.array([n, n]), p, rng)
+    top = rng.draws[0].astype(np.uint64).ravel()
+    cdf = stats.binom.cdf(np.arange(n + 1), n, p)
+    cdf[-1] = 1.0
+    lowest, highest = (top << np.uint64(37)) * 2.0 ** -53, ((top + np.uint64(1)) << np.uint64(37)) - np.uint64(1)
+    at_lowest = np.searchsorted(cdf, lowest, side="right")
+    ambiguous = at_lowest != np.searchsorted(cdf, highest * 2.0 ** -53, side="right")
+    assert len(rng.draws) == (2 if ambiguous.any() else 1) and 0 < ambiguous.sum() < 0.02 * top.size
+    expected = at_lowest
+    u = ((top[ambiguous] << np.uint64(37)) | rng.draws[1]) * 2.0 ** -53
+    expected[ambiguous] = np.searchsorted(cdf, u, side="right")
+    np.testing.assert_array_equal(out.ravel(), expected)
 
 
 def test_wire_errors():
