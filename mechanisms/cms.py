@@ -23,7 +23,7 @@ _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
 _GUIDE_BITS = 16
 _GUIDE = 1 << _GUIDE_BITS
 _BLOCK_CELLS = 1 << 20  # binomial_rows: cells per step
-DENSE_CELLS = 1 << 20  # direct sampler: binomial draws for every cell up to this sketch size
+_TABLE_MIN_CELLS = 1 << 12  # binomial_rows: a guide table costs about this many + n binomial draws
 
 
 @functools.lru_cache(maxsize=16)
@@ -215,7 +215,7 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
     step = max(1, _BLOCK_CELLS // max(cols, 1))
     for g, size in enumerate(sizes.tolist()):
         rows = order[starts[g]:starts[g + 1]]
-        if rows.size * cols < (1 << 12) + size:
+        if rows.size * cols < _TABLE_MIN_CELLS + size:
             out[rows] = rng.binomial(size, p, size=(rows.size, cols))
             continue
         cdf, table = _guide_table(size, p)
@@ -228,6 +228,20 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
                 u = ((top.ravel()[amb].astype(np.uint64) << np.uint64(53 - _GUIDE_BITS)) | low) * 2.0 ** -53
                 x.ravel()[amb] = np.searchsorted(cdf, u, side="right")
             out[rows[r0:r0 + step]] = x
+
+
+def _occupied_cells(rows: np.ndarray, pos: np.ndarray, k: int, m: int):
+    """(j, c, T) of the cells of a k × m sketch that users at (rows, pos) occupy, T > 0 users each:
+    a bincount when the sketch has at most twice as many cells as users, else a sort of the users."""
+    cell = rows * m + pos
+    if k * m <= 2 * cell.size:
+        hits = np.bincount(cell, minlength=k * m)
+        cell = np.flatnonzero(hits)
+        hits = hits[cell]
+    else:
+        cell, hits = np.unique(cell.astype(np.int32) if k * m < 2 ** 31 else cell, return_counts=True)
+    j, c = np.divmod(cell.astype(np.intp, copy=False), m)
+    return j, c, hits
 
 
 @dataclass(frozen=True)
@@ -346,10 +360,10 @@ class CMS(Sketch):
         """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
 
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
-        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f), drawn with
-        ``rng.binomial`` when k·m ≤ 2^20. For bigger sketches, cells with T = 0 (almost all) are
-        Bin(N_j, f), drawn by :func:`binomial_rows`, then the cells with T > 0 are redrawn with
-        ``rng.binomial`` (cells are independent, so overwriting with a fresh draw is exact).
+        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f). Every cell is first
+        drawn as Bin(N_j, f), the law of the cells with T = 0, by :func:`binomial_rows`; then the cells
+        with T > 0 are redrawn with ``rng.binomial`` (cells are independent, so overwriting with a
+        fresh draw is exact).
         """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
@@ -357,14 +371,8 @@ class CMS(Sketch):
         n_row = np.bincount(rows, minlength=self.k)
         data = np.empty((self.k, self.m + 1), dtype=np.int64)
         data[:, self.m] = n_row
-        if self.k * self.m <= DENSE_CELLS:
-            hits = np.bincount(rows * self.m + pos, minlength=self.k * self.m).reshape(self.k, self.m)
-            data[:, :self.m] = (rng.binomial(hits, 1.0 - self.flip)
-                                + rng.binomial(n_row[:, None] - hits, self.flip))
-            return Aggregate(keys.size, data, self.kind)
-        cells, hits = np.unique(rows * self.m + pos, return_counts=True)
         binomial_rows(data[:, :self.m], n_row, self.flip, rng)
-        j, c = np.divmod(cells, self.m)
+        j, c, hits = _occupied_cells(rows, pos, self.k, self.m)
         data[j, c] = rng.binomial(hits, 1.0 - self.flip) + rng.binomial(n_row[j] - hits, self.flip)
         return Aggregate(keys.size, data, self.kind)
 

@@ -134,7 +134,7 @@ class HashFamily:
         with np.errstate(over="ignore"):
             offset = _fmix64(np.array([self.seed + 1], dtype=np.uint64))
             counter = np.arange(1, 3 * self.k + 1, dtype=np.uint64).reshape(self.k, 3).T
-            params = _fmix64(counter * _PHI + offset)
+            params = np.ascontiguousarray(_fmix64(counter * _PHI + offset))
         params.setflags(write=False)
         object.__setattr__(self, "row_params", params)
 
@@ -147,11 +147,12 @@ class HashFamily:
 
     def evaluate(self, rows, keys) -> np.ndarray:
         """h_{rows}(keys) elementwise with broadcasting (int64, values in [0, m)); rows in [0, k)."""
-        a, b, c = self.row_params[:, rows]
+        a, b, c = (p.take(rows) for p in self.row_params)
         keys = np.asarray(keys, dtype=np.uint64)
         with np.errstate(over="ignore"):
             v = a * (keys & _LOW)
-            v += b * (keys >> _S32)
+            b = b * (keys >> _S32)
+            v += b
             v += c
             v >>= _S32
             v *= np.uint64(self.m)

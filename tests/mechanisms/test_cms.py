@@ -131,14 +131,17 @@ def test_family_averaged_variance_is_mean_mse_over_families():
              what="mean MSE over families")
 
 
-def test_large_sketch_direct_sampler_matches_dense_path(monkeypatch):
-    """The inverse-CDF path (used when k·m > DENSE_CELLS) has the dense path's distribution."""
+def test_direct_sampler_on_guide_tables_matches_reports_path(monkeypatch):
+    """With guide tables forced on for every row size (normally only sizes with ≥ 2^12 + n cells use
+    them, so the contract suite's small sketches never do), the direct sampler has the law of the
+    aggregated reports."""
+    monkeypatch.setattr(cms_module, "_TABLE_MIN_CELLS", -(1 << 30))
     cms = CMS(2.0, 3, 10, seed=1)
+    users = np.repeat(np.array(ITEMS, dtype=object), COUNTS)
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(400)]
-    dense = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[:200]]
-    monkeypatch.setattr(cms_module, "DENSE_CELLS", 0)
-    sparse = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[200:]]
-    assert_same_distribution(np.array(dense), np.array(sparse), what="CDF vs dense sampler")
+    direct = [cms.sample_aggregate(COUNTS, r, ITEMS).data.ravel() for r in rngs[:200]]
+    reports = [cms.aggregate(cms.perturb(users, r)).data.ravel() for r in rngs[200:]]
+    assert_same_distribution(np.array(direct), np.array(reports), what="guide-table sampler vs reports")
 
 
 @pytest.mark.parametrize("p, n_row, cols", [
