@@ -22,6 +22,7 @@ from .hashing import MAX_K, HashFamily, factorize
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
 _GUIDE_BITS = 16
 _GUIDE = 1 << _GUIDE_BITS
+_LOW_BITS = 53 - _GUIDE_BITS  # the rest of a 53-bit uniform, drawn for ambiguous cells only
 _BLOCK_CELLS = 1 << 20  # binomial_rows: cells per step
 _TABLE_MIN_CELLS = 1 << 12  # binomial_rows: a guide table costs about this many + n binomial draws
 
@@ -202,8 +203,8 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
     """Fill ``out[j, :]`` with independent Binomial(n_row[j], p) draws (out is rows × cols).
 
     Exact inverse CDF of the float64 CDF (the rounding class of numpy's own binomial) at a uniform
-    U on the 2^-53 grid, drawn in two parts: the top 16 bits for every cell pick an interval whose
-    answer a guide table holds; only cells in intervals that contain a CDF value (a fraction ≤
+    U on the 2^-53 grid, drawn in two parts: the top 16 bits for every cell (raw bit-generator output,
+    four cells per 64-bit word) pick an interval whose answer a guide table holds; only cells in intervals that contain a CDF value (a fraction ≤
     (n+1)/2^16) draw the other 37 bits and binary-search the CDF. Rows are handled by size; a table
     costs about as much as 2^12 + n binomial draws to build, so sizes with fewer cells than that use
     ``rng.binomial`` (the tables are cached, so repeats of a sweep cell mostly reuse them).
@@ -220,14 +221,16 @@ def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
             continue
         cdf, table = _guide_table(size, p)
         for r0 in range(0, rows.size, step):
-            top = rng.integers(0, _GUIDE, size=(rows[r0:r0 + step].size, cols), dtype=np.uint16)
+            block = rows[r0:r0 + step]
+            words = rng.bit_generator.random_raw(-(-block.size * cols // 4))  # 4 uniform 16-bit lanes each
+            top = words.view(np.uint16)[:block.size * cols].reshape(block.size, cols)
             x = table.take(top)
             amb = np.flatnonzero(x < 0)
             if amb.size:
-                low = rng.integers(0, 1 << (53 - _GUIDE_BITS), size=amb.size, dtype=np.uint64)
-                u = ((top.ravel()[amb].astype(np.uint64) << np.uint64(53 - _GUIDE_BITS)) | low) * 2.0 ** -53
+                low = rng.bit_generator.random_raw(amb.size) >> np.uint64(64 - _LOW_BITS)
+                u = ((top.ravel()[amb].astype(np.uint64) << np.uint64(_LOW_BITS)) | low) * 2.0 ** -53
                 x.ravel()[amb] = np.searchsorted(cdf, u, side="right")
-            out[rows[r0:r0 + step]] = x
+            out[block] = x
 
 
 def _occupied_cells(rows: np.ndarray, pos: np.ndarray, k: int, m: int):
