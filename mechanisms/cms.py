@@ -363,10 +363,11 @@ class CMS(Sketch):
         """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
 
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
-        Cell counts are independent: ones[j, c] = Bin(T, 1−f) + Bin(N_j − T, f). Every cell is first
-        drawn as Bin(N_j, f), the law of the cells with T = 0, by :func:`binomial_rows`; then the cells
-        with T > 0 are redrawn with ``rng.binomial`` (cells are independent, so overwriting with a
-        fresh draw is exact).
+        Cell counts are independent: ones[j, c] = Bin(N_j − T, f) + Bin(T, 1−f). Write each of the T
+        users' bits as 1 − Z with Z ~ Bern(f): then ones = B + T − 2Y, where B ~ Bin(N_j, f) counts the
+        Z's of all N_j users and Y those of the T users, so Y | B ~ Hypergeometric(T, N_j − T, B).
+        Every cell's B is drawn by :func:`binomial_rows` (for T = 0 cells that is the answer), then the
+        occupied cells draw Y: Bern(B/N_j) when T = 1 (most of them), ``rng.hypergeometric`` otherwise.
         """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
@@ -376,7 +377,13 @@ class CMS(Sketch):
         data[:, self.m] = n_row
         binomial_rows(data[:, :self.m], n_row, self.flip, rng)
         j, c, hits = _occupied_cells(rows, pos, self.k, self.m)
-        data[j, c] = rng.binomial(hits, 1.0 - self.flip) + rng.binomial(n_row[j] - hits, self.flip)
+        flat, cell, n = data.reshape(-1), j * (self.m + 1) + c, n_row[j]
+        b = flat[cell]
+        one = hits == 1
+        y = np.empty_like(b)
+        y[one] = rng.integers(0, n[one]) < b[one]
+        y[~one] = rng.hypergeometric(hits[~one], n[~one] - hits[~one], b[~one])
+        flat[cell] = b + hits - 2 * y
         return Aggregate(keys.size, data, self.kind)
 
     # wire form ---------------------------------------------------------------------------------
