@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms.cms as cms_module
+import mechanisms.binomial as binomial_module
 from mechanisms import CMS
-from mechanisms.cms import binomial_rows, grouped_column_counts
+from mechanisms.binomial import binomial_rows
+from mechanisms.cms import grouped_column_counts
 from tests.stats import assert_chisquare_gof, assert_same_distribution, assert_variance, assert_z
 
 ITEMS = ("the", "of", "and", "to", "a", "in")
@@ -136,7 +137,7 @@ def test_direct_sampler_on_guide_tables_matches_reports_path(monkeypatch):
     """With guide tables forced on for every row size (normally only sizes with ≥ 2^12 + n cells use
     them, so the contract suite's small sketches never do), the direct sampler has the law of the
     aggregated reports."""
-    monkeypatch.setattr(cms_module, "_TABLE_MIN_CELLS", -(1 << 30))
+    monkeypatch.setattr(binomial_module, "_TABLE_MIN_CELLS", -(1 << 30))
     cms = CMS(2.0, 3, 10, seed=1)
     users = np.repeat(np.array(ITEMS, dtype=object), COUNTS)
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(400)]
