@@ -29,13 +29,6 @@ def test_shipped_files_validate(name):
     assert config["name"] == name and config["kind"] in KINDS
 
 
-@pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory):
-    """Every reproduction once in --quick mode (shared by the tests below)."""
-    out = tmp_path_factory.mktemp("quick")
-    return out, {name: reproduce(name, out, quick=True) for name in NAMES}
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_run_writes_table_and_figure(name, quick_runs):
     out, results = quick_runs

@@ -18,7 +18,7 @@ from evaluation.config import ScenarioError
 from mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from mechanisms.quadtree import level_errors, worst_case_nodes_per_level
 from scenarios.cli import main
-from scenarios.reproductions import KINDS, SEED_REPRODUCTIONS, available, reproduce
+from scenarios.reproductions import KINDS, SEED_REPRODUCTIONS, available
 from scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
 from scenarios.reproductions.sdldp import load_reproduction
 from tests.stats import assert_z
@@ -31,12 +31,6 @@ def test_registered_and_files_validate():
     for name in NAMES:
         config = load_reproduction(available()[name], KINDS)
         assert config["name"] == name and config["kind"] == name
-
-
-@pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("quick")
-    return out, {name: reproduce(name, out, quick=True) for name in NAMES}
 
 
 @pytest.mark.parametrize("name", NAMES)
