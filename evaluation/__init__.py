@@ -1,0 +1,1 @@
+"""Evaluation: workloads, metrics, the adversary, scenarios, sweeps, reports and the benchmark."""

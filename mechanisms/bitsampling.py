@@ -22,7 +22,7 @@ from math import comb
 
 import numpy as np
 
-from ._validation import as_generator, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 
 WORD_BITS = 16
 _N_BINS = 1 << WORD_BITS

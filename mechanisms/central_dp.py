@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Apple's count-mean sketch (CMS) — SPEC §1.5, seed 003.
 
-Also the base class shared with the Hadamard variant (:mod:`mechanisms.hcms`): parameters, the hash
+Also the base class shared with the Hadamard variant (:mod:`ldpsim.mechanisms.hcms`): parameters, the hash
 family, item handling and the collision theory (bias with γ), which is the same for both.
 """
 
@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int
-from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
-from .binomial import binomial_rows
-from .bitsampling import WORD_BITS, bernoulli_words
-from .hashing import MAX_K, HashFamily, factorize
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int
+from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.binomial import binomial_rows
+from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words
+from ldpsim.mechanisms.hashing import MAX_K, HashFamily, factorize
 
 _UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
 
@@ -69,7 +69,7 @@ class Sketch(FrequencyOracle):
     bias f̂(d) = m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m); the variances differ (see each class).
 
     Parameters: epsilon > 0; k in [1, 2^24] rows; m in [2, 2^16] columns; seed in [0, 2^32) picks the
-    hash family (:class:`~mechanisms.hashing.HashFamily`). ``items`` is required by estimate and theory.
+    hash family (:class:`~ldpsim.mechanisms.hashing.HashFamily`). ``items`` is required by estimate and theory.
 
     Cost of the exact theory (bias, variance, mse): the pairwise collision counts of the D items,
     O(k·(D + D²/m)) time and D² memory while computing (the sums are cached): about 0.5 s for k = 256,

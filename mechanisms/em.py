@@ -15,9 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import _fail, check_int, check_real
-from .base import Aggregate, check_aggregate
-from .numeric import NumericMechanism
+from ldpsim.mechanisms._validation import _fail, check_int, check_real
+from ldpsim.mechanisms.base import Aggregate, check_aggregate
+from ldpsim.mechanisms.numeric import NumericMechanism
 
 
 #: above this many matrix entries (d·m) EM multiplies by the O(d + m) piecewise operator (PM, SDPM);
@@ -153,7 +153,7 @@ class EM:
     Post-processing only: privacy is the mechanism's. The estimate is biased (a constrained MLE,
     theorem 5 of the paper; EMS adds smoothing bias) but consistent as n → ∞ for EM.
 
-    >>> from mechanisms.pm import PM
+    >>> from ldpsim.mechanisms.pm import PM
     >>> em = EM(PM(epsilon=2.0), bins=8)
     >>> em.matrix.shape
     (8, 8)

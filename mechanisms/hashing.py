@@ -41,7 +41,7 @@ import mmh3
 import numpy as np
 from scipy import sparse
 
-from ._validation import check_int
+from ldpsim.mechanisms._validation import check_int
 
 _PHI = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xFF51AFD7ED558CCD)

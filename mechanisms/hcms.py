@@ -8,9 +8,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_generator
-from .base import Aggregate, decode_uints, encode_uints, uint_bytes
-from .cms import Sketch
+from ldpsim.mechanisms._validation import as_generator
+from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.cms import Sketch
 
 
 class HCMSReports(NamedTuple):

@@ -10,8 +10,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_item_ids
-from .base import Aggregate, DiscreteOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_item_ids
+from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, decode_uints, encode_uints, uint_bytes
 
 
 def check_id_set(owner: str, name: str, ids, domain_size: int) -> tuple[int, ...]:

@@ -1,11 +1,11 @@
 """The common interface of numeric mechanisms (values in [−1, 1], reports in [−C, C]) — SPEC §2.
 
-Parallel to :mod:`mechanisms.base` for frequency oracles:
+Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
 
 * ``perturb(values, rng)`` runs the client side for an array of users and returns float64 reports.
-* ``aggregate(reports)`` returns an :class:`~mechanisms.base.Aggregate` whose ``data`` is
+* ``aggregate(reports)`` returns an :class:`~ldpsim.mechanisms.base.Aggregate` whose ``data`` is
   ``[sum of reports]``; aggregates add. ``estimate_mean(agg)`` turns it into a mean estimate
-  where the report average is unbiased (PM); SDPM's is not (SPEC §2.2), see :mod:`mechanisms.em`.
+  where the report average is unbiased (PM); SDPM's is not (SPEC §2.2), see :mod:`ldpsim.mechanisms.em`.
 * Theory per input x: ``report_mean(x)``, ``report_variance(x)`` (closed forms) and
   ``moment(x, k)`` (exact, from the density); ``mean_variance(values)`` is the variance of the
   report average over a fixed population.
@@ -24,8 +24,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ._validation import check_finite_in
-from .base import Aggregate, Mechanism
+from ldpsim.mechanisms._validation import check_finite_in
+from ldpsim.mechanisms.base import Aggregate, Mechanism
 
 
 def pm_constants(epsilon: float) -> tuple[float, float, float]:

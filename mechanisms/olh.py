@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
-from .base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 
 MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
 _SEED_BYTES = 4

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
-from .base import Aggregate, DiscreteOracle, FrequencyOracle
-from .bitsampling import WORD_BITS, bernoulli_words, packed_column_counts
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
+from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words, packed_column_counts
 
 _BATCH_WORDS = 1 << 17  # 16-bit words perturbed per batch (bounds memory of the batched paths)
 
@@ -33,7 +33,7 @@ class OUE(FrequencyOracle):
 
     Reports are bit-packed rows: an (n, ⌈D/8⌉) uint8 array in ``np.packbits`` (big-endian) order,
     bit of item j = bit 7 − j % 8 of byte j // 8, padding bits zero. Bits are drawn sixteen at a time
-    from their exact product distribution (:mod:`mechanisms.bitsampling`).
+    from their exact product distribution (:mod:`ldpsim.mechanisms.bitsampling`).
 
     >>> m = OUE(epsilon=1.0, domain_size=4)
     >>> m.bit_probabilities()

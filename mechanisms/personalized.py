@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
-from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
-from .sdgrr import SDGRR
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.sdgrr import SDGRR
 
 
 def combine_inverse_variance(estimates, variances):

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_generator, check_epsilon, check_finite_in, check_item_ids
-from .base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
-from .em import EM
-from .personalized import PersonalizedReports, combine_inverse_variance
-from .sdpm import SDPM, check_low_range
+from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_finite_in, check_item_ids
+from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.em import EM
+from ldpsim.mechanisms.personalized import PersonalizedReports, combine_inverse_variance
+from ldpsim.mechanisms.sdpm import SDPM, check_low_range
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_generator, check_epsilon
-from .base import Aggregate
-from .numeric import NumericMechanism, pm_constants, sliding_overlap_integral
+from ldpsim.mechanisms._validation import as_generator, check_epsilon
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.numeric import NumericMechanism, pm_constants, sliding_overlap_integral
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_generator, check_epsilon, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
 
 
 def uniform_allocation(epsilon: float, h: int) -> np.ndarray:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from .cms import CMS
-from .grr import GRR
-from .hcms import HCMS
-from .olh import OLH
-from .oue import OUE
-from .personalized import PersonalizedSDGRR
-from .personalized_numeric import PersonalizedSDPM
-from .pm import PM
-from .rr import RR
-from .sdgrr import SDGRR
-from .sdpm import SDPM
-from .urr import URR
+from ldpsim.mechanisms.cms import CMS
+from ldpsim.mechanisms.grr import GRR
+from ldpsim.mechanisms.hcms import HCMS
+from ldpsim.mechanisms.olh import OLH
+from ldpsim.mechanisms.oue import OUE
+from ldpsim.mechanisms.personalized import PersonalizedSDGRR
+from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.pm import PM
+from ldpsim.mechanisms.rr import RR
+from ldpsim.mechanisms.sdgrr import SDGRR
+from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.urr import URR
 
 #: name used in scenario files → mechanism class
 MECHANISMS: dict[str, type] = {

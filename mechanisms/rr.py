@@ -9,9 +9,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import check_epsilon, check_real
-from .base import Aggregate
-from .grr import GRR
+from ldpsim.mechanisms._validation import check_epsilon, check_real
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.grr import GRR
 
 
 class ProportionEstimate(NamedTuple):

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import _fail, as_generator, check_epsilon
-from .base import Aggregate
-from .numeric import NumericMechanism, interval_overlap
-from .pm import PM
+from ldpsim.mechanisms._validation import _fail, as_generator, check_epsilon
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.numeric import NumericMechanism, interval_overlap
+from ldpsim.mechanisms.pm import PM
 
 
 def check_low_range(owner: str, low, name: str = "low") -> tuple[float, float]:
@@ -42,7 +42,7 @@ class SDPM(NumericMechanism):
     Theory (derived here for [a, b]; the paper's theorem 4 is the case [−c, c], x = 0):
     low x: E[x*] = p'x + q(a² − b²)/2, E[x*²] = p'x² + q(2C³ + a³ − b³)/3; high x: PM's.
     The report average is biased (E[x*] ≠ x on X_L), so :meth:`estimate_mean` refuses: estimate the
-    mean with ``EM(SDPM(...)).mean(agg)`` (SPEC §2.3, :mod:`mechanisms.em`).
+    mean with ``EM(SDPM(...)).mean(agg)`` (SPEC §2.3, :mod:`ldpsim.mechanisms.em`).
 
     >>> m = SDPM(epsilon=1.0, low=(-0.5, 0.5))
     >>> round(m.p_atom, 4)

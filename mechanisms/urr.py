@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_epsilon, check_int
-from .base import Aggregate
-from .mixture import KeepOrUniform, check_id_set
+from ldpsim.mechanisms._validation import check_epsilon, check_int
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.mixture import KeepOrUniform, check_id_set
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 #: subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "bench": ("scenarios.cmd_bench", "time every mechanism against its target (--peers: vs pure-ldp, multi-freq-ldpy)"),
-    "sweep": ("scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
-    "plot": ("scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
-    "tune": ("scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
-    "run": ("scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard.toml) and report"),
-    "reproduce": ("scenarios.cmd_reproduce", "re-run a figure of the SDLDP paper (--list names them)"),
-    "check": ("scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),
+    "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism against its target (--peers: vs pure-ldp, multi-freq-ldpy)"),
+    "sweep": ("ldpsim.scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
+    "plot": ("ldpsim.scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
+    "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
+    "run": ("ldpsim.scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard.toml) and report"),
+    "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of the SDLDP paper (--list names them)"),
+    "check": ("ldpsim.scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),
 }
 
 

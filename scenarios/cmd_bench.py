@@ -1,11 +1,11 @@
 """``ldpsim bench``: time every mechanism against its target; ``--peers`` adds pure-ldp and multi-freq-ldpy.
 
 Scenario: n users on a harmonic workload over ``--items`` items (seed 003's shape). Each case of
-:data:`evaluation.bench.CASES` runs once in a fresh process (wall time, users/s, peak RSS); targets
+:data:`ldpsim.evaluation.bench.cases.CASES` runs once in a fresh process (wall time, users/s, peak RSS); targets
 are per 10⁶ users on the 2-core reference machine (issue 2), extrapolated linearly when n ≠ 10⁶.
 With ``--peers`` the peer libraries run the same true counts in their own venv; the table gives the
 speed ratio (peer time / ours, both per 10⁶ users) and both frequency-scale MSEs with a paired
-z-test (:func:`evaluation.peers.mse_comparison`; "equal" at p ≥ 0.01).
+z-test (:func:`ldpsim.evaluation.bench.peers.mse_comparison`; "equal" at p ≥ 0.01).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 
 import numpy as np
 
-from evaluation import bench, peers
-from evaluation.workloads_synthetic import harmonic
+from ldpsim.evaluation.bench import cases as bench, peers
+from ldpsim.evaluation.workloads.synthetic import harmonic
 
 #: (our case label, our path, peer job, required speed-up) — issue 2's peer targets
 PEER_PAIRS = [

@@ -1,6 +1,6 @@
 """``ldpsim check SCENARIO --baseline FILE``: rerun a small scenario and compare it with a stored baseline.
 
-Exit codes: 0 every (cell, metric) within its statistical tolerance (see :mod:`evaluation.regression`),
+Exit codes: 0 every (cell, metric) within its statistical tolerance (see :mod:`ldpsim.evaluation.sweep.regression`),
 1 a regression (a metric moved beyond tolerance, or a cell or metric missing or new), 2 a usage or
 scenario error. ``--update-baseline`` (re)writes the baseline from this run instead and exits 0.
 """
@@ -13,11 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from evaluation.config import ScenarioError
-from evaluation.regression import compare, format_check, make_baseline, read_baseline, write_baseline
-from evaluation.scenario import load_scenario
-from evaluation.store import RunStore
-from evaluation.sweep import run_sweep
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.evaluation.sweep.regression import compare, format_check, make_baseline, read_baseline, write_baseline
+from ldpsim.evaluation.scenario.grid import load_scenario
+from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.evaluation.sweep.runner import run_sweep
 
 
 def add_arguments(parser):
@@ -28,7 +28,7 @@ def add_arguments(parser):
                         help="family-wise false-alarm rate, Bonferroni over the compared metrics (default 0.001)")
     parser.add_argument("--seed", type=int,
                         help="override the scenario's root seed (a changed random stream must still pass; "
-                        "sketches then draw another hash family, see evaluation.regression)")
+                        "sketches then draw another hash family, see ldpsim.evaluation.sweep.regression)")
     parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; "
                         "default: a temporary one)")
 

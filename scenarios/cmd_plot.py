@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from evaluation.plots import plot_run
-from evaluation.report_html import report_from_run_dir
+from ldpsim.evaluation.report.plots import plot_run
+from ldpsim.evaluation.report.html import report_from_run_dir
 
 
 def add_arguments(parser):

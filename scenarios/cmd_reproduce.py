@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation.config import ScenarioError
-from evaluation.report_html import report_from_run_dir
-from scenarios.reproductions import KINDS, available, reproduce
-from scenarios.reproductions.sdldp import load_reproduction
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.evaluation.report.html import report_from_run_dir
+from ldpsim.scenarios.reproductions import KINDS, available, reproduce
+from ldpsim.scenarios.reproductions.sdldp import load_reproduction
 
 
 def add_arguments(parser):

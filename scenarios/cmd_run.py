@@ -17,18 +17,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation.config import ScenarioError
-from evaluation.deployment import measure, write_plots
-from evaluation.report_html import report_from_run_dir
-from scenarios.deployment_scenario import DEFAULT, load_deployment
-from simulator.config import READINGS
-from simulator.deployment import run as run_deployment
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.evaluation.deployment_metrics import measure, write_plots
+from ldpsim.evaluation.report.html import report_from_run_dir
+from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.scenarios.catalog import shipped
+from ldpsim.simulator.config import READINGS
+from ldpsim.simulator.deployment import run as run_deployment
 
 UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def add_arguments(parser):
-    parser.add_argument("scenario", nargs="?", default=str(DEFAULT), help="scenario file (default: keyboard.toml)")
+    parser.add_argument("scenario", nargs="?", default="keyboard", help="scenario file or shipped name (default: keyboard)")
     parser.add_argument("--devices", type=int, help="override [deployment] devices")
     parser.add_argument("--days", type=int, help="override [deployment] days")
     parser.add_argument("--seed", type=int, help="override [deployment] seed")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evaluation.config import ScenarioError
-from evaluation.report_html import report_from_run_dir
-from evaluation.scenario import load_scenario
-from evaluation.store import RunExistsError
-from evaluation.sweep import run_sweep
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.evaluation.report.html import report_from_run_dir
+from ldpsim.evaluation.scenario.grid import load_scenario
+from ldpsim.evaluation.sweep.store import RunExistsError
+from ldpsim.evaluation.sweep.runner import run_sweep
 
 
 def add_arguments(parser):

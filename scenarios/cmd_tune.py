@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import sys
 
-from evaluation.config import ScenarioError
-from evaluation.tune import DEFAULT_EPSILONS, DEFAULT_K, DEFAULT_M, tune
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.evaluation.sweep.tune import DEFAULT_EPSILONS, DEFAULT_K, DEFAULT_M, tune
 
 
 def add_arguments(parser):
-    parser.add_argument("--workload", default="harmonic", help="workload name (see evaluation.workloads)")
+    parser.add_argument("--workload", default="harmonic", help="workload name (see ldpsim.evaluation.workloads.registry)")
     parser.add_argument("--domain-size", type=int, help="domain size D (synthetic workloads)")
     parser.add_argument("--words", type=int, dest="top_words", help="number of tokens (words/emoji workloads)")
     parser.add_argument("--n", type=int, default=1_000_000, help="number of users")

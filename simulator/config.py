@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms import MECHANISMS, FrequencyOracle
-from mechanisms._validation import check_int, check_real
-from mechanisms.em import EM
-from mechanisms.numeric import NumericMechanism
+from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
+from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.em import EM
+from ldpsim.mechanisms.numeric import NumericMechanism
 
 #: kind of use case → the base class its mechanism must have: categorical events (emoji) take a
 #: frequency oracle, numeric readings (typing speed) a numeric mechanism

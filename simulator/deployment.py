@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import simpy
 
-from .channel import UploadChannel
-from .config import DeploymentConfig
-from .device import DAY_S, STATUS, Devices
-from .fleet import block_rng
-from .report_store import ReportStore
-from .server import Server
+from ldpsim.simulator.channel import UploadChannel
+from ldpsim.simulator.config import DeploymentConfig
+from ldpsim.simulator.device import DAY_S, STATUS, Devices
+from ldpsim.simulator.fleet import block_rng
+from ldpsim.simulator.report_store import ReportStore
+from ldpsim.simulator.server import Server
 
 
 @dataclass

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .channel import Fates, Upload, UploadChannel
-from .config import DeploymentConfig
-from .fleet import block_range, block_rng, draw_day, draw_online, draw_traits
-from .ledger import PrivacyLedger
+from ldpsim.simulator.channel import Fates, Upload, UploadChannel
+from ldpsim.simulator.config import DeploymentConfig
+from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits
+from ldpsim.simulator.ledger import PrivacyLedger
 
 PENDING, ACKED, EXPIRED, GAVE_UP = 0, 1, 2, 3
 STATUS = ("pending", "acked", "expired", "gave_up")

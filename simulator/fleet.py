@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .config import DeploymentConfig
+from ldpsim.simulator.config import DeploymentConfig
 
 #: stream roles (the first spawn-key entry)
 ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4}

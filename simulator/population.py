@@ -20,7 +20,7 @@ from typing import Iterator
 
 import numpy as np
 
-from mechanisms._validation import check_counts, check_int
+from ldpsim.mechanisms._validation import check_counts, check_int
 
 #: largest number of users perturbed at once on the reports path
 BATCH_SIZE = 200_000

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from .channel import Upload
-from .device import DAY_S
-from .report_store import ReportStore
+from ldpsim.simulator.channel import Upload
+from ldpsim.simulator.device import DAY_S
+from ldpsim.simulator.report_store import ReportStore
 
 
 class Server:

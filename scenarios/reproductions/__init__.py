@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
-from . import seed001_rr, seed002_central, seed004_quadtree
-from .sdldp import Kind, load_reproduction, shrink, write_outputs
+from ldpsim.scenarios.reproductions import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
+from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
+from ldpsim.scenarios.reproductions.sdldp import Kind, load_reproduction, shrink, write_outputs
 
 #: kind (as written in a scenario file) → how to compute, draw and summarize it
 KINDS: dict[str, Kind] = {
@@ -58,7 +58,7 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
     """Run one reproduction (a name from :func:`available` or a scenario file path) into ``out``.
 
     ``repeats`` overrides the file's repeats; ``quick`` shrinks repeats, n, EM bins and the ε grid
-    (see :func:`.sdldp.shrink`) for a smoke run. Raises :class:`evaluation.config.ScenarioError`
+    (see :func:`.sdldp.shrink`) for a smoke run. Raises :class:`ldpsim.evaluation.scenario.schema.ScenarioError`
     for a broken file and ``ValueError`` for an unknown name.
     """
     known = available()

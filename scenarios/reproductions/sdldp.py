@@ -1,11 +1,11 @@
 """Shared machinery of the SDLDP paper reproductions (seed 000): scenario files, high sets, outputs.
 
 A reproduction scenario file (``scenarios/sdldp_*.toml``) has two tables, both validated by
-:func:`evaluation.config.parse_table` before anything runs::
+:func:`ldpsim.evaluation.scenario.schema.parse_table` before anything runs::
 
     [reproduction]            # what is reproduced (common to every figure)
     name = "sdldp-fig5"
-    kind = "frequency-mse"    # which computation: see scenarios.reproductions.KINDS
+    kind = "frequency-mse"    # which computation: see ldpsim.scenarios.reproductions.KINDS
     title = "Fig. 5: frequency MSE vs ε, 25 % high-sensitivity values"
     seed = 5                  # root entropy (ignored by the purely theoretical kinds)
 
@@ -15,7 +15,7 @@ A reproduction scenario file (``scenarios/sdldp_*.toml``) has two tables, both v
 Mechanism labels follow the paper (section 5.1.3): ``GRR``, ``URR-25`` (|X_S| = 25 % of the domain),
 ``SDGRR-25`` (|X_H| = 25 %), ``SDGRR-Personalized``, ``PM``, ``PM+EM``, ``SDPM-50`` (high range 50 %),
 ``SDPM-Personalized``. A share s of a D-value domain means ``round(s·D)`` values (as
-:mod:`evaluation.scenario` rounds ``high_fraction``); which values is the scenario's ``high_choice``.
+:mod:`ldpsim.evaluation.scenario.grid` rounds ``high_fraction``); which values is the scenario's ``high_choice``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Callable
 import pandas as pd
 from matplotlib.figure import Figure
 
-from evaluation.config import Field, ScenarioError, load_toml, parse_table
-from evaluation.plots import FORMATS
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+from ldpsim.evaluation.report.plots import FORMATS
 
 #: how the high-sensitivity (or URR-sensitive) values are chosen among the categories
 HIGH_CHOICES = ("least-frequent", "most-frequent")
@@ -129,7 +129,7 @@ TOP_SPEC = {"reproduction": Field(dict), "parameters": Field(dict)}
 class Kind:
     """One kind of reproduction: its parameter spec and its three steps (compute, draw, summarize)."""
 
-    spec: dict  # parameter name → evaluation.config.Field
+    spec: dict  # parameter name → ldpsim.evaluation.scenario.schema.Field
     compute: Callable[[dict], pd.DataFrame]  # resolved config → tidy table
     figure: Callable[[pd.DataFrame, dict], Figure]
     summary: Callable[[pd.DataFrame, dict], pd.DataFrame]  # the short table printed after a run

@@ -1,12 +1,12 @@
 """SDLDP paper, Fig. 9: Bayesian adversary's accuracy on high-sensitivity data vs ε.
 
 Scenario (paper sections 4.4 and 5.2.3): the adversary sees a user's report y and guesses the MAP
-input argmax_x P[y|x] (uniform prior, ties broken at random — :mod:`evaluation.adversary`). For each
+input argmax_x P[y|x] (uniform prior, ties broken at random — :mod:`ldpsim.evaluation.adversary.bayes`). For each
 attribute (education 18 categories, marital status 7) and high share s, the high set X_H (SDGRR) =
 X_S (URR) is ``round(s·D)`` values chosen by ``high_choice``; GRR is attacked on the same users.
 
 * expected accuracy on high inputs: exact, from the transition matrix
-  (:func:`evaluation.adversary.expected_accuracy` over X_H), next to the paper's reference values
+  (:func:`ldpsim.evaluation.adversary.bayes.expected_accuracy` over X_H), next to the paper's reference values
   eq. (17) e^ε/(D + e^ε − 1) (GRR, SDGRR) and eq. (18) e^ε/(|X_S| + e^ε − 1) (URR) — SPEC §3;
 * empirical accuracy (paper eq. (21)) over the high-sensitivity users of a simulated population of
   ``n`` users (per-user path: every user's report is drawn and attacked), ± binomial se.
@@ -19,12 +19,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from evaluation.adversary import empirical_accuracy, expected_accuracy
-from evaluation.config import Field
-from evaluation.workloads import make_workload
-from mechanisms import GRR, SDGRR, URR
+from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
+from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.mechanisms import GRR, SDGRR, URR
 
-from .sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, new_figure, one_of_each, shares
+from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, new_figure, one_of_each, shares
 
 ATTRIBUTES = ("census-education", "census-marital")
 

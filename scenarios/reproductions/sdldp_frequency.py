@@ -4,19 +4,19 @@ Scenario (paper section 5.2.1): n = 2 458 285 users hold one value of an attribu
 attainment (18 categories) or marital status (7). Each mechanism (GRR, URR-s, SDGRR-s,
 SDGRR-Personalized) privatizes every user's value; the server estimates all D frequencies; the
 error is the paper's eq. (20) MSE, averaged over the D values and the repeats (frequency scale,
-:func:`evaluation.metrics.mse`), reported as mean ± standard error over repeats; ``mse_low`` is the
+:func:`ldpsim.evaluation.metrics.mse`), reported as mean ± standard error over repeats; ``mse_low`` is the
 same over the mechanism's low-sensitivity (URR: non-sensitive) values only (NaN for GRR and the
 personalized mechanism, whose classes differ by user). ``n_high`` is −1 where there is no one high set.
 
 Each repeat's aggregate is drawn from its exact distribution (the mechanisms' direct samplers via
-:func:`simulator.population.estimate_counts` with ``path="direct"``), so millions of users cost
+:func:`ldpsim.simulator.population.estimate_counts` with ``path="direct"``), so millions of users cost
 microseconds. SDGRR-Personalized: every user independently picks the 25 / 50 / 75 % high set with
 probabilities 0.4 / 0.3 / 0.3 (multinomial split of each value's users), groups combined by
 inverse variance (paper eq. (19)). The table also carries the exact theoretical MSE (mean of the
 mechanisms' exact variances; for SDGRR-Personalized the first-order variance at the expected split).
 
 Substitute data: the census extract is not shipped; the census-like workloads of
-:mod:`evaluation.workloads_synthetic` (illustrative shares, not measured figures) stand in for it.
+:mod:`ldpsim.evaluation.workloads.synthetic` (illustrative shares, not measured figures) stand in for it.
 Which values are high-sensitivity (``high_choice``) is not stated by the paper and changes SDGRR's
 error (its low-value error grows with the share F_H of users holding a high value): the scenario
 runs both the least and the most frequent categories.
@@ -27,13 +27,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evaluation.config import Field
-from evaluation.metrics import mse, with_standard_error
-from evaluation.workloads import make_workload
-from mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
-from simulator.population import estimate_counts
+from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.evaluation.metrics import mse, with_standard_error
+from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
+from ldpsim.simulator.population import estimate_counts
 
-from .sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
+from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
     positive, same_length, shares, weights
 
 ATTRIBUTES = ("census-education", "census-marital")

@@ -19,11 +19,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from evaluation.config import Field
-from evaluation.workload_types import largest_remainder
-from mechanisms import GRR, PM, SDGRR, SDPM
+from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.evaluation.workloads.types import largest_remainder
+from ldpsim.mechanisms import GRR, PM, SDGRR, SDPM
 
-from .sdldp import Kind, epsilons, n_of, new_figure, positive, shares
+from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, n_of, new_figure, positive, shares
 
 
 def grr_variance_eq2(epsilon: float, domain_size: int, n: int) -> float:

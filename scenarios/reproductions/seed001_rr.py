@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import signal, stats
 
-from evaluation.config import Field
-from mechanisms import RR
+from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.mechanisms import RR
 
-from .sdldp import Kind, epsilons, new_figure, positive, shares
+from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive, shares
 
 
 def exact_coverage(n: int, n_yes: int, epsilon: float, confidence: float) -> float:

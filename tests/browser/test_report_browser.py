@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from evaluation.report_html import CSP, report_from_run_dir
+from ldpsim.evaluation.report.html import CSP, report_from_run_dir
 from tests.evaluation.test_report_html import make_run_dir
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)

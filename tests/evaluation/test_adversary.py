@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.adversary import (accuracy_by_input, bayes_guess, empirical_accuracy, expected_accuracy,
+from ldpsim.evaluation.adversary.bayes import (accuracy_by_input, bayes_guess, empirical_accuracy, expected_accuracy,
                                   guess_probabilities, high_mask)
-from evaluation.workloads import make_workload
-from mechanisms import GRR
-from mechanisms.sdgrr import SDGRR
-from mechanisms.urr import URR
+from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.mechanisms import GRR
+from ldpsim.mechanisms.sdgrr import SDGRR
+from ldpsim.mechanisms.urr import URR
 from tests.stats import assert_chisquare_gof, assert_z
 
 
@@ -137,8 +137,8 @@ def test_class_recall_per_true_class():
 
 def test_personalized_sdgrr_pools_the_groups():
     """Each group attacked with its own SDGRR; pooled hits vs pooled exact expectation (z-bound)."""
-    from evaluation.adversary import empirical_personalized_accuracy
-    from mechanisms import PersonalizedSDGRR
+    from ldpsim.evaluation.adversary.bayes import empirical_personalized_accuracy
+    from ldpsim.mechanisms import PersonalizedSDGRR
 
     mech = PersonalizedSDGRR(1.0, 18, partitions=[[0, 1, 2, 3], list(range(9)), list(range(14))])
     w = make_workload("census-education", 60_000)

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.adversary_numeric import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
+from ldpsim.evaluation.adversary.numeric import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
                                           grid_density, input_grid, numeric_guesses, prior_from_values)
-from mechanisms.pm import PM
-from mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.pm import PM
+from ldpsim.mechanisms.sdpm import SDPM
 from tests.stats import assert_z
 
 CELLS = 200

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.adversary_sketch import empirical_sketch_accuracy, sketch_guesses, support
-from evaluation.workloads import make_workload
-from mechanisms import CMS, GRR, HCMS, OLH, OUE
-from mechanisms.hcms import hadamard_sign
+from ldpsim.evaluation.adversary.sketch import empirical_sketch_accuracy, sketch_guesses, support
+from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
+from ldpsim.mechanisms.hcms import hadamard_sign
 from tests.stats import assert_z
 
 N = 20_000

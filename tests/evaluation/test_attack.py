@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.attack import attack
-from mechanisms import CMS, GRR, OUE, PM, SDPM
-from mechanisms.sdgrr import SDGRR
+from ldpsim.evaluation.adversary.attack import attack
+from ldpsim.mechanisms import CMS, GRR, OUE, PM, SDPM
+from ldpsim.mechanisms.sdgrr import SDGRR
 
 
 @pytest.mark.parametrize("mech, extra", [(GRR(1.0, 5), "class"), (SDGRR(1.0, 5, high=[0]), "class"),

@@ -11,9 +11,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from evaluation import bench, peers
-from mechanisms import GRR
-from scenarios.cli import main
+from ldpsim.evaluation.bench import cases as bench, peers
+from ldpsim.mechanisms import GRR
+from ldpsim.scenarios.cli import main
 from tests.stats import ALPHA
 
 

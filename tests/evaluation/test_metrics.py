@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation import metrics as M
+from ldpsim.evaluation import metrics as M
 
 # truth a = (10, 4, 2), n = 16; two runs of estimates
 A = np.array([10, 4, 2])

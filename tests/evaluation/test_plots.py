@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.plots import km_heatmaps
-from evaluation.scenario import load_scenario
-from evaluation.sweep import run_sweep
-from scenarios.cli import main
+from ldpsim.evaluation.report.plots import km_heatmaps
+from ldpsim.evaluation.scenario.grid import load_scenario
+from ldpsim.evaluation.sweep.runner import run_sweep
+from ldpsim.scenarios.cli import main
 
 TINY = """
 [scenario]

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluation.sweep as sweep
-from evaluation.regression import compare, format_check, make_baseline, read_baseline, write_baseline
-from evaluation.scenario import scenario_from_dict
-from evaluation.store import RunStore
-from scenarios.cli import main
-from simulator.population import items_for
+import ldpsim.evaluation.sweep.runner as sweep
+from ldpsim.evaluation.sweep.regression import compare, format_check, make_baseline, read_baseline, write_baseline
+from ldpsim.evaluation.scenario.grid import scenario_from_dict
+from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.scenarios.cli import main
+from ldpsim.simulator.population import items_for
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 BASELINES = sorted((SCENARIOS / "baselines").glob("*.json"))
@@ -120,7 +120,7 @@ def test_baseline_round_trip(tmp_path, power_baseline):
 def test_derived_hash_seed_is_not_part_of_the_match():
     raw = {"scenario": {"name": "cms", "seed": 1, "repeats": 2}, "workload": {"name": "harmonic", "n": 100,
            "domain_size": 20}, "mechanism": [{"name": "cms", "epsilon": 2.0, "k": 4, "m": 16}]}
-    from evaluation.regression import cell_params
+    from ldpsim.evaluation.sweep.regression import cell_params
 
     a, b = (scenario_from_dict({**raw, "scenario": {**raw["scenario"], "seed": s}}).cells()[0] for s in (1, 2))
     assert a.params["seed"] != b.params["seed"]

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from evaluation.report_html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
+from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
                                     write_report_html)
-from evaluation.scenario import scenario_from_dict
-from evaluation.sweep import run_sweep
+from ldpsim.evaluation.scenario.grid import scenario_from_dict
+from ldpsim.evaluation.sweep.runner import run_sweep
 
 HOSTILE = "</pre><script>alert('x')</script>"
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},

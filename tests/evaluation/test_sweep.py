@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import sweep
-from evaluation.scenario import load_scenario
-from evaluation.store import RunStore
-from scenarios.cli import main
+from ldpsim.evaluation.sweep import runner as sweep
+from ldpsim.evaluation.scenario.grid import load_scenario
+from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.scenarios.cli import main
 
 SMOKE = Path(__file__).parents[2] / "scenarios" / "smoke.toml"
 TINY = """

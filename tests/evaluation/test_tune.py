@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.tune import Target, tune
-from mechanisms.registry import MECHANISMS
-from scenarios.cli import main
+from ldpsim.evaluation.sweep.tune import Target, tune
+from ldpsim.mechanisms.registry import MECHANISMS
+from ldpsim.scenarios.cli import main
 
 pytestmark = pytest.mark.skipif("cms" not in MECHANISMS, reason="needs the CMS mechanism")
 WORKLOAD = {"name": "harmonic", "n": 20_000, "domain_size": 40}

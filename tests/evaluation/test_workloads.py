@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.workloads import (WORKLOADS, NumericWorkload, Workload, largest_remainder, make_workload,
+from ldpsim.evaluation.workloads.registry import (WORKLOADS, NumericWorkload, Workload, largest_remainder, make_workload,
                                   register_workload, workload_from_csv)
-from evaluation.workloads_numeric import key_centres
-from evaluation.workloads_real import letter_frequencies
+from ldpsim.evaluation.workloads.numeric import key_centres
+from ldpsim.evaluation.workloads.real import letter_frequencies
 from tests.stats import assert_chisquare_gof, assert_z
 
 

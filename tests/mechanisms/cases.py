@@ -1,7 +1,7 @@
 """Sane parameters and a small workload for every registered frequency oracle (cf. scipy's _distr_params).
 
 Each case: the mechanism class, its parameters, the items of a small population and their true counts.
-Add a line here when a mechanism is added to ``mechanisms.registry``; the contract suite checks it.
+Add a line here when a mechanism is added to ``ldpsim.mechanisms.registry``; the contract suite checks it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Case:
 
 
 def _cases():
-    from mechanisms import CMS, GRR, HCMS, OLH, OUE, RR, SDGRR, URR
+    from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE, RR, SDGRR, URR
 
     counts6 = (300, 200, 100, 50, 30, 20)
     return [

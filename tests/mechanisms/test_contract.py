@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import DiscreteOracle
+from ldpsim.mechanisms import DiscreteOracle
 from tests.mechanisms.cases import CASES
 from tests.stats import (assert_chisquare_gof, assert_mean, assert_same_distribution,
                          assert_variance)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.hashing import HashFamily, factorize
+from ldpsim.mechanisms.hashing import HashFamily, factorize
 from tests.stats import assert_chisquare_gof, assert_z
 
 WORDS = np.array([f"token-{i}" for i in range(20_000)], dtype=object)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
-from mechanisms import HCMS
-from mechanisms.hcms import fwht, hadamard_sign
+from ldpsim.mechanisms import HCMS
+from ldpsim.mechanisms.hcms import fwht, hadamard_sign
 from tests.stats import assert_chisquare_gof, assert_z
 
 ITEMS = ("the", "of", "and", "to", "a", "in")

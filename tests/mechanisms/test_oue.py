@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms import OUE, make
-from mechanisms.bitsampling import alias_table, bernoulli_words, packed_column_counts, word_weights
+from ldpsim.mechanisms import OUE, make
+from ldpsim.mechanisms.bitsampling import alias_table, bernoulli_words, packed_column_counts, word_weights
 from tests.stats import assert_chisquare_gof, assert_z
 
 

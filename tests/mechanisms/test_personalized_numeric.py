@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.base import Aggregate
-from mechanisms.em import EM
-from mechanisms.personalized import combine_inverse_variance
-from mechanisms.personalized_numeric import PersonalizedSDPM
-from mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.em import EM
+from ldpsim.mechanisms.personalized import combine_inverse_variance
+from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.sdpm import SDPM
 from tests.mechanisms.test_em import _draw, _fisher_covariance
 from tests.stats import assert_variance
 

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms.pm import PM
-from mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.pm import PM
+from ldpsim.mechanisms.sdpm import SDPM
 from tests.stats import assert_chisquare_gof, assert_mean, assert_variance, assert_z
 
 NUMERIC = {

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms import GRR, RR, Aggregate
+from ldpsim.mechanisms import GRR, RR, Aggregate
 
 
 

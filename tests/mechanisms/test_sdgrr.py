@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import GRR, SDGRR
-from mechanisms.linear_theory import linear_estimator_variance
+from ldpsim.mechanisms import GRR, SDGRR
+from ldpsim.mechanisms.linear_theory import linear_estimator_variance
 from tests.stats import assert_chisquare_gof, assert_mean, assert_variance
 
 D, HIGH = 7, (0, 3, 4)

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms.pm import PM
-from mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.pm import PM
+from ldpsim.mechanisms.sdpm import SDPM
 
 LOW = (-0.3, 0.6)
 

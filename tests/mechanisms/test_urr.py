@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import URR, Aggregate
-from mechanisms.linear_theory import linear_estimator_variance
+from ldpsim.mechanisms import URR, Aggregate
+from ldpsim.mechanisms.linear_theory import linear_estimator_variance
 
 D, SENSITIVE = 7, (1, 2, 5)
 

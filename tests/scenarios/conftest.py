@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.reproductions import reproduce
+from ldpsim.scenarios.reproductions import reproduce
 
 
 @pytest.fixture(scope="module")

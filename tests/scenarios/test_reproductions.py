@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.config import ScenarioError
-from scenarios.cli import main
-from scenarios.reproductions import KINDS, available, reproduce
-from scenarios.reproductions import sdldp_frequency, sdldp_numeric
-from scenarios.reproductions.sdldp import high_ids, load_reproduction, parse_label, shrink
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.cli import main
+from ldpsim.scenarios.reproductions import KINDS, available, reproduce
+from ldpsim.scenarios.reproductions import sdldp_frequency, sdldp_numeric
+from ldpsim.scenarios.reproductions.sdldp import high_ids, load_reproduction, parse_label, shrink
 from tests.stats import assert_z
 
 NAMES = sorted(name for name in available() if name.startswith("sdldp-"))  # seeds 001/002/004: test_reproductions_seeds.py

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.config import ScenarioError
-from mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
-from mechanisms.quadtree import level_errors, worst_case_nodes_per_level
-from scenarios.cli import main
-from scenarios.reproductions import KINDS, SEED_REPRODUCTIONS, available
-from scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
-from scenarios.reproductions.sdldp import load_reproduction
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
+from ldpsim.mechanisms.quadtree import level_errors, worst_case_nodes_per_level
+from ldpsim.scenarios.cli import main
+from ldpsim.scenarios.reproductions import KINDS, SEED_REPRODUCTIONS, available
+from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
+from ldpsim.scenarios.reproductions.sdldp import load_reproduction
 from tests.stats import assert_z
 
 NAMES = sorted(SEED_REPRODUCTIONS)

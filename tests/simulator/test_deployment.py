@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.config import UseCase
-from simulator.deployment import run, shard_blocks
-from simulator.population import simulate_aggregate
+from ldpsim.simulator.config import UseCase
+from ldpsim.simulator.deployment import run, shard_blocks
+from ldpsim.simulator.population import simulate_aggregate
 from tests.simulator.test_device import ITEMS, same_aggregates, tiny_config
 from tests.stats import assert_same_distribution
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulator.config import DeploymentConfig, UseCase
-from simulator.deployment import run, run_shard
-from simulator.device import sample_per_device
-from simulator.ledger import PrivacyLedger
+from ldpsim.simulator.config import DeploymentConfig, UseCase
+from ldpsim.simulator.deployment import run, run_shard
+from ldpsim.simulator.device import sample_per_device
+from ldpsim.simulator.ledger import PrivacyLedger
 
 ITEMS = tuple(f"e{i}" for i in range(8))
 WEIGHTS = (8, 6, 5, 4, 3, 2, 1, 1)
@@ -129,7 +129,7 @@ def test_shard_of_one_block_runs_alone(tmp_path):
 
 def test_local_store_keeps_only_days_that_can_still_upload(tmp_path, monkeypatch):
     """Memory stays bounded: report rows of days whose bundles have all expired are freed."""
-    import simulator.deployment as deployment
+    import ldpsim.simulator.deployment as deployment
 
     made = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechanisms import GRR, FrequencyOracle
-from simulator.population import (estimate_counts, items_for, population_batches, simulate_aggregate,
+from ldpsim.mechanisms import GRR, FrequencyOracle
+from ldpsim.simulator.population import (estimate_counts, items_for, population_batches, simulate_aggregate,
                                   streams)
 from tests.mechanisms.cases import CASES
 from tests.stats import assert_chisquare_gof, assert_same_distribution

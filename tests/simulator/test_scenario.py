@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from evaluation.config import ScenarioError
-from scenarios.cli import main
-from scenarios.deployment_scenario import DEFAULT, load_deployment
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.cli import main
+from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.scenarios.catalog import shipped
 
 TINY = """
 [deployment]
@@ -56,7 +57,7 @@ def _write(tmp_path, text, name="s.toml"):
 
 
 def test_default_scenario_loads():
-    cfg, meta = load_deployment(DEFAULT)
+    cfg, meta = load_deployment(shipped()["keyboard"])
     assert meta["name"] == "keyboard" and cfg.n_devices == 20_000 and cfg.n_days == 14
     assert [(u.name, u.mechanism) for u in cfg.use_cases] == [
         ("emoji", "cms"), ("typing_speed", "sdpm"), ("session_length", "pm")]

@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import simpy
 
-from mechanisms import GRR
-from simulator.channel import Upload
-from simulator.deployment import run
-from simulator.report_store import ReportStore
-from simulator.server import Server
+from ldpsim.mechanisms import GRR
+from ldpsim.simulator.channel import Upload
+from ldpsim.simulator.deployment import run
+from ldpsim.simulator.report_store import ReportStore
+from ldpsim.simulator.server import Server
 from tests.simulator.test_device import same_aggregates, tiny_config
 
 

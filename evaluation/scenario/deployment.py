@@ -1,10 +1,10 @@
-"""Deployment scenarios: a TOML file validated up front (``evaluation.config``), then a frozen config.
+"""Deployment scenarios: a TOML file validated up front (``ldpsim.evaluation.scenario.schema``), then a frozen config.
 
 Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.toml``)::
 
     [deployment]        name, seed, devices, days, block_size, shards, drain_days, adversary_devices
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
-                        (any categorical workload of evaluation.workloads)
+                        (any categorical workload of ldpsim.evaluation.workloads.registry)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
                         opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
@@ -30,13 +30,11 @@ import dataclasses
 import math
 from pathlib import Path
 
-from evaluation.config import Field, ScenarioError, load_toml, parse_table
-from evaluation.workloads import make_workload
-from mechanisms import MECHANISMS
-from simulator.config import DeploymentConfig, UseCase
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
+from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.mechanisms import MECHANISMS
+from ldpsim.simulator.config import DeploymentConfig, UseCase
 
-#: the default scenario of ``ldpsim run``
-DEFAULT = Path(__file__).with_name("keyboard.toml")
 
 #: use cases the fleet model produces → kind
 USE_CASES = {"emoji": "event", "typing_speed": "reading", "session_length": "reading"}
@@ -130,10 +128,11 @@ def _use_case(name: str, table, workload, file) -> UseCase:
     return uc
 
 
-def load_deployment(path=DEFAULT, devices: int | None = None, days: int | None = None,
+def load_deployment(path, devices: int | None = None, days: int | None = None,
                     seed: int | None = None) -> tuple[DeploymentConfig, dict]:
     """Read and validate a deployment scenario; returns the config and the run options (name, shards)."""
     raw = load_toml(path)
+    require_kind(raw, "deployment", path)
     for key in raw:
         if key not in TOP_LEVEL:
             raise ScenarioError(path, key, f"unknown table; allowed: {', '.join(sorted(TOP_LEVEL))}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_int
+from ldpsim.mechanisms._validation import as_generator, check_int
 
 
 def largest_remainder(frequencies, n) -> np.ndarray:

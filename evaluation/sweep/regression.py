@@ -1,7 +1,7 @@
 """Regression check: a sweep's metric summaries against a stored baseline, within statistical tolerance.
 
 Every (cell, metric) aggregate row of a sweep carries a mean and its standard error over R repeats
-(:mod:`evaluation.cell_metrics`). A run and its baseline are independent estimates of the same
+(:mod:`ldpsim.evaluation.sweep.cell_metrics`). A run and its baseline are independent estimates of the same
 quantity when the code still draws from the same distributions — even when the random stream differs
 (another seed, a refactor drawing in another order). A row moved when
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .report_html import versions
+from ldpsim.evaluation.report.html import versions
 
 #: version of the baseline file layout
 FORMAT = 1
@@ -60,8 +60,8 @@ def _none_if_nan(x) -> float | None:
 def make_baseline(scenario, summary: pd.DataFrame) -> dict:
     """The baseline of a finished sweep: one entry per (cell, metric) aggregate row (``rank`` NaN).
 
-    ``summary`` is the run's summary table (:meth:`evaluation.store.RunStore.read`); ``scenario``
-    the :class:`evaluation.scenario.Scenario` it ran. Raises ``ValueError`` when cells are missing
+    ``summary`` is the run's summary table (:meth:`ldpsim.evaluation.sweep.store.RunStore.read`); ``scenario``
+    the :class:`ldpsim.evaluation.scenario.grid.Scenario` it ran. Raises ``ValueError`` when cells are missing
     from ``summary`` or two cells have the same parameters.
     """
     keep_seed = _seed_is_given(scenario)

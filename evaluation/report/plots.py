@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from .store import RunStore
+from ldpsim.evaluation.sweep.store import RunStore
 
 
 def item_label(item) -> str:

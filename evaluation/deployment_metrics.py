@@ -1,6 +1,6 @@
 """Measurement of a deployment run: daily estimates vs truth, trend detection, network, ledger, adversary.
 
-Pure functions of a :class:`simulator.deployment.DeploymentResult` (and its config) returning tidy
+Pure functions of a :class:`ldpsim.simulator.deployment.DeploymentResult` (and its config) returning tidy
 DataFrames or dicts; the plots read those tables.
 
 Truth comes at three levels, per collection day d:
@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mechanisms._validation import as_generator
+from ldpsim.mechanisms._validation import as_generator
 
-from .adversary_sketch import support
-from .plots import item_label
+from ldpsim.evaluation.adversary.sketch import support
+from ldpsim.evaluation.report.plots import item_label
 
 
 def _event_mech(cfg):

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_finite_in, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_finite_in, check_int, check_real
 
-from .adversary import TIE_RTOL, binomial_rate, normalized_prior
+from ldpsim.evaluation.adversary.bayes import TIE_RTOL, binomial_rate, normalized_prior
 
 DEFAULT_CELLS = 200
 DEFAULT_TOL = 0.1
@@ -51,7 +51,7 @@ def grid_density(mechanism, grid, y) -> np.ndarray:
     """f(y_i | g_j) for every report and grid point (len(y) × len(grid)).
 
     Same law as ``mechanism.output_density`` (tested equal), but the piecewise law of each grid
-    point (``_pieces``, see :mod:`mechanisms.numeric`) is computed once instead of once per report.
+    point (``_pieces``, see :mod:`ldpsim.mechanisms.numeric`) is computed once instead of once per report.
     """
     edges, dens, _ = mechanism._pieces(grid)
     yy = y[:, None]

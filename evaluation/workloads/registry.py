@@ -27,12 +27,12 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_int
+from ldpsim.mechanisms._validation import as_generator, check_int
 
-from .workload_types import NumericWorkload, Workload, largest_remainder
-from .workloads_numeric import heights, tap_positions, typing_speed, weights
-from .workloads_real import emoji, words
-from .workloads_synthetic import census_education, census_marital, even, exponential, harmonic, zipf
+from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder
+from ldpsim.evaluation.workloads.numeric import heights, tap_positions, typing_speed, weights
+from ldpsim.evaluation.workloads.real import emoji, words
+from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf
 
 __all__ = ["NumericWorkload", "WORKLOADS", "Workload", "largest_remainder", "make_workload",
            "register_workload", "workload_from_csv"]

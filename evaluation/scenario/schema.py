@@ -39,8 +39,38 @@ def load_toml(path) -> dict:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise ScenarioError(path, "file", "no such scenario file") from None
+    except IsADirectoryError:
+        raise ScenarioError(path, "file", "is a folder, not a scenario file") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(path, "file", f"is not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, "file", f"is not valid TOML: {exc}") from None
+
+
+#: the top-level tables that mark each kind of scenario file
+KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid")}
+
+
+def scenario_kind(raw: dict) -> str | None:
+    """``"deployment"`` (for ``ldpsim run``), ``"sweep"`` (for ``ldpsim sweep``/``check``) or ``None``.
+
+    Parameters
+    ----------
+    raw : dict
+        A scenario file as read by :func:`load_toml`.
+    """
+    kinds = [kind for kind, keys in KIND_MARKERS.items() if any(k in raw for k in keys)]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def require_kind(raw: dict, kind: str, path) -> None:
+    """Raise a :class:`ScenarioError` that names the right command when ``raw`` is not a ``kind`` scenario."""
+    found = scenario_kind(raw)
+    if found == kind or found is None:
+        return
+    command = {"deployment": "ldpsim run", "sweep": "ldpsim sweep"}[found]
+    raise ScenarioError(path, "file", f"is a {found} scenario (it has a [{KIND_MARKERS[found][0]}] table); "
+                        f"run it with `{command}`, not as a {kind} scenario")
 
 
 def _type_name(types) -> str:

@@ -20,13 +20,13 @@ import math
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_item_ids
-from mechanisms.cms import CMS
-from mechanisms.hcms import HCMS, hadamard_sign
-from mechanisms.olh import OLH
-from mechanisms.oue import OUE
+from ldpsim.mechanisms._validation import as_generator, check_item_ids
+from ldpsim.mechanisms.cms import CMS
+from ldpsim.mechanisms.hcms import HCMS, hadamard_sign
+from ldpsim.mechanisms.olh import OLH
+from ldpsim.mechanisms.oue import OUE
 
-from .adversary import TIE_RTOL, binomial_rate, normalized_prior
+from ldpsim.evaluation.adversary.bayes import TIE_RTOL, binomial_rate, normalized_prior
 
 _CELLS = 4_000_000  # users × candidates per block
 
@@ -61,7 +61,7 @@ def support(mechanism, reports, items) -> tuple[np.ndarray, float]:
         s = mechanism.hash_items(seed[:, None], ids[None, :]).astype(np.int64) == y[:, None]
         return s, math.log(mechanism.p / mechanism.q)
     raise TypeError(f"No support rule for {type(mechanism).__name__} reports; "
-                    "supported: CMS, HCMS, OUE, OLH (discrete oracles: evaluation.adversary).")
+                    "supported: CMS, HCMS, OUE, OLH (discrete oracles: ldpsim.evaluation.adversary.bayes).")
 
 
 def _n_reports(reports) -> int:

@@ -21,9 +21,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from mechanisms._validation import check_int
+from ldpsim.mechanisms._validation import check_int
 
-from .workload_types import Workload
+from ldpsim.evaluation.workloads.types import Workload
 
 #: the whole English list (wordfreq caps it well below this)
 _ALL = 10 ** 7

@@ -1,8 +1,8 @@
 """One entry point for the Bayesian adversary of SPEC §3, whatever the mechanism.
 
-Dispatches to :mod:`evaluation.adversary` (finite output spaces: RR, GRR, URR, SDGRR — via the
-transition matrix; personalized SDGRR group by group), :mod:`evaluation.adversary_sketch` (CMS, HCMS, OUE, OLH — via report support)
-and :mod:`evaluation.adversary_numeric` (PM, SDPM — grid MAP, accuracy within ``tol``).
+Dispatches to :mod:`ldpsim.evaluation.adversary.bayes` (finite output spaces: RR, GRR, URR, SDGRR — via the
+transition matrix; personalized SDGRR group by group), :mod:`ldpsim.evaluation.adversary.sketch` (CMS, HCMS, OUE, OLH — via report support)
+and :mod:`ldpsim.evaluation.adversary.numeric` (PM, SDPM — grid MAP, accuracy within ``tol``).
 ``values`` are the users' true item ids (positions in ``items``) or numeric readings.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms import CMS, HCMS, OLH, OUE, NumericMechanism, PersonalizedSDGRR
+from ldpsim.mechanisms import CMS, HCMS, OLH, OUE, NumericMechanism, PersonalizedSDGRR
 
-from .adversary import empirical_accuracy, empirical_personalized_accuracy
-from .adversary_numeric import DEFAULT_CELLS, DEFAULT_TOL, empirical_numeric_accuracy
-from .adversary_sketch import empirical_sketch_accuracy
+from ldpsim.evaluation.adversary.bayes import empirical_accuracy, empirical_personalized_accuracy
+from ldpsim.evaluation.adversary.numeric import DEFAULT_CELLS, DEFAULT_TOL, empirical_numeric_accuracy
+from ldpsim.evaluation.adversary.sketch import empirical_sketch_accuracy
 
 
 def attack(mechanism, values, reports, items=None, prior=None, rng=None, tol: float = DEFAULT_TOL,

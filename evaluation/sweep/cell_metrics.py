@@ -3,7 +3,7 @@
 :func:`summarize` turns the truth (D counts, rank order) and ``R × D`` estimates into tidy rows
 ``metric, rank, mean, se, n_runs``: per-item metrics give one row per top-N item (``rank`` = its true
 rank) plus one aggregate row (``rank`` = NaN) averaging the top-N items; scalar metrics give the
-aggregate row only. Standard errors are those of :mod:`evaluation.metrics`: over runs of a per-run
+aggregate row only. Standard errors are those of :mod:`ldpsim.evaluation.metrics`: over runs of a per-run
 statistic, by the delta method for ΔE. The aggregate ΔE's se, √(Σ se_d²)/N, ignores the (small)
 correlation between items' estimates. The adversary metrics are exact expectations (se = 0) from the
 mechanism's transition matrix (SPEC §3): the paper's adversary (uniform prior) against users drawn
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simulator.population import items_for
+from ldpsim.simulator.population import items_for
 
-from . import adversary
-from . import metrics as M
+from ldpsim.evaluation.adversary import bayes as adversary
+from ldpsim.evaluation import metrics as M
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_item_ids
+from ldpsim.mechanisms._validation import as_generator, check_item_ids
 
 #: relative tolerance under which two posterior weights count as a tie
 TIE_RTOL = 1e-9

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms._validation import check_int, check_real
 
-from .workload_types import Workload
+from ldpsim.evaluation.workloads.types import Workload
 
 
 def _ranks(owner: str, domain_size) -> np.ndarray:

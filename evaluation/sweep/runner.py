@@ -2,7 +2,7 @@
 
 ``run_cell(cell, seedseq)`` is pure: the same cell and root seed give the same numbers wherever it
 runs. Streams (all addressed by index from the root ``SeedSequence(scenario.seed)``, see
-:func:`evaluation.scenario.child_seed`):
+:func:`ldpsim.evaluation.scenario.grid.child_seed`):
 
 * ``(0, w)``     building workload setting ``w`` (synthetic shapes draw nothing);
 * ``(1, w, r)``  repeat ``r`` of workload setting ``w`` — shared by every mechanism and parameter of
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simulator.population import estimate_counts
+from ldpsim.simulator.population import estimate_counts
 
-from .cell_metrics import Context, summarize
-from .metrics import ranks_of
-from .scenario import Cell, Scenario, build_workload, child_seed
-from .store import RunStore
+from ldpsim.evaluation.sweep.cell_metrics import Context, summarize
+from ldpsim.evaluation.metrics import ranks_of
+from ldpsim.evaluation.scenario.grid import Cell, Scenario, build_workload, child_seed
+from ldpsim.evaluation.sweep.store import RunStore
 
 
 @functools.lru_cache(maxsize=8)
@@ -98,7 +98,7 @@ class SweepReport:
 
 def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool = False, scheduler=None,
               n_workers: int | None = None, force: bool = False, progress: bool = True) -> SweepReport:
-    """Run every unfinished cell of ``scenario`` into ``out_dir`` (see :class:`evaluation.store.RunStore`).
+    """Run every unfinished cell of ``scenario`` into ``out_dir`` (see :class:`ldpsim.evaluation.sweep.store.RunStore`).
 
     ``serial`` runs in this process; ``scheduler`` is the address of an existing Dask cluster;
     otherwise a ``LocalCluster`` of ``n_workers`` processes (default: one per core) is started and

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms import registry
-from mechanisms._validation import as_generator
-from mechanisms.em import EM
+from ldpsim.mechanisms import registry
+from ldpsim.mechanisms._validation import as_generator
+from ldpsim.mechanisms.em import EM
 
-from .workloads_synthetic import harmonic
+from ldpsim.evaluation.workloads.synthetic import harmonic
 
 #: the unit the targets are stated for (issue 2: "per 10⁶ users on this 2-core machine")
 PER = 1_000_000

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from mechanisms._validation import as_generator, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 
-from .workload_types import NumericWorkload
-from .workloads_real import letter_frequencies
+from ldpsim.evaluation.workloads.types import NumericWorkload
+from ldpsim.evaluation.workloads.real import letter_frequencies
 
 def to_unit_interval(x, low: float, high: float) -> np.ndarray:
     """Map [low, high] affinely onto [−1, 1] and clip."""

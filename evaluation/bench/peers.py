@@ -4,7 +4,7 @@ pure-ldp 1.2 needs numpy < 2, xxhash < 4 and the undeclared scikit-learn and sta
 peers live in a separate virtual environment (default ``~/.cache/ldpsim/peers-venv``, created on
 first use and recreated when broken) and never constrain ldpsim's own dependencies. Data goes
 through a temporary directory: true counts in (``counts.npy`` + ``jobs.json``), frequency
-estimates and timings out; the script run there is :mod:`evaluation.peers_script`.
+estimates and timings out; the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
 
 :func:`mse_comparison` states the statistical test used to call two MSEs equal.
 """

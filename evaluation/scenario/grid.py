@@ -6,7 +6,7 @@ Schema (every table checked; unknown keys get a did-you-mean)::
     name = "seed003-study"
     seed = 2026
     repeats = 100
-    path = "direct"                 # "auto" | "direct" | "reports" (simulator.population)
+    path = "direct"                 # "auto" | "direct" | "reports" (ldpsim.simulator.population)
     top = 20                        # metrics over the top-N items by true count
     store_top = 20                  # estimates kept per repeat for the top-N items (0 = all); default = top
 
@@ -52,11 +52,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechanisms.registry import MECHANISMS, make
+from ldpsim.mechanisms.registry import MECHANISMS, make
 
-from .cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
-from .config import Field, ScenarioError, load_toml, parse_table
-from .workloads import WORKLOADS, Workload, make_workload
+from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
+from ldpsim.evaluation.workloads.registry import WORKLOADS, Workload, make_workload
 
 PATHS = ("auto", "direct", "reports")
 #: scenario-level name of a domain fraction → the mechanism parameters taking that many item ids
@@ -92,7 +92,7 @@ TOP_SPEC = {"scenario": Field(dict), "workload": Field(dict),
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of the grid: everything :func:`evaluation.sweep.run_cell` needs, frozen and picklable."""
+    """One point of the grid: everything :func:`ldpsim.evaluation.sweep.runner.run_cell` needs, frozen and picklable."""
 
     index: int  # position in the expanded grid (seeds the cell's own streams)
     workload_index: int  # position of its workload setting (common random numbers across mechanisms)
@@ -235,7 +235,9 @@ def _parse_mechanism(table, i, file) -> dict:
 
 def load_scenario(path) -> Scenario:
     """Read and validate a scenario file; raise :class:`ScenarioError` naming file and key."""
-    return scenario_from_dict(load_toml(path), path)
+    raw = load_toml(path)
+    require_kind(raw, "sweep", path)
+    return scenario_from_dict(raw, path)
 
 
 def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .cell_metrics import CELL_METRICS
-from .scenario import scenario_from_dict
-from .sweep import run_cell
+from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS
+from ldpsim.evaluation.scenario.grid import scenario_from_dict
+from ldpsim.evaluation.sweep.runner import run_cell
 
 DEFAULT_K = (256, 1024, 4096, 16384, 65535)
 DEFAULT_M = (32, 64, 128, 256, 512, 1024)

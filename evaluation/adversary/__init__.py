@@ -1,0 +1,6 @@
+"""The Bayesian adversary: finite output spaces (:mod:`.bayes`), sketches (:mod:`.sketch`), numeric
+mechanisms (:mod:`.numeric`), and one entry point for all of them (:func:`attack`)."""
+
+from ldpsim.evaluation.adversary.attack import attack
+
+__all__ = ["attack"]

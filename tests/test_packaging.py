@@ -1,0 +1,37 @@
+"""The package is one importable name whose build lists every subpackage of the repository."""
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import ldpsim
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_subpackage_is_listed_in_the_build():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"ldpsim"} | {"ldpsim." + ".".join(p.parent.relative_to(ROOT).parts)
+                          for top in ("mechanisms", "simulator", "evaluation", "scenarios")
+                          for p in (ROOT / top).rglob("__init__.py")} | {"ldpsim.scenarios.baselines"}
+    assert found == listed
+
+
+def test_version_is_the_distributions():
+    from importlib import metadata
+    assert ldpsim.__version__ == metadata.version("ldpsim")
+
+
+def test_installed_package_holds_the_subpackages_and_scenarios():
+    installed = Path(ldpsim.__file__).parent
+    for name in ("mechanisms", "simulator", "evaluation", "scenarios"):
+        assert (installed / name / "__init__.py").is_file()
+    assert (installed / "scenarios" / "keyboard.toml").is_file()
+
+
+def test_short_api_is_lazy():
+    code = "import sys, ldpsim; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    assert ldpsim.make("grr", epsilon=1.0, domain_size=4).domain_size == 4
