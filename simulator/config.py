@@ -30,7 +30,9 @@ class UseCase:
     """One telemetry use case: what is collected, with which mechanism, how often.
 
     ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
-    ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
+    ``epsilon`` in them is the privacy cost of one donation (of one distinct value per device with
+    ``memoize``: the device re-sends the same report for a value it has reported before, for free;
+    ``simulator/memo.py``). ``value_range`` (readings only) is the
     raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
     A reading's mean is the mechanism's unbiased report average (PM, SPEC §2.1), or with ``em_bins``
     the mean of an EM estimate over that many bins (SPEC §2.3) — required for SDPM, whose report
@@ -44,6 +46,7 @@ class UseCase:
     daily_limit: int = 1
     value_range: tuple[float, float] | None = None
     em_bins: int | None = None
+    memoize: bool = False
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -60,6 +63,11 @@ class UseCase:
         if "epsilon" not in dict(self.params):
             raise ValueError(f"The 'params' parameter of {owner} must contain 'epsilon'.")
         check_int(owner, "daily_limit", self.daily_limit, low=1)
+        if not isinstance(self.memoize, bool):
+            raise TypeError(f"The 'memoize' parameter of {owner} must be a bool. Got {self.memoize!r} instead.")
+        if self.memoize and self.kind != "event":
+            raise ValueError(f"The 'memoize' parameter of {owner} may be true only for an event use case "
+                             f"(a finite domain of values to memoize). Got {self.memoize!r} instead.")
         if self.em_bins is not None:
             check_int(owner, "em_bins", self.em_bins, low=2)
         if self.kind == "reading" and self.name not in READINGS:

@@ -17,7 +17,7 @@ import simpy
 
 from ldpsim.simulator.channel import UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
-from ldpsim.simulator.device import DAY_S, STATUS, Devices
+from ldpsim.simulator.device import DAY_S, Devices
 from ldpsim.simulator.fleet import block_rng
 from ldpsim.simulator.report_store import ReportStore
 from ldpsim.simulator.server import Server
@@ -31,13 +31,16 @@ class DeploymentResult:
     truth: dict                            # name → array (summable over shards)
     records: dict                          # table name → list of dict rows
     ledger_spent: np.ndarray               # ε spent per device (device order)
-    ledger_daily: np.ndarray               # ε spent per device per day
+    ledger_daily: np.ndarray               # the largest ε each device spent on one day (device order)
     refused: int
     counters: dict
     tap: list
     favourite: dict                        # device id → most used item (tapped devices)
     seconds: float = 0.0
     shards: int = 1
+    ledger_saved: np.ndarray | None = None  # ε per device not charged thanks to memoization
+    ledger_day_totals: np.ndarray | None = None  # ε spent on each day, summed over devices
+    peak_state_bytes: int = 0               # largest per-shard bundle table seen (bytes; summed over shards)
     extra: dict = field(default_factory=dict)
 
     @staticmethod
@@ -57,7 +60,18 @@ class DeploymentResult:
             counters={k: sum(p.counters[k] for p in parts) for k in first.counters},
             tap=[t for p in parts for t in p.tap],
             favourite={k: v for p in parts for k, v in p.favourite.items()},
-            seconds=max(p.seconds for p in parts), shards=len(parts))
+            seconds=max(p.seconds for p in parts), shards=len(parts),
+            ledger_saved=_concat([p.ledger_saved for p in parts]),
+            ledger_day_totals=_sum([p.ledger_day_totals for p in parts]),
+            peak_state_bytes=sum(p.peak_state_bytes for p in parts))
+
+
+def _concat(arrays):
+    return None if any(a is None for a in arrays) else np.concatenate(arrays)
+
+
+def _sum(arrays):
+    return None if any(a is None for a in arrays) else sum(arrays)
 
 
 def shard_blocks(cfg: DeploymentConfig, n_shards: int) -> list[list[int]]:
@@ -85,8 +99,10 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     if cfg.crash_at_h is not None:
         env.process(server.crash(cfg.crash_at_h * 3600.0, cfg.restart_s))
     end_day = cfg.n_days + cfg.drain_days
+    peak = 0
     for day in range(1, end_day + 1):
         env.run(until=day * DAY_S)
+        peak = max(peak, devices.bundles.nbytes())
         if on_day is not None:
             on_day(shard, day)
     if server.up:
@@ -96,23 +112,11 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
         records={"uploads": [{**r, "shard": shard} for r in channel.records],
                  "queue": [{**r, "shard": shard} for r in server.queue_records],
                  "flushes": [{**r, "shard": shard} for r in server.flush_records],
-                 "bundles": _bundle_records(devices, shard)},
-        ledger_spent=devices.ledger.spent, ledger_daily=devices.ledger.daily,
+                 "bundles": devices.bundles.records(shard)},
+        ledger_spent=devices.ledger.spent, ledger_daily=devices.ledger.daily_max,
+        ledger_saved=devices.ledger.saved, ledger_day_totals=devices.ledger.day_totals, peak_state_bytes=peak,
         refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap,
         favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
-
-
-def _bundle_records(devices: Devices, shard: int) -> list[dict]:
-    """Bundles by donation day and final status, with their attempts and report counts."""
-    n_reports = sum(devices.b_count.values())
-    out = []
-    for day in np.unique(devices.b_day):
-        on = devices.b_day == day
-        for code, name in enumerate(STATUS):
-            sel = on & (devices.b_status == code)
-            out.append({"shard": shard, "day": int(day), "status": name, "bundles": int(sel.sum()),
-                        "reports": int(n_reports[sel].sum()), "attempts": int(devices.b_attempts[sel].sum())})
-    return out
 
 
 def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
@@ -125,10 +129,11 @@ def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
 
 
 def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None = None,
-        progress=None) -> DeploymentResult:
+        progress=None, n_workers: int = 2) -> DeploymentResult:
     """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
 
-    ``progress`` (optional) is called with the number of shard-days completed so far.
+    ``progress`` (optional) is called with the number of shard-days completed so far; ``n_workers``
+    is the number of worker processes of a local Dask cluster (``scheduler="local"``).
     """
     store_root = Path(out_dir) / "store"
     groups = shard_blocks(cfg, n_shards)
@@ -142,13 +147,13 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
                 progress(done[0])
         parts = [run_shard(cfg, g, store_root, i, on_day) for i, g in enumerate(groups)]
     else:
-        parts = _run_dask(cfg, groups, store_root, scheduler, progress)
+        parts = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers)
     merged = DeploymentResult.merge(parts)
     merged.seconds = time.perf_counter() - t0
     return merged
 
 
-def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[DeploymentResult]:
+def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int = 2) -> list[DeploymentResult]:
     import logging
 
     from dask.distributed import Client, LocalCluster, as_completed
@@ -156,15 +161,18 @@ def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[Deploym
     cluster = client = None
     try:
         if scheduler == "local":
-            cluster = LocalCluster(n_workers=min(len(groups), 2), threads_per_worker=1, processes=True,
+            cluster = LocalCluster(n_workers=min(len(groups), n_workers), threads_per_worker=1, processes=True,
                                    scheduler_port=0, dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster if cluster is not None else scheduler)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
-        for k, _ in enumerate(as_completed(futures), start=1):
+        parts, index = {}, {f.key: i for i, f in enumerate(futures)}
+        for k, future in enumerate(as_completed(futures), start=1):
+            parts[index[future.key]] = future.result()
+            future.release()  # the worker frees the shard's result as soon as it is here
             if progress is not None:
                 progress(k * days)
-        return client.gather(futures)
+        return [parts[i] for i in range(len(futures))]
     finally:
         if client is not None:
             client.close()

@@ -8,20 +8,20 @@ with exponential backoff until the window closes).
 
 A *bundle* is one device's donations of one day (every use case), with a random upload id (nonce)
 kept across retries. It expires ``retention_days`` after its creation; an expired bundle is deleted
-unsent (counted lost).
+unsent (counted lost). Bundles live in a :class:`~ldpsim.simulator.bundles.BundleTable` that drops
+the final ones every midnight, so memory does not grow with the number of days.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ldpsim.simulator.bundles import ACKED, EXPIRED, GAVE_UP, PENDING, STATUS, BundleTable  # noqa: F401
 from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
-from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits
+from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits, memo_base
 from ldpsim.simulator.ledger import PrivacyLedger
-
-PENDING, ACKED, EXPIRED, GAVE_UP = 0, 1, 2, 3
-STATUS = ("pending", "acked", "expired", "gave_up")
+from ldpsim.simulator.memo import Memo, keyed_perturb, report_keys
 DAY_S = 86400.0
 
 
@@ -62,19 +62,9 @@ class Devices:
                 self.truth[f"{uc.name}:{level}_sum"] = np.zeros(cfg.n_days)
                 self.truth[f"{uc.name}:{level}_n"] = np.zeros(cfg.n_days, np.int64)
         self.tap: list[dict] = []  # the linked view of the first devices (for the adversary)
-        # bundles (appended per day): local device, day, nonce, expiry, fates, status, attempts, busy
-        self.b_device = np.zeros(0, np.int64)
-        self.b_day = np.zeros(0, np.int64)
-        self.b_nonce = np.zeros(0, np.int64)
-        self.b_expiry = np.zeros(0)
-        self.b_status = np.zeros(0, np.int8)
-        self.b_attempts = np.zeros(0, np.int64)
-        self.b_busy = np.zeros(0, bool)
-        self.b_fates = Fates(np.zeros((0, cfg.max_attempts)), np.zeros((0, cfg.max_attempts), bool),
-                             np.zeros((0, cfg.max_attempts), bool))
-        self.b_start = {uc: np.zeros(0, np.int64) for uc in mechanisms}   # first row in its day's chunk
-        self.b_count = {uc: np.zeros(0, np.int64) for uc in mechanisms}
-        self.rows = {uc: {} for uc in mechanisms}                          # day → rows (n × report_bytes)
+        self.bundles = BundleTable(mechanisms, cfg.max_attempts, cfg.n_days)
+        self.memos = {uc.name: Memo(self.n, len(cfg.items), memo_base(cfg.seed, i))
+                      for i, uc in enumerate(cfg.use_cases) if uc.memoize}
 
     # ---- donation ------------------------------------------------------------------------------------
     def donate(self, day: int) -> None:
@@ -92,9 +82,14 @@ class Devices:
                 dev, val = (d.event_device, d.event_item) if uc.kind == "event" else (d.reading_device,
                                                                                        d.readings[uc.name])
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
-                granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit), slice(lo, hi))
-                chosen = sample_per_device(dev, granted, rng)
-                rows = self._privatize(uc, val[chosen], rng)
+                if uc.name in self.memos:
+                    chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng)
+                    rows = self._privatize(uc, val[chosen], rng, traits.device[dev[chosen]])
+                else:
+                    granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit),
+                                                slice(lo, hi))
+                    chosen = sample_per_device(dev, granted, rng)
+                    rows = self._privatize(uc, val[chosen], rng)
                 chunks[uc.name].append(rows)
                 counts[uc.name] = granted
                 granted_any += granted
@@ -108,32 +103,37 @@ class Devices:
                 new["count"][uc].append(counts[uc][has])
         self._append_bundles(day, new, chunks)
 
-    def _privatize(self, uc, values: np.ndarray, rng) -> np.ndarray:
+    def _memo_select(self, uc, day: int, dev, val, available, lo: int, hi: int, rng):
+        """Memoized use case: up to the daily limit of records; a value new to the device costs ε
+        (as far as the ledger grants), a value already paid for is re-sent for free."""
+        chosen = sample_per_device(dev, np.minimum(available, uc.daily_limit), rng)
+        sent, repeats = self.memos[uc.name].select(
+            lo + dev[chosen], val[chosen], lambda new: self.ledger.grant(day, uc.epsilon, new, slice(lo, hi)),
+            lo, hi - lo)
+        self.ledger.book_saved(uc.epsilon, repeats, slice(lo, hi))
+        chosen = chosen[sent]
+        return chosen, np.bincount(dev[chosen], minlength=hi - lo)
+
+    def _privatize(self, uc, values: np.ndarray, rng, device=None) -> np.ndarray:
+        """Encoded reports of ``values``; memoized (keyed by the global ``device`` ids) when given."""
         mech = self.mechanisms[uc.name]
         if uc.kind == "event":
             x = np.asarray(self.cfg.items, dtype=object)[values] if mech.takes_tokens else values
         else:
             lo, hi = uc.value_range
             x = np.clip((values - lo) / (hi - lo) * 2.0 - 1.0, -1.0, 1.0)
-        reports = mech.perturb(x, rng)
+        if device is None:
+            reports = mech.perturb(x, rng)
+        else:
+            keys = report_keys(self.memos[uc.name].base, device, values)
+            reports = keyed_perturb(mech, values, keys, x if mech.takes_tokens else None)
         return np.frombuffer(mech.encode(reports), dtype=np.uint8).reshape(len(x), mech.report_bytes)
 
     def _append_bundles(self, day: int, new: dict, chunks: dict) -> None:
-        dev = np.concatenate(new["device"])
-        n = dev.size
-        self.b_device = np.r_[self.b_device, dev]
-        self.b_day = np.r_[self.b_day, np.full(n, day)]
-        self.b_nonce = np.r_[self.b_nonce, np.concatenate(new["nonce"])]
-        self.b_expiry = np.r_[self.b_expiry, np.full(n, self.env.now + self.cfg.retention_days * DAY_S)]
-        self.b_status = np.r_[self.b_status, np.zeros(n, np.int8)]
-        self.b_attempts = np.r_[self.b_attempts, np.zeros(n, np.int64)]
-        self.b_busy = np.r_[self.b_busy, np.zeros(n, bool)]
-        self.b_fates = Fates.concat([self.b_fates, *new["fates"]])
-        for uc in self.mechanisms:
-            count = np.concatenate(new["count"][uc])
-            self.b_start[uc] = np.r_[self.b_start[uc], np.cumsum(count) - count]
-            self.b_count[uc] = np.r_[self.b_count[uc], count]
-            self.rows[uc][day] = np.concatenate(chunks[uc])
+        self.bundles.append(day, np.concatenate(new["device"]), np.concatenate(new["nonce"]),
+                            Fates.concat(new["fates"]), {uc: np.concatenate(c) for uc, c in new["count"].items()},
+                            {uc: np.concatenate(c) for uc, c in chunks.items()},
+                            self.env.now + self.cfg.retention_days * DAY_S)
 
     # ---- truth and the observer tap -------------------------------------------------------------------
     def _book_truth(self, day: int, d) -> None:
@@ -171,66 +171,59 @@ class Devices:
             self._schedule(t_day)
 
     def _release(self, t_day: int) -> None:
-        """Free the stored report rows of collection days whose bundles have all expired (day d's
-        bundles are made at midnight d + 1 and kept ``retention_days``): memory stays bounded."""
-        for by_day in self.rows.values():
-            for d in [d for d in by_day if d < t_day - 1 - self.cfg.retention_days]:
-                del by_day[d]
+        """Expire and drop final bundles, shrink the stored report rows: memory stays bounded."""
+        self.bundles.compact(self.env.now)
 
     def _schedule(self, t_day: int) -> None:
         online = np.concatenate([draw_online(self.cfg, b, t_day) for b in self.blocks])
-        live = np.flatnonzero((self.b_status == PENDING) & ~self.b_busy)
-        live = live[online[self.b_device[live]]]
-        start = t_day * DAY_S + self.window_start_h[self.b_device[live]] * 3600.0
+        t = self.bundles
+        live = np.flatnonzero((t["status"] == PENDING) & ~t["busy"])
+        live = live[online[t["device"][live]]]
+        start = t_day * DAY_S + self.window_start_h[t["device"][live]] * 3600.0
         slot = np.floor(start / self.cfg.slot_s).astype(np.int64)
         order = np.argsort(slot, kind="stable")
         live, slot = live[order], slot[order]
         cuts = np.flatnonzero(np.diff(slot)) + 1
         for group, s in zip(np.split(live, cuts), slot[np.r_[0, cuts]] if live.size else []):
-            self.b_busy[group] = True
+            t["busy"][group] = True
             t0 = s * self.cfg.slot_s
-            self.env.process(self.window(t0, group, t0 + self.cfg.window_length_h * 3600.0))
+            self.env.process(self.window(t0, t["id"][group], t0 + self.cfg.window_length_h * 3600.0))
 
     def window(self, t0: float, bundles: np.ndarray, t_end: float):
-        """Process: send ``bundles`` at ``t0``; retry the unacknowledged ones with backoff until ``t_end``."""
-        cfg = self.cfg
+        """Process: send ``bundles`` (global ids) at ``t0``; retry the unacknowledged ones with backoff
+        until ``t_end``. Rows are looked up afresh after every wait (the table is compacted at midnight;
+        bundles held here are busy, so they stay)."""
+        cfg, t = self.cfg, self.bundles
         yield self.env.timeout(t0 - self.env.now)
         for k in range(cfg.max_attempts + 1):
-            b = bundles[self.b_status[bundles] == PENDING]
-            expired = b[self.b_expiry[b] < self.env.now]
-            self.b_status[expired] = EXPIRED
-            b = b[self.b_expiry[b] >= self.env.now]
-            spent = b[self.b_attempts[b] >= cfg.max_attempts]
-            self.b_status[spent] = GAVE_UP
-            b = b[self.b_attempts[b] < cfg.max_attempts]
+            b = t.local(bundles)
+            b = b[t["status"][b] == PENDING]
+            expired = b[t["expiry"][b] < self.env.now]
+            t["status"][expired] = EXPIRED
+            b = b[t["expiry"][b] >= self.env.now]
+            spent = b[t["attempts"][b] >= cfg.max_attempts]
+            t["status"][spent] = GAVE_UP
+            b = b[t["attempts"][b] < cfg.max_attempts]
             if b.size == 0:
                 break
             upload = self._upload(b)
-            self.b_attempts[b] += 1
-            self.env.process(self.channel.send(upload, self.b_fates, self.server.receive))
+            t["attempts"][b] += 1
+            self.env.process(self.channel.send(upload, t.by_id, self.server.receive))
             yield self.env.timeout(cfg.ack_timeout_s)
             wait = cfg.backoff_s * 2.0 ** k
             if self.env.now + wait > t_end:
                 break
             yield self.env.timeout(wait)
-        self.b_busy[bundles] = False
+        t["busy"][t.local(bundles)] = False
 
     def _upload(self, b: np.ndarray) -> Upload:
-        reports = {}
-        for uc in self.mechanisms:
-            count = self.b_count[uc][b]
-            pos = np.repeat(np.arange(b.size), count)
-            idx = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) \
-                + np.repeat(self.b_start[uc][b], count)
-            day = np.repeat(self.b_day[b], count)
-            rows = [self.rows[uc][d][idx[day == d]] for d in np.unique(day)]
-            width = self.mechanisms[uc].report_bytes
-            order = np.argsort(day, kind="stable")
-            reports[uc] = (pos[order], np.concatenate(rows) if rows else np.zeros((0, width), np.uint8))
-        return Upload(b, self.b_attempts[b].copy(), self.b_device[b] + self.first_device, self.b_nonce[b],
-                      self.b_day[b], self.env.now, reports)
+        t = self.bundles
+        widths = {uc: m.report_bytes for uc, m in self.mechanisms.items()}
+        return Upload(t["id"][b], t["attempts"][b].astype(np.int64), t["device"][b] + self.first_device,
+                      t["nonce"][b], t["day"][b].astype(np.int64), self.env.now, t.reports(b, widths))
 
     def acknowledge(self, bundle: np.ndarray, attempt: np.ndarray) -> None:
-        """Network callback of the server's acknowledgment (subject to ack loss)."""
-        got = self.channel.acknowledge(bundle, attempt, self.b_fates)
-        self.b_status[got] = ACKED
+        """Network callback of the server's acknowledgment (subject to ack loss); ``bundle``: global ids."""
+        got = self.channel.acknowledge(bundle, attempt, self.bundles.by_id)
+        local, found = self.bundles.local(got, strict=False)
+        self.bundles["status"][local[found]] = ACKED

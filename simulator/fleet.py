@@ -30,12 +30,17 @@ import numpy as np
 from ldpsim.simulator.config import DeploymentConfig
 
 #: stream roles (the first spawn-key entry)
-ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4}
+ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5}
 
 
 def block_rng(seed: int, role: str, block: int, day: int = 0) -> np.random.Generator:
     """Generator of stream ``(role, block, day)`` of the run's root seed (a SeedSequence child)."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ROLES[role], block, day)))
+
+
+def memo_base(seed: int, use_case: int) -> int:
+    """Base key of the memoized reports of use case number ``use_case`` (``simulator/memo.py``)."""
+    return int(np.random.SeedSequence(seed, spawn_key=(ROLES["memo"], use_case)).generate_state(1, np.uint64)[0])
 
 
 def block_range(cfg: DeploymentConfig, block: int) -> tuple[int, int]:
@@ -49,8 +54,8 @@ class Traits:
     """Per-device state of one block (arrays of length n, ``atoms`` and ``cum`` n × n_atoms)."""
 
     device: np.ndarray      # global ids
-    atoms: np.ndarray       # item ids of the preference atoms
-    cum: np.ndarray         # cumulative atom weights (last column 1)
+    atoms: np.ndarray       # item ids of the preference atoms (the smallest unsigned dtype that fits)
+    cum: np.ndarray         # cumulative atom weights (float32: 4 bytes a weight; last column 1)
     activity: np.ndarray
     speed_wpm: np.ndarray
     session_median_s: np.ndarray
@@ -75,14 +80,14 @@ def draw_traits(cfg: DeploymentConfig, block: int) -> Traits:
     beta = rng.beta(1.0, alpha, size=(n, k))
     beta[:, -1] = 1.0  # the last atom takes the remaining mass
     rest = np.cumprod(np.hstack([np.ones((n, 1)), 1.0 - beta[:, :-1]]), axis=1)
-    cum = np.cumsum(beta * rest, axis=1)
+    cum = np.cumsum(beta * rest, axis=1).astype(np.float32)  # per-device memory: float32, small ids
     cum[:, -1] = 1.0
     cdf = np.cumsum(cfg.item_weights)
     atoms = np.minimum(np.searchsorted(cdf, rng.random((n, k)), side="right"), len(cdf) - 1)
     s = cfg.activity_sigma
     return Traits(
         device=np.arange(lo, hi),
-        atoms=atoms.astype(np.int32),
+        atoms=atoms.astype(np.min_scalar_type(len(cdf) - 1)),
         cum=cum,
         activity=rng.lognormal(-s * s / 2, s, size=n),
         speed_wpm=rng.normal(cfg.speed_mean_wpm, cfg.speed_device_sd_wpm, size=n),

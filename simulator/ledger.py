@@ -4,6 +4,14 @@ Each donation of a use case costs that use case's ε (its mechanism's ε-LDP gua
 composition a device's total loss is the sum of its donations' ε. The ledger grants a request only
 as far as both the daily cap and the total cap allow, so no device ever exceeds its budget: refused
 donations are counted, never privatized.
+
+A memoized use case (``simulator/memo.py``) sends the same report for the same value every day: a
+repeat is post-processing of a report already paid for, so it costs nothing. The ledger books what
+such repeats would have cost without memoization (``saved``), per device.
+
+State is O(1) per device whatever the number of days: today's spending, the running total, the
+largest daily spending and the memoization savings (one float each), plus one total per day over
+all devices.
 """
 
 from __future__ import annotations
@@ -28,16 +36,38 @@ class PrivacyLedger:
         self.budget_daily = float(budget_daily)
         self.budget_total = float(budget_total)
         self.spent = np.zeros(n_devices)            # total ε per device
-        self.daily = np.zeros((n_devices, n_days))  # ε per device per day
+        self.today = np.zeros(n_devices)            # ε per device on the current day
+        self.daily_max = np.zeros(n_devices)        # largest ε a device spent on one day
+        self.saved = np.zeros(n_devices)            # ε not charged thanks to memoization
+        self.day_totals = np.zeros(n_days)          # ε spent on each day, summed over devices
+        self.day = 0
         self.refused = 0
 
+    def _advance(self, day: int) -> None:
+        if day != self.day:
+            if day < self.day:
+                raise ValueError(f"The 'day' parameter of PrivacyLedger.grant must not go back in time "
+                                 f"(current day {self.day}). Got {day!r} instead.")
+            self.today[:] = 0.0
+            self.day = day
+
     def grant(self, day: int, epsilon: float, requested: np.ndarray, devices=slice(None)) -> np.ndarray:
-        """Donations of cost ``epsilon`` granted on ``day`` (≤ ``requested``) to ``devices``; books them."""
+        """Donations of cost ``epsilon`` granted on ``day`` (≤ ``requested``) to ``devices``; books them.
+
+        Days are granted in non-decreasing order (today's spending restarts at zero on a new day).
+        """
+        self._advance(day)
         requested = np.asarray(requested, dtype=np.int64)
-        room = np.minimum(self.budget_daily - self.daily[devices, day], self.budget_total - self.spent[devices])
+        room = np.minimum(self.budget_daily - self.today[devices], self.budget_total - self.spent[devices])
         fits = np.floor((room + _TOL) / epsilon)
         granted = np.clip(np.minimum(requested, fits), 0, None).astype(np.int64)
         self.refused += int((requested - granted).sum())
-        self.daily[devices, day] += granted * epsilon
+        self.today[devices] += granted * epsilon
         self.spent[devices] += granted * epsilon
+        self.daily_max[devices] = np.maximum(self.daily_max[devices], self.today[devices])
+        self.day_totals[day] += float(granted.sum()) * epsilon
         return granted
+
+    def book_saved(self, epsilon: float, repeats: np.ndarray, devices=slice(None)) -> None:
+        """Book ``repeats`` memoized re-sends per device: free, but worth ``epsilon`` each without memo."""
+        self.saved[devices] += np.asarray(repeats, dtype=np.int64) * epsilon

@@ -10,8 +10,8 @@ A crash loses the buffer (nothing of it was acknowledged, so devices retry) and 
 state; recovery rebuilds the dedupe set and the aggregates from the store, so no acknowledged report
 is lost and none is counted twice (upload ids are checked per use case).
 
-Memory stays bounded however long the run: the dedupe sets are kept per collection day, and a day's
-set is dropped once ``dedupe_days`` have passed — by then every bundle of that day has expired on
+Memory stays bounded however long the run: the dedupe sets (sorted arrays of upload ids, 8 bytes
+an id, one per flush) are kept per collection day, and a day's set is dropped once ``dedupe_days`` have passed — by then every bundle of that day has expired on
 its device (``retention_days``), so its upload id can never arrive again.
 """
 
@@ -45,7 +45,6 @@ class Server:
         self.up = True
         self.buffer: list[tuple] = []   # (use case, upload id per report, day per report, rows)
         self.routes: list[tuple] = []   # (bundle, attempt) of every upload in the buffer
-        self._pending: set = set()      # (use case, upload id) in the buffer
         self.queue_records: list[dict] = []
         self.flush_records: list[dict] = []
         self.counters = {"refused_down": 0, "lost_in_crash": 0, "duplicates": 0, "stored": 0}
@@ -70,16 +69,12 @@ class Server:
         # strip metadata: only (upload id, day, report) per report is kept; device ids and the send
         # time are dropped here. Uploads already stored or buffered (a retry after a lost ack) are
         # acknowledged again but not stored twice.
-        nonces, days = upload.nonce.tolist(), upload.day.tolist()
         for uc, (pos, rows) in upload.reports.items():
-            seen = self._seen[uc]
-            known = np.fromiter((x in seen.get(d, ()) or (uc, x) in self._pending for x, d in zip(nonces, days)),
-                                dtype=bool, count=len(nonces))
+            known = self._known(uc, upload.nonce, upload.day)
             fresh = ~known[pos]
             self.counters["duplicates"] += int((~fresh).sum())
             if fresh.any():
                 self.buffer.append((uc, upload.nonce[pos[fresh]], upload.day[pos[fresh]], rows[fresh]))
-                self._pending.update((uc, x) for x in upload.nonce[pos[fresh]].tolist())
         self.routes.append((upload.bundle, upload.attempt))
 
     # ---- shuffle, store, acknowledge, aggregate ----------------------------------------------------
@@ -92,18 +87,22 @@ class Server:
     def flush(self) -> None:
         """Write the buffered reports (shuffled per partition) durably, then acknowledge their uploads."""
         buf, routes = self.buffer, self.routes
-        self.buffer, self.routes, self._pending = [], [], set()
+        self.buffer, self.routes = [], []
         for uc in self.mechanisms:
-            parts = [b[1:] for b in buf if b[0] == uc]
+            parts = [(k, *b[1:]) for k, b in enumerate(buf) if b[0] == uc]
             if not parts:
                 continue
-            nonce, day, rows = (np.concatenate(cols) for cols in zip(*parts))
+            entry = np.concatenate([np.full(len(p[1]), p[0]) for p in parts])
+            nonce, day, rows = (np.concatenate(cols) for cols in zip(*(p[1:] for p in parts)))
+            first = _first_upload(nonce, entry)  # one upload id may arrive twice within a window
+            self.counters["duplicates"] += int((~first).sum())
+            nonce, day, rows = nonce[first], day[first], rows[first]
             for d in np.unique(day):
                 sel = np.flatnonzero(day == d)
                 sel = sel[self.rng.permutation(sel.size)]  # shuffle within the batch window
                 ids = np.unique(nonce[sel])
                 self.store.append(uc, int(d), rows[sel], ids)
-                self._seen[uc].setdefault(int(d), set()).update(ids.tolist())
+                self._seen[uc].setdefault(int(d), []).append(ids)
                 self._add(uc, int(d), rows[sel])
                 self.flush_records.append({"t_s": self.env.now, "use_case": uc, "day": int(d),
                                            "reports": int(sel.size)})
@@ -113,6 +112,19 @@ class Server:
         for seen in self._seen.values():
             for d in [d for d in seen if d < self._oldest_day()]:
                 del seen[d]
+
+    def _known(self, uc: str, nonce: np.ndarray, day: np.ndarray) -> np.ndarray:
+        """Whether each upload id (of its collection day) is stored already for ``uc`` (a second copy
+        within the buffer is dropped at the flush)."""
+        known = np.zeros(nonce.size, bool)
+        for d in np.unique(day):
+            chunks = self._seen[uc].get(int(d), [])
+            if len(chunks) > 8:  # merge the flushes' sorted chunks now and then (amortized)
+                chunks[:] = [np.sort(np.concatenate(chunks))]
+            on = day == d
+            for ids in chunks:
+                known[on] |= _contains(ids, nonce[on])
+        return known
 
     def _oldest_day(self) -> float:
         """Collection days before this can no longer send anything (their bundles have expired)."""
@@ -129,7 +141,7 @@ class Server:
         yield self.env.timeout(max(at_s - self.env.now, 0.0))
         self.up = False
         self.counters["lost_in_crash"] += sum(int(b.size) for b, _ in self.routes)
-        self.buffer, self.routes, self._pending = [], [], set()
+        self.buffer, self.routes = [], []
         self.aggregates, self._seen = {}, {}
         yield self.env.timeout(restart_s)
         self._recover()
@@ -144,5 +156,22 @@ class Server:
             if uc in self.mechanisms:
                 self._add(uc, day, self.store.read(uc, day, mine=True))
                 if day >= self._oldest_day():
-                    self._seen[uc][day] = set(self.store.upload_ids(uc, day, mine=True).tolist())
+                    self._seen[uc][day] = [np.unique(self.store.upload_ids(uc, day, mine=True).astype(np.int64))]
 
+
+
+def _contains(sorted_ids: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Membership of ``x`` in the sorted array ``sorted_ids`` (binary search)."""
+    pos = np.minimum(np.searchsorted(sorted_ids, x), max(sorted_ids.size - 1, 0))
+    return sorted_ids[pos] == x if sorted_ids.size else np.zeros(np.shape(x), bool)
+
+
+def _first_upload(nonce: np.ndarray, entry: np.ndarray) -> np.ndarray:
+    """Mask of the rows that belong to the first buffered upload (``entry``) of their upload id."""
+    order = np.lexsort((entry, nonce))
+    n_sorted, e_sorted = nonce[order], entry[order]
+    head = np.r_[True, n_sorted[1:] != n_sorted[:-1]]
+    first_entry = e_sorted[head][np.cumsum(head) - 1]
+    keep = np.empty(nonce.size, bool)
+    keep[order] = e_sorted == first_entry
+    return keep

@@ -1,0 +1,113 @@
+"""Scale measurement of a deployment run: device-days per second and peak memory of the machine.
+
+``python -m ldpsim.evaluation.bench.fleet_scale --devices 10000000 --days 30 --shards 8 --workers 2``
+runs a deployment scenario (default: the keyboard fleet) on a local Dask cluster of ``--workers``
+processes and prints one JSON line: the rate, the peak resident memory of this process and its
+children (the Dask scheduler and workers) summed, the peak memory in use on the machine above what
+was in use at the start, the load average before and after (other processes on the machine slow
+the run down: the rate is a lower bound of what an idle machine gives), and the bundle-table bytes
+of the shards. The run folder (its Parquet store) is deleted afterwards unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+
+
+def _tree_rss(proc) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except Exception:  # a child that just ended  # noqa: BLE001
+            pass
+    return total
+
+
+class MemorySampler:
+    """Samples, every ``interval_s``, the RSS of this process tree and the machine's used memory."""
+
+    def __init__(self, interval_s: float = 0.5):
+        import psutil
+        self._psutil, self.interval_s = psutil, interval_s
+        self.proc = psutil.Process(os.getpid())
+        vm = psutil.virtual_memory()
+        self.machine_start = vm.total - vm.available
+        self.peak_tree = self.peak_machine = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            vm = self._psutil.virtual_memory()
+            self.peak_machine = max(self.peak_machine, vm.total - vm.available - self.machine_start)
+            self.peak_tree = max(self.peak_tree, _tree_rss(self.proc))
+            self._stop.wait(self.interval_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: int | None = None,
+                  shards: int = 2, workers: int = 2, out: str | None = None, fsync: bool | None = None,
+                  keep: bool = False) -> dict:
+    """Run the scenario on a local Dask cluster of ``workers`` processes; rate and peak memory."""
+    import dataclasses
+
+    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.scenarios.catalog import shipped
+    from ldpsim.simulator import deployment
+
+    path = shipped(scenario) if not os.path.exists(scenario) else scenario
+    cfg, _ = load_deployment(path, devices, days)
+    if fsync is not None:
+        cfg = dataclasses.replace(cfg, fsync=fsync)
+    folder = out or tempfile.mkdtemp(prefix="ldpsim-scale-")
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    with MemorySampler() as mem:
+        result = deployment.run(cfg, folder, shards, "local" if workers > 1 else None,
+                                n_workers=workers)
+    seconds = time.perf_counter() - t0
+    stored = sum(f.stat().st_size for f in __import__("pathlib").Path(folder).rglob("*.parquet"))
+    if out is None and not keep:  # only a folder this function made
+        shutil.rmtree(folder, ignore_errors=True)
+    device_days = cfg.n_devices * cfg.n_days
+    return {"scenario": str(scenario), "devices": cfg.n_devices, "days": cfg.n_days, "shards": shards,
+            "workers": workers, "seconds": round(seconds, 1), "device_days_per_s": round(device_days / seconds),
+            "peak_tree_rss_gb": round(mem.peak_tree / 1e9, 2), "peak_machine_used_gb": round(mem.peak_machine / 1e9, 2),
+            "bundle_table_peak_gb": round(result.peak_state_bytes / 1e9, 3),
+            "store_gb": round(stored / 1e9, 2), "reports_stored": int(result.counters["stored"]),
+            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
+            "cpus": os.cpu_count()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ldpsim.evaluation.bench.fleet_scale", description=__doc__.split("\n")[0])
+    p.add_argument("scenario", nargs="?", default="keyboard")
+    p.add_argument("--devices", type=int)
+    p.add_argument("--days", type=int)
+    p.add_argument("--shards", type=int, default=2, help="shards (each a SimPy environment; Dask tasks)")
+    p.add_argument("--workers", type=int, default=2, help="Dask worker processes (1: serial in-process)")
+    p.add_argument("--out", help="run folder (default: a temporary folder, deleted afterwards)")
+    p.add_argument("--no-fsync", action="store_true", help="do not fsync store parts (default: the scenario's)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary run folder")
+    args = p.parse_args(argv)
+    print(json.dumps(measure_scale(args.scenario, args.devices, args.days, args.shards, args.workers, args.out,
+                                   False if args.no_fsync else None, args.keep)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
