@@ -66,10 +66,10 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
     import dataclasses
 
     from ldpsim.evaluation.scenario.deployment import load_deployment
-    from ldpsim.scenarios.catalog import shipped
     from ldpsim.simulator import deployment
 
-    path = shipped(scenario) if not os.path.exists(scenario) else scenario
+    path = scenario if os.path.exists(scenario) else \
+        os.path.join(os.path.dirname(deployment.__file__), "..", "scenarios", f"{scenario.removesuffix('.toml')}.toml")
     cfg, _ = load_deployment(path, devices, days)
     if fsync is not None:
         cfg = dataclasses.replace(cfg, fsync=fsync)

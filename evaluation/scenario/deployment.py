@@ -10,7 +10,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
     [trend]             rank (1-based rank of the trending item), start_day, ramp_days, peak_share
     [privacy]           budget_daily, budget_total, retention_days
-    [use_case.emoji]    mechanism, epsilon, daily_limit, other keys = the mechanism's parameters
+    [use_case.emoji]    mechanism, epsilon, daily_limit, memoize (re-send the same report for a value
+                        reported before, charged once: simulator/memo.py), other keys = the
+                        mechanism's parameters
     [use_case.typing_speed]  mechanism (pm | sdpm), epsilon, daily_limit, range = [lo, hi] (wpm),
                         low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
                         bins; required for SDPM, whose report average is biased)
@@ -89,7 +91,7 @@ SPEC = {
                "restart_s": Field(F, 600.0, _gt(0)), "fsync": Field(bool, True)},
 }
 USE_CASE_SPEC = {"mechanism": Field(str), "epsilon": Field(F, check=_gt(0)),
-                 "daily_limit": Field(int, 1, _ge(1))}
+                 "daily_limit": Field(int, 1, _ge(1)), "memoize": Field(bool, False)}
 READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(list, None, _pair),
                 "em_bins": Field(int, None, _ge(2))}
 #: scenario key → DeploymentConfig field, per table
@@ -121,7 +123,8 @@ def _use_case(name: str, table, workload, file) -> UseCase:
             a, b = (2 * (float(v) - lo) / (hi - lo) - 1 for v in fields["low_range"])
             params["low"] = (max(a, -1.0), min(b, 1.0))
     try:
-        uc = UseCase(name, kind, fields["mechanism"], tuple(params.items()), fields["daily_limit"], **extra)
+        uc = UseCase(name, kind, fields["mechanism"], tuple(params.items()), fields["daily_limit"],
+                     memoize=fields["memoize"], **extra)
         uc.make_mechanism()
     except (TypeError, ValueError) as exc:
         raise ScenarioError(file, where, str(exc)) from None
