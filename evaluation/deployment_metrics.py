@@ -28,6 +28,7 @@ import pandas as pd
 from ldpsim.mechanisms._validation import as_generator
 
 from ldpsim.evaluation.adversary.sketch import support
+from ldpsim.simulator.attributes import debias_mean, debias_shares
 from ldpsim.evaluation.report.plots import item_label
 
 
@@ -49,8 +50,11 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
         if agg is None:
             continue
         running = agg if running is None else running + agg
-        est = mech.estimate(agg, items) / max(agg.n, 1)
-        run_est = mech.estimate(running, items) / max(running.n, 1)
+        A, D = len(cfg.use_cases), len(cfg.items)  # RS+FD: debias real + fake (simulator/attributes.py)
+        est = debias_shares(mech.estimate(agg, items) / max(agg.n, 1), cfg.policy, A, D)
+        run_est = debias_shares(mech.estimate(running, items) / max(running.n, 1), cfg.policy, A, D)
+        inputs = t["donated"][day] + (t["fake"][day] if "fake" in t else 0)
+        scale = A ** 2 if cfg.policy == "rsfd" else 1
         active = max(int(result.truth["devices"][day].sum()), 1)
         rows.append(pd.DataFrame({
             "day": day, "item": np.arange(len(cfg.items)), "token": list(cfg.items), "reports": agg.n,
@@ -58,7 +62,7 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
             "true_event": t["events"][day] / max(t["events"][day].sum(), 1),
             "true_donated": t["donated"][day] / max(t["donated"][day].sum(), 1),
             "true_device": t["devices"][day] / active,
-            "true_variance": mech.variance(t["donated"][day], items) / max(agg.n, 1) ** 2}))
+            "true_variance": scale * mech.variance(inputs, items) / max(agg.n, 1) ** 2}))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
@@ -74,7 +78,8 @@ def daily_readings(cfg, result) -> pd.DataFrame:
             if agg is None:
                 continue
             rows.append({"use_case": uc.name, "day": day, "reports": agg.n,
-                         "estimate": uc.estimate_mean(aggregator, agg),
+                         "estimate": debias_mean(uc.estimate_mean(aggregator, agg), uc.value_range, cfg.policy,
+                                                 len(cfg.use_cases)),
                          "true_event": t[f"{uc.name}:all_sum"][day] / max(t[f"{uc.name}:all_n"][day], 1),
                          "true_donated": t[f"{uc.name}:donated_sum"][day] / max(t[f"{uc.name}:donated_n"][day], 1)})
     return pd.DataFrame(rows)

@@ -47,6 +47,8 @@ class UseCase:
     value_range: tuple[float, float] | None = None
     em_bins: int | None = None
     memoize: bool = False
+    mech_epsilon: float | None = None  # set by the policy (simulator/attributes.py): ε the mechanism runs at
+    cost: float | None = None          # set by the policy: ledger cost of one donation
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -90,12 +92,15 @@ class UseCase:
 
     @property
     def epsilon(self) -> float:
-        """Privacy cost of one donation (the mechanism's ε)."""
-        return float(dict(self.params)["epsilon"])
+        """Privacy cost of one donation (the mechanism's ε, or the policy's ``cost``)."""
+        return float(self.cost if self.cost is not None else dict(self.params)["epsilon"])
 
     def make_mechanism(self):
-        """The mechanism object (the client side and the wire form)."""
-        return MECHANISMS[self.mechanism](**dict(self.params))
+        """The mechanism object (the client side and the wire form), at the policy's ε if one is set."""
+        params = dict(self.params)
+        if self.mech_epsilon is not None:
+            params["epsilon"] = self.mech_epsilon
+        return MECHANISMS[self.mechanism](**params)
 
     def make_aggregator(self, mechanism=None):
         """The server's aggregator of decoded reports: the mechanism itself, or EM (``em_bins``)."""
@@ -171,6 +176,7 @@ class DeploymentConfig:
     restart_s: float = 600.0
     drain_days: int = 2               # simulated days after the last donation day, for uploads to finish
     adversary_devices: int = 500      # devices (lowest ids) whose linked view the observer tap keeps
+    policy: str = "spl"               # several attributes per device: spl | smp | rsfd (simulator/attributes.py)
 
     def __post_init__(self):
         o = "DeploymentConfig"
@@ -191,7 +197,11 @@ class DeploymentConfig:
             raise ValueError(f"The 'use_cases' parameter of {o} has duplicate names.")
         if sum(u.kind == "event" for u in ucs) > 1:
             raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one event use case.")
-        object.__setattr__(self, "use_cases", ucs)
+        from ldpsim.simulator.attributes import apply_policy
+        object.__setattr__(self, "use_cases", apply_policy(ucs, self.policy))
+        if self.policy != "spl" and any(u.memoize for u in ucs):
+            raise ValueError(f"The 'policy' parameter of {o} must be 'spl' when a use case is memoized. "
+                             f"Got {self.policy!r} instead.")
         for name in ("n_devices", "n_days", "block_size", "n_atoms", "max_attempts", "server_capacity"):
             check_int(o, name, getattr(self, name), low=1)
         for name in ("seed", "drain_days", "adversary_devices", "trend_start_day"):

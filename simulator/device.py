@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldpsim.simulator.attributes import fake_values, participants
 from ldpsim.simulator.bundles import ACKED, EXPIRED, GAVE_UP, PENDING, STATUS, BundleTable  # noqa: F401
 from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
@@ -57,6 +58,8 @@ class Devices:
                       "donated": np.zeros((cfg.n_days, n_items), np.int64),
                       "devices": np.zeros((cfg.n_days, n_items), np.int64),
                       "sessions": np.zeros(cfg.n_days, np.int64), "session_hours": np.zeros(24, np.int64)}
+        if cfg.policy == "rsfd":  # fake inputs per item (RS+FD)
+            self.truth["fake"] = np.zeros((cfg.n_days, n_items), np.int64)
         for uc in cfg.readings():  # sums and counts of every session's and of the donated readings
             for level in ("all", "donated"):
                 self.truth[f"{uc.name}:{level}_sum"] = np.zeros(cfg.n_days)
@@ -78,11 +81,14 @@ class Devices:
             rng = block_rng(self.cfg.seed, "donate", block, day)
             granted_any = np.zeros(hi - lo, np.int64)
             counts = {}
-            for uc in self.cfg.use_cases:
+            plan = self._policy_plan(d, traits, block, day, lo, hi)
+            for u, uc in enumerate(self.cfg.use_cases):
                 dev, val = (d.event_device, d.event_item) if uc.kind == "event" else (d.reading_device,
                                                                                        d.readings[uc.name])
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
-                if uc.name in self.memos:
+                if plan is not None:
+                    chosen, granted, rows, dev, val = self._policy_donate(uc, u, plan, dev, val, rng, traits, day)
+                elif uc.name in self.memos:
                     chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng)
                     rows = self._privatize(uc, val[chosen], rng, traits.device[dev[chosen]])
                 else:
@@ -93,6 +99,10 @@ class Devices:
                 chunks[uc.name].append(rows)
                 counts[uc.name] = granted
                 granted_any += granted
+                if plan is not None:  # dev, val are the rows' (real and fake); the truth books the real
+                    self._book_donated(uc, day, (d.event_item if uc.kind == "event" else d.readings[uc.name])[chosen])
+                    self._tap(uc.name, day, traits.device[dev], val, rows)
+                    continue
                 self._book_donated(uc, day, val[chosen])
                 self._tap(uc.name, day, traits.device[dev[chosen]], val[chosen], rows)
             has = np.flatnonzero(granted_any > 0)
@@ -102,6 +112,37 @@ class Devices:
             for uc in self.mechanisms:
                 new["count"][uc].append(counts[uc][has])
         self._append_bundles(day, new, chunks)
+
+    def _policy_plan(self, d, traits, block: int, day: int, lo: int, hi: int):
+        """Under ``smp``/``rsfd``: the device-days that take part (ledger-granted, ε once) and the use
+        case each samples; None under ``spl``."""
+        cfg = self.cfg
+        if cfg.policy == "spl":
+            return None
+        n, ucs = hi - lo, cfg.use_cases
+        has = [np.bincount(d.event_device if u.kind == "event" else d.reading_device, minlength=n) > 0 for u in ucs]
+        ok = participants(n, has, traits.opt_in)
+        granted = self.ledger.grant(day, ucs[0].epsilon, ok.astype(np.int64), slice(lo, hi)) > 0
+        rng = block_rng(cfg.seed, "policy", block, day)
+        return {"granted": granted, "sampled": rng.integers(0, len(ucs), size=n), "rng": rng}
+
+    def _policy_donate(self, uc, u: int, plan: dict, dev, val, rng, traits, day: int):
+        """One use case's donations under ``smp``/``rsfd``: the real record of the devices that sampled
+        it (one, uniformly among the day's records), and under ``rsfd`` a fake input for every other
+        granted device. Returns (chosen records, reports per device, rows, device of each row, value
+        of each row); rows are in device order."""
+        n = plan["granted"].size
+        real = plan["granted"] & (plan["sampled"] == u)
+        chosen = sample_per_device(dev, real.astype(np.int64), rng)
+        r_dev, r_val = dev[chosen], val[chosen]
+        if self.cfg.policy == "rsfd":
+            fake = np.flatnonzero(plan["granted"] & ~real)
+            f_val = fake_values(uc, len(self.cfg.items), fake.size, plan["rng"])
+            self._book_fake(uc, day, f_val)
+            order = np.argsort(np.r_[r_dev, fake], kind="stable")
+            r_dev, r_val = np.r_[r_dev, fake][order], np.r_[r_val, f_val][order]
+        rows = self._privatize(uc, r_val, rng)
+        return chosen, np.bincount(r_dev, minlength=n), rows, r_dev, r_val
 
     def _memo_select(self, uc, day: int, dev, val, available, lo: int, hi: int, rng):
         """Memoized use case: up to the daily limit of records; a value new to the device costs ε
@@ -153,6 +194,11 @@ class Devices:
         else:  # the values as privatized: clipped to the use case's range
             self.truth[f"{uc.name}:donated_sum"][day] += np.clip(values, *uc.value_range).sum()
             self.truth[f"{uc.name}:donated_n"][day] += values.size
+
+    def _book_fake(self, uc, day: int, values: np.ndarray) -> None:
+        """RS+FD: the fake inputs sent (events: per item; the variance theory needs them)."""
+        if uc.kind == "event":
+            self.truth["fake"][day] += np.bincount(values, minlength=len(self.cfg.items))
 
     def _tap(self, uc: str, day: int, device: np.ndarray, values: np.ndarray, rows: np.ndarray) -> None:
         sel = device < self.cfg.adversary_devices

@@ -5,8 +5,9 @@ runs a deployment scenario (default: the keyboard fleet) on a local Dask cluster
 processes and prints one JSON line: the rate, the peak resident memory of this process and its
 children (the Dask scheduler and workers) summed, the peak memory in use on the machine above what
 was in use at the start, the load average before and after (other processes on the machine slow
-the run down: the rate is a lower bound of what an idle machine gives), and the bundle-table bytes
-of the shards. The run folder (its Parquet store) is deleted afterwards unless ``--keep``.
+the run down: the rate is a lower bound of what an idle machine gives; the CPU seconds of the
+process tree give a rate per CPU-second that does not depend on the load), and the bundle-table
+bytes of the shards. The run folder (its Parquet store) is deleted afterwards unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class MemorySampler:
         vm = psutil.virtual_memory()
         self.machine_start = vm.total - vm.available
         self.peak_tree = self.peak_machine = 0
+        self.cpu_s: dict = {}  # pid → user + system CPU seconds at its last sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -48,6 +50,12 @@ class MemorySampler:
             vm = self._psutil.virtual_memory()
             self.peak_machine = max(self.peak_machine, vm.total - vm.available - self.machine_start)
             self.peak_tree = max(self.peak_tree, _tree_rss(self.proc))
+            for p in [self.proc, *self.proc.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    self.cpu_s[p.pid] = t.user + t.system
+                except Exception:  # noqa: BLE001
+                    pass
             self._stop.wait(self.interval_s)
 
     def __enter__(self):
@@ -84,8 +92,10 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
     if out is None and not keep:  # only a folder this function made
         shutil.rmtree(folder, ignore_errors=True)
     device_days = cfg.n_devices * cfg.n_days
+    cpu_s = sum(mem.cpu_s.values())
     return {"scenario": str(scenario), "devices": cfg.n_devices, "days": cfg.n_days, "shards": shards,
             "workers": workers, "seconds": round(seconds, 1), "device_days_per_s": round(device_days / seconds),
+            "cpu_seconds": round(cpu_s, 1), "device_days_per_cpu_s": round(device_days / max(cpu_s, 1e-9)),
             "peak_tree_rss_gb": round(mem.peak_tree / 1e9, 2), "peak_machine_used_gb": round(mem.peak_machine / 1e9, 2),
             "bundle_table_peak_gb": round(result.peak_state_bytes / 1e9, 3),
             "store_gb": round(stored / 1e9, 2), "reports_stored": int(result.counters["stored"]),

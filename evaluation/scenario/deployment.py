@@ -9,7 +9,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
     [trend]             rank (1-based rank of the trending item), start_day, ramp_days, peak_share
-    [privacy]           budget_daily, budget_total, retention_days
+    [privacy]           budget_daily, budget_total, retention_days, policy (several attributes per
+                        device: spl = each use case its own ε, smp = sample one, rsfd = sample one
+                        plus fake data; simulator/attributes.py)
     [use_case.emoji]    mechanism, epsilon, daily_limit, memoize (re-send the same report for a value
                         reported before, charged once: simulator/memo.py), other keys = the
                         mechanism's parameters
@@ -35,6 +37,7 @@ from pathlib import Path
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.workloads.registry import make_workload
 from ldpsim.mechanisms import MECHANISMS
+from ldpsim.simulator.attributes import POLICIES
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 
@@ -63,6 +66,10 @@ def _pair(v):
     return None if ok else "must be [low, high] with low < high"
 
 
+def _policy(v):
+    return None if v in POLICIES else f"must be one of {', '.join(POLICIES)}"
+
+
 F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment"), "seed": Field(int, 0, _ge(0)),
@@ -81,7 +88,7 @@ SPEC = {
     "trend": {"rank": Field(int, None, _ge(1)), "start_day": Field(int, 7, _ge(0)),
               "ramp_days": Field(F, 3.0, _gt(0)), "peak_share": Field(F, 0.05, _prob)},
     "privacy": {"budget_daily": Field(F, math.inf, _gt(0)), "budget_total": Field(F, math.inf, _gt(0)),
-                "retention_days": Field(F, 3.0, _gt(0))},
+                "retention_days": Field(F, 3.0, _gt(0)), "policy": Field(str, "spl", _policy)},
     "channel": {"latency_median_s": Field(F, 2.0, _gt(0)), "latency_sigma": Field(F, 1.0, _ge(0)),
                 "loss": Field(F, 0.05, _prob), "ack_loss": Field(F, 0.01, _prob),
                 "max_attempts": Field(int, 8, _ge(1)), "backoff_s": Field(F, 300.0, _gt(0)),
