@@ -176,7 +176,8 @@ def adversary(cfg, result, rng=None) -> dict:
     day = np.concatenate([np.full(t["device"].size, t["day"]) for t in taps])
     rows = np.concatenate([t["rows"] for t in taps])
     try:
-        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), cfg.items)
+        candidates = cfg.items if mech.takes_tokens else np.arange(len(cfg.items))
+        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), candidates)
     except NotImplementedError:
         return {"adversary_linked": np.nan, "adversary_stripped": np.nan}
     log_prior = np.log(np.asarray(cfg.item_weights))

@@ -167,7 +167,7 @@ class Devices:
             reports = mech.perturb(x, rng)
         else:
             keys = report_keys(self.memos[uc.name].base, device, values)
-            reports = keyed_perturb(mech, values, keys, x if mech.takes_tokens else None)
+            reports = keyed_perturb(mech, values, keys, x if mech.takes_tokens else None, rng)
         return np.frombuffer(mech.encode(reports), dtype=np.uint8).reshape(len(x), mech.report_bytes)
 
     def _append_bundles(self, day: int, new: dict, chunks: dict) -> None:

@@ -15,8 +15,8 @@ device's days, and a change of the report reveals a change of the value
 
 Sound for any mechanism, since the whole report is memoized. Vectorized keyed samplers exist for the
 mechanisms with a transition matrix (rr, grr, urr, sdgrr), OUE, OLH, CMS and HCMS; a mechanism may
-bring its own as ``perturb_keyed(values, keys)`` (RAPPOR's permanent response and dBitFlip's
-memoized bits are of this kind); any other falls back to one Philox generator per report, keyed the
+bring its own as ``perturb_memoized(values, keys[, rng])`` (RAPPOR's permanent response and
+dBitFlip's memoized bits are of this kind); any other falls back to one Philox generator per report, keyed the
 same way (correct, slower).
 """
 
@@ -123,13 +123,19 @@ def _generic(mech, x, keys):
     return np.concatenate(parts)
 
 
-def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None):
+def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=None):
     """Reports of ``values`` (item ids; ``tokens`` = the items for token mechanisms), each a
-    deterministic function of its uint64 key with the mechanism's output law."""
+    deterministic function of its uint64 key with the mechanism's output law. A mechanism with its
+    own ``perturb_memoized(values, keys[, rng])`` is used as it is (RAPPOR memoizes the permanent
+    response only and draws the instantaneous one from ``rng`` every day)."""
     x = np.asarray(values, np.int64)
     keys = np.asarray(keys, np.uint64)
-    if hasattr(mech, "perturb_keyed"):
-        return mech.perturb_keyed(tokens if getattr(mech, "takes_tokens", False) else x, keys)
+    own = getattr(mech, "perturb_memoized", None)
+    if own is not None:  # the mechanism's own memoization (RAPPOR's permanent response, dBitFlip)
+        arg = tokens if getattr(mech, "takes_tokens", False) else x
+        import inspect
+        takes_rng = "rng" in inspect.signature(own).parameters
+        return own(arg, keys, rng=rng) if takes_rng else own(arg, keys)
     if isinstance(mech, CMS):
         return _cms(mech, tokens, keys)
     if isinstance(mech, HCMS):
