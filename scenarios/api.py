@@ -80,7 +80,7 @@ def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: 
     """
     import pandas as pd
 
-    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.scenarios.catalog import resolve
     if out is None:  # the command line's default folder, named here so that it can be read back
         cfg, meta = load_deployment(resolve(scenario), devices, days, seed)

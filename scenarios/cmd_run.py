@@ -45,7 +45,7 @@ def run(args) -> int:
 
     from ldpsim.evaluation.deployment_metrics import measure
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.scenarios.catalog import resolve
     from ldpsim.simulator.deployment import run as run_deployment
     try:

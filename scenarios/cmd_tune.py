@@ -14,7 +14,7 @@ from ldpsim.scenarios import options
 
 
 def add_arguments(parser):
-    parser.add_argument("--workload", default="harmonic", help="workload name (see ldpsim.evaluation.workloads.registry)")
+    parser.add_argument("--workload", default="harmonic", help="workload name (see ldpsim.evaluation.workloads.make)")
     parser.add_argument("--domain-size", type=int, help="domain size D of synthetic workloads (default: the workload's own)")
     parser.add_argument("--words", type=int, dest="top_words", help="number of tokens of the words/emoji workloads (default: the workload's own)")
     parser.add_argument("--n", type=int, default=1_000_000, help="number of users")
