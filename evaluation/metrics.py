@@ -1,4 +1,4 @@
-"""Accuracy metrics of frequency estimates — SPEC §4 (seed 003's model, made explicit).
+"""Accuracy metrics of frequency estimates — docs/math.md §4 (seed 003's model, made explicit).
 
 Pure functions, truth first: ``metric(true_counts, est)`` with ``true_counts`` of length D and
 ``est`` either one run (length D) or ``R × D`` repeated runs (``est_runs``), both on the count scale.
@@ -65,7 +65,7 @@ def ranks_of(counts) -> np.ndarray:
     return ranks
 
 
-# ---- per-item metrics over repeated runs (SPEC §4) ------------------------------------------------
+# ---- per-item metrics over repeated runs (docs/math.md §4) ------------------------------------------------
 def expectation_bias(true_counts, est_runs) -> np.ndarray:
     """ΔE(d) = |mean_i ec_i(d) − ac(d)| / ac(d) (nan where ac(d) = 0)."""
     return expectation_bias_with_se(true_counts, est_runs)[0]
@@ -102,7 +102,7 @@ def squared_errors(true_counts, est_runs, relative: bool = False) -> np.ndarray:
 
 
 def squared_deviation(true_counts, est_runs, relative: bool = False) -> np.ndarray:
-    """D(d) = mean_i (ec_i(d) − ac(d))² (SPEC §4), or that over ac(d)² when ``relative``."""
+    """D(d) = mean_i (ec_i(d) − ac(d))² (docs/math.md §4), or that over ac(d)² when ``relative``."""
     return squared_errors(true_counts, est_runs, relative).mean(axis=0)
 
 
@@ -119,7 +119,7 @@ def variance_ratio(true_counts, est_runs, theory_variance) -> np.ndarray:
 
 
 def collision_bias_share(true_counts, est_runs) -> float:
-    """Share of the MSE due to a fixed sketch's bias (hash collisions, SPEC §1.5) rather than noise.
+    """Share of the MSE due to a fixed sketch's bias (hash collisions, docs/math.md §1.5) rather than noise.
 
     Per item, b̂² = (m̄ − a)² − s²/R is unbiased for the squared bias b² (E(m̄ − a)² = b² + σ²/R,
     E s² = σ²) and the MSE is mean_i (ec_i − a)². Returns Σ_d b̂²(d) / Σ_d MSE(d), clipped to [0, 1].

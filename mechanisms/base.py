@@ -6,7 +6,7 @@ Conventions used by every mechanism in this package:
   the reports (an array, or a small NamedTuple of arrays for multi-part reports).
 * ``aggregate(reports)`` returns an :class:`Aggregate`; aggregates of the same mechanism add, so
   days, shards and servers merge with ``+``.
-* ``estimate(agg, items)`` returns unbiased (or, for sketches with a fixed hash family, SPEC §1.5
+* ``estimate(agg, items)`` returns unbiased (or, for sketches with a fixed hash family, docs/math.md §1.5
   biased) **count** estimates for ``items``; divide by ``agg.n`` for frequencies.
 * ``bias``/``variance``/``mse`` give the theory of those count estimates for true counts
   ``true_counts`` aligned with ``items``.

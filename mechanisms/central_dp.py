@@ -1,4 +1,4 @@
-"""Central-DP histogram release on a trusted server — SPEC §6, seed 002.
+"""Central-DP histogram release on a trusted server — docs/math.md §6, seed 002.
 
 The server holds exact counts, adds Laplace noise to the normalized histogram, projects the noisy
 vector back onto valid histograms, and can draw synthetic data from the release.
@@ -15,7 +15,7 @@ from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsi
 
 @dataclass(frozen=True)
 class LaplaceHistogram:
-    """ε-DP release of a normalized histogram (seed 002; SPEC §6).
+    """ε-DP release of a normalized histogram (seed 002; docs/math.md §6).
 
     z_j = θ_j + Lap(Δ/ε) with θ = counts/n. The L1 sensitivity Δ of θ is 2/n when one record is
     *replaced* (``neighbour="replace"``, the seed's formula 2/(nα)) and 1/n when one is added or

@@ -1,4 +1,4 @@
-"""Apple's count-mean sketch (CMS) — SPEC §1.5, seed 003.
+"""Apple's count-mean sketch (CMS) — docs/math.md §1.5, seed 003.
 
 Also the base class shared with the Hadamard variant (:mod:`ldpsim.mechanisms.hcms`): parameters, the hash
 family, item handling and the collision theory (bias with γ), which is the same for both.
@@ -64,7 +64,7 @@ def _flat_positions(family: HashFamily, stride: int, items: tuple):
 class Sketch(FrequencyOracle):
     """Common part of CMS and HCMS: ε, k rows, width m, the seeded hash family and the γ theory.
 
-    For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (SPEC §1.5). Both
+    For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (docs/math.md §1.5). Both
     sketches estimate f̂(d) = m/(m−1)·(Σ_u Y_u − n/m) with E[Y_u] = γ(d_u), hence
     bias f̂(d) = m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m); the variances differ (see each class).
 
@@ -107,7 +107,7 @@ class Sketch(FrequencyOracle):
         return _collision_sums(self.family, tuple(items.tolist()), tuple(f.tolist()))
 
     def bias(self, true_counts, items=None) -> np.ndarray:
-        """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — SPEC §1.5, exact for this hash family."""
+        """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — docs/math.md §1.5, exact for this hash family."""
         arr, f = self._counts(true_counts, items)
         s1, _ = self._collision_sums(arr, f)
         return self.m / (self.m - 1) * (s1 - (f.sum() - f) / self.m)
@@ -194,7 +194,7 @@ def _occupied_cells(rows: np.ndarray, pos: np.ndarray, k: int, m: int):
 
 @dataclass(frozen=True)
 class CMS(Sketch):
-    """Apple's count-mean sketch over arbitrary tokens (str, bytes, int) — SPEC §1.5.
+    """Apple's count-mean sketch over arbitrary tokens (str, bytes, int) — docs/math.md §1.5.
 
     Privacy: ε-LDP. Each of the m report bits is flipped independently w.p. f = 1/(1+e^{ε/2}); two
     inputs change at most two coordinates of v, so the likelihood ratio of any report is at most
@@ -203,13 +203,14 @@ class CMS(Sketch):
     Client: j uniform in [k]; v = −1 except +1 at h_j(d); flip each coordinate w.p. f; send (ṽ, j).
     Server aggregate (exact, integer, mergeable by addition): ``data`` is k × (m+1) int64 with
     data[j, c] = number of row-j reports whose bit c is +1 and data[j, m] = N_j, reports in row j.
-    SPEC's matrix M[j, c] = k·(c_ε·ones[j, c] − (c_ε−1)/2·N_j) follows exactly (:meth:`sketch_matrix`).
+    The matrix M of docs/math.md §1.5 follows exactly: M[j, c] = k·(c_ε·ones[j, c] − (c_ε−1)/2·N_j)
+    (:meth:`sketch_matrix`).
     Estimate: f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) = m/(m−1)·(c_ε·Σ_l ones[l, h_l(d)]
     − (c_ε−1)/2·n − n/m), c_ε = (e^{ε/2}+1)/(e^{ε/2}−1).
 
     Theory for this fixed hash family (users' randomness only; exact): with X_u the bit at h_{j_u}(d)
     of user u, P(X_u = 1) = f + γ(d_u)(1−2f) and c_ε(1−2f) = 1, so
-    Var f̂(d) = (m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))]  (SPEC §1.5).
+    Var f̂(d) = (m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))]  (docs/math.md §1.5).
 
     >>> cms = CMS(epsilon=4.0, k=4, m=8)
     >>> reports = cms.perturb(["a", "b", "a"], rng=0)
@@ -271,7 +272,7 @@ class CMS(Sketch):
         return Aggregate(row.size, data, self.kind)
 
     def sketch_matrix(self, agg: Aggregate) -> np.ndarray:
-        """SPEC §1.5's k × m matrix M from the integer counts (float)."""
+        """docs/math.md §1.5's k × m matrix M from the integer counts (float)."""
         self._check_aggregate(agg)
         ones, n_row = agg.data[:, :self.m], agg.data[:, self.m:]
         return self.k * (self.c_eps * ones - (self.c_eps - 1) / 2 * n_row)
@@ -280,11 +281,11 @@ class CMS(Sketch):
         self._check_aggregate(agg)
         s = self._query_sums(agg.data, items)  # columns < m: the ones counts
         n, c, m = agg.n, self.c_eps, self.m
-        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # SPEC §1.5 via M (class docstring)
+        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # docs/math.md §1.5 via M (class docstring)
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
-        """(m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))] — SPEC §1.5, exact."""
+        """(m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))] — docs/math.md §1.5, exact."""
         arr, f = self._counts(true_counts, items)
         s1, s2 = self._collision_sums(arr, f)
         m = self.m
@@ -293,7 +294,7 @@ class CMS(Sketch):
     def family_averaged_variance(self, true_counts, items=None) -> np.ndarray:
         """MSE averaged over random families with independent rows (bias turned into variance):
         (m/(m−1))²·[n(c_ε²−1)/4 + (m−1)/m²·Σ_{d'≠d} f(d') + (m−1)/m²·Σ_{d'≠d} f(d')(f(d')−1)/k]
-        — SPEC §1.5."""
+        — docs/math.md §1.5."""
         _, f = self._counts(true_counts, items)
         others, pairs = self._family_terms(f)
         m = self.m
@@ -305,7 +306,7 @@ class CMS(Sketch):
         return 1.0 - self.flip, self.flip
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
+        """Exact draw of the aggregate without reports (docs/math.md §1.5's client, summed per cell).
 
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
         Cell counts are independent: ones[j, c] = Bin(N_j − T, f) + Bin(T, 1−f). Write each of the T

@@ -1,4 +1,4 @@
-"""EM post-processing of numeric reports (seed 000, algorithm 1) and its smoothed variant EMS — SPEC §2.3.
+"""EM post-processing of numeric reports (seed 000, algorithm 1) and its smoothed variant EMS — docs/math.md §2.3.
 
 References: the SDLDP paper's algorithm 1; Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić, "Estimating
 Numerical Distributions under Local Differential Privacy", SIGMOD 2020 (EMS); Silverman, Jones,
@@ -72,7 +72,7 @@ class _PiecewiseOperator:
     cell the matrix is q·|out_j|·len + (p−q)/α·∫_{l(cell)} |[s, s+C−1] ∩ out_j| ds, whose products
     with vectors are differences of double integrals (:class:`_DoubleIntegral`); for a low cell it is
     q·|out_j ∩ Y_H|·len plus the atom p'·|cell ∩ out_j| (a sparse overlap list). Dividing by the
-    in-bin width and summing cells per bin gives M (SPEC §2.3); tests compare with the dense matrix.
+    in-bin width and summing cells per bin gives M (docs/math.md §2.3); tests compare with the dense matrix.
     """
 
     def __init__(self, pm, low, p_atom: float, in_edges: np.ndarray, out_edges: np.ndarray):
@@ -145,7 +145,8 @@ class EM:
     is the aggregate; it merges by addition. The transition matrix
     M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i) is exact (``mechanism.bin_transition``) and
     built once; for large d (d·m > ``DENSE_LIMIT``) EM multiplies by it in O(d + m) per iteration
-    for PM and SDPM (``operator``: exact piecewise integrals, no d × m matrix), else densely. Each iteration (SPEC §2.3, vectorized): π = Mᵀf, f ← normalize(f ⊙ M(c/π)) and, with
+    for PM and SDPM (``operator``: exact piecewise integrals, no d × m matrix), else densely.
+    Each iteration (docs/math.md §2.3, vectorized): π = Mᵀf, f ← normalize(f ⊙ M(c/π)) and, with
     ``smoothing`` (EMS), f ← smooth(f). It stops when the log-likelihood LL(f) = Σ_j c_j ln π_j (the
     paper's eq. (16) summed over the n reports, c the histogram counts) changes by less than ``tol``
     (default: the paper's e^ε·10⁻³) or after ``max_iter`` iterations. ``mean`` is Σ_i mid_i·f̂_i.
@@ -239,5 +240,5 @@ class EM:
         return self.run(agg).f
 
     def mean(self, agg: Aggregate) -> float:
-        """Mean estimate Σ_i mid(bin_i)·f̂_i (SPEC §2.3)."""
+        """Mean estimate Σ_i mid(bin_i)·f̂_i (docs/math.md §2.3)."""
         return float(self.midpoints @ self.estimate(agg))

@@ -1,4 +1,4 @@
-"""Generalized randomized response (k-ary RR, direct encoding) — SPEC §1.2."""
+"""Generalized randomized response (k-ary RR, direct encoding) — docs/math.md §1.2."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ class GRR(KeepOrUniform):
 
     Privacy: ε-LDP; the largest likelihood ratio P[y|x]/P[y|x'] is exactly p/q = e^ε.
 
-    Client (SPEC §1.2): report x w.p. p = e^ε/(e^ε+D−1), each other value w.p. q = 1/(e^ε+D−1);
+    Client (docs/math.md §1.2): report x w.p. p = e^ε/(e^ε+D−1), each other value w.p. q = 1/(e^ε+D−1);
     sampled as the equivalent mixture "w.p. p−q report x, else a uniform draw from all D values".
     Server: output counts c; unbiased count estimate (c_x − n·q)/(p − q).
     Exact variance of the count estimate for a fixed population with true counts f_x:
-    n·q(1−q)/(p−q)² + f_x(1−p−q)/(p−q)   (SPEC §1.2 times n²).
+    n·q(1−q)/(p−q)² + f_x(1−p−q)/(p−q)   (docs/math.md §1.2 times n²).
 
     >>> m = GRR(epsilon=1.0, domain_size=4)
     >>> round(m.p, 4), round(m.q, 4)
@@ -47,7 +47,7 @@ class GRR(KeepOrUniform):
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
         c = agg.data[self._items(items)]
-        return (c - agg.n * self.q) / (self.p - self.q)  # SPEC §1.2, count scale
+        return (c - agg.n * self.q) / (self.p - self.q)  # docs/math.md §1.2, count scale
 
     def estimator_matrix(self) -> np.ndarray:
         d = self.domain_size
@@ -55,4 +55,4 @@ class GRR(KeepOrUniform):
 
     def _count_variance(self, f: np.ndarray) -> np.ndarray:
         p, q = self.p, self.q
-        return f.sum() * q * (1 - q) / (p - q) ** 2 + f * (1 - p - q) / (p - q)  # SPEC §1.2 × n²
+        return f.sum() * q * (1 - q) / (p - q) ** 2 + f * (1 - p - q) / (p - q)  # docs/math.md §1.2 × n²

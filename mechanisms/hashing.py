@@ -1,4 +1,4 @@
-"""A seeded family of k hash functions items → [m] built on MurmurHash3 — SPEC §1.5.
+"""A seeded family of k hash functions items → [m] built on MurmurHash3 — docs/math.md §1.5.
 
 Construction (one Python-level mmh3 call per *distinct* item, everything else vectorized numpy):
 
@@ -12,13 +12,13 @@ g_l is Thorup's vector multiply-shift hash ("High speed hashing for integers and
 strongly universal (pairwise independent, uniform) over 64-bit keys when (A, B, C) are uniform, so
 for two items the collision events of different rows are independent, each of probability 1/m up to
 the multiply-shift reduction's non-uniformity (≤ m/2^32). Hence γ(d') ≈ Binomial(k, 1/m)/k over
-families, as SPEC §1.5's family-averaged formulas assume.
+families, as docs/math.md §1.5's family-averaged formulas assume.
 
-Why not Kirsch–Mitzenmacher double hashing h_l = a + l·b + (l³−l)/6 mod m (SPEC's "e.g.")? For two
+Why not Kirsch–Mitzenmacher double hashing h_l = a + l·b + (l³−l)/6 mod m (suggested in docs/math.md §1.5)? For two
 items the cubic term cancels, so h_l(d) = h_l(d') iff Δa + l·Δb ≡ 0 (mod m): a pair's collision pattern
 repeats with period m in l, and a pair collides in *every* row with probability ≈ 1/m² (Δa ≡ Δb ≡ 0).
 Rows beyond m add nothing: over families Var γ ≈ (log₂m/2 + 1)/m² for m = 2^w instead of
-(m−1)/(m²k), so the CMS bias would not shrink as k grows (SPEC §1.5 says it does). Independent rows
+(m−1)/(m²k), so the CMS bias would not shrink as k grows (docs/math.md §1.5 says it does). Independent rows
 cost the same: three multiply-adds per (row, item) in numpy uint64.
 
 Item encoding: ``str`` (and ``numpy.str_``) as UTF-8, ``bytes`` as is, integers (Python or numpy, not
@@ -181,7 +181,7 @@ class HashFamily:
         uniq, inv = factorize(values)
         return self.evaluate(np.asarray(rows), self.keys(uniq)[inv])
 
-    # collision diagnostics (SPEC §1.5) -------------------------------------------------------------
+    # collision diagnostics (docs/math.md §1.5) -------------------------------------------------------------
     def gamma(self, items, target) -> np.ndarray:
         """γ(d') = fraction of rows l with h_l(d') = h_l(target), for every d' in ``items``."""
         return (self.hash(items) == self.hash([target])).mean(axis=0)

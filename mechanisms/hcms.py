@@ -1,4 +1,4 @@
-"""Apple's Hadamard count-mean sketch (HCMS): one-bit reports — SPEC §1.6, seed 003."""
+"""Apple's Hadamard count-mean sketch (HCMS): one-bit reports — docs/math.md §1.6, seed 003."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def fwht(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HCMS(Sketch):
-    """Hadamard count-mean sketch over arbitrary tokens (str, bytes, int) — SPEC §1.6.
+    """Hadamard count-mean sketch over arbitrary tokens (str, bytes, int) — docs/math.md §1.6.
 
     Privacy: ε-LDP; the one report bit is flipped w.p. f' = 1/(1+e^ε), (j, l) do not depend on the
     input, so the likelihood ratio of any report is at most (1−f')/f' = e^ε, attained.
@@ -53,12 +53,13 @@ class HCMS(Sketch):
     Client: j uniform in [k], l uniform in [m] (m a power of 2), w = H_m[l, h_j(d)] ∈ {±1}, flip w
     w.p. f'; send (w̃, j, l). Server aggregate (exact, integer, mergeable): ``data`` has shape
     (2, k, m): data[0, j, l] = reports (j, l) with w̃ = +1, data[1, j, l] = all reports (j, l).
-    SPEC's M[j, l] = k·c'_ε·Σ w̃ = k·c'_ε·(2·data[0] − data[1]), c'_ε = (e^ε+1)/(e^ε−1); M ← M·H_mᵀ
+    The M of docs/math.md §1.6: M[j, l] = k·c'_ε·Σ w̃ = k·c'_ε·(2·data[0] − data[1]), c'_ε = (e^ε+1)/(e^ε−1);
+    M ← M·H_mᵀ
     (fast Walsh–Hadamard transform on the integer counts); f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m).
 
     Theory for a fixed hash family (derived here; users' randomness only). User u contributes
     Y_u = c'_ε·w̃_u·H[l_u, h_{j_u}(d)]. Given (j, l): E[w̃] = H[l, h_j(d_u)]/c'_ε, and averaging over l,
-    (1/m)Σ_l H[l, a]H[l, b] = 1[a = b], so E[Y_u] = γ(d_u): the bias is CMS's (SPEC §1.5). Since
+    (1/m)Σ_l H[l, a]H[l, b] = 1[a = b], so E[Y_u] = γ(d_u): the bias is CMS's (docs/math.md §1.5). Since
     Y_u² = c'_ε² always, Var Y_u = c'_ε² − γ(d_u)², and the users are independent:
     Var f̂(d) = (m/(m−1))²·[n(c'_ε²−1) + Σ_{d'≠d} f(d')(1 − γ(d')²)].
     Averaged over random families (independent rows; E γ = 1/m, Var γ = (m−1)/(m²k)) the MSE is
@@ -114,7 +115,7 @@ class HCMS(Sketch):
         return Aggregate(bit.size, data.reshape(2, self.k, self.m), self.kind)
 
     def sketch_matrix(self, agg: Aggregate) -> np.ndarray:
-        """SPEC §1.6's k × m matrix M after the transform M ← M·H_mᵀ (float)."""
+        """docs/math.md §1.6's k × m matrix M after the transform M ← M·H_mᵀ (float)."""
         self._check_aggregate(agg)
         return self.k * self.c_eps * fwht(2 * agg.data[0] - agg.data[1])
 

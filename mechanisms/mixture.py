@@ -1,5 +1,5 @@
 """Keep-or-uniform oracles: input x is reported as itself w.p. ``keep[x]``, else as a uniform draw
-from its fallback set. GRR (SPEC §1.2), URR (§1.3) and SDGRR (§1.4) are all of this form, so client,
+from its fallback set. GRR (docs/math.md §1.2), URR (§1.3) and SDGRR (§1.4) are all of this form, so client,
 aggregate, transition matrix, direct sampler and wire form are written once here.
 """
 
@@ -83,7 +83,7 @@ class KeepOrUniform(DiscreteOracle):
     def variance(self, true_counts, items=None) -> np.ndarray:
         """Exact variance of the count estimates for a fixed population (see :mod:`.linear_theory`).
 
-        The population's inputs are fixed (true counts f), not drawn i.i.d.; SPEC §1.4's
+        The population's inputs are fixed (true counts f), not drawn i.i.d.; docs/math.md §1.4's
         π_y(1 − π_y)/n form is the i.i.d.-input variance and is larger by the input-sampling term.
         """
         f = check_counts(self.name, true_counts, self.domain_size)

@@ -1,11 +1,11 @@
-"""The common interface of numeric mechanisms (values in [−1, 1], reports in [−C, C]) — SPEC §2.
+"""The common interface of numeric mechanisms (values in [−1, 1], reports in [−C, C]) — docs/math.md §2.
 
 Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
 
 * ``perturb(values, rng)`` runs the client side for an array of users and returns float64 reports.
 * ``aggregate(reports)`` returns an :class:`~ldpsim.mechanisms.base.Aggregate` whose ``data`` is
   ``[sum of reports]``; aggregates add. ``estimate_mean(agg)`` turns it into a mean estimate
-  where the report average is unbiased (PM); SDPM's is not (SPEC §2.2), see :mod:`ldpsim.mechanisms.em`.
+  where the report average is unbiased (PM); SDPM's is not (docs/math.md §2.2), see :mod:`ldpsim.mechanisms.em`.
 * Theory per input x: ``report_mean(x)``, ``report_variance(x)`` (closed forms) and
   ``moment(x, k)`` (exact, from the density); ``mean_variance(values)`` is the variance of the
   report average over a fixed population.
@@ -13,7 +13,7 @@ Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
   [−C, C] plus an optional point mass at y = x (SDPM's low branch). ``_pieces(x)`` returns that law;
   ``output_density``, ``point_mass``, ``bin_probabilities`` and ``moment`` are built from it.
 * ``bin_transition(in_edges, out_edges)`` is the exact EM matrix
-  ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)`` (SPEC §2.3).
+  ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)`` (docs/math.md §2.3).
 * Wire form: one little-endian float64 per report (8 bytes), so decoding is exact.
 """
 
@@ -29,7 +29,7 @@ from ldpsim.mechanisms.base import Aggregate, Mechanism
 
 
 def pm_constants(epsilon: float) -> tuple[float, float, float]:
-    """(C, p, q) of the piecewise mechanism, SPEC §2.1: C = (e^{ε/2}+1)/(e^{ε/2}−1),
+    """(C, p, q) of the piecewise mechanism, docs/math.md §2.1: C = (e^{ε/2}+1)/(e^{ε/2}−1),
     p = (e^ε − e^{ε/2})/(2e^{ε/2}+2) (the density near x) and q = p/e^ε (the density elsewhere)."""
     t = math.exp(epsilon / 2)
     p = (t * t - t) / (2 * t + 2)
@@ -162,7 +162,7 @@ class NumericMechanism(Mechanism):
         return None
 
     def em_output_edges(self, in_edges) -> np.ndarray:
-        """Output bin edges for EM with these input edges: d equal bins on [−C, C] (SPEC §2.3)."""
+        """Output bin edges for EM with these input edges: d equal bins on [−C, C] (docs/math.md §2.3)."""
         return np.linspace(-self.C, self.C, len(in_edges))
 
     # ---- wire form ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Optimized local hashing (OLH) — Wang et al., USENIX Security 2017 ("Local Hashing" section).
 
-SPEC §1 is silent on OLH; the formulas below are derived here from the paper and stated exactly.
+Formulas, the exact variance and the hash family: docs/math.md §7.1 (local hashing).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Optimized unary encoding (OUE) — Wang et al., USENIX Security 2017 ("Unary Encoding" section).
 
-SPEC §1 is silent on OUE; the formulas below are derived here from the paper and stated exactly.
+Formulas and the exact variance: docs/math.md §7.1 (unary encoding).
 """
 
 from __future__ import annotations

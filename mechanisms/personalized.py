@@ -1,6 +1,6 @@
 """Personalized SDLDP: users choose their own high/low partition; groups combined by inverse variance.
 
-SPEC §2.4 (paper section 4.5, eq. (19)).
+docs/math.md §2.4 (paper section 4.5, eq. (19)).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ldpsim.mechanisms.sdgrr import SDGRR
 
 
 def combine_inverse_variance(estimates, variances):
-    """Combine per-group estimates by inverse-variance weighting — SPEC §2.4, paper eq. (19).
+    """Combine per-group estimates by inverse-variance weighting — docs/math.md §2.4, paper eq. (19).
 
     ``ṽ = Σ_g (ṽ_g / Var_g) / Σ_g (1 / Var_g)`` and ``Var[ṽ] = 1 / Σ_g (1 / Var_g)``, entry by entry.
 
@@ -70,7 +70,7 @@ class PersonalizedReports(NamedTuple):
 
 @dataclass(frozen=True)
 class PersonalizedSDGRR(FrequencyOracle):
-    """SDGRR where each user picks one of several high/low partitions — SPEC §2.4, paper section 4.5.
+    """SDGRR where each user picks one of several high/low partitions — docs/math.md §2.4, paper section 4.5.
 
     Privacy: each user gets ε-SDLDP (see :class:`SDGRR`) with respect to the partition they chose;
     the partition index is sent in the clear (it is chosen by the user, independent of the value).
@@ -177,7 +177,7 @@ class PersonalizedSDGRR(FrequencyOracle):
             self._check_aggregate(agg)
             return np.zeros(self._items(items).shape)
         est, var = self.group_estimates(agg)
-        combined, _ = combine_inverse_variance(est, var)  # SPEC §2.4, eq. (19)
+        combined, _ = combine_inverse_variance(est, var)  # docs/math.md §2.4, eq. (19)
         return (combined * agg.n)[self._items(items)]
 
     # theory ------------------------------------------------------------------------------------

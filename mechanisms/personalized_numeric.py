@@ -1,6 +1,6 @@
 """Personalized SDPM: users choose their own low range; group means combined by inverse variance.
 
-SPEC §2.4 (paper section 4.5, eq. (19)).
+docs/math.md §2.4 (paper section 4.5, eq. (19)).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ldpsim.mechanisms.sdpm import SDPM, check_low_range
 
 @dataclass(frozen=True)
 class PersonalizedSDPM:
-    """SDPM where each user picks one of several low ranges — SPEC §2.4, paper section 4.5.
+    """SDPM where each user picks one of several low ranges — docs/math.md §2.4, paper section 4.5.
 
     Privacy: each user gets (X_H, X_L, ε)-SDLDP (see :class:`SDPM`) for the low range X_L they chose;
     the range index is sent in the clear (chosen by the user, independent of the value).

@@ -1,4 +1,4 @@
-"""Piecewise mechanism (PM; Wang et al., ICDE 2019) for values in [−1, 1] — SPEC §2.1."""
+"""Piecewise mechanism (PM; Wang et al., ICDE 2019) for values in [−1, 1] — docs/math.md §2.1."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class PM(NumericMechanism):
     Privacy: ε-LDP; the density of x* is p on [l(x), r(x)] and q = p/e^ε elsewhere, so the largest
     density ratio between two inputs is exactly p/q = e^ε.
 
-    Client (SPEC §2.1): C = (e^{ε/2}+1)/(e^{ε/2}−1), l(x) = (C+1)/2·x − (C−1)/2, r(x) = l(x)+C−1;
+    Client (docs/math.md §2.1): C = (e^{ε/2}+1)/(e^{ε/2}−1), l(x) = (C+1)/2·x − (C−1)/2, r(x) = l(x)+C−1;
     w.p. e^{ε/2}/(e^{ε/2}+1) (= p·(C−1)) uniform on [l(x), r(x)], else uniform on the rest of
     [−C, C], two intervals of total length 2C − (C−1) = C+1.
     Server: the report average is unbiased; Var[x*|x] = x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²).
@@ -49,7 +49,7 @@ class PM(NumericMechanism):
         return t / (t + 1)
 
     def left(self, x):
-        """l(x) = (C+1)/2·x − (C−1)/2 (SPEC §2.1)."""
+        """l(x) = (C+1)/2·x − (C−1)/2 (docs/math.md §2.1)."""
         return (self.C + 1) / 2 * x - (self.C - 1) / 2
 
     # client ------------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ class PM(NumericMechanism):
 
     # server ------------------------------------------------------------------------------------
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Unbiased mean estimate: the report average (SPEC §2.1)."""
+        """Unbiased mean estimate: the report average (docs/math.md §2.1)."""
         self._check_aggregate(agg)
         return float(agg.data[0] / agg.n) if agg.n else math.nan
 
@@ -82,7 +82,7 @@ class PM(NumericMechanism):
         return np.asarray(x, dtype=np.float64).copy()
 
     def report_variance(self, x) -> np.ndarray:
-        """x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²) (SPEC §2.1)."""
+        """x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²) (docs/math.md §2.1)."""
         t = math.exp(self.epsilon / 2)
         return np.asarray(x, dtype=np.float64) ** 2 / (t - 1) + (t + 3) / (3 * (t - 1) ** 2)
 

@@ -1,4 +1,4 @@
-"""Privacy-budget allocation across the levels of a noisy quadtree — SPEC §6, seed 004.
+"""Privacy-budget allocation across the levels of a noisy quadtree — docs/math.md §6, seed 004.
 
 Levels are numbered 0 (leaves, a 2^h × 2^h grid) to h (the root). A point contributes to one node
 per level, so the per-level budgets compose sequentially along a root-to-leaf path: Σ_i ε_i = ε.
@@ -22,7 +22,8 @@ def uniform_allocation(epsilon: float, h: int) -> np.ndarray:
 
 
 def arithmetic_allocation(epsilon: float, h: int, d: float) -> np.ndarray:
-    """ε_i = ε/(h+1) + (h/2 − i)·d, with 0 ≤ d < 2ε/(h(h+1)) so the root keeps a positive share (SPEC §6)."""
+    """ε_i = ε/(h+1) + (h/2 − i)·d, with 0 ≤ d < 2ε/(h(h+1)) so the root keeps a positive share
+    (docs/math.md §6)."""
     epsilon = check_epsilon("arithmetic_allocation", epsilon)
     h = check_int("arithmetic_allocation", "h", h, 1)
     d = check_real("arithmetic_allocation", "d", d, 0.0, 2 * epsilon / (h * (h + 1)), low_open=False)
@@ -30,7 +31,8 @@ def arithmetic_allocation(epsilon: float, h: int, d: float) -> np.ndarray:
 
 
 def geometric_allocation(epsilon: float, h: int, q: float) -> np.ndarray:
-    """ε_i = ε·q^{h−i}(1−q)/(1−q^{h+1}) for q ≠ 1 (q = 1: uniform); leaves get the most when q > 1 (SPEC §6).
+    """ε_i = ε·q^{h−i}(1−q)/(1−q^{h+1}) for q ≠ 1 (q = 1: uniform); leaves get the most when q > 1
+    (docs/math.md §6).
 
     Cormode et al.'s geometric allocation for quadtrees is the special case q = 2^{1/3}.
     """
@@ -61,7 +63,7 @@ def worst_case_nodes_per_level(h: int, capped: bool = False) -> np.ndarray:
 
 
 def level_errors(budgets, nodes_per_level=None) -> np.ndarray:
-    """Err(level_i) = n_i · 2/ε_i² (SPEC §6); n_i defaults to the worst case 8·2^{h−i}."""
+    """Err(level_i) = n_i · 2/ε_i² (docs/math.md §6); n_i defaults to the worst case 8·2^{h−i}."""
     eps = np.asarray(budgets, dtype=float)
     n = worst_case_nodes_per_level(eps.size - 1) if nodes_per_level is None else np.asarray(nodes_per_level)
     return n * 2.0 / eps ** 2

@@ -1,4 +1,4 @@
-"""Sensitivity-discriminant generalized randomized response (SDGRR) — SPEC §1.4, seed 000 section 4.2."""
+"""Sensitivity-discriminant generalized randomized response (SDGRR) — docs/math.md §1.4, seed 000 section 4.2."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ class SDGRR(KeepOrUniform):
     (10) any two inputs are ε-indistinguishable on every high output. Max ratio c1/c2 = e^ε, attained.
     Not ε-LDP over all pairs: a low output l has P[l|l]/P[l|h] = c3/c2 = |X_L| + e^ε − 1.
 
-    Client (SPEC §1.4), c1 = e^ε/(D+e^ε−1), c2 = 1/(D+e^ε−1), c3 = (|X_L|+e^ε−1)/(D+e^ε−1):
+    Client (docs/math.md §1.4), c1 = e^ε/(D+e^ε−1), c2 = 1/(D+e^ε−1), c3 = (|X_L|+e^ε−1)/(D+e^ε−1):
     high x reports x w.p. c1, any other value w.p. c2; low x reports x w.p. c3, any h ∈ X_H w.p. c2.
     Sampled as the mixture: high x: w.p. c1 − c2 report x, else uniform over all D values;
     low x: w.p. c3 report x, else uniform over X_H.
     Server (count scale): ĥ = (c_h − n·c2)/(c1 − c2); l̂ = (c_l − c2·Σ_{h∈X_H} ĥ)/c3. Both unbiased.
     Variance: exact for a fixed population — :func:`.linear_theory.linear_estimator_variance` applied to
-    :meth:`estimator_matrix`, evaluated in O(D) by a closed form (SPEC §1.4's π(1−π)/n form is the
+    :meth:`estimator_matrix`, evaluated in O(D) by a closed form (docs/math.md §1.4's π(1−π)/n form is the
     i.i.d.-input variance); the paper's approximation for low values, eq. (12), is
     :meth:`approx_variance_low`.
 
@@ -87,9 +87,9 @@ class SDGRR(KeepOrUniform):
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         self._check_aggregate(agg)
         c = agg.data
-        high_est = (c - agg.n * self.c2) / (self.c1 - self.c2)  # SPEC §1.4, count scale
+        high_est = (c - agg.n * self.c2) / (self.c1 - self.c2)  # docs/math.md §1.4, count scale
         high_total = high_est[self._is_high].sum()
-        low_est = (c - self.c2 * high_total) / self.c3  # SPEC §1.4
+        low_est = (c - self.c2 * high_total) / self.c3  # docs/math.md §1.4
         return np.where(self._is_high, high_est, low_est)[self._items(items)]
 
     def estimator_matrix(self) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Sensitivity-discriminant piecewise mechanism (SDPM; seed 000, section 4.3) — SPEC §2.2."""
+"""Sensitivity-discriminant piecewise mechanism (SDPM; seed 000, section 4.3) — docs/math.md §2.2."""
 
 from __future__ import annotations
 
@@ -33,16 +33,16 @@ class SDPM(NumericMechanism):
 
     X_L = [a, b] = ``low``, X_H = [−1, 1] \\ X_L; Y_L = [a, b], Y_H = [−C, C] \\ [a, b].
 
-    Privacy: (X_H, X_L, ε)-SDLDP (SPEC §1.4 conditions (8)–(10) for densities): two high inputs are
+    Privacy: (X_H, X_L, ε)-SDLDP (docs/math.md §1.4 conditions (8)–(10) for densities): two high inputs are
     ε-indistinguishable (density ratio ≤ e^ε, with equality); on Y_H every pair of inputs is
     (a low input has density q = p/e^ε there, a high one p or q); a low input x is reported as
     itself w.p. p' and is then identified exactly — the relaxation that buys the accuracy.
 
-    Client (SPEC §2.2): x ∈ X_H: PM; x ∈ X_L: x w.p. p' = 1 − (2C − (b−a))·q, else uniform on Y_H.
+    Client (docs/math.md §2.2): x ∈ X_H: PM; x ∈ X_L: x w.p. p' = 1 − (2C − (b−a))·q, else uniform on Y_H.
     Theory (derived here for [a, b]; the paper's theorem 4 is the case [−c, c], x = 0):
     low x: E[x*] = p'x + q(a² − b²)/2, E[x*²] = p'x² + q(2C³ + a³ − b³)/3; high x: PM's.
     The report average is biased (E[x*] ≠ x on X_L), so :meth:`estimate_mean` refuses: estimate the
-    mean with ``EM(SDPM(...)).mean(agg)`` (SPEC §2.3, :mod:`ldpsim.mechanisms.em`).
+    mean with ``EM(SDPM(...)).mean(agg)`` (docs/math.md §2.3, :mod:`ldpsim.mechanisms.em`).
 
     >>> m = SDPM(epsilon=1.0, low=(-0.5, 0.5))
     >>> round(m.p_atom, 4)
@@ -63,7 +63,7 @@ class SDPM(NumericMechanism):
         a, b = self.low
         object.__setattr__(self, "pm", pm)
         object.__setattr__(self, "C", pm.C)
-        object.__setattr__(self, "p_atom", 1.0 - (2 * pm.C - (b - a)) * pm.q)  # p', SPEC §2.2
+        object.__setattr__(self, "p_atom", 1.0 - (2 * pm.C - (b - a)) * pm.q)  # p', docs/math.md §2.2
 
     def is_low(self, x) -> np.ndarray:
         """x ∈ X_L = [a, b]."""
@@ -85,9 +85,9 @@ class SDPM(NumericMechanism):
 
     # server ------------------------------------------------------------------------------------
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Not available from the report sum: its mean is biased on X_L (SPEC §2.2). Use EM."""
+        """Not available from the report sum: its mean is biased on X_L (docs/math.md §2.2). Use EM."""
         raise NotImplementedError(
-            f"{self.name}: the report average is biased (SPEC §2.2); estimate the mean with "
+            f"{self.name}: the report average is biased (docs/math.md §2.2); estimate the mean with "
             f"mechanisms.EM({self!r}).mean(EM(...).aggregate(reports)).")
 
     # theory ------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class SDPM(NumericMechanism):
 
     def em_output_edges(self, in_edges) -> np.ndarray:
         """d equal bins on [−C, C] outside (a, b); inside, the input edges, so that the atom of a
-        low input lands in the out-bin aligned with its in-bin (SPEC §2.3)."""
+        low input lands in the out-bin aligned with its in-bin (docs/math.md §2.3)."""
         a, b = self.low
         u = np.asarray(in_edges, dtype=np.float64)
         grid = np.linspace(-self.C, self.C, u.size)

@@ -1,4 +1,4 @@
-"""Utility-optimized randomized response (URR; Murakami & Kawamoto, USENIX Security 2019) — SPEC §1.3."""
+"""Utility-optimized randomized response (URR; Murakami & Kawamoto, USENIX Security 2019) — docs/math.md §1.3."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ class URR(KeepOrUniform):
     y ∈ X_S, P[y|x] ≤ e^ε P[y|x'] (ratio c1/c2 = e^ε attained); each non-sensitive output y ∈ X_N has
     exactly one preimage (y itself), so it reveals a non-sensitive input. Not ε-LDP over all pairs.
 
-    Client (SPEC §1.3), with c1 = e^ε/(|X_S|+e^ε−1), c2 = 1/(|X_S|+e^ε−1), c3 = (e^ε−1)/(|X_S|+e^ε−1):
+    Client (docs/math.md §1.3), with c1 = e^ε/(|X_S|+e^ε−1), c2 = 1/(|X_S|+e^ε−1),
+    c3 = (e^ε−1)/(|X_S|+e^ε−1):
     x ∈ X_S reports x w.p. c1, any other s ∈ X_S w.p. c2; x ∈ X_N reports x w.p. c3, any s ∈ X_S w.p. c2.
     Sampled as the mixture: x ∈ X_S: w.p. c1 − c2 report x, else uniform over X_S;
     x ∈ X_N: w.p. c3 report x, else uniform over X_S.
@@ -59,7 +60,7 @@ class URR(KeepOrUniform):
         self._check_aggregate(agg)
         sel = self._items(items)
         c = agg.data[sel]
-        return np.where(self._is_sensitive[sel], (c - agg.n * self.c2) / (self.c1 - self.c2),  # SPEC §1.3
+        return np.where(self._is_sensitive[sel], (c - agg.n * self.c2) / (self.c1 - self.c2),  # docs/math.md §1.3
                         c / self.c3)
 
     def estimator_matrix(self) -> np.ndarray:

@@ -32,9 +32,9 @@ class UseCase:
     ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
     ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
     raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
-    A reading's mean is the mechanism's unbiased report average (PM, SPEC §2.1), or with ``em_bins``
-    the mean of an EM estimate over that many bins (SPEC §2.3) — required for SDPM, whose report
-    average is biased (SPEC §2.2).
+    A reading's mean is the mechanism's unbiased report average (PM, docs/math.md §2.1), or with ``em_bins``
+    the mean of an EM estimate over that many bins (docs/math.md §2.3) — required for SDPM, whose report
+    average is biased (docs/math.md §2.2).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""One entry point for the Bayesian adversary of SPEC §3, whatever the mechanism.
+"""One entry point for the Bayesian adversary of docs/math.md §3, whatever the mechanism.
 
 Dispatches to :mod:`ldpsim.evaluation.adversary.bayes` (finite output spaces: RR, GRR, URR, SDGRR — via the
 transition matrix; personalized SDGRR group by group), :mod:`ldpsim.evaluation.adversary.sketch` (CMS, HCMS, OUE, OLH — via report support)

@@ -1,4 +1,4 @@
-"""Workloads by name: the explicit registry, user-registered builders and CSV files — SPEC §5.
+"""Workloads by name: the explicit registry, user-registered builders and CSV files — docs/math.md §5.
 
 >>> w = make_workload("harmonic", 1000, domain_size=4)
 >>> w.counts.tolist(), w.ranks.tolist()

@@ -1,4 +1,4 @@
-"""The two workload shapes (categorical populations and numeric readings) and exact rounding — SPEC §5.
+"""The two workload shapes (categorical populations and numeric readings) and exact rounding — docs/math.md §5.
 
 A :class:`Workload` is a categorical population given by *exact* counts (no sampling noise in the
 truth): item ``i`` is held by ``counts[i]`` users, items sorted by count, most frequent first.
@@ -16,7 +16,7 @@ from ldpsim.mechanisms._validation import as_generator, check_int
 
 
 def largest_remainder(frequencies, n) -> np.ndarray:
-    """Exact counts summing to ``n`` from (unnormalised) frequencies — SPEC §5.
+    """Exact counts summing to ``n`` from (unnormalised) frequencies — docs/math.md §5.
 
     Hamilton's largest-remainder method: every item gets ⌊n·f_i⌋ (``f`` normalised to sum 1), and
     the ``n − Σ⌊n·f_i⌋`` left-over users go one each to the items with the largest remainders
