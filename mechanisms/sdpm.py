@@ -15,7 +15,11 @@ from ldpsim.mechanisms.pm import PM
 
 
 def check_low_range(owner: str, low, name: str = "low") -> tuple[float, float]:
-    """A low-sensitivity range (a, b) with −1 ≤ a < b ≤ 1, both finite reals; returned as floats."""
+    """Validate a low-sensitivity range (a, b) with −1 ≤ a < b ≤ 1, both finite reals; return floats.
+
+    Raises ``TypeError`` (not a pair of reals) or ``ValueError`` (out of order or out of [−1, 1]),
+    naming ``owner`` and ``name``.
+    """
     allowed = "a pair (a, b) of finite floats with -1 <= a < b <= 1"
     if not isinstance(low, (tuple, list)) or len(low) != 2:
         _fail(owner, name, allowed, low, TypeError)
@@ -31,6 +35,8 @@ def check_low_range(owner: str, low, name: str = "low") -> tuple[float, float]:
 class SDPM(NumericMechanism):
     """SDPM: PM for high-sensitivity inputs, an exact report (or a far-away one) for low ones.
 
+    Math: docs/math.md §2.2 (SDLDP paper, section 4.3; PM of Wang et al., ICDE 2019).
+
     X_L = [a, b] = ``low``, X_H = [−1, 1] \\ X_L; Y_L = [a, b], Y_H = [−C, C] \\ [a, b].
 
     Privacy: (X_H, X_L, ε)-SDLDP (docs/math.md §1.4 conditions (8)–(10) for densities): two high inputs are
@@ -44,9 +50,30 @@ class SDPM(NumericMechanism):
     The report average is biased (E[x*] ≠ x on X_L), so :meth:`estimate_mean` refuses: estimate the
     mean with ``EM(SDPM(...)).mean(agg)`` (docs/math.md §2.3, :mod:`ldpsim.mechanisms.em`).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    low : pair of float, default (−0.5, 0.5)
+        The low-sensitivity range X_L = [a, b], −1 ≤ a < b ≤ 1.
+
+    Attributes
+    ----------
+    pm : PM
+        The piecewise mechanism used on X_H (same ε).
+    C : float
+        Output bound, PM's C: reports lie in [−C, C].
+    p_atom : float
+        p' = 1 − (2C − (b − a))·q, the probability that a low input is reported exactly.
+
+    Examples
+    --------
     >>> m = SDPM(epsilon=1.0, low=(-0.5, 0.5))
     >>> round(m.p_atom, 4)
     0.4677
+    >>> y = m.perturb([0.0, 0.9], rng=0)
+    >>> bool(np.all(np.abs(y) <= m.C))
+    True
     """
 
     epsilon: float
@@ -72,7 +99,22 @@ class SDPM(NumericMechanism):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Two uniforms per user: the branch and the place (shared by the high and low rules)."""
+        """Client side: PM on X_H; on X_L the input itself w.p. p', else a uniform point of Y_H.
+
+        Two uniforms per user: the branch and the place (shared by the high and low rules).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Values in [−1, 1].
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            Reports in [−C, C].
+        """
         x = self._check_values(values)
         rng = as_generator(rng)
         u_branch, u_pos = rng.random(x.size), rng.random(x.size)
