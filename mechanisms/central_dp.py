@@ -110,7 +110,20 @@ def project_simplex_l1(z) -> np.ndarray:
     The L1 projection is not unique; this returns the one that is also closest in L2 among them:
     clip negatives to 0 (unavoidable cost), then the Euclidean simplex projection of the clipped
     vector, which only removes mass from entries (when the clipped sum exceeds 1) or adds it evenly
-    (when it falls short) — both of which cost exactly |1 − Σ z⁺| in L1, the minimum.
+    (when it falls short) — both of which cost exactly |1 − Σ z⁺| in L1, the minimum (docs/math.md §6).
+
+    Parameters
+    ----------
+    z : array_like of float
+        The noisy histogram.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        Non-negative, summing to 1.
+
+    >>> project_simplex_l1([0.7, -0.1, 0.6]).round(6).tolist()
+    [0.55, 0.0, 0.45]
     """
     z = np.clip(np.asarray(z, dtype=float), 0.0, None)
     total = z.sum()
@@ -131,7 +144,22 @@ def project_lattice(z, n: int) -> np.ndarray:
     at ⌊max(z·n, 0)⌋. To add r units, take the largest fractional parts first (each costs 1 − 2·frac);
     any further unit costs +1 wherever it goes (spread evenly, the rest on the largest targets). To
     remove units, any c ≤ z·n summing to n reaches the lower bound Σz·n − n; we scale down
-    proportionally and round by largest remainder, which stays ≤ the floor counts.
+    proportionally and round by largest remainder, which stays ≤ the floor counts (docs/math.md §6).
+
+    Parameters
+    ----------
+    z : array_like of float
+        The noisy normalized histogram.
+    n : int
+        Number of records, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Counts c ≥ 0 with Σc = n (divide by n for the histogram).
+
+    >>> project_lattice([0.52, -0.1, 0.55], 10).tolist()
+    [5, 0, 5]
     """
     n = check_int("project_lattice", "n", n, low=1)
     u = np.clip(np.asarray(z, dtype=float) * n, 0.0, None)

@@ -22,7 +22,13 @@ class HCMSReports(NamedTuple):
 
 
 def hadamard_sign(l, c) -> np.ndarray:
-    """H_m[l, c] ∈ {−1, +1} of the Sylvester Hadamard matrix: (−1)^popcount(l & c), elementwise."""
+    """H_m[l, c] ∈ {−1, +1} of the Sylvester Hadamard matrix: (−1)^popcount(l & c), elementwise.
+
+    ``l`` and ``c`` are non-negative int arrays (broadcast); returns an int64 array of ±1.
+
+    >>> hadamard_sign(np.arange(4), 3).tolist()
+    [1, -1, -1, 1]
+    """
     x = np.bitwise_and(l, c).astype(np.uint64)
     for s in (32, 16, 8, 4, 2, 1):
         x ^= x >> np.uint64(s)
@@ -30,7 +36,11 @@ def hadamard_sign(l, c) -> np.ndarray:
 
 
 def fwht(a: np.ndarray) -> np.ndarray:
-    """a · H_m along the last axis (m a power of two), O(m log m) per row, exact for integers."""
+    """a · H_m along the last axis (m a power of two), O(m log m) per row, exact for integers.
+
+    >>> fwht(np.array([1, 0, 0, 0])).tolist()
+    [1, 1, 1, 1]
+    """
     a = np.array(a)
     m = a.shape[-1]
     h = 1

@@ -82,7 +82,19 @@ def worst_case_nodes_per_level(h: int, capped: bool = False) -> np.ndarray:
 
 
 def level_errors(budgets, nodes_per_level=None) -> np.ndarray:
-    """Err(level_i) = n_i · 2/ε_i² (docs/math.md §6); n_i defaults to the worst case 8·2^{h−i}."""
+    """Err(level_i) = n_i · 2/ε_i² (docs/math.md §6); n_i defaults to the worst case 8·2^{h−i}.
+
+    Parameters
+    ----------
+    budgets : array_like of float, shape (h + 1,)
+        ε_i by level (0 = leaves).
+    nodes_per_level : array_like, optional
+        Nodes n_i of level i answering the query.
+
+    Returns
+    -------
+    numpy.ndarray, shape (h + 1,)
+    """
     eps = np.asarray(budgets, dtype=float)
     n = worst_case_nodes_per_level(eps.size - 1) if nodes_per_level is None else np.asarray(nodes_per_level)
     return n * 2.0 / eps ** 2
