@@ -173,7 +173,18 @@ class PersonalizedSDPM:
         return float(mean), float(var)
 
     def estimate_mean(self, agg: Aggregate) -> float:
-        """The combined mean of :meth:`estimate_mean_and_variance` (``agg`` of this configuration)."""
+        """The combined mean of the groups' EM means (paper eq. (19), docs/math.md §2.4).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Concatenated per-group histograms of this configuration.
+
+        Returns
+        -------
+        float
+            :meth:`estimate_mean_and_variance`'s mean.
+        """
         return self.estimate_mean_and_variance(agg)[0]
 
     # wire form ---------------------------------------------------------------------------------

@@ -127,7 +127,18 @@ class SDPM(NumericMechanism):
 
     # server ------------------------------------------------------------------------------------
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Not available from the report sum: its mean is biased on X_L (docs/math.md §2.2). Use EM."""
+        """Not available from the report sum: its mean is biased on X_L (docs/math.md §2.2). Use EM.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            A report sum of this configuration (ignored).
+
+        Raises
+        ------
+        NotImplementedError
+            Always; the message shows the EM call that estimates the mean.
+        """
         raise NotImplementedError(
             f"{self.name}: the report average is biased (docs/math.md §2.2); estimate the mean with "
             f"mechanisms.EM({self!r}).mean(EM(...).aggregate(reports)).")
