@@ -38,7 +38,7 @@ def load_variants(path) -> dict:
 def compare(path, devices: int | None = None, days: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """Run every variant of the scenario at ``path`` on the same fleet; one row per variant."""
     from ldpsim.evaluation.deployment_metrics import measure
-    from ldpsim.evaluation.scenario.deployment import _use_case, load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import _use_case, load_deployment
     from ldpsim.evaluation.workloads.registry import make_workload
     from ldpsim.simulator.deployment import run
 
@@ -50,7 +50,7 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
         others = tuple(u for u in cfg.use_cases if u.kind != "event")
         variant = dataclasses.replace(cfg, use_cases=(uc, *others))
         with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as out:
-            result = run(variant, out, meta["shards"])
+            result = run(variant, out, meta["workers"])
         m = measure(variant, result, np.random.SeedSequence(variant.seed, spawn_key=(9,)))
         daily, s = m["daily"], m["summary"]
         top = daily.groupby("item")["true_donated"].mean().nlargest(10).index

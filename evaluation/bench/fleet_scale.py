@@ -73,7 +73,7 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
     """Run the scenario on a local Dask cluster of ``workers`` processes; rate and peak memory."""
     import dataclasses
 
-    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.simulator import deployment
 
     path = scenario if os.path.exists(scenario) else \

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ldpsim.evaluation.compare_deployments import compare, load_variants
-from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.evaluation.scenario.deployment_file import load_deployment
 
 INDUSTRIAL = Path(__file__).resolve().parents[2] / "scenarios" / "industrial.toml"
 
