@@ -20,7 +20,7 @@ The configured ε of the use cases are a *split* of the daily budget ε = Σ_u �
   and the server debiases: f̂ = A·f̂_obs − (A − 1)/D for shares, μ̂ = A·μ̂_obs − (A − 1)·μ_U
   for means (μ_U = 0 on the mechanisms' scale [−1, 1]); the variance is A² times the variance of
   the observed estimate, whose input counts are the real plus the fake ones
-  (``docs/math.md``: RS+FD).
+  (docs/math.md §7.5, "RS+FD in the deployment").
 
 Under ``smp`` and ``rsfd`` a device-day participates when the device is opted in and has data for
 every use case that day (an emoji and a session), so that the sampled use case is independent of the

@@ -8,8 +8,8 @@ mechanism's output law for each v, and nothing about the memo has to be stored: 
 a bitmap of the values it has already paid for (⌈D/8⌉ bytes, D the domain size), O(1) in the number
 of days. The privacy ledger charges ε the first time a value is reported; a repeat is
 post-processing of a report already published (free), so a device that reports k distinct values
-spends k·ε however many days it reports (RAPPOR's permanent response, Erlingsson et al. 2014;
-Ding et al. 2017's memoization). The price: the repeated report is a fingerprint that links a
+spends k·ε however many days it reports (docs/math.md §7.5, "Memoization in the ledger"; RAPPOR's
+permanent response, Erlingsson et al. 2014; Ding et al. 2017's memoization). The price: the repeated report is a fingerprint that links a
 device's days, and a change of the report reveals a change of the value
 (``evaluation/adversary/linking.py`` measures both).
 

@@ -17,7 +17,7 @@ sketch support):
 * **stripped** (no ids, reports shuffled within each day): the same rules applied to a random
   device's report of each day: about the prior-only accuracy max_x π(x).
 
-The fresh-report observer assumes a constant value (it does not look for change points), so after
+Derivation: docs/math.md §7.5, "Memoization in the ledger". The fresh-report observer assumes a constant value (it does not look for change points), so after
 a change its accuracy for the new value recovers only as new reports outweigh the old ones.
 """
 
