@@ -39,7 +39,7 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
     """Run every variant of the scenario at ``path`` on the same fleet; one row per variant."""
     from ldpsim.evaluation.deployment_metrics import measure
     from ldpsim.evaluation.scenario.deployment_file import _use_case, load_deployment
-    from ldpsim.evaluation.workloads.registry import make_workload
+    from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.simulator.deployment import run
 
     cfg, meta = load_deployment(path, devices, days, seed)

@@ -55,6 +55,8 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
         run_est = debias_shares(mech.estimate(running, items) / max(running.n, 1), cfg.policy, A, D)
         inputs = t["donated"][day] + (t["fake"][day] if "fake" in t else 0)
         scale = A ** 2 if cfg.policy == "rsfd" else 1
+        n_fake = int(t["fake"][day].sum()) if "fake" in t else 0  # fake counts ~ Multinomial(n_fake, 1/D)
+        fake_var = n_fake * (1 / D) * (1 - 1 / D)
         active = max(int(result.truth["devices"][day].sum()), 1)
         rows.append(pd.DataFrame({
             "day": day, "item": np.arange(len(cfg.items)), "token": list(cfg.items), "reports": agg.n,
@@ -62,7 +64,7 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
             "true_event": t["events"][day] / max(t["events"][day].sum(), 1),
             "true_donated": t["donated"][day] / max(t["donated"][day].sum(), 1),
             "true_device": t["devices"][day] / active,
-            "true_variance": scale * mech.variance(inputs, items) / max(agg.n, 1) ** 2}))
+            "true_variance": scale * (mech.variance(inputs, items) + fake_var) / max(agg.n, 1) ** 2}))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
@@ -142,11 +144,15 @@ def network_summary(cfg, result) -> dict:
 
 
 def ledger_summary(cfg, result) -> dict:
-    """ε spent per device (sequential composition) against the budgets."""
+    """ε spent per device (sequential composition) against the budgets, and what memoization saved
+    (ε the memoized re-sends would have cost without it; ``simulator/memo.py``)."""
     spent, daily = result.ledger_spent, result.ledger_daily
+    saved = getattr(result, "ledger_saved", None)
+    saved = np.zeros(1) if saved is None or saved.size == 0 else saved
     return {"epsilon_total_mean": float(spent.mean()), "epsilon_total_max": float(spent.max()),
             "epsilon_daily_max": float(daily.max()), "budget_total": cfg.budget_total,
-            "budget_daily": cfg.budget_daily, "donations_refused": int(result.refused)}
+            "budget_daily": cfg.budget_daily, "donations_refused": int(result.refused),
+            "epsilon_saved_mean": float(saved.mean()), "epsilon_saved_max": float(saved.max())}
 
 
 def log_likelihoods(mech, reports, items) -> np.ndarray:

@@ -129,7 +129,9 @@ def format_summary(tables: dict) -> str:
                       f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
         ("ε spent", f"mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} per device "
                     f"(budget {s['budget_total']:g}); max {s['epsilon_daily_max']:.2f} per day "
-                    f"(budget {s['budget_daily']:g}); {s['donations_refused']} donations refused"),
+                    f"(budget {s['budget_daily']:g}); {s['donations_refused']} donations refused"
+                    + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
+                       if s.get("epsilon_saved_mean", 0) > 0 else "")),
         ("adversary", f"favourite emoji of {s.get('adversary_devices', 0)} devices guessed: linked "
                       f"{s.get('adversary_linked', float('nan')):.3f}, stripped+shuffled "
                       f"{s.get('adversary_stripped', float('nan')):.3f}, prior only "

@@ -85,6 +85,7 @@ def linking_accuracy(mech, items, prior, n_devices: int = 2000, n_days: int = 30
     second = _draw_values(prior, n_devices, rng, avoid=first) if change_day is not None else first
     devices = np.arange(n_devices)
     log_prior = np.log(prior)
+    tiebreak = rng.random((n_devices, prior.size))  # the observer breaks ties the same way every day
     log_post = {"linked": log_prior + np.zeros((n_devices, 1)), "stripped": log_prior + np.zeros((n_devices, 1))}
     last_rows = {"linked": None, "stripped": None}
     out = []
@@ -109,18 +110,17 @@ def linking_accuracy(mech, items, prior, n_devices: int = 2000, n_days: int = 30
                 prev = last_rows["linked"]
                 changed = np.zeros(n_devices, bool) if prev is None else np.any(prev != seen_rows, axis=1)
             last_rows[view] = seen_rows
-            row[view] = float(np.mean(_map_guess(log_post[view], rng) == x))
+            row[view] = float(np.mean(_map_guess(log_post[view], tiebreak) == x))
         row["prior_only"] = float(np.mean(np.argmax(prior) == x))
         row["report_changed"] = float(changed.mean())
         out.append(row)
     return pd.DataFrame(out)
 
 
-def _map_guess(log_post: np.ndarray, rng) -> np.ndarray:
-    """argmax per row, ties broken uniformly at random."""
+def _map_guess(log_post: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """argmax per row, ties broken by the largest of the row's uniform ``tiebreak`` keys."""
     best = log_post >= log_post.max(axis=1, keepdims=True) - 1e-9
-    keys = np.where(best, rng.random(best.shape), -1.0)
-    return keys.argmax(axis=1)
+    return np.where(best, tiebreak, -1.0).argmax(axis=1)
 
 
 def linking_study(cases: dict, items, prior, n_devices: int = 2000, n_days: int = 30, change_day: int = 15,
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     import argparse
     from pathlib import Path
 
-    from ldpsim.evaluation.workloads.registry import make_workload
+    from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.mechanisms import make
 
     p = argparse.ArgumentParser(prog="python -m ldpsim.evaluation.adversary.linking", description=main.__doc__)

@@ -20,7 +20,8 @@ def _two_proportion_z(a: float, b: float, n: int) -> float:
     return (a - b) / np.sqrt(max(2 * p * (1 - p) / n, 1e-12))
 
 
-@pytest.mark.parametrize("name,params", [("grr", {"domain_size": D}), ("oue", {"domain_size": D})])
+@pytest.mark.parametrize("name,params", [("grr", {"domain_size": D}), ("oue", {"domain_size": D}),
+                                         ("cms", {"k": 16, "m": 32, "seed": 1})])
 def test_memoized_linked_accuracy_is_flat_and_fresh_grows(name, params):
     mech = make(name, epsilon=1.0, **params)
     n = 3000
