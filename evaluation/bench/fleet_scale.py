@@ -97,7 +97,7 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
             "workers": workers, "seconds": round(seconds, 1), "device_days_per_s": round(device_days / seconds),
             "cpu_seconds": round(cpu_s, 1), "device_days_per_cpu_s": round(device_days / max(cpu_s, 1e-9)),
             "peak_tree_rss_gb": round(mem.peak_tree / 1e9, 2), "peak_machine_used_gb": round(mem.peak_machine / 1e9, 2),
-            "bundle_table_peak_gb": round(result.peak_state_bytes / 1e9, 3),
+            "bundle_table_peak_mb": round(result.peak_state_bytes / 1e6, 3),
             "store_gb": round(stored / 1e9, 2), "reports_stored": int(result.counters["stored"]),
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
             "cpus": os.cpu_count()}

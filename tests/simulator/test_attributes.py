@@ -104,3 +104,9 @@ def test_rsfd_debiased_shares_are_unbiased_with_their_theory_variance():
     var_inputs = n_v * m_own * (1 - m_own) + (n - n_v) * m_other * (1 - m_other)
     sd = A * np.sqrt(mech.variance(np.bincount(inputs, minlength=D)) + var_inputs) / n
     assert np.all(np.abs(est - true) <= 4.5 * sd)
+
+
+def test_policy_and_memoization_do_not_mix():
+    ucs = (UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", len(ITEMS))), memoize=True),)
+    with pytest.raises(ValueError, match="policy"):
+        tiny_config(use_cases=ucs, policy="smp")
