@@ -28,6 +28,7 @@ E[ĉ] = A X f;  Var[ĉ_v] = Σ_w f_w (C Σ_c M_c[v,w]² − (Σ_c M_c[v,w])²)
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -217,10 +218,9 @@ class RAPPOR(FrequencyOracle):
         return ((agg.data[:, :-1] - ps * agg.data[:, -1:]) / (qs - ps)).ravel()
 
     def _estimator(self, items) -> tuple[np.ndarray, np.ndarray]:
-        if items is None:
-            raise ValueError("RAPPOR: 'items' (the candidate strings) is required.")
-        X = self.bloom_matrix(items)
-        return X, np.linalg.pinv(X)
+        """(X, pinv(X)) of the candidates, cached per candidate tuple (sweeps query the same list)."""
+        items = _required(items)
+        return _design(self, tuple(items.tolist() if isinstance(items, np.ndarray) else items))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
         """Least-squares counts of the candidates ``items``: C·pinv(X)·t."""
@@ -246,7 +246,7 @@ class RAPPOR(FrequencyOracle):
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact: cohorts f_{w,c} ~ Multinomial(f_w, 1/C); then per (c, i), with n1 = Σ_w f_{w,c}X_{ci,w},
         c_ci = Bin(n1, q*) + Bin(N_c − n1, p*), independent (bits of a report are independent given B)."""
-        X = self.bloom_matrix(_required(items))
+        X, _ = self._estimator(items)
         f = check_counts(self.name, true_counts, X.shape[1])
         rng = as_generator(rng)
         C, k = self.cohorts, self.num_bits
@@ -306,6 +306,15 @@ class RAPPOR(FrequencyOracle):
         head[:, :self._cohort_bytes] = raw[:, :self._cohort_bytes]
         cohort = head.view("<u2").ravel().astype(np.int64)
         return self._check_reports(RAPPORReports(cohort, raw[:, self._cohort_bytes:].copy()), "decode")
+
+
+@functools.lru_cache(maxsize=32)
+def _design(mech: RAPPOR, items: tuple) -> tuple[np.ndarray, np.ndarray]:
+    X = mech.bloom_matrix(items)
+    A = np.linalg.pinv(X)
+    for a in (X, A):
+        a.setflags(write=False)
+    return X, A
 
 
 def _objects(values) -> np.ndarray:
