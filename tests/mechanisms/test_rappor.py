@@ -173,3 +173,20 @@ def test_wire_form_rejects_bad_cohorts_and_padding():
     raw[m.report_bytes - 1] |= 0x01  # a padding bit after bit 11
     with pytest.raises(ValueError, match="padding"):
         m.decode(bytes(raw))
+
+
+@pytest.mark.parametrize("path", ["direct", "reports"])
+def test_cohort_split_variance_in_a_low_noise_configuration(path):
+    """With almost no randomized-response noise (ε_∞ = 20, p = 0.01, q = 0.99) the variance is mostly
+    the random split of users into cohorts (the Σ_w f_w (C Σ_c M_c² − (Σ_c M_c)²) term): mean and
+    variance against theory (α = 1e-4), so that term is checked on its own."""
+    m = _small(epsilon=20.0, p=0.01, q=0.99)
+    vals = np.repeat(np.array(ITEMS, dtype=object), COUNTS)
+    est = []
+    for seed in range(2000 if path == "direct" else 400):
+        rng = np.random.default_rng(seed)
+        agg = m.sample_aggregate(COUNTS, rng, ITEMS) if path == "direct" else m.aggregate(m.perturb(vals, rng))
+        est.append(m.estimate(agg, ITEMS))
+    var = m.variance(COUNTS, ITEMS)
+    assert_mean(np.array(est), COUNTS, var, what=f"{path} mean")
+    assert_variance(np.array(est), COUNTS, var, what=f"{path} variance")
