@@ -142,25 +142,28 @@ class DBitFlip(FrequencyOracle):
         """Exact. Buckets are visited in order; a user still needing r of its d picks among the K
         buckets left takes the current one w.p. r/K (sequential form of a uniform d-subset). Users are
         tracked per (value, picks left) with binomial draws, so m_j and m_jj (users of value j who
-        sampled j) have their exact joint law; then c_j = Bin(m_jj, a) + Bin(m_j − m_jj, b).
-        Cost: k steps of (live values × d) binomial draws."""
+        sampled j) have their exact joint law; then c_j = Bin(m_jj, a) + Bin(m_j − m_jj, b). Once its own
+        bucket is passed, an item's users are pooled with the others. Cost: about k·D·d/2 binomial draws."""
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         k, d = self.domain_size, self.d
-        live = np.flatnonzero(f)
-        left = np.zeros((live.size, d + 1), dtype=np.int64)   # left[v, r]: users of value v needing r picks
-        left[:, d] = f[live]
-        row_of = np.full(k, -1)
-        row_of[live] = np.arange(live.size)
+        live = np.flatnonzero(f)                              # ascending item ids
+        left = np.zeros((live.size + 1, d + 1), dtype=np.int64)  # left[v, r]: users needing r picks;
+        left[1:, d] = f[live]                                 # row 0 pools items already passed
         r = np.arange(1, d + 1)
         m, own = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+        first = 1                                             # rows first.. are items ≥ the current bucket
         for j in range(k):
-            picks = rng.binomial(left[:, 1:], np.minimum(r / (k - j), 1.0))
-            left[:, 1:] -= picks
-            left[:, :-1] += picks
+            rows = np.r_[0, first:live.size + 1]
+            picks = rng.binomial(left[rows, 1:], np.minimum(r / (k - j), 1.0))
+            left[rows, 1:] -= picks
+            left[rows, :-1] += picks
             m[j] = picks.sum()
-            if row_of[j] >= 0:
-                own[j] = picks[row_of[j]].sum()
+            if first <= live.size and live[first - 1] == j:   # bucket j is item j's own
+                own[j] = picks[1].sum()
+                left[0] += left[first]                        # from now on its users are like any other
+                left[first] = 0
+                first += 1
         c = rng.binomial(own, self.a) + rng.binomial(m - own, self.b)
         return Aggregate(int(f.sum()), np.stack([m, c]), self.kind)
 

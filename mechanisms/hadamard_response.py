@@ -172,14 +172,18 @@ class HR(DiscreteOracle):
         return self._kappa ** 2 * (F * s * (e + 1) + (f.sum() - F) * 2 * s) / self._z - f[x]
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: a_x = Bin(f_x, λ) users uniform on C_x (a multinomial over its s cells), the other
-        n − Σa_x uniform on all K outputs (one multinomial)."""
+        """Exact: a_x = Bin(f_x, λ) users uniform on C_x (a multinomial over its s cells, or one uniform
+        cell of C_x per user when there are fewer such users than cells), the other n − Σa_x uniform on
+        all K outputs (one multinomial)."""
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         lam = self._s * math.expm1(self.epsilon) / self._z
         a = rng.binomial(f, lam)
         hist = rng.multinomial(int(f.sum() - a.sum()), np.full(self.n_outputs, 1.0 / self.n_outputs))
         live = np.flatnonzero(a)
+        if a.sum() <= live.size * self._s:  # fewer in-set users than cells: place each one (same law)
+            cells = self._uniform_in_set(np.repeat(live, a[live]), rng)
+            return Aggregate(int(f.sum()), hist + np.bincount(cells, minlength=self.n_outputs), self.kind)
         cols = np.arange(self.block_size)
         step = max(1, _MULTINOMIAL_CELLS // self.block_size)
         for start in range(0, live.size, step):

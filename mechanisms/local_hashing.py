@@ -18,6 +18,7 @@ Var[ĉ_x] = Σ_v f_v π(x, v)(1 − π(x, v))/(p − 1/g)². Over random pools t
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -30,6 +31,7 @@ from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, d
 from ldpsim.mechanisms.olh import OLH, MAX_G
 
 MAX_POOL = 1 << 16
+_CACHED_TABLE_CELLS = 1 << 24  # whole-domain pool tables up to this size are cached (≤ 128 MiB)
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,14 @@ class FLH(FrequencyOracle):
         return ((self.seed * self.pool_size + np.arange(self.pool_size, dtype=np.uint64)) % (1 << 32)).astype(np.uint32)
 
     def hash_table(self, items=None) -> np.ndarray:
-        """``H[j, i] = H_j(items[i])`` (int64, shape (k′, len(items))): k′·|items| hash evaluations."""
+        """``H[j, i] = H_j(items[i])`` (int64, shape (k′, len(items))): k′·|items| hash evaluations, or
+        columns of the cached whole-domain table when it has at most 2^24 entries."""
         x = self._items(items)
+        if self.pool_size * self.domain_size <= _CACHED_TABLE_CELLS:
+            return _domain_table(self)[:, x]
+        return self._compute_table(x)
+
+    def _compute_table(self, x: np.ndarray) -> np.ndarray:
         return self._hasher.hash_items(self.pool_seeds()[:, None], x[None, :]).astype(np.int64)
 
     # client ------------------------------------------------------------------------------------
@@ -160,19 +168,27 @@ class FLH(FrequencyOracle):
         return (pi * (1 - pi)) @ f / (self.p - 1.0 / self.g) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact given the pool: per item, users split Multinomial(f_v, 1/k′) over the pool; of the
-        n_vj users of (v, j), Bin(n_vj, p − q) report H_j(v) and the rest fall uniformly on the g buckets
-        (GRR = "keep w.p. p − q, else uniform": p = (p − q) + q, q·g = 1 − (p − q))."""
+        """Exact given the pool. GRR = "keep w.p. p − q, else uniform" (p = (p − q) + q, q·g = 1 − (p − q)),
+        and the pool function is uniform and independent of that choice: Bin(f_v, p − q) users of item v
+        report H_j(v) for a uniform j (placed one by one, or split Multinomial(·, 1/k′) when that is
+        cheaper); all other users fall uniformly on the k′·g cells (one multinomial)."""
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         k, g = self.pool_size, self.g
-        live = np.flatnonzero(f)
-        split = rng.multinomial(f[live], np.full(k, 1.0 / k))                  # (live, k)
-        kept = rng.binomial(split, self.p - self.q)
-        counts = np.zeros((k, g), dtype=np.int64)
-        H = self.hash_table(live)                                              # (k, live)
-        np.add.at(counts, (np.broadcast_to(np.arange(k)[:, None], H.shape), H), kept.T)
-        counts += rng.multinomial((split - kept).sum(axis=0), np.full(g, 1.0 / g))
+        kept = rng.binomial(f, self.p - self.q)        # users reporting their own bucket H_j(v)
+        live = np.flatnonzero(kept)
+        if kept.sum() <= live.size * k:                 # place each kept user on a uniform pool function
+            v = np.repeat(live, kept[live])
+            j = rng.integers(0, k, size=v.size)
+            cells = j * g + self._hasher.hash_items(self.pool_seeds()[j], v).astype(np.int64)
+            counts = np.bincount(cells, minlength=k * g).reshape(k, g)
+        else:                                           # or split each item's kept users over the pool
+            split = rng.multinomial(kept[live], np.full(k, 1.0 / k))           # (live, k)
+            counts = np.zeros((k, g), dtype=np.int64)
+            H = self.hash_table(live)                                          # (k, live)
+            np.add.at(counts, (np.broadcast_to(np.arange(k)[:, None], H.shape), H), split.T)
+        # everyone else: pool function and bucket both uniform, whatever the item
+        counts = counts + rng.multinomial(int(f.sum() - kept.sum()), np.full(k * g, 1.0 / (k * g))).reshape(k, g)
         return Aggregate(int(f.sum()), counts, self.kind)
 
     def all_reports(self) -> FLHReports:
@@ -208,3 +224,11 @@ class FLH(FrequencyOracle):
         raw = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes)
         return self._check_reports(FLHReports(decode_uints(raw[:, :a].tobytes(), a),
                                               decode_uints(raw[:, a:].tobytes(), self.report_bytes - a)), "decode")
+
+
+@functools.lru_cache(maxsize=8)
+def _domain_table(mech: FLH) -> np.ndarray:
+    """H_j(x) for the whole pool and domain (read-only, cached: sweeps reuse one configuration)."""
+    table = mech._compute_table(np.arange(mech.domain_size))
+    table.setflags(write=False)
+    return table

@@ -59,3 +59,14 @@ def test_layout_and_default_blocks():
 def test_bad_blocks():
     with pytest.raises(ValueError, match="'blocks' parameter of HR"):
         HR(epsilon=1.0, domain_size=5, blocks=6)
+
+
+def test_direct_sampler_placement_branch_matches_theory():
+    """Few in-set users for many cells (D = 100, ε = 1: s = 64): the sampler places users one by one;
+    the estimates' mean and variance are still the theory's (α = 1e-4)."""
+    from tests.stats import assert_mean, assert_variance
+    m = HR(epsilon=1.0, domain_size=100)
+    counts = np.random.default_rng(3).integers(0, 20, 100)
+    est = np.array([m.estimate(m.sample_aggregate(counts, np.random.default_rng(s))) for s in range(3000)])
+    assert_mean(est, counts, m.variance(counts), what="HR placement mean")
+    assert_variance(est, counts, m.variance(counts), what="HR placement variance")

@@ -53,3 +53,15 @@ def test_flh_bias_averages_to_zero_over_pools():
 def test_flh_parameters():
     with pytest.raises(ValueError, match="'pool_size' parameter of FLH"):
         FLH(epsilon=1.0, domain_size=5, pool_size=0)
+
+
+def test_flh_direct_sampler_placement_branch_matches_theory():
+    """Few kept users for a large pool (k′ = 1024): users placed one by one; mean and variance of the
+    estimates against the exact given-pool theory (α = 1e-4)."""
+    from tests.stats import assert_mean, assert_variance
+    m = FLH(epsilon=1.0, domain_size=30, pool_size=1024)
+    counts = np.random.default_rng(4).integers(0, 40, 30)
+    est = np.array([m.estimate(m.sample_aggregate(counts, np.random.default_rng(s))) for s in range(3000)])
+    mean, var = counts + m.bias(counts), m.variance(counts)
+    assert_mean(est, mean, var, what="FLH placement mean")
+    assert_variance(est, mean, var, what="FLH placement variance")
