@@ -135,6 +135,9 @@ CASES: list[BenchCase] = [
     *[BenchCase(label, name, params, path, domain=domain, n=n if path == "per-user" else PER)
       for label, name, params, domain, n in [
           ("rappor k128 h2 c8 d200", "rappor", {"epsilon": 4 * math.log(3), **RAPPOR_BENCH}, 200, None),
+          # p = 0, q = 1: no instantaneous response, pure-ldp's RAPPOR (its peer row)
+          ("rappor no-IRR d200", "rappor", {"epsilon": 4 * math.log(3), "p": 0.0, "q": 1.0, **RAPPOR_BENCH}, 200,
+           None),
           ("hr ε1", "hr", {"epsilon": 1.0}, None, None),
           ("hr ε4", "hr", {"epsilon": 4.0}, None, None),
           ("sue", "sue", {"epsilon": 1.0}, None, None),
