@@ -11,8 +11,10 @@ Privacy: ε-LDP, the largest ratio of two rows is exactly e^ε (C_x ⊄ C_x' for
 B = 1 is the paper's scheme for small ε (K = b ≥ D + 1, |C_x| = K/2); B > 1 is its variant for large
 ε, where each block is a small Hadamard response and a report also reveals its block (the regime
 e^ε ≫ 1, where a set of size ≈ K/e^ε is optimal). ``blocks`` is an upper bound: b is the smallest
-power of two with blocks·(b−1) ≥ D and B = ⌈D/(b−1)⌉ blocks are used; ``blocks=None`` picks, among
-1, 2, 4, … ≤ D, the layout minimising the variance at a uniform input (closed form below).
+power of two with blocks·(b−1) ≥ D and B = ⌈D/(b−1)⌉ blocks are used (the paper's layout leaves
+blocks without items when B·(b−1) ≫ D; they would only add uniform noise, so they are dropped);
+``blocks=None`` is the paper's choice (:func:`paper_blocks`): 1 for ε ≤ 1, else the largest power of
+two ≤ min(e^ε, 2D).
 
 Server: output histogram (length K, mergeable). With S_x = outputs in C_x and T_j = outputs in block j,
 ĉ_x = κ·(2S_x − T_j), κ = Z/(s(e^ε−1)), unbiased; 2S_x − T_j for every x of a block is the block's
@@ -40,21 +42,12 @@ def layout(domain_size: int, blocks: int) -> tuple[int, int]:
     return -(-domain_size // (b - 1)), b
 
 
-def _uniform_variance(epsilon: float, domain_size: int, blocks: int) -> float:
-    """Var ĉ_x per user at a uniform input (F_j = n(b−1)/D, f_x ≈ 0): the criterion for ``blocks=None``."""
-    B, b = layout(domain_size, blocks)
-    s, k, e = b / 2, B * b, math.exp(epsilon)
-    z = s * e + k - s
-    kappa = z / (s * (e - 1))
-    share = min(b - 1, domain_size) / domain_size  # F_j / n: the items of one block
-    return kappa ** 2 * (share * s * (e + 1) + (1 - share) * 2 * s) / z
-
-
-def default_blocks(epsilon: float, domain_size: int) -> int:
-    """The number of blocks B (from the layouts of 1, 2, 4, ... ≤ D blocks) minimising
-    :func:`_uniform_variance`."""
-    candidates = [1 << i for i in range(domain_size.bit_length())]
-    return layout(domain_size, min(candidates, key=lambda B: _uniform_variance(epsilon, domain_size, B)))[0]
+def paper_blocks(epsilon: float, domain_size: int) -> int:
+    """The paper's number of blocks: 1 for ε ≤ 1 (the high-privacy scheme), else the largest power of two
+    ≤ min(e^ε, 2D) (Acharya, Sun, Zhang's general scheme, as their reference code and pure-ldp choose it)."""
+    if epsilon <= 1.0:
+        return 1
+    return 1 << int(math.floor(math.log2(min(math.exp(epsilon), 2.0 * domain_size))))
 
 
 def fwht(a: np.ndarray) -> np.ndarray:
@@ -88,8 +81,8 @@ class HR(DiscreteOracle):
     >>> m = HR(epsilon=1.0, domain_size=6)
     >>> m.blocks, m.block_size, m.n_outputs
     (1, 8, 8)
-    >>> HR(epsilon=5.0, domain_size=100).blocks
-    34
+    >>> HR(epsilon=5.0, domain_size=100).blocks, HR(epsilon=4.0, domain_size=2000).n_outputs
+    (100, 2048)
     """
 
     epsilon: float
@@ -101,7 +94,7 @@ class HR(DiscreteOracle):
     def __post_init__(self):
         eps = check_epsilon("HR", self.epsilon)
         d = check_int("HR", "domain_size", self.domain_size, low=2, high=1 << 30)
-        B = default_blocks(eps, d) if self.blocks is None else check_int("HR", "blocks", self.blocks, low=1, high=d)
+        B = paper_blocks(eps, d) if self.blocks is None else check_int("HR", "blocks", self.blocks, low=1, high=2 * d)
         B, b = layout(d, B)
         for name, value in (("epsilon", eps), ("domain_size", d), ("blocks", B), ("block_size", b),
                             ("n_outputs", B * b)):

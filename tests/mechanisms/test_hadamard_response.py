@@ -11,7 +11,7 @@ from scipy.linalg import hadamard
 
 from ldpsim.mechanisms import HR, make
 from ldpsim.mechanisms.base import Aggregate
-from ldpsim.mechanisms.hadamard_response import default_blocks, fwht, layout
+from ldpsim.mechanisms.hadamard_response import fwht, layout, paper_blocks
 from ldpsim.mechanisms.linear_theory import linear_estimator_variance
 
 
@@ -48,8 +48,8 @@ def test_layout_and_default_blocks():
     assert layout(1000, 1) == (1, 1024)
     assert layout(100, 32) == (15, 8)
     assert layout(100, 64) == (34, 4)
-    assert default_blocks(0.5, 1000) == 1  # small ε: the paper's single Hadamard block
-    assert default_blocks(6.0, 1000) > 1
+    assert paper_blocks(0.5, 1000) == 1 and paper_blocks(1.0, 1000) == 1  # small ε: one Hadamard block
+    assert paper_blocks(4.0, 2000) == 32 and paper_blocks(9.0, 100) == 128  # 2^⌊log2 min(e^ε, 2D)⌋
     for B in (1, 5, 34):  # a layout's own block count reproduces it
         used, b = layout(100, B)
         assert layout(100, used) == (used, b)
@@ -58,7 +58,7 @@ def test_layout_and_default_blocks():
 
 def test_bad_blocks():
     with pytest.raises(ValueError, match="'blocks' parameter of HR"):
-        HR(epsilon=1.0, domain_size=5, blocks=6)
+        HR(epsilon=1.0, domain_size=5, blocks=11)
 
 
 def test_direct_sampler_placement_branch_matches_theory():
