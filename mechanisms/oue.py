@@ -1,6 +1,6 @@
 """Optimized unary encoding (OUE) — Wang et al., USENIX Security 2017 ("Unary Encoding" section).
 
-SPEC §1 is silent on OUE; the formulas below are derived here from the paper and stated exactly.
+Formulas and the exact variance: docs/math.md §7.1 (unary encoding).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from ldpsim.mechanisms.unary import UnaryEncoding
 
 @dataclass(frozen=True)
 class OUE(UnaryEncoding):
-    """Optimized unary encoding over item ids ``0 .. domain_size-1`` (Wang et al. 2017, OUE).
+    """Optimized unary encoding over item ids ``0 … D−1`` (Wang, Blocki, Li, Jha 2017, OUE).
+
+    Math: docs/math.md §7.1 (unary encoding).
 
     Client: one-hot encode x into D bits; keep the true bit as 1 w.p. p = 1/2; set every other bit
     to 1 w.p. q = 1/(e^ε+1), all bits independently.
@@ -28,8 +30,26 @@ class OUE(UnaryEncoding):
     [f_x·p(1−p) + (n − f_x)·q(1−q)] / (p − q)² = n·q(1−q)/(p−q)² + f_x(1−p−q)/(p−q), the paper's
     pure-protocol variance; its headline n·4e^ε/(e^ε−1)² drops the f_x term.
 
-    Client, server, theory and wire form are :class:`~ldpsim.mechanisms.unary.UnaryEncoding`'s.
+    Client, server, theory and wire form are :class:`~ldpsim.mechanisms.unary.UnaryEncoding`'s: bit-packed
+    rows (``np.packbits`` order, padding bits zero), bits drawn sixteen at a time from their exact
+    product distribution (:mod:`ldpsim.mechanisms.bitsampling`, docs/math.md §1.7).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of values D ≥ 2 (one report bit per value); users hold ids 0 … D−1.
+
+    Attributes
+    ----------
+    p : float
+        P[bit = 1] for the user's own item, 1/2.
+    q : float
+        P[bit = 1] for every other item, 1/(e^ε+1).
+
+    Examples
+    --------
     >>> m = OUE(epsilon=1.0, domain_size=4)
     >>> m.bit_probabilities()
     (0.5, 0.2689414213699951)

@@ -84,7 +84,7 @@ def test_adversary_metric_is_the_papers_reference_value(tiny):
     cell = dataclasses.replace(scenario.cells()[0], metrics=("adversary_accuracy",))
     summary = sweep.run_cell(cell, scenario.seed)[1]
     e = np.exp(2.0)
-    assert summary["mean"].item() == pytest.approx(e / (12 + e - 1))  # GRR: e^ε/(D+e^ε−1), SPEC §3
+    assert summary["mean"].item() == pytest.approx(e / (12 + e - 1))  # GRR: e^ε/(D+e^ε−1), docs/math.md §3
 
 
 def test_interrupted_sweep_resumes_without_recomputing(tiny, tmp_path, monkeypatch):
@@ -119,13 +119,13 @@ def test_interrupted_sweep_resumes_without_recomputing(tiny, tmp_path, monkeypat
 
 def test_cli_refuses_changed_scenario_unless_forced(tiny, tmp_path, capsys):
     out = str(tmp_path / "run")
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 0
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress", "--resume"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q", "--resume"]) == 0
     assert "all 4 cells already done" in capsys.readouterr().out
     tiny.write_text(tiny.read_text().replace("repeats = 4", "repeats = 5"))
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 2
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q"]) == 2
     assert "different scenario" in capsys.readouterr().err
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress", "--force"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q", "--force"]) == 0
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
 
 
