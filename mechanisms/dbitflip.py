@@ -38,7 +38,8 @@ class DBitFlipReports(NamedTuple):
 
 @dataclass(frozen=True)
 class DBitFlip(FrequencyOracle):
-    """dBitFlip over bucket ids ``0 .. domain_size-1`` (k = domain_size), d sampled buckets per user.
+    """dBitFlip over bucket ids ``0 .. domain_size-1`` (k = domain_size), d sampled buckets per user
+    (docs/math.md §7.3).
 
     Privacy: two inputs change the law of at most two sent bits, each by a factor ≤ e^{ε/2}, so
     ε-LDP; the bound is reached (max ratio exactly e^ε) when d ≥ 2, while for d = 1 one bit differs
@@ -47,6 +48,17 @@ class DBitFlip(FrequencyOracle):
     estimate ĉ_j = (k/d)·(c_j(t+1) − m_j)/(t−1) with t = e^{ε/2} (unbiased).
     Var = f_j[(k/d)(t²−t+1)/(t−1)² − 1] + (n − f_j)(k/d)·t/(t−1)² (docs/math.md §7.3).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of buckets k, in [2, 2^32].
+    d : int
+        Buckets sampled per user, in [1, k] (default 1).
+
+    Examples
+    --------
     >>> m = DBitFlip(epsilon=1.0, domain_size=8, d=2)
     >>> r = m.perturb([3, 5], rng=0)
     >>> r.buckets.shape, m.report_bytes
@@ -143,7 +155,21 @@ class DBitFlip(FrequencyOracle):
         buckets left takes the current one w.p. r/K (sequential form of a uniform d-subset). Users are
         tracked per (value, picks left) with binomial draws, so m_j and m_jj (users of value j who
         sampled j) have their exact joint law; then c_j = Bin(m_jj, a) + Bin(m_j − m_jj, b). Once its own
-        bucket is passed, an item's users are pooled with the others. Cost: about k·D·d/2 binomial draws."""
+        bucket is passed, an item's users are pooled with the others. Cost: about k·D·d/2 binomial draws.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Ignored (the aggregate covers every id).
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         k, d = self.domain_size, self.d

@@ -76,8 +76,19 @@ def _parity(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HR(DiscreteOracle):
-    """Hadamard Response over item ids ``0 .. domain_size-1`` (module docstring).
+    """Hadamard Response over item ids ``0 .. domain_size-1`` (module docstring; docs/math.md §7.1).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D, in [2, 2^30].
+    blocks : int, optional
+        Upper bound on the number of blocks B, in [1, 2D]; None: the paper's choice.
+
+    Examples
+    --------
     >>> m = HR(epsilon=1.0, domain_size=6)
     >>> m.blocks, m.block_size, m.n_outputs
     (1, 8, 8)
@@ -137,7 +148,19 @@ class HR(DiscreteOracle):
         return block * self.block_size + col
 
     def perturb(self, values, rng=None) -> np.ndarray:
-        """One output id in [0, K) per user."""
+        """One output id in [0, K) per user.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            One value per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        reports
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         lam = self._s * math.expm1(self.epsilon) / self._z
@@ -150,7 +173,19 @@ class HR(DiscreteOracle):
         return Aggregate(y.size, np.bincount(y, minlength=self.n_outputs), self.kind)
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
-        """κ·(2S_x − T_j) for every item at once via one Walsh–Hadamard transform per block."""
+        """κ·(2S_x − T_j) for every item at once via one Walsh–Hadamard transform per block.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+        items : array_like, optional
+            Items to estimate.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         self._check_aggregate(agg)
         signed = fwht(agg.data.reshape(self.blocks, self.block_size))[:, 1:].ravel()
         return self._kappa * signed[self._items(items)]
@@ -167,7 +202,21 @@ class HR(DiscreteOracle):
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact: a_x = Bin(f_x, λ) users uniform on C_x (a multinomial over its s cells, or one uniform
         cell of C_x per user when there are fewer such users than cells), the other n − Σa_x uniform on
-        all K outputs (one multinomial)."""
+        all K outputs (one multinomial).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Ignored (the aggregate covers every id).
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         lam = self._s * math.expm1(self.epsilon) / self._z

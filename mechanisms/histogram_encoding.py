@@ -41,7 +41,7 @@ def optimal_theta(epsilon: float) -> float:
 
 @dataclass(frozen=True)
 class THE(UnaryEncoding):
-    """Thresholding histogram encoding over item ids ``0 .. domain_size-1`` (module docstring).
+    """Thresholding histogram encoding over item ids ``0 .. domain_size-1`` (docs/math.md §7.1).
 
     ``theta`` None: the variance-minimising θ (:func:`optimal_theta`). Privacy: ε-LDP (post-processing
     of the Laplace histogram); the exact loss of a report is ln(p(1−q)/(q(1−p))) =
@@ -49,6 +49,17 @@ class THE(UnaryEncoding):
     :class:`~ldpsim.mechanisms.unary.UnaryEncoding` with the (p, q) above; the bits are sampled as
     independent Bernoulli(p)/(q) bits, which is exactly the law of the thresholded Laplace vector.
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D ≥ 2.
+    theta : float, optional
+        Threshold θ in [½, 1); None: the variance-minimising θ.
+
+    Examples
+    --------
     >>> m = THE(epsilon=1.0, domain_size=4)
     >>> round(m.theta, 4), round(m.epsilon_report, 4)
     (0.6186, 0.896)
@@ -74,7 +85,7 @@ class THE(UnaryEncoding):
 
 @dataclass(frozen=True)
 class SHE(FrequencyOracle):
-    """Summation histogram encoding over item ids ``0 .. domain_size-1`` (module docstring).
+    """Summation histogram encoding over item ids ``0 .. domain_size-1`` (docs/math.md §7.1).
 
     Client: the one-hot vector of x plus D independent Laplace(b) entries, b = 2/ε (float64 reports,
     shape (n, D)). Privacy: ε-LDP with equality: the log-density ratio of two inputs x, x' is
@@ -85,6 +96,15 @@ class SHE(FrequencyOracle):
     Exponential(b) ones, so a sum of n of them is Gamma(n, b) − Gamma(n, b) (independent gammas) and
     column x's sum is f_x + Gamma(n, b) − Gamma(n, b).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D ≥ 2.
+
+    Examples
+    --------
     >>> m = SHE(epsilon=1.0, domain_size=3)
     >>> m.scale, m.variance([10, 20, 30]).tolist()
     (2.0, [480.0, 480.0, 480.0])
@@ -144,7 +164,21 @@ class SHE(FrequencyOracle):
         return np.full(self._items(items).shape, 2.0 * self.scale ** 2 * counts.sum())
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: f_x + Gamma(n, b) − Gamma(n, b) per item (see the class docstring)."""
+        """Exact: f_x + Gamma(n, b) − Gamma(n, b) per item (see the class docstring).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Ignored (the aggregate covers every id).
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         n = int(f.sum())

@@ -36,10 +36,19 @@ _CACHED_TABLE_CELLS = 1 << 24  # whole-domain pool tables up to this size are ca
 
 @dataclass(frozen=True)
 class BLH(OLH):
-    """Binary local hashing: :class:`~ldpsim.mechanisms.olh.OLH` with g = 2 (module docstring).
+    """Binary local hashing: :class:`~ldpsim.mechanisms.olh.OLH` with g = 2 (docs/math.md §7.1).
 
     p = e^ε/(e^ε + 1); estimate (S_x − n/2)/(p − 1/2); Var = [f_x p(1−p) + (n − f_x)/4]/(p − ½)².
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D, in [2, 2^32].
+
+    Examples
+    --------
     >>> m = BLH(epsilon=1.0, domain_size=10)
     >>> m.g, round(m.p, 4)
     (2, 0.7311)
@@ -57,13 +66,29 @@ class FLHReports(NamedTuple):
 
 @dataclass(frozen=True)
 class FLH(FrequencyOracle):
-    """Fast local hashing over item ids ``0 .. domain_size-1`` with a pool of ``pool_size`` hashes.
+    """Fast local hashing over item ids ``0 .. domain_size-1`` with a pool of ``pool_size`` hashes
+    (docs/math.md §7.1).
 
     Hash j of the pool is OLH's hash with seed ``seed·pool_size + j`` (mod 2^32). Client: j uniform
     in [0, k′), h = H_j(x), y = h w.p. p = e^ε/(e^ε+g−1), else uniform among the other g − 1 buckets.
     Privacy: ε-LDP with equality whenever some pool hash separates the two inputs
     (P[(j, y) | x] = P[y | H_j(x)]/k′). Aggregate: counts per (j, y), shape (k′, g).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D, in [2, 2^32].
+    pool_size : int
+        Hash functions in the pool k′, in [1, 2^16] (default 1024).
+    g : int, optional
+        Hash range; None: round(e^ε) + 1.
+    seed : int
+        Picks the pool, in [0, 2^32 − 1].
+
+    Examples
+    --------
     >>> m = FLH(epsilon=2.0, domain_size=50, pool_size=16)
     >>> m.g, m.report_bytes
     (8, 2)
@@ -171,7 +196,21 @@ class FLH(FrequencyOracle):
         """Exact given the pool. GRR = "keep w.p. p − q, else uniform" (p = (p − q) + q, q·g = 1 − (p − q)),
         and the pool function is uniform and independent of that choice: Bin(f_v, p − q) users of item v
         report H_j(v) for a uniform j (placed one by one, or split Multinomial(·, 1/k′) when that is
-        cheaper); all other users fall uniformly on the k′·g cells (one multinomial)."""
+        cheaper); all other users fall uniformly on the k′·g cells (one multinomial).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Ignored (the aggregate covers every id).
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         k, g = self.pool_size, self.g

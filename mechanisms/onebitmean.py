@@ -32,10 +32,22 @@ _TAG_ALPHA, _TAG_BIT = 0x1B1, 0x1B2
 
 @dataclass(frozen=True)
 class OneBitMean(Mechanism):
-    """1BitMean for counters x ∈ [0, m] (module docstring); ``granularity`` s for α-point rounding.
+    """1BitMean for counters x ∈ [0, m] (module docstring; docs/math.md §7.3); ``granularity`` s for
+    α-point rounding.
 
     Privacy: ε-LDP with equality: π(m)/π(0) = (1 − π(0))/(1 − π(m)) = e^ε.
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    m : float
+        Upper end of the counters' range [0, m], > 0 (default 1).
+    granularity : int
+        Rounding steps s ≥ 1 of α-point rounding (default 32).
+
+    Examples
+    --------
     >>> mech = OneBitMean(epsilon=1.0, m=100.0)
     >>> [round(float(v), 4) for v in mech.bit_probability([0.0, 50.0, 100.0])]
     [0.2689, 0.5, 0.7311]
@@ -65,7 +77,19 @@ class OneBitMean(Mechanism):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
-        """One uint8 bit per device."""
+        """One uint8 bit per device.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            One counter in [0, m] per device.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        reports
+        """
         x = self._check_values(values)
         return (as_generator(rng).random(x.size) < self.bit_probability(x)).astype(np.uint8)
 
@@ -89,12 +113,32 @@ class OneBitMean(Mechanism):
         return check_item_ids(f"{self.name}.{what}", np.asarray(reports), 2, "reports").astype(np.uint8)
 
     def aggregate(self, reports) -> Aggregate:
-        """``Aggregate(n, [number of ones])``: mergeable by addition."""
+        """``Aggregate(n, [number of ones])``: mergeable by addition.
+
+        Parameters
+        ----------
+        reports
+            As returned by :meth:`perturb` or :meth:`decode` (validated).
+
+        Returns
+        -------
+        Aggregate
+        """
         b = self._check_reports(reports, "aggregate")
         return Aggregate(b.size, np.array([int(b.sum())], dtype=np.int64), self.kind)
 
     def estimate_mean(self, agg: Aggregate) -> float:
-        """(m/n)·Σ (b_i(e^ε+1) − 1)/(e^ε−1) (nan for n = 0)."""
+        """(m/n)·Σ (b_i(e^ε+1) − 1)/(e^ε−1) (nan for n = 0).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+
+        Returns
+        -------
+        float
+        """
         self._check_aggregate(agg)
         if agg.n == 0:
             return float("nan")
@@ -119,7 +163,19 @@ class OneBitMean(Mechanism):
 
     def sample_aggregate(self, values, rng=None) -> Aggregate:
         """Exact: the number of ones is Σ over distinct values v of Bin(count_v, π(v)) (one binomial
-        per distinct value: fast for counters with few distinct values, per-device otherwise)."""
+        per distinct value: fast for counters with few distinct values, per-device otherwise).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            One counter in [0, m] per device.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        Aggregate
+        """
         x = self._check_values(values)
         uniq, count = np.unique(x, return_counts=True)
         ones = as_generator(rng).binomial(count, self.bit_probability(uniq)).sum()
@@ -135,5 +191,16 @@ class OneBitMean(Mechanism):
         return self._check_reports(reports, "encode").tobytes()
 
     def decode(self, payload: bytes) -> np.ndarray:
+        """Bits from their wire form.
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`, one byte (0 or 1) per report; ``ValueError`` otherwise.
+
+        Returns
+        -------
+        numpy.ndarray of uint8
+        """
         self._check_payload(payload)
         return self._check_reports(np.frombuffer(payload, dtype=np.uint8).copy(), "decode")

@@ -55,11 +55,29 @@ class RAPPORReports(NamedTuple):
 
 @dataclass(frozen=True)
 class RAPPOR(FrequencyOracle):
-    """RAPPOR over arbitrary tokens (module docstring). ``epsilon`` = ε_∞ of the permanent response.
+    """RAPPOR over arbitrary tokens (module docstring; docs/math.md §7.2). ``epsilon`` = ε_∞ of the
+    permanent response.
 
     Parameters: epsilon > 0; num_bits k in [2, 4096]; num_hashes h in [1, k]; cohorts C in [1, 2^16];
     p, q instantaneous probabilities with 0 ≤ p < q ≤ 1; seed picks the hash family.
 
+    Parameters
+    ----------
+    epsilon : float
+        ε_∞ of the permanent response, in (0, inf); f = 2/(1 + e^{ε_∞/(2h)}).
+    num_bits : int
+        Bloom filter bits k, in [2, 4096] (default 128).
+    num_hashes : int
+        Hash functions per cohort h, in [1, k] (default 2).
+    cohorts : int
+        Number of cohorts C, in [1, 2^16] (default 64); each has its own hash functions.
+    p, q : float
+        Instantaneous response P(S_i = 1) for B′_i = 0 and 1, 0 ≤ p < q ≤ 1 (default 0.5, 0.75).
+    seed : int
+        Seed of the hash family, in [0, 2^32 − 1].
+
+    Examples
+    --------
     >>> m = RAPPOR(epsilon=4 * math.log(3), num_bits=16, num_hashes=2, cohorts=4)
     >>> round(m.f, 6), round(m.epsilon_report, 4), m.report_bytes
     (0.5, 1.0743, 3)
@@ -154,7 +172,19 @@ class RAPPOR(FrequencyOracle):
 
     def perturb(self, values, rng=None) -> RAPPORReports:
         """One report per user (fresh cohort and fresh permanent response: one-time RAPPOR, whose
-        bits have exactly the law P(S_i=1) = q* or p*)."""
+        bits have exactly the law P(S_i=1) = q* or p*).
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            One value per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        reports
+        """
         rng = as_generator(rng)
         keys = self._token_keys(values)
         cohort = rng.integers(0, self.cohorts, size=keys.size)
@@ -201,7 +231,17 @@ class RAPPOR(FrequencyOracle):
         return RAPPORReports(cohort.astype(np.int64), bits)
 
     def aggregate(self, reports) -> Aggregate:
-        """data (C, k + 1): ones per cohort and bit, then the cohort's number of reports N_c."""
+        """data (C, k + 1): ones per cohort and bit, then the cohort's number of reports N_c.
+
+        Parameters
+        ----------
+        reports
+            As returned by :meth:`perturb` or :meth:`decode` (validated).
+
+        Returns
+        -------
+        Aggregate
+        """
         cohort, bits = self._check_reports(reports, "aggregate")
         data = np.zeros((self.cohorts, self.num_bits + 1), dtype=np.int64)
         order = np.argsort(cohort, kind="stable")
@@ -223,7 +263,19 @@ class RAPPOR(FrequencyOracle):
         return _design(self, tuple(items.tolist() if isinstance(items, np.ndarray) else items))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
-        """Least-squares counts of the candidates ``items``: C·pinv(X)·t."""
+        """Least-squares counts of the candidates ``items``: C·pinv(X)·t.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+        items : array_like, optional
+            Items to estimate.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         X, A = self._estimator(items)
         return self.cohorts * (A @ self.bit_estimates(agg))
 
@@ -245,7 +297,21 @@ class RAPPOR(FrequencyOracle):
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact: cohorts f_{w,c} ~ Multinomial(f_w, 1/C); then per (c, i), with n1 = Σ_w f_{w,c}X_{ci,w},
-        c_ci = Bin(n1, q*) + Bin(N_c − n1, p*), independent (bits of a report are independent given B)."""
+        c_ci = Bin(n1, q*) + Bin(N_c − n1, p*), independent (bits of a report are independent given B).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            The items (tokens for RAPPOR).
+
+        Returns
+        -------
+        Aggregate
+        """
         X, _ = self._estimator(items)
         f = check_counts(self.name, true_counts, X.shape[1])
         rng = as_generator(rng)

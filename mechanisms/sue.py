@@ -16,7 +16,7 @@ from ldpsim.mechanisms.unary import UnaryEncoding
 
 @dataclass(frozen=True)
 class SUE(UnaryEncoding):
-    """Symmetric unary encoding over item ids ``0 .. domain_size-1``.
+    """Symmetric unary encoding over item ids ``0 .. domain_size-1`` (docs/math.md §7.1).
 
     Client: one-hot encode x into D bits and keep each bit w.p. p = e^{ε/2}/(e^{ε/2}+1), flip it
     w.p. q = 1/(e^{ε/2}+1) (so P[own bit = 1] = p, P[other bit = 1] = q = 1 − p).
@@ -24,6 +24,15 @@ class SUE(UnaryEncoding):
     Server and theory: :class:`~ldpsim.mechanisms.unary.UnaryEncoding` (estimate (c_x − nq)/(p − q),
     Var = n·q(1−q)/(p−q)² + f_x(1−p−q)/(p−q) with 1 − p − q = 0 here: Var = n·e^{ε/2}/(e^{ε/2}−1)²).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of items D ≥ 2.
+
+    Examples
+    --------
     >>> m = SUE(epsilon=2.0, domain_size=4)
     >>> [round(v, 4) for v in m.bit_probabilities()], round(m.epsilon_report, 12)
     ([0.7311, 0.2689], 2.0)

@@ -70,7 +70,19 @@ class UnaryEncoding(FrequencyOracle):
         return rows
 
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Bit-packed reports, shape (n, ⌈D/8⌉) uint8."""
+        """Bit-packed reports, shape (n, ⌈D/8⌉) uint8.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            One value per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        reports
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         out = np.empty((x.size, self.report_bytes), dtype=np.uint8)
         for users, rows in self._batches(x, as_generator(rng)):
@@ -117,7 +129,21 @@ class UnaryEncoding(FrequencyOracle):
         return (f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across bits."""
+        """Exact: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across bits.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each item (aligned with ``items``).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Ignored (the aggregate covers every id).
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         n = int(f.sum())
