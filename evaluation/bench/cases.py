@@ -99,6 +99,8 @@ def every_tenth(domain_size: int) -> tuple:
 
 
 _CMS_SMALL = {"k": 256, "m": 1024}
+#: RAPPOR's bench shape: C·k = 1024 regression rows ≥ the 200 candidates (least squares needs full rank)
+RAPPOR_BENCH = {"num_bits": 128, "num_hashes": 2, "cohorts": 8}
 _CMS_WIDE = {"k": 65535, "m": 32}
 
 #: the benchmark table (issue 2, item 4); order = print order
@@ -129,6 +131,26 @@ CASES: list[BenchCase] = [
     BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct", n=PER),
     BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", n=PER, target_s=2.0,
               numeric=True, unit="reports", extra={"bins": 1024}),
+    # deployed designs and the peers' oracles (issue 12); no targets: measured, compared with the peers
+    *[BenchCase(label, name, params, path, domain=domain, n=n if path == "per-user" else PER)
+      for label, name, params, domain, n in [
+          ("rappor k128 h2 c8 d200", "rappor", {"epsilon": 4 * math.log(3), **RAPPOR_BENCH}, 200, None),
+          # p = 0, q = 1: no instantaneous response, pure-ldp's RAPPOR (its peer row)
+          ("rappor no-IRR d200", "rappor", {"epsilon": 4 * math.log(3), "p": 0.0, "q": 1.0, **RAPPOR_BENCH}, 200,
+           None),
+          ("hr ε1", "hr", {"epsilon": 1.0}, None, None),
+          ("hr ε4", "hr", {"epsilon": 4.0}, None, None),
+          ("sue", "sue", {"epsilon": 1.0}, None, None),
+          ("she", "she", {"epsilon": 1.0}, None, 100_000),
+          ("the", "the", {"epsilon": 1.0}, None, None),
+          ("blh", "blh", {"epsilon": 1.0}, None, 100_000),
+          ("flh k1024", "flh", {"epsilon": 1.0, "pool_size": 1024}, None, None),
+          ("dbitflip d1", "dbitflip", {"epsilon": 1.0, "d": 1}, None, None),
+          ("dbitflip d8", "dbitflip", {"epsilon": 1.0, "d": 8}, None, None)]
+      for path in ("per-user", "direct")],
+    BenchCase("onebitmean m100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, "counter", numeric=True),
+    BenchCase("onebitmean m100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, "counter-direct", numeric=True,
+              n=PER),
 ]
 
 
@@ -176,8 +198,32 @@ def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndar
     return time.perf_counter() - t0, est
 
 
+def _counters(case: BenchCase, n: int, seed):
+    mech = case.make(2)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    return mech, wl_rng.uniform(0.0, mech.m, n), run_rng
+
+
+def _counter(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    """1BitMean on n counters uniform in [0, m]: perturb + aggregate + mean estimate."""
+    mech, values, rng = _counters(case, n, seed)
+    t0 = time.perf_counter()
+    est = mech.estimate_mean(mech.aggregate(mech.perturb(values, rng)))
+    return time.perf_counter() - t0, np.array([est])
+
+
+def _counter_direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    """1BitMean's direct sampler on n counters (one binomial per distinct value)."""
+    mech, values, rng = _counters(case, n, seed)
+    values = np.round(values)  # counters: integers, so few distinct values
+    t0 = time.perf_counter()
+    est = mech.estimate_mean(mech.sample_aggregate(values, rng))
+    return time.perf_counter() - t0, np.array([est])
+
+
 #: path → runner ``(case, n, domain_size, seed) -> (seconds, estimates)``; register new paths here
-RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em}
+RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _counter,
+           "counter-direct": _counter_direct}
 
 
 def peak_rss_bytes() -> int:
