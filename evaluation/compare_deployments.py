@@ -35,8 +35,10 @@ def load_variants(path) -> dict:
     return raw
 
 
-def compare(path, devices: int | None = None, days: int | None = None, seed: int | None = None) -> pd.DataFrame:
-    """Run every variant of the scenario at ``path`` on the same fleet; one row per variant."""
+def compare(path, devices: int | None = None, days: int | None = None, seed: int | None = None,
+            only=None) -> pd.DataFrame:
+    """Run every variant (or those named in ``only``) of the scenario at ``path`` on the same fleet;
+    one row per variant."""
     from ldpsim.evaluation.deployment_metrics import measure
     from ldpsim.evaluation.scenario.deployment_file import _use_case, load_deployment
     from ldpsim.evaluation.workloads.make import make_workload
@@ -46,6 +48,8 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
     workload = make_workload("emoji", 1, top=len(cfg.items))
     rows = []
     for name, table in load_variants(path).items():
+        if only is not None and name not in only:
+            continue
         uc = _use_case("emoji", table, workload, path)
         others = tuple(u for u in cfg.use_cases if u.kind != "event")
         variant = dataclasses.replace(cfg, use_cases=(uc, *others))
@@ -78,11 +82,12 @@ def main(argv=None) -> int:
     p.add_argument("--days", type=int)
     p.add_argument("--seed", type=int)
     p.add_argument("--out", help="folder for compare.csv")
+    p.add_argument("--only", help="comma-separated variant names (default: all)")
     args = p.parse_args(argv)
     path = Path(args.scenario)
     if not path.is_file():
         path = Path(__file__).resolve().parent.parent / "scenarios" / f"{args.scenario.removesuffix('.toml')}.toml"
-    df = compare(path, args.devices, args.days, args.seed)
+    df = compare(path, args.devices, args.days, args.seed, args.only.split(",") if args.only else None)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         df.to_csv(Path(args.out) / "compare.csv", index=False)

@@ -22,7 +22,7 @@ from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits, memo_base
 from ldpsim.simulator.ledger import PrivacyLedger
-from ldpsim.simulator.memo import Memo, keyed_perturb, report_keys
+from ldpsim.simulator.memo import Memo, device_keys, keyed_perturb, report_keys
 DAY_S = 86400.0
 
 
@@ -166,8 +166,9 @@ class Devices:
         if device is None:
             reports = mech.perturb(x, rng)
         else:
-            keys = report_keys(self.memos[uc.name].base, device, values)
-            reports = keyed_perturb(mech, values, keys, x if mech.takes_tokens else None, rng)
+            base = self.memos[uc.name].base
+            reports = keyed_perturb(mech, values, report_keys(base, device, values), x if mech.takes_tokens else None,
+                                    rng, device_keys(base, device))
         return np.frombuffer(mech.encode(reports), dtype=np.uint8).reshape(len(x), mech.report_bytes)
 
     def _append_bundles(self, day: int, new: dict, chunks: dict) -> None:

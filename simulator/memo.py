@@ -44,10 +44,14 @@ def splitmix64(z: np.ndarray) -> np.ndarray:
     return z
 
 
+def device_keys(base: int, device: np.ndarray) -> np.ndarray:
+    """The per-device key K_i = mix(base + device) (uint64)."""
+    return splitmix64(np.asarray(device, np.int64).astype(np.uint64) + np.uint64(base))
+
+
 def report_keys(base: int, device: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Key of the memoized report of (device, value): mix(mix(base + device) + value) (uint64)."""
-    dev_key = splitmix64(np.asarray(device, np.int64).astype(np.uint64) + np.uint64(base))
-    return splitmix64(dev_key + np.asarray(value, np.int64).astype(np.uint64) * _GOLDEN)
+    """Key of the memoized report of (device, value): mix(K_i + value·φ) (uint64)."""
+    return splitmix64(device_keys(base, device) + np.asarray(value, np.int64).astype(np.uint64) * _GOLDEN)
 
 
 def keyed_uniforms(keys: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
@@ -123,7 +127,7 @@ def _generic(mech, x, keys):
     return np.concatenate(parts)
 
 
-def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=None):
+def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=None, dev_keys=None):
     """Reports of ``values`` (item ids; ``tokens`` = the items for token mechanisms), each a
     deterministic function of its uint64 key with the mechanism's output law. A mechanism with its
     own ``perturb_memoized(values, keys[, rng])`` is used as it is (RAPPOR memoizes the permanent
@@ -135,7 +139,8 @@ def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=N
         arg = tokens if getattr(mech, "takes_tokens", False) else x
         import inspect
         takes_rng = "rng" in inspect.signature(own).parameters
-        return own(arg, keys, rng=rng) if takes_rng else own(arg, keys)
+        k = keys if dev_keys is None else np.asarray(dev_keys, np.uint64)
+        return own(arg, k, rng=rng) if takes_rng else own(arg, k)
     if isinstance(mech, CMS):
         return _cms(mech, tokens, keys)
     if isinstance(mech, HCMS):

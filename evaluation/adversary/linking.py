@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms._validation import as_generator, check_int
-from ldpsim.simulator.memo import keyed_perturb, report_keys
+from ldpsim.simulator.memo import device_keys, keyed_perturb, report_keys
 
 
 def _report_rows(mech, reports) -> np.ndarray:
@@ -93,7 +93,8 @@ def linking_accuracy(mech, items, prior, n_devices: int = 2000, n_days: int = 30
         x = second if change_day is not None and day + 1 >= change_day else first
         arg = tokens[x] if takes_tokens else x
         if memoize:
-            reports = keyed_perturb(mech, x, report_keys(key_base, devices, x), arg if takes_tokens else None)
+            reports = keyed_perturb(mech, x, report_keys(key_base, devices, x), arg if takes_tokens else None,
+                                    rng, device_keys(key_base, devices))
         else:
             reports = mech.perturb(arg, rng)
         rows = _report_rows(mech, reports)

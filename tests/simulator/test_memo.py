@@ -100,13 +100,16 @@ def test_memo_charges_each_value_once_and_repeats_are_free():
     assert led.spent.tolist() == [1.0, 2.0] and led.refused == 1
 
 
-def _memo_config(**kw):
-    ucs = (UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", len(ITEMS))), 1, memoize=True),)
+def _memo_config(mechanism="grr", extra=(), **kw):
+    params = (("epsilon", 1.0), ("domain_size", len(ITEMS)), *extra)
+    ucs = (UseCase("emoji", "event", mechanism, params, 1, memoize=True),)
     return tiny_config(use_cases=ucs, n_days=6, **kw)
 
 
-def test_memoized_deployment_repeats_reports_and_charges_distinct_values(tmp_path):
-    cfg = _memo_config()
+@pytest.mark.parametrize("mechanism,extra", [("grr", ()), ("oue", ()), ("dbitflip", (("d", 2),))])
+def test_memoized_deployment_repeats_reports_and_charges_distinct_values(tmp_path, mechanism, extra):
+    # dbitflip brings its own perturb_memoized (per-device key): plugged in as it is
+    cfg = _memo_config(mechanism, extra)
     r = run(cfg, tmp_path)
     tap = pd.DataFrame({"device": np.concatenate([t["device"] for t in r.tap]),
                         "value": np.concatenate([t["value"] for t in r.tap]),
