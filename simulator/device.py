@@ -86,8 +86,8 @@ class Devices:
                 dev, val = (d.event_device, d.event_item) if uc.kind == "event" else (d.reading_device,
                                                                                        d.readings[uc.name])
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
-                if plan is not None:
-                    chosen, granted, rows, dev, val = self._policy_donate(uc, u, plan, dev, val, rng, traits, day)
+                if plan is not None:  # rows of real and (RS+FD) fake inputs, in device order
+                    chosen, granted, rows, row_dev, row_val = self._policy_donate(uc, u, plan, dev, val, rng, day)
                 elif uc.name in self.memos:
                     chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng)
                     rows = self._privatize(uc, val[chosen], rng, traits.device[dev[chosen]])
@@ -96,15 +96,13 @@ class Devices:
                                                 slice(lo, hi))
                     chosen = sample_per_device(dev, granted, rng)
                     rows = self._privatize(uc, val[chosen], rng)
+                if plan is None:
+                    row_dev, row_val = dev[chosen], val[chosen]
                 chunks[uc.name].append(rows)
                 counts[uc.name] = granted
                 granted_any += granted
-                if plan is not None:  # dev, val are the rows' (real and fake); the truth books the real
-                    self._book_donated(uc, day, (d.event_item if uc.kind == "event" else d.readings[uc.name])[chosen])
-                    self._tap(uc.name, day, traits.device[dev], val, rows)
-                    continue
-                self._book_donated(uc, day, val[chosen])
-                self._tap(uc.name, day, traits.device[dev[chosen]], val[chosen], rows)
+                self._book_donated(uc, day, val[chosen])  # the real values only
+                self._tap(uc.name, day, traits.device[row_dev], row_val, rows)
             has = np.flatnonzero(granted_any > 0)
             new["device"].append(has + lo)
             new["nonce"].append(rng.integers(0, 2**63 - 1, size=has.size))
@@ -126,7 +124,7 @@ class Devices:
         rng = block_rng(cfg.seed, "policy", block, day)
         return {"granted": granted, "sampled": rng.integers(0, len(ucs), size=n), "rng": rng}
 
-    def _policy_donate(self, uc, u: int, plan: dict, dev, val, rng, traits, day: int):
+    def _policy_donate(self, uc, u: int, plan: dict, dev, val, rng, day: int):
         """One use case's donations under ``smp``/``rsfd``: the real record of the devices that sampled
         it (one, uniformly among the day's records), and under ``rsfd`` a fake input for every other
         granted device. Returns (chosen records, reports per device, rows, device of each row, value
