@@ -2,9 +2,9 @@
 
 A use case with ``memoize = true`` privatizes a value v of device i as R(K_i, v), a deterministic
 function of a per-device key K_i (derived from the run's seed, the use case and the device id) and v.
-The randomness of R is a counter-based stream: uniform number t of the report of (i, v) is
-splitmix64(key(i, v) + (t + 1)·φ) (φ the 64-bit golden ratio), so R(K_i, ·) has exactly the
-mechanism's output law for each v, and nothing about the memo has to be stored: a device keeps only
+The randomness of R is a counter-based stream: uniform number t of the report of (i, v) is the keyed
+hash of ``mechanisms/memo.py`` of (key(i, v), t), so R(K_i, ·) has the mechanism's output law for
+each v, and nothing about the memo has to be stored: a device keeps only
 a bitmap of the values it has already paid for (⌈D/8⌉ bytes, D the domain size), O(1) in the number
 of days. The privacy ledger charges ε the first time a value is reported; a repeat is
 post-processing of a report already published (free), so a device that reports k distinct values
@@ -25,40 +25,27 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.mechanisms import CMS, HCMS, OLH, OUE
+from ldpsim.mechanisms.memo import keyed_uniforms as _uniforms
+from ldpsim.mechanisms.memo import keyed_words
 from ldpsim.mechanisms.olh import OLHReports
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 #: uniforms per keyed-sampler chunk (bounds the temporary memory of OUE and CMS reports)
 _CHUNK = 1 << 22
 
 
-def splitmix64(z: np.ndarray) -> np.ndarray:
-    """The splitmix64 finalizer (Steele, Lea, Flood 2014) of a uint64 array (wrapping arithmetic)."""
-    z = np.array(z, dtype=np.uint64, copy=True)
-    z ^= z >> np.uint64(30)
-    z *= _M1
-    z ^= z >> np.uint64(27)
-    z *= _M2
-    z ^= z >> np.uint64(31)
-    return z
-
-
 def device_keys(base: int, device: np.ndarray) -> np.ndarray:
-    """The per-device key K_i = mix(base + device) (uint64)."""
-    return splitmix64(np.asarray(device, np.int64).astype(np.uint64) + np.uint64(base))
+    """The per-device key K_i = hash(base, device) (uint64; ``mechanisms/memo.py``'s keyed hash)."""
+    return keyed_words(np.uint64(base), np.asarray(device, np.int64))
 
 
 def report_keys(base: int, device: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Key of the memoized report of (device, value): mix(K_i + value·φ) (uint64)."""
-    return splitmix64(device_keys(base, device) + np.asarray(value, np.int64).astype(np.uint64) * _GOLDEN)
+    """Key of the memoized report of (device, value): hash(K_i, value) (uint64)."""
+    return keyed_words(device_keys(base, device), np.asarray(value, np.int64))
 
 
 def keyed_uniforms(keys: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
-    """(len(keys), n) uniforms in [0, 1): number t of each key's stream is splitmix64(key + (t+1)·φ)."""
-    t = (np.arange(offset, offset + n, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
-    z = splitmix64(np.asarray(keys, np.uint64)[:, None] + t[None, :])
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    """(len(keys), n) uniforms in [0, 1): number t of each key's stream is hash(key, t)."""
+    return _uniforms(np.asarray(keys, np.uint64)[:, None], np.arange(offset, offset + n)[None, :])
 
 
 def _keyed_ints(keys, high: int, t: int) -> np.ndarray:
