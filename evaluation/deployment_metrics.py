@@ -145,7 +145,7 @@ def network_summary(cfg, result) -> dict:
 
 def ledger_summary(cfg, result) -> dict:
     """ε spent per device (sequential composition) against the budgets, and what memoization saved
-    (ε the memoized re-sends would have cost without it; ``simulator/memo.py``)."""
+    (ε the memoized re-sends would have cost without it; ``simulator/memoization.py``)."""
     spent, daily = result.ledger_spent, result.ledger_daily
     saved = getattr(result, "ledger_saved", None)
     saved = np.zeros(1) if saved is None or saved.size == 0 else saved

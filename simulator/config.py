@@ -55,7 +55,7 @@ class UseCase:
         average is biased (SDPM).
     memoize : bool, default False
         Events only: a device re-sends the same report for a value it has reported before, charged
-        once (``simulator/memo.py``).
+        once (``simulator/memoization.py``).
     mech_epsilon, cost : float, optional
         Set by the multi-attribute policy (``simulator/attributes.py``): the ε the mechanism runs at
         and the ledger cost of one donation (default: the ``epsilon`` of ``params``).

@@ -22,7 +22,7 @@ from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits, memo_base
 from ldpsim.simulator.ledger import PrivacyLedger
-from ldpsim.simulator.memo import Memo, device_keys, keyed_perturb, report_keys
+from ldpsim.simulator.memoization import Memo, device_keys, keyed_perturb, report_keys
 DAY_S = 86400.0
 
 

@@ -39,7 +39,7 @@ def block_rng(seed: int, role: str, block: int, day: int = 0) -> np.random.Gener
 
 
 def memo_base(seed: int, use_case: int) -> int:
-    """Base key of the memoized reports of use case number ``use_case`` (``simulator/memo.py``)."""
+    """Base key of the memoized reports of use case number ``use_case`` (``simulator/memoization.py``)."""
     return int(np.random.SeedSequence(seed, spawn_key=(ROLES["memo"], use_case)).generate_state(1, np.uint64)[0])
 
 

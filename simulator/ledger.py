@@ -5,7 +5,7 @@ composition a device's total loss is the sum of its donations' ε. The ledger gr
 as far as both the daily cap and the total cap allow, so no device ever exceeds its budget: refused
 donations are counted, never privatized.
 
-A memoized use case (``simulator/memo.py``) sends the same report for the same value every day: a
+A memoized use case (``simulator/memoization.py``) sends the same report for the same value every day: a
 repeat is post-processing of a report already paid for, so it costs nothing. The ledger books what
 such repeats would have cost without memoization (``saved``), per device.
 

@@ -2,7 +2,7 @@
 
 Each of ``n_devices`` devices holds a value x_i drawn from the workload's frequencies π (a new
 value x'_i ≠ x_i from ``change_day`` on, when given) and reports it once a day with one mechanism,
-either freshly randomized every day or memoized (``simulator/memo.py``: the report of (device,
+either freshly randomized every day or memoized (``simulator/memoization.py``: the report of (device,
 value) is the same every day). The observer knows the protocol and π and guesses each device's
 *current* value as the MAP of a posterior built from the per-report likelihoods
 P[y | x] of the Bayesian adversary (``deployment_metrics.log_likelihoods``: transition matrices,
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms._validation import as_generator, check_int
-from ldpsim.simulator.memo import device_keys, keyed_perturb, report_keys
+from ldpsim.simulator.memoization import device_keys, keyed_perturb, report_keys
 
 
 def _report_rows(mech, reports) -> np.ndarray:

@@ -13,7 +13,7 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         device: spl = each use case its own ε, smp = sample one, rsfd = sample one
                         plus fake data; simulator/attributes.py)
     [use_case.emoji]    mechanism, epsilon, daily_limit, memoize (re-send the same report for a value
-                        reported before, charged once: simulator/memo.py), other keys = the
+                        reported before, charged once: simulator/memoization.py), other keys = the
                         mechanism's parameters
     [use_case.typing_speed]  mechanism (pm | sdpm), epsilon, daily_limit, range = [lo, hi] (wpm),
                         low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM

@@ -10,7 +10,7 @@ from ldpsim.mechanisms import make
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.ledger import PrivacyLedger
-from ldpsim.simulator.memo import Memo, keyed_perturb, keyed_uniforms, report_keys
+from ldpsim.simulator.memoization import Memo, keyed_perturb, keyed_uniforms, report_keys
 from tests.simulator.test_device import ITEMS, tiny_config
 from tests.stats import assert_chisquare_gof
 
