@@ -84,25 +84,39 @@ def device_posteriors(ll: np.ndarray, dev_idx: np.ndarray, n_devices: int, log_p
     return out
 
 
-def adversary(cfg, result, rng=None) -> dict:
-    """Accuracy of the Bayes observer guessing each tapped device's favourite item: linked, stripped
-    and shuffled (= prior only, see the module docstring), and the prior-only guess."""
+def guesses(cfg, result) -> dict | None:
+    """Per tapped device: its favourite (``favourite``), the linked observer's guess (``linked``) and the
+    prior-only guess (``prior``, the stripped and shuffled observer's too); None without taps, and
+    ``{}`` when the mechanism has no likelihood rule."""
     uc = cfg.use_case("event")
     taps = [t for t in result.tap if uc is not None and t["use_case"] == uc.name]
     if not taps:
-        return {}
+        return None
     mech = uc.make_mechanism()
     device = np.concatenate([t["device"] for t in taps])
     rows = np.concatenate([t["rows"] for t in taps])
     try:
         ll = log_likelihoods(mech, mech.decode(rows.tobytes()), cfg.items)
     except NotImplementedError:
-        return {"adversary_linked": np.nan, "adversary_stripped": np.nan}
+        return {}
     prior_fav, rho = favourite_model(cfg)
     ids, dev_idx = np.unique(device, return_inverse=True)
-    fav = np.array([result.favourite[i] for i in ids.tolist()])
     post = device_posteriors(ll, dev_idx, ids.size, np.log(prior_fav), np.asarray(cfg.item_weights), rho)
-    prior_only = float(np.mean(fav == np.argmax(prior_fav)))
-    return {"adversary_devices": int(ids.size), "adversary_reports": int(device.size),
-            "adversary_linked": float(np.mean(post.argmax(axis=1) == fav)),
-            "adversary_stripped": prior_only, "adversary_prior_only": prior_only, "adversary_rho": float(rho)}
+    return {"favourite": np.array([result.favourite[i] for i in ids.tolist()]), "linked": post.argmax(axis=1),
+            "prior": np.full(ids.size, int(np.argmax(prior_fav))), "reports": int(device.size), "rho": float(rho)}
+
+
+def adversary(cfg, result, rng=None) -> dict:
+    """Accuracy of the Bayes observer guessing each tapped device's favourite item: linked, stripped
+    and shuffled (= prior only, see the module docstring), and the prior-only guess. ``rng`` is unused
+    (the observer is deterministic)."""
+    g = guesses(cfg, result)
+    if g is None:
+        return {}
+    if not g:
+        return {"adversary_linked": np.nan, "adversary_stripped": np.nan}
+    fav = g["favourite"]
+    prior_only = float(np.mean(g["prior"] == fav))
+    return {"adversary_devices": int(fav.size), "adversary_reports": g["reports"],
+            "adversary_linked": float(np.mean(g["linked"] == fav)),
+            "adversary_stripped": prior_only, "adversary_prior_only": prior_only, "adversary_rho": g["rho"]}

@@ -55,7 +55,7 @@ def test_plot_command_writes_png_and_svg(run_dir, capsys):
                  "by_rank_rank_deviation_workload_harmonic",
                  "by_rank_rank_deviation_workload_even"):
         assert {f"{stem}.png", f"{stem}.svg"} <= names
-    assert sum(n.startswith("frequencies_") for n in names) == 4  # one cell per workload, two formats
+    assert sum(n.startswith("top_items_grr_eps") for n in names) == 4  # one cell per workload, two formats
     assert "report.html" in names  # the run's report page, rebuilt with the figures
     assert all(Path(p).stat().st_size > 1000 for p in written)
 
