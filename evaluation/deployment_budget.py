@@ -10,7 +10,7 @@ it ever spent ε. After day d, its total budget is exhausted for use case u when
 budget_total − Σ_{d' ≤ d} ε spent < ε_u (one more report of u does not fit); its daily budget is full on
 day d when budget_daily − ε spent on d < the smallest ε of any use case (nothing more fits that day).
 
-**Distinguishable top-k** (docs/math.md §4). Let p_k > p_{k+1} be the k-th and (k+1)-th true shares
+**Distinguishable top-k** (docs/math.md §4.1). Let p_k > p_{k+1} be the k-th and (k+1)-th true shares
 (pooled over the run) and σ_x² = V_x(D)/N the variance per report of item x's share estimate (V the
 mechanism's variance at the donated counts D, total N; linear in the counts). From n reports the two
 estimates differ by p_k − p_{k+1} with sd sqrt((σ_k² + σ_{k+1}²)/n); their covariance is neglected

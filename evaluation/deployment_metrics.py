@@ -11,7 +11,7 @@ Truth comes at three levels, per collection day d:
 * ``device``: share of devices that typed x at least once.
 
 **Intervals.** Given the true counts c of the n reports behind an estimate, a frequency oracle's count
-estimate has a known bias b(c) and variance V(c) (``mech.bias``, ``mech.variance``; docs/math.md §1).
+estimate has a known bias b(c) and variance V(c) (``mech.bias``, ``mech.variance``; docs/math.md §4.1).
 Both are linear in c (a sum over independent reports), so the share estimate p̂ = ĉ/n of n received
 reports whose items are distributed as the donated counts D (total N) has bias b(D)/N and variance
 V(D)/(N·n). The *theory's 95% interval* of the truth is p̂ − bias ± 1.96·sd: it holds the true share

@@ -1,6 +1,6 @@
 """Figures of a deployment run (``ldpsim run``), drawn from the tables of ``deployment_metrics.measure``.
 
-Every estimate is drawn with the theory's 95% interval (docs/math.md §1; ``deployment_metrics``), every
+Every estimate is drawn with the theory's 95% interval (docs/math.md §4.1; ``deployment_metrics``), every
 axis has its unit, every title names the mechanism and ε, every reference line is in the legend.
 :func:`write_plots` writes the PNGs and ``captions.json`` (file → caption, in reading order), which
 the HTML report uses for order and captions.
