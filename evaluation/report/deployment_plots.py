@@ -29,7 +29,8 @@ def mechanism_label(uc) -> str:
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
 
@@ -64,7 +65,7 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
     and the pooled estimate's interval as a band."""
     uc = cfg.use_case("event")
     items = pooled.nsmallest(n, "true_rank")
-    fig = Figure(figsize=(9, 1.6 * n + 0.8))
+    fig = Figure(figsize=(9, 1.6 * n + 1.2), layout="constrained")
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (_, p) in zip(axes, items.iterrows()):
         d = daily[daily["item"] == p["item"]]
@@ -77,10 +78,10 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
         ax.set_ylim(max(low, -0.6 * scale) - 0.05 * scale, min(high, 2.2 * scale) + 0.05 * scale)
         ax.set_ylabel("share", fontsize=8)
         ax.set_title(item_label(p["token"]), fontsize=9, loc="left")
-    axes[0].legend(fontsize=7, loc="upper right")
     axes[-1].set_xlabel(DAY)
     fig.suptitle(f"Daily emoji estimates of the {n} most donated emoji ({mechanism_label(uc)}); "
                  "a day with few reports has a wide interval", fontsize=10)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
     return fig
 
 
@@ -111,7 +112,8 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
     fig = Figure(figsize=(9, 6.5))
     top, bottom = fig.subplots(2, 1, sharex=True)
     for i, uc in enumerate(cfg.use_cases):
-        top.plot(budget["day"], budget[f"reports_{uc.name}"].clip(lower=0.8), "o-", ms=3, color=f"C{i}",
+        reports = budget[f"reports_{uc.name}"].where(budget[f"reports_{uc.name}"] > 0)  # none: a gap (log axis)
+        top.plot(budget["day"], reports, "o-", ms=3, color=f"C{i}",
                  label=f"{uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
         bottom.plot(budget["day"], 100 * budget[f"exhausted_{uc.name}"], "o-", ms=3, color=f"C{i}",
                     label=f"total budget cannot pay one {uc.name.replace('_', ' ')} report (ε {uc.epsilon:g})")
@@ -119,7 +121,7 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
     if n_star is not None and math.isfinite(n_star):
         top.axhline(n_star, color="black", ls="--", lw=1,
                     label=f"top-{k} distinguishable above {n_star:,.0f} emoji reports (n*)")
-    top.set(yscale="log", ylabel="reports received that day",
+    top.set(yscale="log", ylabel="reports received that day (gap: none)",
             title=f"Reports per day and privacy budget (budget: ε {cfg.budget_total:g} per device in total, "
                   f"{cfg.budget_daily:g} per day)")
     top.legend(fontsize=7)
