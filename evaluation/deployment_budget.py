@@ -75,7 +75,11 @@ def top_k_threshold(mech, donated, items=None, k: int = 10) -> dict:
 
 
 def day_ranges(days) -> str:
-    """Compact text of a sorted list of days: [0, 1, 2, 5, 7, 8] → "0–2, 5, 7–8"."""
+    """Compact text of a list of days.
+
+    >>> day_ranges([0, 1, 2, 5, 7, 8])
+    '0–2, 5, 7–8'
+    """
     days = sorted(int(d) for d in days)
     parts, start = [], None
     for i, d in enumerate(days):

@@ -33,6 +33,14 @@ import pandas as pd
 #: two-sided 95% standard normal quantile
 Z95 = 1.959963984540054
 
+#: units of the numeric readings (raw units of their value_range)
+READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
+
+
+def mechanism_label(uc) -> str:
+    """"CMS, ε = 4" for a use case."""
+    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+
 
 def event_mechanism(cfg):
     """(the event use case, its mechanism, the items argument of its estimate) or (None, None, None)."""

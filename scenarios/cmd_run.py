@@ -137,7 +137,8 @@ def _days(n: int) -> str:
 
 
 def _uc_label(uc) -> str:
-    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+    from ldpsim.evaluation.deployment_metrics import mechanism_label
+    return mechanism_label(uc)
 
 
 def headline(tables: dict, cfg) -> list[str]:
@@ -260,7 +261,7 @@ def trend(tables: dict, cfg) -> list[str]:
 
 
 def readings(tables: dict, cfg) -> list[str]:
-    from ldpsim.evaluation.report.deployment_plots import READING_UNITS
+    from ldpsim.evaluation.deployment_metrics import READING_UNITS
     p, lines = tables["pooled_readings"], []
     for _, r in p.iterrows():
         uc = next(u for u in cfg.readings() if u.name == r["use_case"])

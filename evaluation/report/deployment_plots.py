@@ -16,16 +16,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ldpsim.evaluation.deployment_metrics import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.plots import item_label
 
-#: units of the numeric readings (raw units of their value_range)
-READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 DAY = "day of the run (0 = first)"
-
-
-def mechanism_label(uc) -> str:
-    """"CMS, ε = 4" for a use case."""
-    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
 
 
 def _save(fig: Figure, path: Path) -> Path:

@@ -67,15 +67,24 @@ def test_pooled_interval_covers_the_truth_95_percent_of_runs(tmp_path, mechanism
     indicators' covariance by O(corr²), negligible. Two-sided test at α = 1e-3: |hits − 0.95·N| ≤
     3.29·sqrt(N·0.95·0.05) (coverage within [0.917, 0.983]). CMS with k = 16, m = 32 has a visible
     collision bias; the interval is centred on estimate − bias, which this test checks too.
+
+    The same runs check the daily errors against theory: (p̂_d − p_d)² / (sd_d² + bias_d²) has mean 1
+    (docs/math.md §4.1); its mean over the 80·3·8 (run, day, item) terms, each of variance ≈ 2, lies
+    within 3.29·sqrt(2 / 1920) of 1 (α = 1e-3, items' correlation neglected as above).
     """
-    hits, n = 0, 0
+    hits, n, ratios = 0, 0, []
     for r in range(80):
         cfg = _config(mechanism, 200 + r, window_length_h=20.0)
-        pooled = pooled_estimates(cfg, run(cfg, tmp_path / str(r)))
+        res = run(cfg, tmp_path / str(r))
+        pooled = pooled_estimates(cfg, res)
         hits += int(pooled["covered"].sum())
         n += len(pooled)
+        d = daily_estimates(cfg, res)
+        ratios.append((d["estimate"] - d["true_donated"]) ** 2 / (d["sd"] ** 2 + d["bias"] ** 2))
     tolerance = norm.ppf(1 - 1e-3 / 2) * math.sqrt(n * 0.95 * 0.05)
     assert abs(hits - 0.95 * n) <= tolerance, f"{mechanism}: coverage {hits / n:.3f} over {n} (run, item) pairs"
+    ratio = np.concatenate(ratios)
+    assert abs(ratio.mean() - 1) <= norm.ppf(1 - 1e-3 / 2) * math.sqrt(2 / ratio.size), ratio.mean()
 
 
 def test_budget_by_day_from_the_ledger():
