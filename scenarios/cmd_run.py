@@ -64,7 +64,7 @@ def run(args) -> int:
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str,
                                                 ensure_ascii=False), encoding="utf-8")
     options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
-                      f"{workers} worker(s) → {out}")
+                      f"{workers} worker{'s' if workers != 1 else ''} → {out}")
     shards = min(workers, cfg.n_blocks)
     scheduler = args.scheduler or ("local" if shards > 1 else None)
     days = cfg.n_days + cfg.drain_days
