@@ -103,13 +103,23 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
 
 # ---- the printed summary: a list of sections ---------------------------------------------------------------
 def _width(text: str) -> int:
-    """Terminal columns of ``text``: an emoji sequence (with U+FE0F, a joiner or a skin tone) takes 2,
-    other characters 2 when East Asian wide, 0 when combining, else 1."""
+    """Terminal columns of ``text``: an emoji sequence (a character with U+FE0F, joined by U+200D or
+    with a skin tone) takes 2; other characters 2 when East Asian wide, 0 when combining, else 1."""
     import unicodedata
 
-    if any(c in "\ufe0f\u200d" or 0x1F3FB <= ord(c) <= 0x1F3FF for c in text):
-        return 2
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    width, last, joined = 0, 0, False
+    for c in text:
+        if c == "\ufe0f":               # emoji presentation: the cluster is 2 wide
+            width += 2 - last
+            last = 2
+        elif c == "\u200d":
+            joined = True
+        elif joined or 0x1F3FB <= ord(c) <= 0x1F3FF or unicodedata.combining(c):
+            joined = False              # part of the previous cluster
+        else:
+            last = 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            width += last
+    return width
 
 
 def _pad(text: str, width: int) -> str:

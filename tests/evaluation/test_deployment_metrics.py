@@ -153,3 +153,9 @@ def test_summary_reads_plainly(one_run):
     s = tables["summary"]
     assert s["mse_ratio_low"] < 1 < s["mse_ratio_high"]
     assert isinstance(tables["budget"], pd.DataFrame) and len(tables["budget"]) == cfg.n_days
+
+
+def test_terminal_width_of_emoji_items():
+    from ldpsim.scenarios.cmd_run import _pad, _width
+    assert [_width(t) for t in ("😂", "❤️", "🤷‍♂️", "👍🏻", "e0", "©")] == [2, 2, 2, 2, 2, 1]
+    assert _width(_pad("❤️", 6)) == _width(_pad("e0", 6)) == 6
