@@ -141,28 +141,48 @@ def accuracy_table(pooled: pd.DataFrame, daily: pd.DataFrame, k: int = 10) -> pd
     return top[cols].reset_index(drop=True)
 
 
-def reading_estimates(cfg, result) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _em_unit_sd(em, agg, rng, repeats: int = 200) -> float:
+    """sd of EM's mean from ``agg.n`` reports by a parametric bootstrap at EM's own estimate f̂: report
+    histograms ~ Multinomial(n, Mᵀf̂) (M the exact transition matrix), EM rerun on each ([−1, 1] units)."""
+    from ldpsim.mechanisms.base import Aggregate
+
+    pi = em.matrix.T @ em.estimate(agg)
+    pi = pi.clip(min=0) / pi.clip(min=0).sum()
+    draws = rng.multinomial(agg.n, pi, size=repeats)
+    return float(np.std([em.mean(Aggregate(agg.n, c, agg.kind)) for c in draws], ddof=1))
+
+
+def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(daily, pooled): one row per (reading use case, day), and one per use case for the summed
     aggregate of every day. Estimated mean vs the mean of all sessions' readings (``true_event``) and
     of the donated ones as privatized, i.e. clipped to the use case's range (``true_donated``, what the
-    estimate targets); raw units. ``sd_max`` bounds the estimate's sd (the unbiased report average of
-    n reports at the worst case |x| = 1: sqrt(Var[x*|1] / n), scaled to raw units); NaN with EM, whose
-    mean has no closed-form variance."""
+    estimate targets); raw units. ``sd`` is the estimate's sd (``sd_method``): for the unbiased report
+    average (PM) its largest value, at |x| = 1, sqrt(Var[x*|1] / n); for an EM mean (no closed form) a
+    parametric bootstrap of 200 EM runs at the pooled estimate, scaled to each day's n by sqrt(n_pooled / n)
+    and capped at half the range (docs/math.md §4.1)."""
+    rng = np.random.default_rng(rng)
     t, daily, pooled = result.truth, [], []
     for uc in cfg.readings():
         aggregator, mech = uc.make_aggregator(), uc.make_mechanism()
         lo, hi = uc.value_range
-        per_report = np.nan if uc.em_bins is not None else float(mech.report_variance(np.ones(1))[0])
         days = [d for d in range(cfg.n_days) if result.aggregates.get((uc.name, d)) is not None
                 and result.aggregates[(uc.name, d)].n > 0]
-        for out, ds in [(daily, [d]) for d in days] + ([(pooled, days)] if days else []):
-            aggs = [result.aggregates[(uc.name, d)] for d in ds]
-            agg = sum(aggs[1:], aggs[0])
+        if not days:
+            continue
+        aggs = {d: result.aggregates[(uc.name, d)] for d in days}
+        total = sum(list(aggs.values())[1:], aggs[days[0]])
+        if uc.em_bins is not None:
+            per_report, method = _em_unit_sd(aggregator, total, rng) ** 2 * total.n, "EM bootstrap"
+        else:
+            per_report, method = float(mech.report_variance(np.ones(1))[0]), "largest variance, |x| = 1"
+        # an EM mean lies in the range, so its sd is at most half the range (the scaling overshoots at tiny n)
+        cap = (hi - lo) / 2 if uc.em_bins is not None else np.inf
+        for out, ds, agg in [(daily, [d], aggs[d]) for d in days] + [(pooled, days, total)]:
             n_all = sum(t[f"{uc.name}:all_n"][d] for d in ds)
             n_don = sum(t[f"{uc.name}:donated_n"][d] for d in ds)
             out.append({"use_case": uc.name, **({"day": ds[0]} if out is daily else {}), "reports": agg.n,
                         "estimate": uc.estimate_mean(aggregator, agg),
-                        "sd_max": (hi - lo) / 2 * np.sqrt(per_report / agg.n),
+                        "sd": min((hi - lo) / 2 * np.sqrt(per_report / agg.n), cap), "sd_method": method,
                         "true_event": sum(t[f"{uc.name}:all_sum"][d] for d in ds) / max(n_all, 1),
                         "true_donated": sum(t[f"{uc.name}:donated_sum"][d] for d in ds) / max(n_don, 1)})
     return pd.DataFrame(daily), pd.DataFrame(pooled)
@@ -215,13 +235,14 @@ def ledger_summary(cfg, result) -> dict:
 
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
     """Every table and summary of a run: ``daily``, ``pooled``, ``top``, ``readings``, ``pooled_readings``,
-    ``budget`` (per day), ``summary`` (a flat dict, JSON-ready)."""
+    ``budget`` (per day), ``summary`` (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
+    Generator) drives the EM bootstrap of :func:`reading_estimates`."""
     from ldpsim.evaluation.adversary.observer import adversary
     from ldpsim.evaluation.deployment_budget import budget_by_day, top_k_threshold
 
     daily = daily_estimates(cfg, result)
     pooled = pooled_estimates(cfg, result)
-    readings, pooled_readings = reading_estimates(cfg, result)
+    readings, pooled_readings = reading_estimates(cfg, result, rng)
     top = accuracy_table(pooled, daily, k) if not pooled.empty else pd.DataFrame()
     summary = {"devices": cfg.n_devices, "days": cfg.n_days, "workers": result.shards,
                "seconds": result.seconds, "device_days_per_s": cfg.n_devices * cfg.n_days / max(result.seconds, 1e-9)}
@@ -239,7 +260,7 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
         summary.update(top_k_threshold(mech, result.truth["donated"].sum(axis=0), items, k))
     for _, r in pooled_readings.iterrows():
         summary.update({f"{r['use_case']}_{key}": float(r[key])
-                        for key in ("estimate", "sd_max", "true_donated", "true_event", "reports")})
+                        for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
     budget = budget_by_day(cfg, result)
     for part in (trend_detection(cfg, daily, k), network_summary(cfg, result), ledger_summary(cfg, result),
                  adversary(cfg, result, rng)):

@@ -276,8 +276,7 @@ def readings(tables: dict, cfg) -> list[str]:
     for _, r in p.iterrows():
         uc = next(u for u in cfg.readings() if u.name == r["use_case"])
         unit = READING_UNITS.get(uc.name, "raw units")
-        interval = ("(no closed-form interval with EM)" if r["sd_max"] != r["sd_max"] else
-                    f"± {1.96 * r['sd_max']:.2f} (95%, widest case)")
+        interval = f"± {1.96 * r['sd']:.2f} (95%, {r['sd_method']})"
         lines.append(_line(uc.name.replace("_", " "),
                            f"pooled ({int(r['reports']):,} reports; {_uc_label(uc)}): {r['estimate']:.2f} {unit} "
                            f"{interval}; true {r['true_donated']:.2f} (donated, clipped to range), "

@@ -132,11 +132,8 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     r = readings[readings["use_case"] == uc.name]
     fig = Figure(figsize=(8, 4))
     ax = fig.subplots()
-    if r["sd_max"].notna().any():
-        ax.errorbar(r["day"], r["estimate"], yerr=1.96 * r["sd_max"], fmt="o-", ms=3, capsize=2,
-                    label="estimate ± 95% interval (widest case, |x| = 1)")
-    else:
-        ax.plot(r["day"], r["estimate"], "o-", ms=3, label="estimate (EM: no closed-form interval)")
+    ax.errorbar(r["day"], r["estimate"], yerr=1.96 * r["sd"], fmt="o", ms=3, capsize=2,
+                label=f"estimate ± 95% interval ({r['sd_method'].iloc[0]})")
     ax.plot(r["day"], r["true_donated"], "--", label="true mean of donated readings (clipped to range)")
     ax.plot(r["day"], r["true_event"], ":", label="true mean of all sessions")
     p = pooled[pooled["use_case"] == uc.name]
