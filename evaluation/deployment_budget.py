@@ -14,7 +14,8 @@ day d when budget_daily − ε spent on d < the smallest ε of any use case (not
 (pooled over the run) and σ_x² = V_x(D)/N the variance per report of item x's share estimate (V the
 mechanism's variance at the donated counts D, total N; linear in the counts). From n reports the two
 estimates differ by p_k − p_{k+1} with sd sqrt((σ_k² + σ_{k+1}²)/n); their covariance is neglected
-(it widens that sd by about q/(1 − q) for GRR, 5% at D = 12 and ε = 2, and by O(1/m) for a sketch). The top-k is distinguishable when that sd is at most
+(it widens that sd by about q/(1 − q) for GRR, 5% at D = 12 and ε = 2, and by O(1/m) for a sketch).
+The top-k is distinguishable when that sd is at most
 the gap: n ≥ n* = (σ_k² + σ_{k+1}²) / (p_k − p_{k+1})². At n = n* the two are swapped with
 probability Φ(−1) ≈ 16%; days with fewer reports are flagged.
 """

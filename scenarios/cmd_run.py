@@ -192,10 +192,12 @@ def budget(tables: dict, cfg) -> list[str]:
                    for i, (lv, d) in enumerate((lv, d) for lv, d in m.items() if d is not None)]
         what = (", ".join(reached) + f"; {100 * share.iloc[-1]:.0f}% on the last day") if reached else \
             f"below 10% on every day ({100 * share.iloc[-1]:.0f}% on the last day)"
-        lines.append(_para(f"{uc.name.replace('_', ' ')} (ε {uc.epsilon:g} a report): total budget exhausted for {what}"))
+        name = uc.name.replace("_", " ")
+        lines.append(_para(f"{name} (ε {uc.epsilon:g} a report): total budget exhausted for {what}"))
     full = b["daily_full"]
     lines.append(_para("daily budget: never full" if full.max() == 0 else
-                       f"daily budget: full for up to {100 * full.max():.0f}% of donating devices (day {int(full.idxmax())})"))
+                       f"daily budget: full for up to {100 * full.max():.0f}% of donating devices "
+                       f"(day {int(full.idxmax())})"))
     return lines
 
 
@@ -242,7 +244,8 @@ def distinguishability(tables: dict, cfg, k: int = 10) -> list[str]:
         return []
     kth, nxt = cfg.items[s[f"top{k}_kth_item"]], cfg.items[s[f"top{k}_next_item"]]
     how = (f"top-{k} needs n* = {n_star:,.0f} reports per estimate: the n at which the theory's sd of the difference "
-           f"of the {k}th and {k + 1}th shares ({kth} {s[f'top{k}_kth_share']:.4f}, {nxt} {s[f'top{k}_next_share']:.4f}) "
+           f"of the {k}th and {k + 1}th shares ({kth} {s[f'top{k}_kth_share']:.4f}, "
+           f"{nxt} {s[f'top{k}_next_share']:.4f}) "
            f"equals their gap" if n_star < float("inf") else
            f"top-{k}: the {k}th and {k + 1}th shares tie ({kth}, {nxt}): no number of reports orders them")
     reports = b[f"reports_{uc.name}"]

@@ -63,7 +63,8 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (_, p) in zip(axes, items.iterrows()):
         d = daily[daily["item"] == p["item"]]
-        ax.errorbar(d["day"], d["estimate"], yerr=_bar(d), fmt="o", ms=3, capsize=2, color="C1", label="day's estimate ± theory's 95% interval")
+        ax.errorbar(d["day"], d["estimate"], yerr=_bar(d), fmt="o", ms=3, capsize=2, color="C1",
+                    label="day's estimate ± theory's 95% interval")
         ax.plot(d["day"], d["true_donated"], "-", color="C0", label="day's true share")
         ax.axhspan(p["ci_low"], p["ci_high"], color="C2", alpha=0.25,
                    label="pooled estimate's 95% interval (all days)")
@@ -138,7 +139,8 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     ax.plot(r["day"], r["true_event"], ":", label="true mean of all sessions")
     p = pooled[pooled["use_case"] == uc.name]
     if not p.empty:
-        ax.axhline(p["estimate"].iloc[0], color="C2", lw=1, label=f"pooled estimate, all days: {p['estimate'].iloc[0]:.2f} {unit}")
+        ax.axhline(p["estimate"].iloc[0], color="C2", lw=1,
+                   label=f"pooled estimate, all days: {p['estimate'].iloc[0]:.2f} {unit}")
     lo, hi = r["true_event"].min(), r["true_event"].max()
     pad = max(hi - lo, 0.15 * abs(hi)) * 2
     ax.set_ylim(lo - pad, hi + pad)

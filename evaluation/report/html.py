@@ -238,9 +238,9 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), a sweep's
     ``summary/`` (one row per cell), figures (``*.png`` in the folder and ``plots/``, ordered and
     captioned by ``captions.json`` where present), tables (``*.csv``; ``*.parquet`` without a CSV
-    twin; a deployment's known tables first, each with a note), other ``*.json`` files, ``scenario.toml``; ``config.json`` is the resolved
-    config and gives the seed / root entropy. Works for the folders of ``ldpsim run``, ``sweep``
-    and ``reproduce``.
+    twin; a deployment's known tables first, each with a note), other ``*.json`` files,
+    ``scenario.toml``; ``config.json`` is the resolved config and gives the seed / root entropy.
+    Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
