@@ -65,6 +65,9 @@ class DeploymentResult:
     ledger_saved: np.ndarray | None = None  # ε per device not charged thanks to memoization
     ledger_day_totals: np.ndarray | None = None  # ε spent on each day, summed over devices
     peak_state_bytes: int = 0               # largest per-shard bundle table seen (bytes; summed over shards)
+    ledger_budget: dict | None = None       # per day: devices whose budget no longer fits each use case
+                                            # ("exhausted", days × use cases), daily budget full ("full"),
+                                            # devices that donated ("donors"); see PrivacyLedger.close_day
     extra: dict = field(default_factory=dict)
 
     @staticmethod
@@ -87,7 +90,9 @@ class DeploymentResult:
             seconds=max(p.seconds for p in parts), shards=len(parts),
             ledger_saved=_concat([p.ledger_saved for p in parts]),
             ledger_day_totals=_sum([p.ledger_day_totals for p in parts]),
-            peak_state_bytes=sum(p.peak_state_bytes for p in parts))
+            peak_state_bytes=sum(p.peak_state_bytes for p in parts),
+            ledger_budget=None if any(p.ledger_budget is None for p in parts) else
+            {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget})
 
 
 def _concat(arrays):
@@ -139,8 +144,14 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
                  "bundles": devices.bundles.records(shard)},
         ledger_spent=devices.ledger.spent, ledger_daily=devices.ledger.daily_max,
         ledger_saved=devices.ledger.saved, ledger_day_totals=devices.ledger.day_totals, peak_state_bytes=peak,
+        ledger_budget=_budget_state(devices.ledger),
         refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap,
         favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
+
+
+def _budget_state(ledger) -> dict:
+    ledger.close_day()  # the last donation day
+    return {"exhausted": ledger.exhausted, "full": ledger.full, "donors": int((ledger.spent > 0).sum())}
 
 
 def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:

@@ -51,7 +51,8 @@ class Devices:
         self.n = int(self.offset[-1])
         self.first_device = block_range(cfg, self.blocks[0])[0] if self.blocks else 0
         self.window_start_h = np.concatenate([t.window_start_h for t in self.traits]) if sizes else np.zeros(0)
-        self.ledger = PrivacyLedger(self.n, cfg.n_days, cfg.budget_daily, cfg.budget_total)
+        self.ledger = PrivacyLedger(self.n, cfg.n_days, cfg.budget_daily, cfg.budget_total,
+                                    thresholds=[uc.epsilon for uc in cfg.use_cases])
         self.server = None  # set by the deployment: receives uploads
         n_items = len(cfg.items)
         self.truth = {"events": np.zeros((cfg.n_days, n_items), np.int64),

@@ -10,8 +10,8 @@ repeat is post-processing of a report already paid for, so it costs nothing. The
 such repeats would have cost without memoization (``saved``), per device.
 
 State is O(1) per device whatever the number of days: today's spending, the running total, the
-largest daily spending and the memoization savings (one float each), plus one total per day over
-all devices.
+largest daily spending and the memoization savings (one float each), plus per day, over all devices,
+the ε spent and how many devices can no longer afford each use case (``close_day``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ class PrivacyLedger:
     [1.0, 0.5]
     """
 
-    def __init__(self, n_devices: int, n_days: int, budget_daily: float, budget_total: float):
+    def __init__(self, n_devices: int, n_days: int, budget_daily: float, budget_total: float,
+                 thresholds=()):
         self.budget_daily = float(budget_daily)
         self.budget_total = float(budget_total)
         self.spent = np.zeros(n_devices)            # total ε per device
@@ -42,12 +43,31 @@ class PrivacyLedger:
         self.day_totals = np.zeros(n_days)          # ε spent on each day, summed over devices
         self.day = 0
         self.refused = 0
+        # budget state at the end of each day, counted over the devices that have donated so far:
+        # total budget left below each threshold (a use case's ε), daily budget left below the cheapest
+        self.thresholds = tuple(float(t) for t in thresholds)
+        self.exhausted = np.zeros((n_days, len(self.thresholds)), np.int64)
+        self.full = np.zeros(n_days, np.int64)
+
+    def close_day(self) -> None:
+        """Book the budget state at the end of the current day (``exhausted``, ``full``)."""
+        if not self.thresholds or self.day >= self.full.size:
+            return
+        donors = self.spent > 0
+        left = self.budget_total - self.spent[donors]
+        self.exhausted[self.day] = [int((left < t - _TOL).sum()) for t in self.thresholds]
+        self.full[self.day] = int(((self.budget_daily - self.today[donors]) < min(self.thresholds) - _TOL).sum())
 
     def _advance(self, day: int) -> None:
         if day != self.day:
             if day < self.day:
                 raise ValueError(f"The 'day' parameter of PrivacyLedger.grant must not go back in time "
                                  f"(current day {self.day}). Got {day!r} instead.")
+            self.close_day()
+            for skipped in range(self.day + 1, day):  # days without any grant: nothing spent
+                self.today[:] = 0.0
+                self.day = skipped
+                self.close_day()
             self.today[:] = 0.0
             self.day = day
 

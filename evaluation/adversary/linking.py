@@ -5,7 +5,7 @@ value x'_i ≠ x_i from ``change_day`` on, when given) and reports it once a day
 either freshly randomized every day or memoized (``simulator/memoization.py``: the report of (device,
 value) is the same every day). The observer knows the protocol and π and guesses each device's
 *current* value as the MAP of a posterior built from the per-report likelihoods
-P[y | x] of the Bayesian adversary (``deployment_metrics.log_likelihoods``: transition matrices,
+P[y | x] of the Bayesian adversary (``adversary.observer.log_likelihoods``: transition matrices,
 sketch support):
 
 * fresh reports, **linked** (device ids kept): π(x)·Π_{s≤t} P[y_s | x] — averaging many days
@@ -70,7 +70,7 @@ def linking_accuracy(mech, items, prior, n_devices: int = 2000, n_days: int = 30
     ``stripped``, ``prior_only`` (accuracy of guessing the current value), ``report_changed``
     (share of devices whose report differs from the day before).
     """
-    from ldpsim.evaluation.deployment_metrics import log_likelihoods
+    from ldpsim.evaluation.adversary.observer import log_likelihoods
 
     check_int("linking_accuracy", "n_devices", n_devices, low=1)
     check_int("linking_accuracy", "n_days", n_days, low=1)

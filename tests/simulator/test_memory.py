@@ -36,3 +36,28 @@ def test_ledger_tracks_daily_max_and_day_totals():
     assert led.daily_max.tolist() == [2.0, 1.5]
     assert led.day_totals.tolist() == [3.0, 1.0, 2.0]
     assert led.spent.tolist() == [3.5, 2.5]
+
+
+def test_ledger_counts_exhausted_budgets_per_day_like_the_full_matrix():
+    """The per-day counts replace the devices × days matrix: the same numbers as
+    tests/evaluation/test_deployment_metrics.py::test_budget_by_day_from_the_ledger computes from it."""
+    from types import SimpleNamespace
+
+    from ldpsim.evaluation.deployment_budget import budget_by_day
+    from ldpsim.simulator.config import UseCase
+
+    led = PrivacyLedger(3, 3, budget_daily=8.0, budget_total=16.0, thresholds=(4.0, 2.0, 1.0))
+    for day, spend in enumerate(([7, 7, 0], [7, 0, 0], [2, 7, 0])):
+        led.grant(day, 1.0, np.array(spend))
+    led.close_day()
+    ucs = (UseCase("emoji", "event", "grr", (("epsilon", 4.0), ("domain_size", 8)), 1),
+           UseCase("typing_speed", "reading", "pm", (("epsilon", 2.0),), 1, (0.0, 120.0)),
+           UseCase("session_length", "reading", "pm", (("epsilon", 1.0),), 1, (0.0, 300.0)))
+    cfg = tiny_config(use_cases=ucs, n_days=3, budget_total=16.0, budget_daily=8.0)
+    state = {"exhausted": led.exhausted, "full": led.full, "donors": int((led.spent > 0).sum())}
+    b = budget_by_day(cfg, SimpleNamespace(ledger_budget=state, aggregates={}))
+    assert b.attrs["donating_devices"] == 2
+    assert b["exhausted_emoji"].tolist() == [0.0, 0.5, 1.0]
+    assert b["exhausted_typing_speed"].tolist() == [0.0, 0.0, 0.5]
+    assert b["exhausted_session_length"].tolist() == [0.0, 0.0, 0.5]
+    assert b["daily_full"].tolist() == [0.0, 0.0, 0.0]
