@@ -262,6 +262,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     if figures := _figures(run_dir):
         sections.append(("Figures", figures))
     for path in _tables(run_dir):
+        if path.suffix == ".csv" and path.stat().st_size <= 1:  # an empty table (a run without readings)
+            continue
         frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
         note = [TABLE_NOTES[path.name]] if path.name in TABLE_NOTES else []
         sections.append((f"Table {path.name}", [*note, Table(frame, path.name)]))
