@@ -174,21 +174,23 @@ class DBitFlip(FrequencyOracle):
         rng = as_generator(rng)
         k, d = self.domain_size, self.d
         live = np.flatnonzero(f)                              # ascending item ids
-        left = np.zeros((live.size + 1, d + 1), dtype=np.int64)  # left[v, r]: users needing r picks;
-        left[1:, d] = f[live]                                 # row 0 pools items already passed
-        r = np.arange(1, d + 1)
+        left = np.zeros((live.size, d + 1), dtype=np.int64)   # left[i, r]: users of item live[i] needing r picks
+        left[:, d] = f[live]
+        pool = np.zeros(d + 1, dtype=np.int64)                # users of items whose bucket is passed
         m, own = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        first = 1                                             # rows first.. are items ≥ the current bucket
+        first = 0                                             # rows first.. are items ≥ the current bucket
         for j in range(k):
-            rows = np.r_[0, first:live.size + 1]
-            picks = rng.binomial(left[rows, 1:], np.minimum(r / (k - j), 1.0))
-            left[rows, 1:] -= picks
-            left[rows, :-1] += picks
-            m[j] = picks.sum()
-            if first <= live.size and live[first - 1] == j:   # bucket j is item j's own
-                own[j] = picks[1].sum()
-                left[0] += left[first]                        # from now on its users are like any other
-                left[first] = 0
+            prob = np.minimum(np.arange(1, d + 1) / (k - j), 1.0)
+            picks = rng.binomial(left[first:, 1:], prob)
+            pool_picks = rng.binomial(pool[1:], prob)
+            left[first:, 1:] -= picks
+            left[first:, :-1] += picks
+            pool[1:] -= pool_picks
+            pool[:-1] += pool_picks
+            m[j] = picks.sum() + pool_picks.sum()
+            if first < live.size and live[first] == j:        # bucket j is item j's own
+                own[j] = picks[0].sum()
+                pool += left[first]                           # from now on its users are like any other
                 first += 1
         c = rng.binomial(own, self.a) + rng.binomial(m - own, self.b)
         return Aggregate(int(f.sum()), np.stack([m, c]), self.kind)
