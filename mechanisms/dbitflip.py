@@ -98,17 +98,52 @@ class DBitFlip(FrequencyOracle):
         buckets = sample_subsets(x.size, self.domain_size, self.d, lambda step: rng.random(x.size))
         return DBitFlipReports(buckets, self._bits(buckets, x, rng.random(buckets.shape)))
 
-    def perturb_memoized(self, values, keys) -> DBitFlipReports:
-        """The device's memoized report: buckets from its key alone; bits from (key, which sampled
-        bucket holds the value — or none — , position). Deterministic: no rng."""
+    def memo_class(self, values, keys) -> np.ndarray:
+        """Which of its d + 1 memoized responses each device sends: the position of the value's bucket
+        among the device's sampled buckets, or d if it sampled none. A privacy ledger charges ε once per
+        distinct class a device reports from (equal class ⇒ identical report).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Bucket ids.
+        keys : array_like of uint64, shape (n,)
+            Device keys.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+        """
+        return self._memo(values, keys, "memo_class")[2]
+
+    def _memo(self, values, keys, what: str):
+        """(validated values, the device's sampled buckets from its key alone, memo class)."""
         x = check_item_ids(self.name, values, self.domain_size)
         keys = np.asarray(keys, dtype=np.uint64)
         if keys.shape != x.shape:
-            raise ValueError(f"{self.name}.perturb_memoized: {keys.size} keys for {x.size} values.")
+            raise ValueError(f"{self.name}.{what}: {keys.size} keys for {x.size} values.")
         buckets = sample_subsets(x.size, self.domain_size, self.d,
                                  lambda step: keyed_uniforms(keys, _TAG_BUCKETS, step))
         hit = buckets == x[:, None]
-        memo_class = np.where(hit.any(axis=1), hit.argmax(axis=1), self.d)   # 0..d−1, or d: not sampled
+        return x, buckets, np.where(hit.any(axis=1), hit.argmax(axis=1), self.d)
+
+    def perturb_memoized(self, values, keys) -> DBitFlipReports:
+        """The device's memoized report: buckets from its key alone; bits from (key, memo class,
+        position). Deterministic: no rng.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Bucket ids.
+        keys : array_like of uint64, shape (n,)
+            Device keys (:func:`ldpsim.mechanisms.memo.device_keys`).
+
+        Returns
+        -------
+        DBitFlipReports
+        """
+        x, buckets, memo_class = self._memo(values, keys, "perturb_memoized")
+        keys = np.asarray(keys, dtype=np.uint64)
         u = keyed_uniforms(keys[:, None], _TAG_BITS, memo_class[:, None], np.arange(self.d)[None, :])
         return DBitFlipReports(buckets, self._bits(buckets, x, u))
 

@@ -94,7 +94,22 @@ class OneBitMean(Mechanism):
         return (as_generator(rng).random(x.size) < self.bit_probability(x)).astype(np.uint8)
 
     def rounded_levels(self, values, keys) -> np.ndarray:
-        """α-point rounding: L = ⌊x·s/m + α⌋ ∈ [0, s] with α = the device's keyed uniform."""
+        """α-point rounding: L = ⌊x·s/m + α⌋ ∈ [0, s] with α = the device's keyed uniform.
+
+        The level is also the memo class: a privacy ledger charges ε once per distinct level a device
+        reports from (equal level ⇒ identical memoized bit).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Counters in [0, m].
+        keys : array_like of uint64, shape (n,)
+            Device keys.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+        """
         x = self._check_values(values)
         alpha = keyed_uniforms(np.asarray(keys, dtype=np.uint64), _TAG_ALPHA)
         return np.minimum(np.floor(x * self.granularity / self.m + alpha), self.granularity).astype(np.int64)

@@ -194,6 +194,21 @@ class RAPPOR(FrequencyOracle):
         """The cohort of each device: a deterministic function of its key."""
         return (keyed_words(np.asarray(keys, dtype=np.uint64), _TAG_COHORT) % np.uint64(self.cohorts)).astype(np.int64)
 
+    def memo_class(self, values) -> np.ndarray:
+        """The memo class of each report: the value itself (its 64-bit token key). All reports of one
+        value share one permanent response, so a ledger charges ε_∞ once per distinct value.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            Tokens.
+
+        Returns
+        -------
+        numpy.ndarray of uint64, shape (n,)
+        """
+        return self._token_keys(values)
+
     def permanent_response(self, values, keys) -> np.ndarray:
         """B′ of each device, shape (n, k) uint8: a deterministic function of (device key, value)."""
         dev = np.asarray(keys, dtype=np.uint64)

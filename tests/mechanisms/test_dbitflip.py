@@ -116,3 +116,17 @@ def test_decode_rejects_unsorted_buckets_and_padding():
 def test_bad_d(bad):
     with pytest.raises(ValueError, match="'d' parameter"):
         DBitFlip(epsilon=1.0, domain_size=6, d=bad)
+
+
+def test_memo_class_decides_the_memoized_report():
+    """Same device: equal memo class ⇔ identical report (over every pair of buckets, 300 devices)."""
+    m = DBitFlip(epsilon=1.0, domain_size=12, d=3)
+    keys = device_keys(300, np.random.default_rng(4))
+    classes = np.stack([m.memo_class(np.full(300, v), keys) for v in range(12)])          # (12, 300)
+    reports = [m.perturb_memoized(np.full(300, v), keys) for v in range(12)]
+    assert np.all((classes == 3).sum(axis=0) == 9)  # the 9 unsampled buckets share class d
+    for a in range(12):
+        for b in range(a + 1, 12):
+            same = np.all(reports[a].bits == reports[b].bits, axis=1)
+            # equal class ⇒ equal report; different classes may still coincide by chance (same bits)
+            assert np.all(same[classes[a] == classes[b]])

@@ -190,3 +190,12 @@ def test_cohort_split_variance_in_a_low_noise_configuration(path):
     var = m.variance(COUNTS, ITEMS)
     assert_mean(np.array(est), COUNTS, var, what=f"{path} mean")
     assert_variance(np.array(est), COUNTS, var, what=f"{path} variance")
+
+
+def test_memo_class_is_the_value():
+    m = _small(num_bits=16)
+    keys = np.array([9, 9, 9], dtype=np.uint64)
+    cls = m.memo_class(["the", "of", "the"])
+    assert cls[0] == cls[2] != cls[1]
+    prr = m.permanent_response(["the", "of", "the"], keys)
+    np.testing.assert_array_equal(prr[0], prr[2])
