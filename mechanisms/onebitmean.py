@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_finite_in, check_int, check_item_ids, check_real
+from ldpsim.mechanisms._validation import (as_generator, check_epsilon, check_finite_in, check_int, check_item_ids,
+                                          check_real)
 from ldpsim.mechanisms.base import Aggregate, Mechanism
 from ldpsim.mechanisms.memo import keyed_uniforms
 

@@ -352,7 +352,8 @@ class RAPPOR(FrequencyOracle):
         bits r_i = bit i of the integer r (small k only)."""
         k = self.num_bits
         if k > MAX_ENUMERATED_BITS:
-            raise ValueError(f"{self.name}.report_distribution: 2^{k} reports are too many (k ≤ {MAX_ENUMERATED_BITS}).")
+            raise ValueError(f"{self.name}.report_distribution: 2^{k} reports are too many "
+                             f"(k ≤ {MAX_ENUMERATED_BITS}).")
         X = self.bloom_matrix(_required(items)).reshape(self.cohorts, k, -1)
         r = ((np.arange(1 << k)[:, None] >> np.arange(k)) & 1).astype(bool)  # (2^k, k)
         qs, ps = self.bit_probabilities()

@@ -75,8 +75,8 @@ def test_memoized_path_estimator_matches_theory():
     """Fresh keys per repetition: the memoized report has the one-time law (mean and variance, α = 1e-4)."""
     m = DBitFlip(epsilon=2.0, domain_size=6, d=2)
     values = np.repeat(np.arange(6), COUNTS)
-    est = np.array([m.estimate(m.aggregate(m.perturb_memoized(values, device_keys(values.size, np.random.default_rng(s)))))
-                    for s in range(400)])
+    keys = [device_keys(values.size, np.random.default_rng(s)) for s in range(400)]
+    est = np.array([m.estimate(m.aggregate(m.perturb_memoized(values, k))) for k in keys])
     var = m.variance(COUNTS)
     assert_mean(est, COUNTS, var, what="memoized dBitFlip mean")
     assert_variance(est, COUNTS, var, what="memoized dBitFlip variance")
