@@ -38,6 +38,11 @@ class OneBitMean(Mechanism):
 
     Privacy: ε-LDP with equality: π(m)/π(0) = (1 − π(0))/(1 − π(m)) = e^ε.
 
+    Not a :class:`~ldpsim.mechanisms.numeric.NumericMechanism`: its inputs are counters in [0, m], not
+    readings in [−1, 1], and its report is one bit (no piecewise density for EM); it has the same
+    mean-mechanism interface (``perturb``, ``aggregate``, ``estimate_mean``, ``report_mean``,
+    ``report_variance``, ``mean_variance``, wire form) plus ``sample_aggregate(values)``.
+
     Parameters
     ----------
     epsilon : float
