@@ -278,7 +278,9 @@ class RAPPOR(FrequencyOracle):
         return _design(self, tuple(items.tolist() if isinstance(items, np.ndarray) else items))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
-        """Least-squares counts of the candidates ``items``: C·pinv(X)·t.
+        """Least-squares counts of the candidates ``items``: C·pinv(X)·t. If X is rank-deficient (fewer
+        than K regression rows C·k, or candidates with identical Bloom bits) this is the minimum-norm
+        solution, and :meth:`bias` gives its exact bias (A X − I) f.
 
         Parameters
         ----------
