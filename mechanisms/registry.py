@@ -9,10 +9,13 @@ from ldpsim.mechanisms.olh import OLH
 from ldpsim.mechanisms.oue import OUE
 from ldpsim.mechanisms.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.pem import PEM
 from ldpsim.mechanisms.pm import PM
 from ldpsim.mechanisms.rr import RR
 from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.urr import URR
 
 #: name used in scenario files → mechanism class
@@ -29,6 +32,10 @@ MECHANISMS: dict[str, type] = {
     "pm": PM,
     "sdpm": SDPM,
     "personalized-sdpm": PersonalizedSDPM,
+    # discovery without a dictionary (docs/math.md §7.4): ``discover(agg, top_k)`` on the server
+    "sfp": SFP,
+    "pem": PEM,
+    "treehist": TreeHist,
 }
 
 
