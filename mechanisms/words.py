@@ -173,9 +173,28 @@ def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray
 
 def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Σ_l table[l, h_l(key)] for each 64-bit key (table: k rows of ≥ m columns, C-contiguous),
-    vectorized over blocks of (row, key) pairs."""
+    vectorized over blocks of (row, key) pairs.
+
+    Keys below 2^32 (SFP's fragment tokens, short prefixes) take a shortcut with the same result as
+    :meth:`HashFamily.evaluate`: their high half is 0, so g_l = ((A_l·x + C_l) mod 2^64) >> 32, and
+    for m = 2^w, ⌊g_l·m/2^32⌋ = ((A_l·x + C_l) mod 2^64) >> (64 − w) — one multiply-add and a shift.
+    """
     flat = table.reshape(-1)
     total = np.zeros(keys.size, dtype=table.dtype)
+    m = family.m
+    if keys.size and int(keys.max()) < 2 ** 32 and m & (m - 1) == 0:
+        shift = np.uint64(64 - (m.bit_length() - 1))
+        a, _, c = family.row_params
+        step = max(1, (1 << 18) // keys.size)
+        with np.errstate(over="ignore"):
+            for l0 in range(0, family.k, step):
+                rows = np.arange(l0, min(l0 + step, family.k))
+                v = a[rows, None] * keys[None, :]
+                v += c[rows, None]
+                v >>= shift
+                v += (rows.astype(np.uint64) * np.uint64(table.shape[1]))[:, None]
+                total += flat.take(v.view(np.int64)).sum(axis=0)
+        return total
     for rows, H in family.row_blocks(keys, 1 << 18):
         H += (rows * table.shape[1])[:, None]
         total += flat.take(H).sum(axis=0)
