@@ -28,6 +28,7 @@ import pandas as pd
 from ldpsim.mechanisms._validation import as_generator
 
 from ldpsim.evaluation.adversary.sketch import support
+from ldpsim.evaluation.deployment_words import word_discovery
 from ldpsim.evaluation.report.plots import item_label
 
 
@@ -196,8 +197,9 @@ def adversary(cfg, result, rng=None) -> dict:
 
 
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
-    """Every table and summary of a run: ``daily``, ``readings``, ``top``, ``summary`` (a flat dict)."""
+    """Every table and summary of a run: ``daily``, ``readings``, ``top``, ``words``, ``summary`` (a flat dict)."""
     daily = daily_estimates(cfg, result)
+    words, words_summary = word_discovery(cfg, result)
     readings = daily_readings(cfg, result)
     top = accuracy_summary(daily, k) if not daily.empty else pd.DataFrame()
     summary = {"devices": cfg.n_devices, "days": cfg.n_days, "shards": result.shards,
@@ -211,10 +213,10 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     for name, r in (readings.groupby("use_case") if not readings.empty else []):
         err = r["estimate"] - r["true_donated"]
         summary.update({f"{name}_bias": float(err.mean()), f"{name}_rmse": float(np.sqrt((err ** 2).mean()))})
-    for part in (trend_detection(cfg, daily, k), network_summary(cfg, result), ledger_summary(cfg, result),
-                 adversary(cfg, result, rng)):
+    for part in (trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
+                 ledger_summary(cfg, result), adversary(cfg, result, rng)):
         summary.update(part)
-    return {"daily": daily, "readings": readings, "top": top, "summary": summary}
+    return {"daily": daily, "readings": readings, "top": top, "words": words, "summary": summary}
 
 
 def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int = 10) -> list:

@@ -91,6 +91,8 @@ def _write(out: Path, cfg, result, tables: dict) -> None:
         daily.drop(columns="token").to_csv(out / "daily_estimates.csv", index=False)
     tables["readings"].to_csv(out / "readings.csv", index=False)
     tables["top"].to_csv(out / "top.csv", index=False)
+    if not tables["words"].empty:
+        tables["words"].to_csv(out / "words.csv", index=False)
     for name, rows in result.records.items():
         pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
     (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
@@ -99,6 +101,17 @@ def _write(out: Path, cfg, result, tables: dict) -> None:
     report = ["# Deployment run", "", "```", format_summary(tables), "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
     (out / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
+
+
+def _slang_line(s: dict) -> str:
+    """The words use case: when the daily discovery job found the slang word, and its share."""
+    head = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of words); "
+            f"{s['words_mechanism']} at ε = {s['words_epsilon']:g}, {s['words_report_bytes']} B per report: ")
+    if s["slang_first_day_found"] is None:
+        return head + f"not found by the last day (F1 of the top list {s['words_f1_last_day']:.2f})"
+    return head + (f"found on day {s['slang_first_day_found']} with estimated share "
+                   f"{100 * s['slang_estimated_share']:.2f}% (true {100 * s['slang_true_share']:.2f}% of donated "
+                   f"words so far); F1 of the top list on the last day {s['words_f1_last_day']:.2f}")
 
 
 def format_summary(tables: dict) -> str:
@@ -117,6 +130,7 @@ def format_summary(tables: dict) -> str:
                           f"{s['seconds']:.1f} s, {s['shards']} shard(s))"),
         ("trend", f"{s.get('trend_token', '-')} from day {s.get('trend_start_day', '-')}: estimated top-10 on day "
                   f"{s.get('first_day_top10_estimate')}, true top-10 on day {s.get('first_day_top10_true_donated')}"),
+        *([("new word", _slang_line(s))] if "slang_word" in s else []),
         ("truth level", f"mean |estimate − truth| of top-10 shares: {s.get('share_mae_vs_donated', float('nan')):.4f} "
                         f"vs donated records, {s.get('share_mae_vs_event', float('nan')):.4f} vs all typed emoji"),
         *[(name.replace("_", " "), f"mean: bias {s[name + '_bias']:+.2f}, RMSE {s[name + '_rmse']:.2f} "

@@ -5,7 +5,8 @@
 * per-rank curves of ΔR / ΔE / variance over the top-N items, one curve per (k, m) — seed 003's
   figures, with its ΔR = 1 acceptance line;
 * true vs estimated counts of the top-N items for the marked cell (or each workload's first cell);
-* adversary accuracy vs ε when the results hold ``adversary*`` metrics.
+* adversary accuracy vs ε when the results hold ``adversary*`` metrics;
+* discovery runs: F1 of the top-k vs ε and the planted word's discovery probability vs n.
 
 Figures are built with :class:`matplotlib.figure.Figure` (Agg canvas, no pyplot state) and written
 as PNG and SVG.
@@ -190,6 +191,46 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict) -> list[Path]
     return written
 
 
+def _panels(summary: pd.DataFrame, metric: str, x: str, panel: str):
+    rows = summary[summary["rank"].isna() & (summary["metric"] == metric)]
+    if rows.empty or x not in rows or rows[x].nunique() < 2 or "mechanism" not in rows:
+        return None
+    return rows, (sorted(rows[panel].unique()) if panel in rows else [None])
+
+
+def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
+    """Discovery cells: F1 of the top-k vs ε (a panel per n) and the planted word's discovery
+    probability vs n (a panel per ε, the 0.9 line drawn); a line per protocol, mean ± se."""
+    written = []
+    for metric, x, panel, stem in (("f1", "epsilon", "n", "discovery_f1_vs_epsilon"),
+                                   ("found", "n", "epsilon", "discovery_probability_vs_n")):
+        found = _panels(summary, metric, x, panel)
+        if found is None:
+            continue
+        rows, panels = found
+        fig = Figure(figsize=(3.2 * len(panels), 3.2))
+        for i, value in enumerate(panels):
+            ax = fig.add_subplot(1, len(panels), i + 1)
+            sub = rows if value is None else rows[rows[panel] == value]
+            for mech, line in sub.groupby("mechanism", sort=True):
+                line = line.sort_values(x)
+                ax.errorbar(line[x], line["mean"], yerr=line["se"], marker="o", capsize=2, label=mech)
+            ax.set_xscale("log")
+            grid = np.sort(rows[x].unique())
+            ax.set_xticks(grid, [_fmt(v) if x == "epsilon" else f"{v:.0e}" for v in grid])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_ylim(-0.02, 1.02)
+            if metric == "found":
+                ax.axhline(0.9, color="black", linewidth=1, linestyle="--")
+            ax.set(xlabel="ε" if x == "epsilon" else "n (users)",
+                   ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
+                   title="" if value is None else f"{panel} = {_fmt(value) if panel == 'epsilon' else f'{value:.0e}'}")
+            if i == 0:
+                ax.legend(fontsize=7)
+        written += _save(fig, out, stem)
+    return written
+
+
 def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``.
 
@@ -206,4 +247,4 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     return (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
             + metric_vs_epsilon(summary, out, prefix="adversary")
             + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-            + frequency_bars(estimates, out, mark))
+            + frequency_bars(estimates, out, mark) + discovery_curves(summary, out))
