@@ -2,7 +2,7 @@
 
 Dispatches to :mod:`ldpsim.evaluation.adversary.bayes` (finite output spaces: RR, GRR, URR, SDGRR — via the
 transition matrix; personalized SDGRR group by group), :mod:`ldpsim.evaluation.adversary.sketch` (CMS, HCMS, OUE, OLH — via report support)
-and :mod:`ldpsim.evaluation.adversary.numeric` (PM, SDPM — grid MAP, accuracy within ``tol``).
+and :mod:`ldpsim.evaluation.adversary.continuous` (PM, SDPM — grid MAP, accuracy within ``tol``).
 ``values`` are the users' true item ids (positions in ``items``) or numeric readings.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from ldpsim.mechanisms import CMS, HCMS, OLH, OUE, NumericMechanism, PersonalizedSDGRR
 
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, empirical_personalized_accuracy
-from ldpsim.evaluation.adversary.numeric import DEFAULT_CELLS, DEFAULT_TOL, empirical_numeric_accuracy
+from ldpsim.evaluation.adversary.continuous import DEFAULT_CELLS, DEFAULT_TOL, empirical_numeric_accuracy
 from ldpsim.evaluation.adversary.sketch import empirical_sketch_accuracy
 
 

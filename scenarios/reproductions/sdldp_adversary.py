@@ -21,7 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
 from ldpsim.evaluation.scenario.schema import Field
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR
 
 from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, new_figure, one_of_each, shares

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.adversary.numeric import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
+from ldpsim.evaluation.adversary.continuous import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
                                           grid_density, input_grid, numeric_guesses, prior_from_values)
 from ldpsim.mechanisms.pm import PM
 from ldpsim.mechanisms.sdpm import SDPM

@@ -31,7 +31,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_int
 
 from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder
-from ldpsim.evaluation.workloads.numeric import heights, tap_positions, typing_speed, weights
+from ldpsim.evaluation.workloads.readings import heights, tap_positions, typing_speed, weights
 from ldpsim.evaluation.workloads.real import emoji, words
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf

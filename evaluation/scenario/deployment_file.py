@@ -2,9 +2,9 @@
 
 Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.toml``)::
 
-    [deployment]        name, seed, devices, days, block_size, shards, drain_days, adversary_devices
+    [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
-                        (any categorical workload of ldpsim.evaluation.workloads.registry)
+                        (any categorical workload of ldpsim.evaluation.workloads.make)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
                         opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
@@ -75,7 +75,7 @@ F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment"), "seed": Field(int, 0, _ge(0)),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
-                   "block_size": Field(int, 2048, _ge(1)), "shards": Field(int, 1, _ge(1)),
+                   "block_size": Field(int, 2048, _ge(1)), "workers": Field(int, 1, _ge(1)),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},
     "workload": {"name": Field(str, "emoji")},
     "fleet": {"concentration": Field(F, 5.0, _gt(0)), "n_atoms": Field(int, 48, _ge(1)),
@@ -146,7 +146,7 @@ def _use_case(name: str, table, workload, file) -> UseCase:
 
 def load_deployment(path, devices: int | None = None, days: int | None = None,
                     seed: int | None = None) -> tuple[DeploymentConfig, dict]:
-    """Read and validate a deployment scenario; returns the config and the run options (name, shards)."""
+    """Read and validate a deployment scenario; returns the config and the run options (name, workers)."""
     raw = load_toml(path)
     require_kind(raw, "deployment", path)
     for key in raw:
@@ -178,7 +178,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
-            if (table, key) in (("deployment", "name"), ("deployment", "shards")):
+            if (table, key) in (("deployment", "name"), ("deployment", "workers")):
                 continue
             name = RENAME.get((table, key), key)
             kw[name] = value
@@ -197,7 +197,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
                                use_cases=use_cases, **kw)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
-    return cfg, {"name": t["deployment"]["name"], "shards": t["deployment"]["shards"]}
+    return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"]}
 
 
 def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
