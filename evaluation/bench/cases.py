@@ -136,9 +136,9 @@ CASES: list[BenchCase] = [
     BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", n=PER, target_s=2.0,
               numeric=True, unit="reports", extra={"bins": 1024}),
     # discovery without a dictionary (issue 11): one run at n = 10⁶, ε = 4, top 20 of words-slang
-    *[BenchCase(f"{name} discover ε4", name, {"epsilon": 4.0}, path, n=PER, target_s=target)
+    *[BenchCase(f"{name} ε4", name, {"epsilon": 4.0}, path, n=PER, target_s=target)
       for path, target in (("discover", 5.0), ("discover-direct", 0.5)) for name in ("sfp", "pem", "treehist")],
-    *[BenchCase(f"{name} discover ε4 n1e7", name, {"epsilon": 4.0}, "discover-direct", n=10 * PER,
+    *[BenchCase(f"{name} ε4 n1e7", name, {"epsilon": 4.0}, "discover-direct", n=10 * PER,
                 target_peak=4 * GIB) for name in ("sfp", "pem", "treehist")],
 ]
 

@@ -224,7 +224,7 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
                 ax.axhline(0.9, color="black", linewidth=1, linestyle="--")
             ax.set(xlabel="ε" if x == "epsilon" else "n (users)",
                    ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
-                   title="" if value is None else f"{panel} = {_fmt(value) if panel == 'epsilon' else f'{value:.0e}'}")
+                   title="" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}"))
             if i == 0:
                 ax.legend(fontsize=7)
         written += _save(fig, out, stem)

@@ -14,7 +14,7 @@ from ldpsim.evaluation.report.plots import discovery_curves
 from ldpsim.evaluation.scenario.grid import scenario_from_dict
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.evaluation.sweep.runner import run_cell
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms.words import WordCodec
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.deployment_metrics import measure
-from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
 from tests.simulator.test_scenario import TINY, _write
