@@ -5,7 +5,7 @@ target (seconds per 10⁶ units on the 2-core reference machine, from issue 2). 
 
 * ``per-user``: ``perturb`` + ``aggregate`` + ``estimate`` for n users (values drawn beforehand);
 * ``direct``: ``sample_aggregate`` + ``estimate`` from the true counts (no per-user reports);
-* ``em``: the EM post-processing of n SDPM reports (SPEC §2.3);
+* ``em``: the EM post-processing of n SDPM reports (docs/math.md §2.3);
 * ``discover`` / ``discover-direct``: a discovery protocol (SFP, PEM, TreeHist; docs/math.md §7.4) on
   the words-slang workload — ``perturb`` + ``aggregate`` + ``discover`` of the top 20 for n users, or
   ``sample_aggregate`` + ``discover``; the row's note gives the F1 of the discovered top 20.
@@ -176,7 +176,7 @@ def _direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.
 
 
 def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
-    """EM (SPEC §2.3) over ``extra['bins']`` bins on n reports; timed: the exact transition matrix,
+    """EM (docs/math.md §2.3) over ``extra['bins']`` bins on n reports; timed: the exact transition matrix,
     the report histogram and the iterations (not the clients)."""
     mech = case.make(domain_size)
     wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))

@@ -1,4 +1,4 @@
-"""Seed 002: the central-DP histogram release, side by side with LDP at the same ε (SPEC §6).
+"""Seed 002: the central-DP histogram release, side by side with LDP at the same ε (docs/math.md §6).
 
 Scenario: n users hold one value of a categorical attribute (``emoji`` top-100, ``census-education``).
 *Central* (trusted server, :class:`ldpsim.mechanisms.central_dp.LaplaceHistogram`): z = θ + Lap(Δ/ε) on the

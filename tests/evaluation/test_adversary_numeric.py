@@ -21,7 +21,7 @@ LEVELS = np.linspace(-0.95, 0.95, 9)  # a few distinct true values, so expectati
 def _pm_closed_form(eps):
     t = math.exp(eps / 2)
     C = (t + 1) / (t - 1)
-    p = (t * t - t) / (2 * t + 2)  # SPEC §2.1
+    p = (t * t - t) / (2 * t + 2)  # docs/math.md §2.1
     return C, p, p / math.exp(eps)
 
 
