@@ -1,5 +1,5 @@
 """PEM, the Prefix Extending Method — Wang, Li, Jha et al., "Locally Differentially Private Heavy
-Hitter Identification", IEEE TDSC 2019; docs/math.md §7.4 (local hashing: §7.1).
+Hitter Identification", IEEE TDSC 2019; docs/math.md §7.4, §7.4.1 (local hashing: §7.1).
 """
 
 from __future__ import annotations
@@ -52,6 +52,23 @@ class PEM(DiscoveryProtocol):
     (a multinomial per row; p − q + (1 − p + q)/g = p). Each round's candidates are a function of
     earlier groups' tables only; since no client report depends on them, drawing all G tables up front
     is the same as drawing each round's table given the surviving candidates.
+
+    Parameters
+    ----------
+    epsilon : float in (0, inf)
+        ε of one report.
+    length : int in [2, L_max]
+        Longest word, in symbols (``L_max``: b^L < 2^63).
+    alphabet : str
+        Distinct single code points (:data:`~ldpsim.mechanisms.words.DEFAULT_ALPHABET`).
+    start : int in [1, min(3, length)]
+        Prefix length of the first group (every valid prefix of it is a candidate).
+    pool : int in [1, 2^16]
+        Hash functions in the fixed pool.
+    g : int in [2, 2^16] or None
+        Buckets; default round(e^ε) + 1.
+    seed : int in [0, 2^32)
+        Picks the hash pool.
 
     >>> pem = PEM(epsilon=4.0, length=4, alphabet="abc", start=1, pool=64)
     >>> agg = pem.sample_aggregate([5000, 3000], rng=1, items=["ab", "cab"])
@@ -134,7 +151,6 @@ class PEM(DiscoveryProtocol):
         return Aggregate(int(y.size), data, self.kind)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact draw of the (G, pool, g+1) table (class docstring)."""
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
         split = split_counts(counts, self.groups, rng)

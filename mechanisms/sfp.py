@@ -1,5 +1,5 @@
 """Apple's Sequence Fragment Puzzle (SFP) — Apple Differential Privacy Team, "Learning with Privacy
-at Scale", Apple Machine Learning Journal, 2017; docs/math.md §7.4 (the sketches: §1.5).
+at Scale", Apple Machine Learning Journal, 2017; docs/math.md §7.4, §7.4.1 (the sketches: §1.5).
 """
 
 from __future__ import annotations
@@ -59,6 +59,23 @@ class SFP(DiscoveryProtocol):
     word's users are split over the positions by a multinomial and the fragment sketch is drawn from the
     resulting token counts. Given the true counts the two sketches are independent (each user's two
     reports use independent randomness), so the joint law equals the per-user path's.
+
+    Parameters
+    ----------
+    epsilon : float in (0, inf)
+        ε of one report (word and fragment parts together).
+    word_share : float in (0, 1)
+        Share of ε spent on the word report.
+    length : even int in [2, L_max]
+        Longest word, in symbols.
+    alphabet : str
+        Distinct single code points (:data:`~ldpsim.mechanisms.words.DEFAULT_ALPHABET`).
+    hash_bits : int in [1, 16]
+        Bits of the word hash in each fragment token (the paper: 8).
+    word_k, word_m, fragment_k, fragment_m : int
+        Rows and columns of the word and fragment count-mean sketches.
+    seed : int in [0, 2^32 − 2)
+        Picks the sketches' and the word hash's families.
 
     >>> sfp = SFP(epsilon=8.0, length=4, alphabet="abc", hash_bits=2, word_k=8, word_m=64,
     ...           fragment_k=8, fragment_m=64)
@@ -158,7 +175,6 @@ class SFP(DiscoveryProtocol):
         return self._join(self.word_cms.aggregate(CMSReports(*r[:2])), self.fragment_cms.aggregate(CMSReports(*r[2:4])))
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact draw of both sketches (class docstring)."""
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
         codes, tokens = self._word_tokens(rows)

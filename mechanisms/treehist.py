@@ -1,6 +1,6 @@
 """TreeHist: heavy hitters by walking a prefix tree with one frequency oracle per level —
 Bassily, Nissim, Stemmer, Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS 2017;
-docs/math.md §7.4.
+docs/math.md §7.4, §7.4.1.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class TreeHist(DiscoveryProtocol):
 
     Client: the user picks a level ℓ uniform in {1..L} (independent of the word) and reports the
     length-ℓ prefix code of the padded word through the level's ε-LDP count-mean sketch
-    (:class:`~ldpsim.mechanisms.words.CodeCMS`, SPEC/docs/math.md §1.5) — the paper's per-level frequency
+    (:class:`~ldpsim.mechanisms.words.CodeCMS`, docs/math.md §1.5) — the paper's per-level frequency
     oracle is Hashtogram, a hashed sketch with Hadamard response; CMS is the sketch this project
     already has, with an exact direct sampler. The tree is |Σ|+1-ary (one symbol per level) rather
     than binary: L levels instead of L·log2 b.
@@ -51,6 +51,21 @@ class TreeHist(DiscoveryProtocol):
     :meth:`CMS.sample_aggregate <ldpsim.mechanisms.cms.CMS.sample_aggregate>` from the true counts of
     that group's prefixes. Levels use disjoint users and independent randomness, so the joint law of the
     stacked aggregate is the per-user path's, and ``discover`` (deterministic) has the same law too.
+
+    Parameters
+    ----------
+    epsilon : float in (0, inf)
+        ε of one report.
+    length : int in [2, L_max]
+        Longest word, in symbols (``L_max``: b^L < 2^63); also the number of levels.
+    alphabet : str
+        Distinct single code points (:data:`~ldpsim.mechanisms.words.DEFAULT_ALPHABET`).
+    k : int in [1, 2^24]
+        Rows of each level's count-mean sketch.
+    m : int in [2, 2^16]
+        Columns of each level's sketch.
+    seed : int in [0, 2^32)
+        Picks the sketch's hash family.
 
     >>> th = TreeHist(epsilon=4.0, length=4, alphabet="abc", k=8, m=64)
     >>> agg = th.sample_aggregate([5000, 3000], rng=1, items=["ab", "cab"])
@@ -108,7 +123,6 @@ class TreeHist(DiscoveryProtocol):
         return Aggregate(int(level.size), data, self.kind)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact draw of the stacked per-level aggregate (class docstring)."""
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
         split = split_counts(counts, self.levels, rng)

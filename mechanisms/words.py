@@ -241,7 +241,111 @@ class DiscoveryProtocol(Mechanism):
     takes_tokens = True
     codec: WordCodec
 
+    def perturb(self, values, rng=None):  # pragma: no cover - overridden
+        """Privatize one word per user (the client side), vectorized over users.
+
+        Parameters
+        ----------
+        values : sequence or 1-D array of str
+            One word per user: 1 to ``length`` characters of the alphabet (:mod:`.words`).
+        rng : int, SeedSequence, Generator or None
+
+        Returns
+        -------
+        NamedTuple of arrays
+            The protocol's reports (``*Reports``), one entry per user.
+        """
+        raise NotImplementedError
+
+    def aggregate(self, reports):  # pragma: no cover - overridden
+        """The server's mergeable, candidate-free aggregate of a batch of reports.
+
+        Parameters
+        ----------
+        reports : the protocol's ``*Reports`` NamedTuple
+
+        Returns
+        -------
+        Aggregate
+            Adds with ``+`` to aggregates of other batches, days or shards.
+        """
+        raise NotImplementedError
+
+    def sample_aggregate(self, true_counts, rng=None, items=None):  # pragma: no cover - overridden
+        """Draw the aggregate of ``sum(true_counts)`` users from its exact law (the class docstring
+        says how), without per-user reports.
+
+        Parameters
+        ----------
+        true_counts : 1-D array of int
+            Users holding each word of ``items``.
+        rng : int, SeedSequence, Generator or None
+        items : sequence of str
+            The words (required).
+
+        Returns
+        -------
+        Aggregate
+            Distributed as ``aggregate(perturb(users))`` for those users.
+        """
+        raise NotImplementedError
+
+    def encode(self, reports) -> bytes:  # pragma: no cover - overridden
+        """Wire form: ``report_bytes`` bytes per report, concatenated.
+
+        Parameters
+        ----------
+        reports : the protocol's ``*Reports`` NamedTuple
+
+        Returns
+        -------
+        bytes
+        """
+        raise NotImplementedError
+
+    def decode(self, payload: bytes):  # pragma: no cover - overridden
+        """Inverse of :meth:`encode`; raises ``ValueError`` on a malformed payload.
+
+        Parameters
+        ----------
+        payload : bytes
+            A whole number of ``report_bytes``-byte reports.
+
+        Returns
+        -------
+        NamedTuple of arrays
+            The reports.
+        """
+        raise NotImplementedError
+
+    def discover(self, agg, top_k: int = 20) -> DiscoveryResult:  # pragma: no cover - overridden
+        """The server: the ``top_k`` most frequent strings found in ``agg``, with estimated counts.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Of this protocol (any merge of batches).
+        top_k : int >= 1
+
+        Returns
+        -------
+        DiscoveryResult
+            ``words`` (most frequent first), ``counts`` (estimated users), ``n``.
+        """
+        raise NotImplementedError
+
     def perturb_aggregate(self, values, rng=None):
+        """``aggregate(perturb(values, rng))`` (the population engine's per-user path).
+
+        Parameters
+        ----------
+        values : 1-D array of str
+        rng : int, SeedSequence, Generator or None
+
+        Returns
+        -------
+        Aggregate
+        """
         return self.aggregate(self.perturb(values, rng))
 
     def privacy_parts(self) -> dict[str, float]:  # pragma: no cover - overridden
