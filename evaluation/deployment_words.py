@@ -3,10 +3,12 @@
 Each day d the job runs the use case's discovery protocol (``discover(agg, top_k)``, docs/math.md
 §7.4) over the merged aggregate of every report stored for collection days ≤ d — the aggregates
 are mergeable and candidate-free, so "all reports so far" is their sum. It is scored against the
-truth of the same reports (the donated words of days ≤ d): the slang word (the last of
-``cfg.words``) is *found* on the first day it is in the returned list and stays in it from then on
-... the summary gives that first day, its estimated and true share that day, the list's F1 against
-the true top-k, the words' report size and the ε one donation costs.
+truth of the same reports (the donated words of days ≤ d). The slang word (the last of
+``cfg.words``) counts as *found* from the first day after which it stays in the returned list; the
+summary gives that day, its estimated and true share that day, the last day's F1 against the true
+top-k, the words' report size and the ε one donation costs. (One run gives one such day; the day at
+which the discovery probability over repeated runs reaches 0.9 needs several seeds and
+:func:`~ldpsim.evaluation.discovery_metrics.first_reaching` on the per-day found rates.)
 """
 
 from __future__ import annotations

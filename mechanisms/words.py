@@ -183,6 +183,8 @@ def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.n
     total = np.zeros(keys.size, dtype=table.dtype)
     m = family.m
     if keys.size and int(keys.max()) < 2 ** 32 and m & (m - 1) == 0:
+        if flat.size and np.issubdtype(flat.dtype, np.integer) and 0 <= flat.min() and flat.max() < 2 ** 31:
+            flat = flat.astype(np.int32)  # half the memory traffic of the gathers; sums stay int64
         shift = np.uint64(64 - (m.bit_length() - 1))
         a, _, c = family.row_params
         step = max(1, (1 << 18) // keys.size)
@@ -193,7 +195,7 @@ def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.n
                 v += c[rows, None]
                 v >>= shift
                 v += (rows.astype(np.uint64) * np.uint64(table.shape[1]))[:, None]
-                total += flat.take(v.view(np.int64)).sum(axis=0)
+                total += flat.take(v.view(np.int64)).sum(axis=0, dtype=total.dtype)
         return total
     for rows, H in family.row_blocks(keys, 1 << 18):
         H += (rows * table.shape[1])[:, None]

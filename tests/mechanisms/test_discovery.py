@@ -159,3 +159,17 @@ def test_discovered_estimates_unbiased(name):
     est = np.array(estimates)
     assert_z(est.mean(axis=0), LARGE_COUNTS[:heavy], est.std(axis=0, ddof=1) / math.sqrt(reps),
              what=f"{name} mean estimate of discovered words")
+
+
+@pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32)])
+def test_sketch_sums_match_the_hash_family(m, high):
+    """The 32-bit-key shortcut (m a power of two) and the general path give Σ_l table[l, h_l(key)]."""
+    from ldpsim.mechanisms.hashing import HashFamily
+    from ldpsim.mechanisms.words import sketch_sums
+
+    fam = HashFamily(37, m, 5)
+    rng = np.random.default_rng(0)
+    table = rng.integers(0, 100, (37, m + 1))
+    keys = rng.integers(0, high, 3000, dtype=np.uint64)
+    expected = table[np.arange(37)[:, None], fam.evaluate(np.arange(37)[:, None], keys[None, :])].sum(axis=0)
+    assert np.array_equal(sketch_sums(fam, table, keys), expected)
