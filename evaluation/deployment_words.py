@@ -55,3 +55,24 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
             summary.update(slang_first_day_found=int(first), slang_estimated_share=float(hit["slang_estimate"]),
                            slang_true_share=float(hit["slang_true"]))
     return table, summary
+
+
+def slang_discovery_by_day(cfg, seeds, out_dir, level: float = 0.9) -> tuple[pd.DataFrame, int | None]:
+    """Run the deployment once per seed and return (per day: the share of runs whose nightly job has
+    the slang word in its list, with its standard error; the first day from which that share stays
+    ≥ ``level``, or None). Each run writes its store under ``out_dir/seed<s>``."""
+    import dataclasses
+    from pathlib import Path
+
+    from ldpsim.simulator.deployment import run
+
+    found = []
+    for s in seeds:
+        c = dataclasses.replace(cfg, seed=int(s))
+        table, _ = word_discovery(c, run(c, Path(out_dir) / f"seed{s}"))
+        found.append(table.set_index("day")["slang_found"].astype(float))
+    runs = pd.concat(found, axis=1).fillna(0.0)
+    p = runs.mean(axis=1)
+    se = np.sqrt(p * (1 - p) / runs.shape[1])
+    by_day = pd.DataFrame({"day": p.index, "p_found": p.to_numpy(), "se": se.to_numpy(), "runs": runs.shape[1]})
+    return by_day, first_reaching(by_day["day"], by_day["p_found"], level)

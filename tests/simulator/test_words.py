@@ -63,3 +63,13 @@ def test_slang_is_found_and_accounted(tmp_path):
     uc_eps = sum(u.epsilon for u in cfg.use_cases)
     assert result.ledger_daily.max() <= uc_eps + 1e-9
     assert s["words_report_bytes"] == cfg.use_case("word").make_mechanism().report_bytes
+
+
+def test_slang_discovery_probability_by_day(tmp_path):
+    from ldpsim.evaluation.deployment_words import slang_discovery_by_day
+
+    cfg, _ = load_deployment(_write(tmp_path, WORDS))
+    by_day, first = slang_discovery_by_day(cfg, [1, 2, 3], tmp_path / "runs")
+    assert list(by_day["day"]) == [0, 1, 2] and (by_day["runs"] == 3).all()
+    assert by_day.loc[0, "p_found"] == 0.0  # before the slang word exists
+    assert first is not None and first >= cfg.slang_start_day
