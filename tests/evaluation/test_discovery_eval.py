@@ -94,4 +94,4 @@ def test_discovery_figures(tmp_path):
                     rows.append({"mechanism": mech, "epsilon": eps, "n": n, "metric": metric, "rank": np.nan,
                                  "mean": 0.5, "se": 0.1})
     paths = discovery_curves(pd.DataFrame(rows), tmp_path)
-    assert {p.name for p in paths} >= {"discovery_f1_vs_epsilon.png", "discovery_probability_vs_n.png"}
+    assert {p.name for p in paths} >= {"discovery_f1_by_epsilon.png", "discovery_probability_by_n.png"}
