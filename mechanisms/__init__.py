@@ -19,6 +19,10 @@ from ldpsim.mechanisms.rr import RR
 from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.sdpm import SDPM
 from ldpsim.mechanisms.urr import URR
+from ldpsim.mechanisms.words import DiscoveryProtocol, DiscoveryResult, WordCodec
+from ldpsim.mechanisms.pem import PEM
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.registry import MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
@@ -27,4 +31,4 @@ __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR
            "NumericMechanism", "PM", "SDPM", "EM", "EMResult", "PersonalizedSDPM",
            "LaplaceHistogram", "project_lattice", "project_simplex_l1", "synthetic_data",
            "NoisyQuadtree", "arithmetic_allocation", "cormode_allocation", "geometric_allocation",
-           "uniform_allocation"]
+           "uniform_allocation", "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist"]

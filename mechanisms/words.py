@@ -211,8 +211,8 @@ class CodeCMS(CMS):
     exact direct sampler — is CMS's own."""
 
     def _value_keys(self, values) -> np.ndarray:
-        return np.asarray(np.asarray(values).tolist() if np.asarray(values).dtype == object else values,
-                          dtype=np.int64).astype(np.uint64)
+        arr = np.asarray(values)
+        return np.asarray(arr.tolist() if arr.dtype == object else arr, dtype=np.int64).astype(np.uint64)
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
         return sketch_sums(self.family, table, self._value_keys(items))
