@@ -27,6 +27,10 @@ from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.sdpm import SDPM
 from ldpsim.mechanisms.sue import SUE
 from ldpsim.mechanisms.urr import URR
+from ldpsim.mechanisms.words import DiscoveryProtocol, DiscoveryResult, WordCodec
+from ldpsim.mechanisms.pem import PEM
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.registry import MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
@@ -36,4 +40,5 @@ __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR
            "LaplaceHistogram", "project_lattice", "project_simplex_l1", "synthetic_data",
            "NoisyQuadtree", "arithmetic_allocation", "cormode_allocation", "geometric_allocation",
            "uniform_allocation", "RAPPOR", "RAPPORReports", "RAPPORDecoding", "HR", "SUE", "SHE", "THE",
-           "BLH", "FLH", "FLHReports", "DBitFlip", "DBitFlipReports", "OneBitMean"]
+           "BLH", "FLH", "FLHReports", "DBitFlip", "DBitFlipReports", "OneBitMean",
+           "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist"]

@@ -98,17 +98,52 @@ class DBitFlip(FrequencyOracle):
         buckets = sample_subsets(x.size, self.domain_size, self.d, lambda step: rng.random(x.size))
         return DBitFlipReports(buckets, self._bits(buckets, x, rng.random(buckets.shape)))
 
-    def perturb_memoized(self, values, keys) -> DBitFlipReports:
-        """The device's memoized report: buckets from its key alone; bits from (key, which sampled
-        bucket holds the value — or none — , position). Deterministic: no rng."""
+    def memo_class(self, values, keys) -> np.ndarray:
+        """Which of its d + 1 memoized responses each device sends: the position of the value's bucket
+        among the device's sampled buckets, or d if it sampled none. A privacy ledger charges ε once per
+        distinct class a device reports from (equal class ⇒ identical report).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Bucket ids.
+        keys : array_like of uint64, shape (n,)
+            Device keys.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+        """
+        return self._memo(values, keys, "memo_class")[2]
+
+    def _memo(self, values, keys, what: str):
+        """(validated values, the device's sampled buckets from its key alone, memo class)."""
         x = check_item_ids(self.name, values, self.domain_size)
         keys = np.asarray(keys, dtype=np.uint64)
         if keys.shape != x.shape:
-            raise ValueError(f"{self.name}.perturb_memoized: {keys.size} keys for {x.size} values.")
+            raise ValueError(f"{self.name}.{what}: {keys.size} keys for {x.size} values.")
         buckets = sample_subsets(x.size, self.domain_size, self.d,
                                  lambda step: keyed_uniforms(keys, _TAG_BUCKETS, step))
         hit = buckets == x[:, None]
-        memo_class = np.where(hit.any(axis=1), hit.argmax(axis=1), self.d)   # 0..d−1, or d: not sampled
+        return x, buckets, np.where(hit.any(axis=1), hit.argmax(axis=1), self.d)
+
+    def perturb_memoized(self, values, keys) -> DBitFlipReports:
+        """The device's memoized report: buckets from its key alone; bits from (key, memo class,
+        position). Deterministic: no rng.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Bucket ids.
+        keys : array_like of uint64, shape (n,)
+            Device keys (:func:`ldpsim.mechanisms.memo.device_keys`).
+
+        Returns
+        -------
+        DBitFlipReports
+        """
+        x, buckets, memo_class = self._memo(values, keys, "perturb_memoized")
+        keys = np.asarray(keys, dtype=np.uint64)
         u = keyed_uniforms(keys[:, None], _TAG_BITS, memo_class[:, None], np.arange(self.d)[None, :])
         return DBitFlipReports(buckets, self._bits(buckets, x, u))
 
@@ -174,21 +209,23 @@ class DBitFlip(FrequencyOracle):
         rng = as_generator(rng)
         k, d = self.domain_size, self.d
         live = np.flatnonzero(f)                              # ascending item ids
-        left = np.zeros((live.size + 1, d + 1), dtype=np.int64)  # left[v, r]: users needing r picks;
-        left[1:, d] = f[live]                                 # row 0 pools items already passed
-        r = np.arange(1, d + 1)
+        left = np.zeros((live.size, d + 1), dtype=np.int64)   # left[i, r]: users of item live[i] needing r picks
+        left[:, d] = f[live]
+        pool = np.zeros(d + 1, dtype=np.int64)                # users of items whose bucket is passed
         m, own = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        first = 1                                             # rows first.. are items ≥ the current bucket
+        first = 0                                             # rows first.. are items ≥ the current bucket
         for j in range(k):
-            rows = np.r_[0, first:live.size + 1]
-            picks = rng.binomial(left[rows, 1:], np.minimum(r / (k - j), 1.0))
-            left[rows, 1:] -= picks
-            left[rows, :-1] += picks
-            m[j] = picks.sum()
-            if first <= live.size and live[first - 1] == j:   # bucket j is item j's own
-                own[j] = picks[1].sum()
-                left[0] += left[first]                        # from now on its users are like any other
-                left[first] = 0
+            prob = np.minimum(np.arange(1, d + 1) / (k - j), 1.0)
+            picks = rng.binomial(left[first:, 1:], prob)
+            pool_picks = rng.binomial(pool[1:], prob)
+            left[first:, 1:] -= picks
+            left[first:, :-1] += picks
+            pool[1:] -= pool_picks
+            pool[:-1] += pool_picks
+            m[j] = picks.sum() + pool_picks.sum()
+            if first < live.size and live[first] == j:        # bucket j is item j's own
+                own[j] = picks[0].sum()
+                pool += left[first]                           # from now on its users are like any other
                 first += 1
         c = rng.binomial(own, self.a) + rng.binomial(m - own, self.b)
         return Aggregate(int(f.sum()), np.stack([m, c]), self.kind)

@@ -244,8 +244,10 @@ class HR(DiscreteOracle):
         return uint_bytes(self.n_outputs)
 
     def encode(self, reports) -> bytes:
-        return encode_uints(check_item_ids(f"{self.name}.encode", reports, self.n_outputs, "reports"), self.report_bytes)
+        y = check_item_ids(f"{self.name}.encode", reports, self.n_outputs, "reports")
+        return encode_uints(y, self.report_bytes)
 
     def decode(self, payload: bytes) -> np.ndarray:
         self._check_payload(payload)
-        return check_item_ids(f"{self.name}.decode", decode_uints(payload, self.report_bytes), self.n_outputs, "payload")
+        y = decode_uints(payload, self.report_bytes)
+        return check_item_ids(f"{self.name}.decode", y, self.n_outputs, "payload")

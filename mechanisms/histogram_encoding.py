@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids, check_real
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_epsilon, check_int, check_item_ids,
+                                          check_real)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.unary import UnaryEncoding
 

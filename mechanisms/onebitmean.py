@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_finite_in, check_int, check_item_ids, check_real
+from ldpsim.mechanisms._validation import (as_generator, check_epsilon, check_finite_in, check_int, check_item_ids,
+                                          check_real)
 from ldpsim.mechanisms.base import Aggregate, Mechanism
 from ldpsim.mechanisms.memo import keyed_uniforms
 
@@ -36,6 +37,11 @@ class OneBitMean(Mechanism):
     α-point rounding.
 
     Privacy: ε-LDP with equality: π(m)/π(0) = (1 − π(0))/(1 − π(m)) = e^ε.
+
+    Not a :class:`~ldpsim.mechanisms.numeric.NumericMechanism`: its inputs are counters in [0, m], not
+    readings in [−1, 1], and its report is one bit (no piecewise density for EM); it has the same
+    mean-mechanism interface (``perturb``, ``aggregate``, ``estimate_mean``, ``report_mean``,
+    ``report_variance``, ``mean_variance``, wire form) plus ``sample_aggregate(values)``.
 
     Parameters
     ----------
@@ -94,7 +100,22 @@ class OneBitMean(Mechanism):
         return (as_generator(rng).random(x.size) < self.bit_probability(x)).astype(np.uint8)
 
     def rounded_levels(self, values, keys) -> np.ndarray:
-        """α-point rounding: L = ⌊x·s/m + α⌋ ∈ [0, s] with α = the device's keyed uniform."""
+        """α-point rounding: L = ⌊x·s/m + α⌋ ∈ [0, s] with α = the device's keyed uniform.
+
+        The level is also the memo class: a privacy ledger charges ε once per distinct level a device
+        reports from (equal level ⇒ identical memoized bit).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Counters in [0, m].
+        keys : array_like of uint64, shape (n,)
+            Device keys.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+        """
         x = self._check_values(values)
         alpha = keyed_uniforms(np.asarray(keys, dtype=np.uint64), _TAG_ALPHA)
         return np.minimum(np.floor(x * self.granularity / self.m + alpha), self.granularity).astype(np.int64)

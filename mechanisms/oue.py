@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ldpsim.mechanisms._validation import check_epsilon, check_int
 from ldpsim.mechanisms.unary import UnaryEncoding
 

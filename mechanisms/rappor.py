@@ -194,6 +194,21 @@ class RAPPOR(FrequencyOracle):
         """The cohort of each device: a deterministic function of its key."""
         return (keyed_words(np.asarray(keys, dtype=np.uint64), _TAG_COHORT) % np.uint64(self.cohorts)).astype(np.int64)
 
+    def memo_class(self, values) -> np.ndarray:
+        """The memo class of each report: the value itself (its 64-bit token key). All reports of one
+        value share one permanent response, so a ledger charges ε_∞ once per distinct value.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            Tokens.
+
+        Returns
+        -------
+        numpy.ndarray of uint64, shape (n,)
+        """
+        return self._token_keys(values)
+
     def permanent_response(self, values, keys) -> np.ndarray:
         """B′ of each device, shape (n, k) uint8: a deterministic function of (device key, value)."""
         dev = np.asarray(keys, dtype=np.uint64)
@@ -263,7 +278,9 @@ class RAPPOR(FrequencyOracle):
         return _design(self, tuple(items.tolist() if isinstance(items, np.ndarray) else items))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
-        """Least-squares counts of the candidates ``items``: C·pinv(X)·t.
+        """Least-squares counts of the candidates ``items``: C·pinv(X)·t. If X is rank-deficient (fewer
+        than K regression rows C·k, or candidates with identical Bloom bits) this is the minimum-norm
+        solution, and :meth:`bias` gives its exact bias (A X − I) f.
 
         Parameters
         ----------
@@ -337,7 +354,8 @@ class RAPPOR(FrequencyOracle):
         bits r_i = bit i of the integer r (small k only)."""
         k = self.num_bits
         if k > MAX_ENUMERATED_BITS:
-            raise ValueError(f"{self.name}.report_distribution: 2^{k} reports are too many (k ≤ {MAX_ENUMERATED_BITS}).")
+            raise ValueError(f"{self.name}.report_distribution: 2^{k} reports are too many "
+                             f"(k ≤ {MAX_ENUMERATED_BITS}).")
         X = self.bloom_matrix(_required(items)).reshape(self.cohorts, k, -1)
         r = ((np.arange(1 << k)[:, None] >> np.arange(k)) & 1).astype(bool)  # (2^k, k)
         qs, ps = self.bit_probabilities()

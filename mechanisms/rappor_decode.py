@@ -83,19 +83,19 @@ def decode(mech, agg, candidates, alpha: float = 0.05, lasso_penalty: float | No
     z_cut = stats.norm.isf(alpha / (2 * m))
     penalty = float(sigma * col_norm.max() * z_cut) if lasso_penalty is None else \
         check_real("RAPPOR.decode", "lasso_penalty", lasso_penalty, 0.0, low_open=False)
-    beta = lasso(X.T @ X, X.T @ t, penalty)
+    gram, xty = X.T @ X, X.T @ t
+    beta = lasso(gram, xty, penalty)
     selected = beta > 0
     counts = np.zeros(m)
     se = np.full(m, np.inf)
     sel = np.flatnonzero(selected)
     if sel.size:
-        Xs = X[:, sel]
-        coef, *_ = np.linalg.lstsq(Xs, t, rcond=None)
+        inv = np.linalg.pinv(gram[np.ix_(sel, sel)])          # (X_SᵀX_S)⁻¹: small, |S| × |S|
+        coef = inv @ xty[sel]                                  # least squares on the selected columns
         dof = max(X.shape[0] - sel.size, 1)
-        rss = float(((t - Xs @ coef) ** 2).sum())
-        cov = rss / dof * np.linalg.pinv(Xs.T @ Xs)
+        rss = float(((t - X[:, sel] @ coef) ** 2).sum())
         counts[sel] = mech.cohorts * coef
-        se[sel] = mech.cohorts * np.sqrt(np.maximum(np.diag(cov), 0.0))
+        se[sel] = mech.cohorts * np.sqrt(np.maximum(np.diag(inv) * rss / dof, 0.0))
     z = np.where(np.isfinite(se) & (se > 0), counts / np.where(se > 0, se, 1.0), 0.0)
     p = stats.norm.sf(z)
     return RAPPORDecoding(cands, selected, counts, se, z, p, selected & (p < alpha / m), alpha, penalty)

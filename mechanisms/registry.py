@@ -14,12 +14,15 @@ from ldpsim.mechanisms.onebitmean import OneBitMean
 from ldpsim.mechanisms.oue import OUE
 from ldpsim.mechanisms.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.pem import PEM
 from ldpsim.mechanisms.pm import PM
 from ldpsim.mechanisms.rappor import RAPPOR
 from ldpsim.mechanisms.rr import RR
 from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.sdpm import SDPM
 from ldpsim.mechanisms.sue import SUE
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.urr import URR
 
 #: name used in scenario files → mechanism class
@@ -46,6 +49,10 @@ MECHANISMS: dict[str, type] = {
     "flh": FLH,
     "dbitflip": DBitFlip,
     "onebitmean": OneBitMean,
+    # discovery without a dictionary (docs/math.md §7.4): ``discover(agg, top_k)`` on the server
+    "sfp": SFP,
+    "pem": PEM,
+    "treehist": TreeHist,
 }
 
 

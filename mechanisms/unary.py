@@ -70,18 +70,19 @@ class UnaryEncoding(FrequencyOracle):
         return rows
 
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Bit-packed reports, shape (n, ⌈D/8⌉) uint8.
+        """Client side: bit-packed unary-encoding reports.
 
         Parameters
         ----------
-        values : array_like, shape (n,)
-            One value per user.
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per user.
         rng : numpy.random.Generator, int or None
             Source of randomness.
 
         Returns
         -------
-        reports
+        numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            One packed row per user (``np.packbits`` order, padding bits zero).
         """
         x = check_item_ids(self.name, values, self.domain_size)
         out = np.empty((x.size, self.report_bytes), dtype=np.uint8)
@@ -114,31 +115,68 @@ class UnaryEncoding(FrequencyOracle):
         return rows
 
     def aggregate(self, reports) -> Aggregate:
+        """Per-item counts of ones.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            Bit-packed rows (padding bits must be zero).
+
+        Returns
+        -------
+        Aggregate
+            ``data`` = the D counts of ones (int64).
+        """
         rows = self._check_rows(reports, "aggregate")
         return Aggregate(rows.shape[0], packed_column_counts(rows, self.domain_size), self.kind)
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Unbiased count estimates (c_x − n·q)/(p − q) (docs/math.md §7.1).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Counts of ones of this configuration.
+        items : array_like of int, optional
+            Ids to estimate (default: all D ids).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         self._check_aggregate(agg)
         c = agg.data[self._items(items)]
         return (c - agg.n * self.q) / (self.p - self.q)  # pure-protocol estimator, counts
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
+        """Exact count-scale variance [f_x·p(1−p) + (n − f_x)·q(1−q)]/(p − q)² (docs/math.md §7.1).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers, shape (D,)
+            Users holding each id.
+        items : array_like of int, optional
+            Ids whose variance is returned (default: all).
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
         counts = check_counts(self.name, true_counts, self.domain_size)
         f, n, p, q = counts[self._items(items)], counts.sum(), self.p, self.q
         return (f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across bits.
+        """Exact direct sampler: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across items.
 
         Parameters
         ----------
-        true_counts : array_like of non-negative ints
-            Users holding each item (aligned with ``items``).
+        true_counts : array_like of non-negative ints, shape (D,)
+            Users holding each id.
         rng : numpy.random.Generator, int or None
             Source of randomness.
-        items : array_like, optional
-            Ignored (the aggregate covers every id).
+        items : ignored
 
         Returns
         -------
@@ -150,7 +188,19 @@ class UnaryEncoding(FrequencyOracle):
         return Aggregate(n, rng.binomial(f, self.p) + rng.binomial(n - f, self.q), self.kind)
 
     def log_likelihood(self, reports, values) -> np.ndarray:
-        """log P[report_u | input values_u] for each user (exact: a product over the D bits)."""
+        """log P[report_u | input values_u] for each user (exact: a product over the D bits).
+
+        Parameters
+        ----------
+        reports : numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            Bit-packed rows.
+        values : array_like of int, shape (n,)
+            The candidate input of each user.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (n,)
+        """
         rows = self._check_rows(reports, "log_likelihood")
         x = check_item_ids(self.name, values, self.domain_size)
         if x.size != rows.shape[0]:
@@ -183,9 +233,22 @@ class UnaryEncoding(FrequencyOracle):
         return -(-self.domain_size // 8)
 
     def encode(self, reports) -> bytes:
+        """The packed rows as bytes, ⌈D/8⌉ per report."""
         return self._check_rows(reports, "encode").tobytes()
 
     def decode(self, payload: bytes) -> np.ndarray:
+        """Bit-packed rows from their wire form (⌈D/8⌉ bytes per report).
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            ``ValueError`` on a partial report or set padding bits.
+        """
         n = self._check_payload(payload)
         rows = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes).copy()
         return self._check_rows(rows, "decode")

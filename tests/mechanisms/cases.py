@@ -67,6 +67,8 @@ def _cases():
         # report_distribution (test_report_distribution_exact_privacy_boundary)
         Case("hr", HR, {"epsilon": 1.0, "domain_size": 6}, counts6),
         Case("hr-large-eps", HR, {"epsilon": 4.0, "domain_size": 10, "blocks": 4}, counts6 + (40, 0, 10, 5)),
+        # the paper's default layout at ε = 3: 16 blocks requested, 14 blocks of 4 cells used
+        Case("hr-eps3-default", HR, {"epsilon": 3.0, "domain_size": 40}, tuple(300 // (i + 1) for i in range(40))),
         Case("sue", SUE, {"epsilon": 1.0, "domain_size": 6}, counts6),
         Case("the", THE, {"epsilon": 2.0, "domain_size": 6}, counts6, pure_ldp=False),
         Case("she", SHE, {"epsilon": 1.0, "domain_size": 6}, counts6),

@@ -75,8 +75,8 @@ def test_memoized_path_estimator_matches_theory():
     """Fresh keys per repetition: the memoized report has the one-time law (mean and variance, α = 1e-4)."""
     m = DBitFlip(epsilon=2.0, domain_size=6, d=2)
     values = np.repeat(np.arange(6), COUNTS)
-    est = np.array([m.estimate(m.aggregate(m.perturb_memoized(values, device_keys(values.size, np.random.default_rng(s)))))
-                    for s in range(400)])
+    keys = [device_keys(values.size, np.random.default_rng(s)) for s in range(400)]
+    est = np.array([m.estimate(m.aggregate(m.perturb_memoized(values, k))) for k in keys])
     var = m.variance(COUNTS)
     assert_mean(est, COUNTS, var, what="memoized dBitFlip mean")
     assert_variance(est, COUNTS, var, what="memoized dBitFlip variance")
@@ -116,3 +116,17 @@ def test_decode_rejects_unsorted_buckets_and_padding():
 def test_bad_d(bad):
     with pytest.raises(ValueError, match="'d' parameter"):
         DBitFlip(epsilon=1.0, domain_size=6, d=bad)
+
+
+def test_memo_class_decides_the_memoized_report():
+    """Same device: equal memo class ⇔ identical report (over every pair of buckets, 300 devices)."""
+    m = DBitFlip(epsilon=1.0, domain_size=12, d=3)
+    keys = device_keys(300, np.random.default_rng(4))
+    classes = np.stack([m.memo_class(np.full(300, v), keys) for v in range(12)])          # (12, 300)
+    reports = [m.perturb_memoized(np.full(300, v), keys) for v in range(12)]
+    assert np.all((classes == 3).sum(axis=0) == 9)  # the 9 unsampled buckets share class d
+    for a in range(12):
+        for b in range(a + 1, 12):
+            same = np.all(reports[a].bits == reports[b].bits, axis=1)
+            # equal class ⇒ equal report; different classes may still coincide by chance (same bits)
+            assert np.all(same[classes[a] == classes[b]])

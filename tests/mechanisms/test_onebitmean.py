@@ -99,3 +99,16 @@ def test_merge_and_wire_form():
     np.testing.assert_array_equal(mech.decode(payload), bits)
     with pytest.raises(ValueError, match="reports"):
         mech.decode(b"\x00\x02")
+
+
+def test_levels_are_the_memo_classes():
+    """Same device and level ⇒ same bit, for every value that rounds to that level."""
+    mech = OneBitMean(epsilon=1.0, m=M, granularity=10)
+    keys = device_keys(1000, np.random.default_rng(5))
+    xs = np.linspace(0, M, 41)
+    levels = np.stack([mech.rounded_levels(np.full(1000, x), keys) for x in xs])
+    bits = np.stack([mech.perturb_memoized(np.full(1000, x), keys) for x in xs])
+    for i in range(xs.size):
+        for j in range(i + 1, xs.size):
+            same = levels[i] == levels[j]
+            assert np.all(bits[i][same] == bits[j][same])

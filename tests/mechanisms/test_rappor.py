@@ -190,3 +190,31 @@ def test_cohort_split_variance_in_a_low_noise_configuration(path):
     var = m.variance(COUNTS, ITEMS)
     assert_mean(np.array(est), COUNTS, var, what=f"{path} mean")
     assert_variance(np.array(est), COUNTS, var, what=f"{path} variance")
+
+
+def test_memo_class_is_the_value():
+    m = _small(num_bits=16)
+    keys = np.array([9, 9, 9], dtype=np.uint64)
+    cls = m.memo_class(["the", "of", "the"])
+    assert cls[0] == cls[2] != cls[1]
+    prr = m.permanent_response(["the", "of", "the"], keys)
+    np.testing.assert_array_equal(prr[0], prr[2])
+
+
+def test_decode_standard_errors_are_calibrated():
+    """For always-selected frequent candidates, (estimate − truth)/SE over 200 populations × 10 items
+    has mean 0 and variance 1 (z on the mean, χ² on the sum of squares; α = 1e-4 each)."""
+    from scipy import stats
+    m = RAPPOR(epsilon=4 * math.log(3), num_bits=128, num_hashes=2, cohorts=16)
+    cands = [f"w{i}" for i in range(60)]
+    counts = np.zeros(60, dtype=np.int64)
+    counts[:10] = (100_000 / np.arange(1, 11) ** 0.7).astype(int)
+    z = []
+    for seed in range(200):
+        dec = m.decode_candidates(m.sample_aggregate(counts, np.random.default_rng(seed), cands), cands)
+        assert dec.selected[:10].all()
+        z.append((dec.counts[:10] - counts[:10]) / dec.std_errors[:10])
+    z = np.ravel(z)
+    assert_z(z.mean(), 0.0, 1 / math.sqrt(z.size), what="mean z")
+    ss = float((z ** 2).sum())
+    assert stats.chi2.ppf(5e-5, z.size) <= ss <= stats.chi2.isf(5e-5, z.size), ss / z.size
