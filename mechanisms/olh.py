@@ -87,7 +87,8 @@ class OLH(FrequencyOracle):
     def __post_init__(self):
         eps = check_epsilon("OLH", self.epsilon)
         d = check_int("OLH", "domain_size", self.domain_size, low=2, high=1 << 32)
-        g = round(math.exp(eps)) + 1 if self.g is None else self.g
+        # the optimal g = e^ε + 1, capped at the hash range (reached from ε ≈ 22.2 on)
+        g = min(round(math.exp(eps)) + 1, MAX_G) if self.g is None else self.g
         g = check_int("OLH", "g", g, low=2, high=MAX_G)
         for name, value in (("epsilon", eps), ("domain_size", d), ("g", g)):
             object.__setattr__(self, name, value)

@@ -207,7 +207,8 @@ class PersonalizedSDGRR(FrequencyOracle):
         return Aggregate(int(f.sum()), data, self.kind)
 
     def _items(self, items) -> np.ndarray:
-        return np.arange(self.domain_size) if items is None else np.asarray(items, dtype=np.int64)
+        return np.arange(self.domain_size) if items is None else check_item_ids(self.name, items, self.domain_size,
+                                                                                "items")
 
     # wire form ---------------------------------------------------------------------------------
     @property

@@ -9,8 +9,8 @@ config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -29,39 +29,55 @@ def add_arguments(parser):
     options.add_seed(parser, "[deployment] seed")
     options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")
     options.add_out(parser, "runs/<name>-seed<seed>")
+    options.add_dry_run(parser)
 
 
-def _prepare(out: Path) -> None:
-    """An empty folder, or a previous run folder (its store is cleared: shards append to it)."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / "config.json").exists():
-            raise ScenarioError(out, "--out", "exists, is not empty and holds no previous run; choose another folder")
-        shutil.rmtree(out / "store", ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+def _prepare(out: Path, config_json: str, seed: int):
+    """Lock ``out`` as a run folder: new, empty, or an earlier ``ldpsim run`` folder, whose outputs (only
+    files ldpsim wrote; never through a symbolic link) are deleted first, since shards append to the
+    store. The manifest says ``running`` until :meth:`~ldpsim.evaluation.runfolder.RunFolder.finalize`."""
+    from ldpsim.evaluation.runfolder import RunFolder
+    identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": seed}
+    return RunFolder.open(out, "run", identity, resume=False, replace=True)
 
 
 def run(args) -> int:
-    import numpy as np
-
-    from ldpsim.evaluation.deployment_metrics import measure
-    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.cost import deployment_plan
+    from ldpsim.evaluation.runfolder import RunFolderError
     from ldpsim.evaluation.scenario.deployment import load_deployment
     from ldpsim.scenarios.catalog import resolve
-    from ldpsim.simulator.deployment import run as run_deployment
     try:
         scenario = resolve(args.scenario)
         cfg, meta = load_deployment(scenario, args.devices, args.days, args.seed)
         workers = args.workers if args.workers is not None else meta["workers"]
+        plan = deployment_plan(cfg, workers, scenario)
         out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")
-        _prepare(out)
-    except ScenarioError as exc:
+        if args.dry_run:
+            print(f"{meta['name']}: {plan.describe()}\nrun folder: {out}\n(dry run: nothing was run or written)")
+            return 0
+        config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
+        folder = _prepare(out, config_json, cfg.seed)
+    except (ScenarioError, RunFolderError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    (out / "scenario.toml").write_text(scenario.read_text(encoding="utf-8"), encoding="utf-8")
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str,
-                                                ensure_ascii=False), encoding="utf-8")
-    options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
-                      f"{workers} worker(s) → {out}")
+    with folder:
+        folder.write_text("scenario.toml", scenario.read_text(encoding="utf-8"))
+        folder.write_text("config.json", config_json)
+        options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
+                          f"{workers} worker(s) → {out}")
+        _simulate(args, cfg, meta, workers, out)
+        folder.finalize(adopt=True)
+    options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")
+    return 0
+
+
+def _simulate(args, cfg, meta: dict, workers: int, out: Path) -> None:
+    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
+    import numpy as np
+
+    from ldpsim.evaluation.deployment_metrics import measure
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.simulator.deployment import run as run_deployment
     shards = min(workers, cfg.n_blocks)
     scheduler = args.scheduler or ("local" if shards > 1 else None)
     days = cfg.n_days + cfg.drain_days
@@ -70,31 +86,28 @@ def run(args) -> int:
     bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
     _write(out, cfg, result, tables)
-    page = report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, "
-                                          f"seed {cfg.seed}")
+    report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}")
     print(format_summary(tables))
-    options.say(args, f"\nrun folder: {out}  (open {page.name} in a browser)")
-    return 0
 
 
 def _write(out: Path, cfg, result, tables: dict) -> None:
     import pandas as pd
 
     from ldpsim.evaluation.deployment_metrics import write_plots
+    from ldpsim.simulator.durable import write_file, write_text
     daily = tables["daily"]
     if not daily.empty:
-        daily.to_parquet(out / "daily_estimates.parquet")
-        daily.drop(columns="token").to_csv(out / "daily_estimates.csv", index=False)
-    tables["readings"].to_csv(out / "readings.csv", index=False)
-    tables["top"].to_csv(out / "top.csv", index=False)
+        write_file(out / "daily_estimates.parquet", daily.to_parquet)
+        write_file(out / "daily_estimates.csv", lambda p: daily.drop(columns="token").to_csv(p, index=False))
+    write_file(out / "readings.csv", lambda p: tables["readings"].to_csv(p, index=False))
+    write_file(out / "top.csv", lambda p: tables["top"].to_csv(p, index=False))
     for name, rows in result.records.items():
-        pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
-                                      encoding="utf-8")
+        write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
+    write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))
     plots = write_plots(out / "plots", daily, tables["readings"], cfg)
     report = ["# Deployment run", "", "```", format_summary(tables), "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
-    (out / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
+    write_text(out / "report.md", "\n".join(report) + "\n")
 
 
 def format_summary(tables: dict) -> str:

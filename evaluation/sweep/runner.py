@@ -110,26 +110,30 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
     config = {"scenario": scenario.as_dict(), "fingerprint": scenario.fingerprint(),
               "root_entropy": scenario.seed, "cells": [{"id": c.id, **c.labels()} for c in cells]}
     store.open(config, scenario_text, force=force)
-    done = store.finished()
-    pending = [c for c in cells if c.id not in done]
-    bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
-               disable=not progress, smoothing=0.1)
-    start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
-
-    def finish(cell, result):
-        nonlocal cell_s
-        store.write_cell(cell.id, *result)
-        cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
-        bar.update(1)
-
     try:
-        if serial or not pending:
-            for cell in pending:
-                finish(cell, run_cell(cell, scenario.seed))
-        else:
-            workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+        done = store.finished()
+        pending = [c for c in cells if c.id not in done]
+        bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
+                   disable=not progress, smoothing=0.1)
+        start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
+
+        def finish(cell, result):
+            nonlocal cell_s
+            store.write_cell(cell.id, *result)
+            cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
+            bar.update(1)
+
+        try:
+            if serial or not pending:
+                for cell in pending:
+                    finish(cell, run_cell(cell, scenario.seed))
+            else:
+                workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+        finally:
+            bar.close()
+        store.close(complete=True)
     finally:
-        bar.close()
+        store.close()
     return SweepReport(len(cells), len(cells) - len(pending), len(pending),
                        time.perf_counter() - start, cell_s, workers, startup)
 
