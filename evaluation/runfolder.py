@@ -316,7 +316,10 @@ class RunFolder:
                 continue
             entry = listed.get(rel)
             path = self._inside(rel)
-            ok = entry is not None and path.stat().st_size == entry.get("size") and \
+            st = _lstat(path)
+            if st is None:
+                continue  # listed but missing: counted below
+            ok = entry is not None and stat.S_ISREG(st.st_mode) and st.st_size == entry.get("size") and \
                 durable.sha256_file(path) == entry.get("sha256")
             if ok:
                 self.parts[rel] = entry

@@ -42,8 +42,9 @@ def _prepare(out: Path, config_json: str, seed: int):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.cost import deployment_plan
+    from ldpsim.evaluation.cost import CostError, deployment_plan
     from ldpsim.evaluation.runfolder import RunFolderError
+    from ldpsim.simulator.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment import load_deployment
     from ldpsim.scenarios.catalog import resolve
     try:
@@ -57,7 +58,7 @@ def run(args) -> int:
             return 0
         config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
         folder = _prepare(out, config_json, cfg.seed)
-    except (ScenarioError, RunFolderError) as exc:
+    except (ScenarioError, RunFolderError, CostError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with folder:
@@ -65,7 +66,11 @@ def run(args) -> int:
         folder.write_text("config.json", config_json)
         options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
                           f"{workers} worker(s) → {out}")
-        _simulate(args, cfg, meta, workers, out)
+        try:
+            _simulate(args, cfg, meta, workers, out)
+        except ClusterError as exc:
+            print(f"error: {exc}\n({out} is marked incomplete)", file=sys.stderr)
+            return 2
         folder.finalize(adopt=True)
     options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")
     return 0

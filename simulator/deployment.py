@@ -149,18 +149,16 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
 
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[DeploymentResult]:
-    from dask.distributed import Client, as_completed
-
-    from ldpsim.simulator.cluster import local_cluster
+    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
     cluster = client = None
     try:
         if scheduler == "local":
             cluster = local_cluster(len(groups))
-        client = Client(cluster if cluster is not None else scheduler)
+        client = connect(scheduler, cluster)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
-        for k, _ in enumerate(as_completed(futures), start=1):
+        for k, _ in enumerate(as_finished(client, futures), start=1):
             if progress is not None:
                 progress(k * days)
         return client.gather(futures)

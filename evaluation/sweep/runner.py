@@ -138,6 +138,9 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
                        time.perf_counter() - start, cell_s, workers, startup)
 
 
+#: seconds without any Dask worker before a sweep fails (module attribute: tests shorten it)
+WORKERLESS_GRACE_S = 30.0
+
 #: Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in workers, which makes every large sketch
 #: allocation a fresh mmap: a k = 65535, m = 1024 CMS cell ran 2.5× slower (12.5 s vs 5.1 s).
 FAST_ALLOCATOR = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
@@ -164,24 +167,27 @@ def _workers_ignore_ctrl_c():
 
 
 def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
-    """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
-    import dask
-    from dask.distributed import Client, as_completed
+    """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds).
 
-    from ldpsim.simulator.cluster import local_cluster
+    An unreachable scheduler, or a cluster whose workers all died, raises
+    :class:`~ldpsim.simulator.cluster.ClusterError` (finished cells are already stored: a rerun resumes).
+    """
+    import dask
+
+    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
     start, cluster, client = time.perf_counter(), None, None
     try:
         if scheduler is None:
             with dask.config.set(FAST_ALLOCATOR), _workers_ignore_ctrl_c():
                 cluster = local_cluster(n_workers or os.cpu_count() or 1)
-        client = Client(scheduler or cluster)
+        client = connect(scheduler, cluster)
         workers = max(1, len(client.scheduler_info()["workers"]))
         client.run(importlib.import_module, __name__)  # warm up: every worker imports the cell runner
         startup = time.perf_counter() - start
         futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False,
                                  priority=_size_hint(cell)): cell for cell in cells}
-        for future in as_completed(futures):
+        for future in as_finished(client, futures, grace_s=WORKERLESS_GRACE_S):
             finish(futures[future], future.result())
         return workers, startup
     finally:
