@@ -77,6 +77,18 @@ def check_int(owner: str, name: str, value, low: int = 1, high: int | None = Non
     return v
 
 
+#: largest domain of an integer-id oracle (ids fit 32 bits; the aggregate is checked against memory too)
+MAX_DOMAIN = 1 << 32
+
+
+def check_domain_size(owner: str, value, low: int = 2, bytes_per_item: int = 8) -> int:
+    """A domain size D in [low, 2^32] whose per-item server state (``bytes_per_item`` each) fits in memory."""
+    d = check_int(owner, "domain_size", value, low=low, high=MAX_DOMAIN)
+    check_memory(owner, float(d) * bytes_per_item, f"'domain_size' = {d:,} (its aggregate of {d:,} counts)",
+                 "domain_size")
+    return d
+
+
 def check_item_ids(owner: str, values, domain_size: int, name: str = "values") -> np.ndarray:
     """Validate an array of item ids in [0, domain_size) and return it as an int64 array."""
     arr = np.asarray(values)

@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon, check_int,
+    check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 
 MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
@@ -86,7 +87,7 @@ class OLH(FrequencyOracle):
 
     def __post_init__(self):
         eps = check_epsilon("OLH", self.epsilon)
-        d = check_int("OLH", "domain_size", self.domain_size, low=2, high=1 << 32)
+        d = check_domain_size("OLH", self.domain_size)
         # the optimal g = e^ε + 1, capped at the hash range (reached from ε ≈ 22.2 on)
         g = min(round(math.exp(eps)) + 1, MAX_G) if self.g is None else self.g
         g = check_int("OLH", "g", g, low=2, high=MAX_G)

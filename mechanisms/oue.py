@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon,
+    check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words, packed_column_counts
 
@@ -51,7 +52,7 @@ class OUE(FrequencyOracle):
 
     def __post_init__(self):
         eps = check_epsilon("OUE", self.epsilon)
-        d = check_int("OUE", "domain_size", self.domain_size, low=2)
+        d = check_domain_size("OUE", self.domain_size)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "domain_size", d)
         object.__setattr__(self, "p", 0.5)

@@ -100,7 +100,28 @@ def read_baseline(path) -> dict:
         raise ValueError(f"{path}: not a JSON baseline ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), list):
         raise ValueError(f"{path}: not an ldpsim baseline of format {FORMAT} (write one with --update-baseline)")
+    for i, entry in enumerate(data["entries"]):
+        problem = _entry_problem(entry)
+        if problem:
+            raise ValueError(f"{path}: entries[{i}] {problem}; rewrite the baseline with --update-baseline")
     return data
+
+
+def _entry_problem(entry) -> str | None:
+    """What is wrong with one baseline entry (None when it is well formed)."""
+    if not isinstance(entry, dict):
+        return f"must be an object; got {type(entry).__name__}"
+    number = (int, float, type(None))
+    fields = {"params": dict, "metric": str, "mean": number, "se": number, "repeats": int}
+    for key, types in fields.items():
+        if key not in entry:
+            return f"lacks the key {key!r}"
+        value = entry[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            return f"has {key!r} = {value!r} of the wrong type"
+    if entry["repeats"] < 1:
+        return f"has 'repeats' = {entry['repeats']!r}, not >= 1"
+    return None
 
 
 @dataclass(frozen=True)
