@@ -276,6 +276,6 @@ def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int
 
 
 def _save(fig, path: Path) -> Path:
+    from ldpsim.simulator.durable import write_file
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    return write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))

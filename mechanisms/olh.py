@@ -87,7 +87,7 @@ class OLH(FrequencyOracle):
 
     def __post_init__(self):
         eps = check_epsilon("OLH", self.epsilon)
-        d = check_domain_size("OLH", self.domain_size)
+        d = check_domain_size("OLH", self.domain_size, bytes_per_item=0)  # hashes any 32-bit domain
         # the optimal g = e^ε + 1, capped at the hash range (reached from ε ≈ 22.2 on)
         g = min(round(math.exp(eps)) + 1, MAX_G) if self.g is None else self.g
         g = check_int("OLH", "g", g, low=2, high=MAX_G)
