@@ -110,6 +110,7 @@ class RunFolder:
         self.parts: dict[str, dict] = {}
         self.notes: list[str] = []
         self._locked = False
+        self._before: set[str] = set()
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
@@ -225,7 +226,16 @@ class RunFolder:
                 self._verify(old)
             else:
                 self.clear(old)
+        self._before = set(self._all_files())
         self._write_manifest("running")
+
+    def _all_files(self):
+        """Relative paths of every regular file in the folder (symbolic links neither listed nor followed)."""
+        for dirpath, _dirs, files in os.walk(self.root, followlinks=False):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    yield os.path.relpath(path, self.root)
 
     # ---- clearing and verifying ----------------------------------------------------------------
     def _inside(self, rel: str) -> Path:
@@ -370,10 +380,11 @@ class RunFolder:
         return {p for p in self.parts if p.startswith(prefix)}
 
     def finalize(self, adopt: bool = False) -> None:
-        """Mark the folder complete: with ``adopt``, first record (fsynced) every own file not yet journaled."""
+        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run created and did
+        not journal yet (every regular file that was not in the folder when it was opened)."""
         if adopt:
-            for rel in self._own_files(None):
-                if rel not in self.parts and rel not in (MANIFEST, JOURNAL) and not rel.endswith(".tmp"):
+            for rel in sorted(set(self._all_files()) - self._before):
+                if rel not in self.parts and rel not in (MANIFEST, JOURNAL, LOCK) and not rel.endswith(".tmp"):
                     durable.fsync_file(self._inside(rel))
                     self.record(rel)
             for folder in {Path(rel).parent for rel in self.parts}:
