@@ -29,6 +29,7 @@ from ldpsim.evaluation.scenario.grid import SCENARIO_SPEC
 from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
 from tests.simulator.test_scenario import TINY
+from tests.test_run_folders import SWEEP
 
 try:
     import tomllib
@@ -261,27 +262,9 @@ def _is_table_list(v) -> bool:
 
 
 BASE_RUN = tomllib.loads(TINY)
-BASE_SWEEP = tomllib.loads("""
-[scenario]
-name = "fi"
-seed = 5
-repeats = 3
-path = "direct"
-top = 5
-[workload]
-name = "harmonic"
-n = 2000
-domain_size = 20
-[[mechanism]]
-name = "grr"
-[[mechanism]]
-name = "sdgrr"
-high_fraction = 0.1
-[grid]
-epsilon = [1.0, 2.0]
-[metrics]
-names = ["mse", "variance"]
-""")
+BASE_SWEEP = tomllib.loads(SWEEP)
+BASE_SWEEP["mechanism"].append({"name": "sdgrr", "high_fraction": 0.1})
+
 
 
 def _bad_for(field) -> dict:
