@@ -217,7 +217,8 @@ class RunFolder:
                                  f"folder; choose another one")
         else:
             same = all(old.get(k) == v for k, v in self.identity.items())
-            if not same and not replace:
+            finished_any = any("/" in p for p in self._journal_entries()) or old.get("status") == "complete"
+            if not same and not replace and finished_any:
                 raise RunFolderError(
                     f"--out {self.root} holds results of a different scenario or seed (fingerprint "
                     f"{old.get('fingerprint')}, seed {old.get('seed')}; now {self.identity.get('fingerprint')}, "

@@ -31,8 +31,8 @@ SWEEP_TOML = SWEEP.replace('path = "direct"', 'path = "reports"').replace("n = 2
     .replace("epsilon = [1.0, 2.0]", "epsilon = [0.5, 1.0, 2.0, 4.0]")
 
 
-def _cmd(kind: str, scenario: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "ldpsim.scenarios.cli", kind, str(scenario), "--workers", "1", "-q",
+def _cmd(kind: str, scenario: Path, out: Path, workers: int = 1) -> list[str]:
+    return [sys.executable, "-m", "ldpsim.scenarios.cli", kind, str(scenario), "--workers", str(workers), "-q",
             "--out", str(out)]
 
 
@@ -57,14 +57,16 @@ def _result(kind: str, out: Path) -> pd.DataFrame:
     return pd.read_parquet(out / "daily_estimates.parquet")
 
 
-def trials(kind: str, n: int, root: Path, seed: int = 0) -> dict:
-    """``n`` kill-and-rerun trials of ``kind`` ("run" or "sweep"); returns the tallies."""
+def trials(kind: str, n: int, root: Path, seed: int = 0, workers: int = 1) -> dict:
+    """``n`` kill-and-rerun trials of ``kind`` ("run" or "sweep") on ``workers`` processes (> 1: a local Dask
+    cluster, killed with its process group); returns the tallies."""
+
     from ldpsim.evaluation.runfolder import read_manifest, verify_folder
     root.mkdir(parents=True, exist_ok=True)
     scenario = root / f"{kind}.toml"
     scenario.write_text(RUN_TOML if kind == "run" else SWEEP_TOML)
     start = time.perf_counter()
-    assert _run(_cmd(kind, scenario, root / "reference")) == 0
+    assert _run(_cmd(kind, scenario, root / "reference", workers)) == 0
     full = time.perf_counter() - start
     reference = _result(kind, root / "reference")
     rng = np.random.default_rng(seed)
@@ -75,7 +77,7 @@ def trials(kind: str, n: int, root: Path, seed: int = 0) -> dict:
         out = root / f"trial{i}"
         delay = float(rng.uniform(0.0, full))
         tally["kill_times_s"].append(round(delay, 2))
-        code = _run(_cmd(kind, scenario, out), kill_after=delay)
+        code = _run(_cmd(kind, scenario, out, workers), kill_after=delay)
         tally["killed" if code is None else "finished_before_kill"] += 1
         manifest = read_manifest(out)
         if manifest is not None and manifest.get("status") == "complete":
@@ -83,11 +85,12 @@ def trials(kind: str, n: int, root: Path, seed: int = 0) -> dict:
         else:
             tally["left_running"] += 1
         if rng.random() < 0.3:  # kill the rerun as well, sometimes
-            tally["second_kills"] += _run(_cmd(kind, scenario, out), kill_after=float(rng.uniform(0, full))) is None
+            again = _run(_cmd(kind, scenario, out, workers), kill_after=float(rng.uniform(0, full)))
+            tally["second_kills"] += again is None
             manifest = read_manifest(out)
             if manifest is not None and manifest.get("status") == "complete" and verify_folder(out):
                 tally["false_complete"] += 1
-        if _run(_cmd(kind, scenario, out)) == 0 and not verify_folder(out):
+        if _run(_cmd(kind, scenario, out, workers)) == 0 and not verify_folder(out):
             tally["rerun_ok"] += 1
             try:
                 pd.testing.assert_frame_equal(_result(kind, out), reference)
@@ -109,7 +112,8 @@ def test_kill_9_never_leaves_a_false_complete_folder_and_reruns_converge(tmp_pat
 if __name__ == "__main__":
     import tempfile
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    n_workers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     with tempfile.TemporaryDirectory(prefix="ldpsim-kill9-") as tmp:
         for kind in ("run", "sweep"):
-            result = trials(kind, n, Path(tmp) / kind, seed=1)
-            print(json.dumps({"kind": kind, **result}), flush=True)
+            result = trials(kind, n, Path(tmp) / kind, seed=1, workers=n_workers)
+            print(json.dumps({"kind": kind, "workers": n_workers, **result}), flush=True)

@@ -298,3 +298,20 @@ def test_lock_and_manifest_of_a_finished_sweep(tmp_path, sweep_toml):
         assert read_manifest(out)["status"] == "running"
         with pytest.raises(ValueError, match="already open in this process"):
             RunFolder.open(out, "sweep", {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True)
+
+
+def test_a_folder_whose_run_finished_nothing_does_not_block_the_corrected_scenario(tmp_path, sweep_toml,
+                                                                                    monkeypatch, capsys):
+    from ldpsim.evaluation.sweep import runner
+
+    def broken(cell, seed):
+        raise RuntimeError("a bug in the first cell")
+
+    out = tmp_path / "s"
+    monkeypatch.setattr(runner, "run_cell", broken)
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 3
+    monkeypatch.undo()
+    assert read_manifest(out)["status"] == "running"
+    sweep_toml.write_text(SWEEP.replace("repeats = 3", "repeats = 4"))  # the corrected scenario
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 0  # was: refused (its config.json)
+    assert read_manifest(out)["status"] == "complete"

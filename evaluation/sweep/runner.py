@@ -173,6 +173,7 @@ def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     :class:`~ldpsim.simulator.cluster.ClusterError` (finished cells are already stored: a rerun resumes).
     """
     import dask
+    import distributed  # noqa: F401 - loads Dask's distributed config before dask.config.set below
 
     from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
