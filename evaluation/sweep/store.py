@@ -34,7 +34,33 @@ RunExistsError = RunFolderError
 
 
 class RunStore:
-    """Read and write the Parquet results of one sweep run folder."""
+    """Read and write the Parquet results of one sweep run folder (layout in the module docstring).
+
+    Parameters
+    ----------
+    run_dir : str or pathlib.Path
+        The run folder; created by :meth:`open` if missing.
+
+    Attributes
+    ----------
+    root : pathlib.Path
+        The run folder.
+    config_path : pathlib.Path
+        ``root / "config.json"``.
+    folder : RunFolder or None
+        The locked run folder while open.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = RunStore(d)
+    ...     _ = store.open({"fingerprint": "abc"}, "# scenario")
+    ...     done, empty = sorted(store.finished()), store.read().empty
+    ...     store.close()
+    >>> done, empty
+    ([], True)
+    """
 
     def __init__(self, run_dir):
         self.root = Path(run_dir)
@@ -50,6 +76,29 @@ class RunStore:
         With ``force`` the old results (only files ldpsim wrote) are deleted first. The same scenario
         and seed resume: verified finished cells are kept. Call :meth:`close` (or use the returned
         :class:`~ldpsim.evaluation.runfolder.RunFolder` as a context manager) to release the lock.
+
+        Parameters
+        ----------
+        config : dict
+            The resolved scenario; must hold ``"fingerprint"`` (with ``"root_entropy"``: what identifies
+            "the same scenario and seed").
+        scenario_text : str
+            The scenario file as given, stored as ``scenario.toml``.
+        force : bool, default False
+            Delete the results of a different scenario instead of refusing.
+        log : callable, optional
+            Where notes go (a stale lock removed, damaged parts recomputed); default: stderr.
+
+        Returns
+        -------
+        RunFolder
+            The locked folder.
+
+        Raises
+        ------
+        RunExistsError
+            If the folder holds a different scenario's results and ``force`` is False, is not an ldpsim
+            sweep folder, or is locked by another run.
         """
         self.close()
         identity = {"fingerprint": config["fingerprint"], "seed": config.get("root_entropy")}
@@ -67,6 +116,7 @@ class RunStore:
             self.folder = None
 
     def read_config(self) -> dict:
+        """The stored ``config.json`` as a dict."""
         return json.loads(self.config_path.read_text(encoding="utf-8"))
 
     def finished(self) -> set[str]:
@@ -76,7 +126,15 @@ class RunStore:
         return ids["summary"] & ids["estimates"]
 
     def write_cell(self, cell_id: str, estimates: pd.DataFrame, summary: pd.DataFrame) -> None:
-        """Store one finished cell durably and journal both parts (the journal line marks it finished)."""
+        """Store one finished cell durably and journal both parts (the journal line marks it finished).
+
+        Parameters
+        ----------
+        cell_id : str
+            The cell's id (file stem).
+        estimates, summary : pandas.DataFrame
+            The cell's rows of the two tables; each file is written durably (temp, fsync, rename).
+        """
         if self.folder is None:
             raise RuntimeError("RunStore.write_cell: open() the store first")
         for table, frame in (("estimates", estimates), ("summary", summary)):
@@ -90,6 +148,15 @@ class RunStore:
 
         Only parts journaled for the folder's own scenario are read, each verified against its size
         and SHA-256; a missing or damaged part raises ``ValueError`` naming it.
+
+        Parameters
+        ----------
+        table : {"summary", "estimates"}, default "summary"
+
+        Returns
+        -------
+        pandas.DataFrame
+            Rows of every finished cell in cell order; empty when none is finished.
         """
         if table not in TABLES:
             raise ValueError(f"The 'table' parameter must be one of {TABLES}. Got {table!r} instead.")
