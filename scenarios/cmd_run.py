@@ -1,9 +1,14 @@
 """``ldpsim run [SCENARIO]``: simulate a deployment (default: the keyboard fleet), measure it, write a run folder.
 
-The folder (``--out``, default ``runs/<name>-seed<seed>``) holds ``config.json`` (the resolved
-config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store), tables
-(``daily_estimates.parquet``/``.csv``, ``readings.csv``, ``top.csv``, ``uploads.csv``, ``queue.csv``,
-``bundles.csv``, ``summary.json``), ``plots/`` and ``report.md``.
+The folder (``--out``, default ``runs/<name>-seed<seed>``) is a locked run folder of kind ``"run"``
+(:mod:`ldpsim.evaluation.runfolder`: ``.lock`` while running, ``manifest.json`` saying ``running`` until
+every output is on disk, then ``complete`` with each file's size and SHA-256). It holds ``config.json``
+(the resolved config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store),
+tables (``daily_estimates.parquet``/``.csv``, ``readings.csv``, ``top.csv``, ``uploads.csv``,
+``queue.csv``, ``bundles.csv``, ``summary.json``), ``plots/`` and ``report.md``. A rerun into the same
+folder first deletes only what an earlier ``ldpsim run`` wrote there; any other non-empty folder is
+refused. ``--dry-run`` prints the plan and its memory estimate; a fleet that cannot fit this machine
+is refused before it starts.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""``ldpsim sweep SCENARIO``: run a scenario's grid into a folder of Parquet results (resumable)."""
+"""``ldpsim sweep SCENARIO``: run a scenario's grid into a folder of Parquet results (resumable).
+
+The folder is a locked run folder of kind ``"sweep"`` (:mod:`ldpsim.evaluation.sweep.store`): the same
+scenario and seed resume from their verified cells, another scenario or seed is refused unless
+``--force`` (which deletes only files ldpsim wrote), an unrelated non-empty folder is always refused.
+``--dry-run`` prints the cell count and memory estimate; an absurd grid is refused before any cell is
+built.
+"""
 
 from __future__ import annotations
 

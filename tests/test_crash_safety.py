@@ -90,7 +90,10 @@ def trials(kind: str, n: int, root: Path, seed: int = 0, workers: int = 1) -> di
             manifest = read_manifest(out)
             if manifest is not None and manifest.get("status") == "complete" and verify_folder(out):
                 tally["false_complete"] += 1
-        if _run(_cmd(kind, scenario, out, workers)) == 0 and not verify_folder(out):
+        final = subprocess.run(_cmd(kind, scenario, out, workers), capture_output=True, text=True)
+        if final.returncode != 0 or verify_folder(out):
+            tally.setdefault("failures", []).append(f"exit {final.returncode}: {final.stderr[-300:]}")
+        if final.returncode == 0 and not verify_folder(out):
             tally["rerun_ok"] += 1
             try:
                 pd.testing.assert_frame_equal(_result(kind, out), reference)
