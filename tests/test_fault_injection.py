@@ -393,11 +393,15 @@ def test_sweep_toml(tmp_path, capsys, path, value, key):
     assert not (tmp_path / "out").exists()
 
 
-def test_base_files_are_valid(tmp_path, capsys):
+def test_base_files_are_valid_and_dry_run_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     for name, data, cmd in (("run.toml", BASE_RUN, "run"), ("sweep.toml", BASE_SWEEP, "sweep")):
         file = tmp_path / name
         file.write_text(to_toml(data), encoding="utf-8")
         assert main([cmd, str(file), "--dry-run", "-q"]) == 0, capsys.readouterr().err
+        printed = capsys.readouterr().out
+        assert "estimated peak memory" in printed and "dry run: nothing was run or written" in printed
+    assert not (tmp_path / "runs").exists()
 
 
 # ---- the command line --------------------------------------------------------------------------
