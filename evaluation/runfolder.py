@@ -65,6 +65,8 @@ LAYOUTS = {
                    "daily_estimates.parquet", "daily_estimates.csv", "readings.csv", "top.csv", "uploads.csv",
                    "queue.csv", "flushes.csv", "bundles.csv"),
                   {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg")}),
+    # reproductions accumulate figures by name in one folder: resumed, never cleared
+    "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
 }
 
 
