@@ -315,3 +315,22 @@ def test_a_folder_whose_run_finished_nothing_does_not_block_the_corrected_scenar
     sweep_toml.write_text(SWEEP.replace("repeats = 3", "repeats = 4"))  # the corrected scenario
     assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 0  # was: refused (its config.json)
     assert read_manifest(out)["status"] == "complete"
+
+
+def test_force_deletes_only_files_ldpsim_wrote_even_inside_its_own_folders(tmp_path, sweep_toml):
+    out = tmp_path / "s"
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 0
+    (out / "summary" / "my_notes.txt").write_text("mine")
+    (out / "notes.md").write_text("mine too")
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out, "--seed", "9", "--force") == 0
+    assert (out / "summary" / "my_notes.txt").read_text() == "mine" and (out / "notes.md").read_text() == "mine too"
+    assert set(read_results(out)["root_seed"]) == {9}
+
+
+def test_a_lock_held_on_another_host_is_never_taken_over(tmp_path, sweep_toml, capsys):
+    out = tmp_path / "s"
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 0
+    (out / ".lock").write_text(json.dumps({"pid": 1, "host": "elsewhere.example", "command": "ldpsim sweep x",
+                                           "started": "then"}))
+    assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 2
+    assert "elsewhere.example" in capsys.readouterr().err and (out / ".lock").exists()
