@@ -60,11 +60,13 @@ class Layout:
 
 LAYOUTS = {
     "sweep": Layout(("config.json", "scenario.toml", "report.html"),
-                    {"summary": ("*.parquet",), "estimates": ("*.parquet",), "plots": ("*.png", "*.svg")}),
-    "run": Layout(("config.json", "scenario.toml", "report.html", "report.md", "summary.json",
-                   "daily_estimates.parquet", "daily_estimates.csv", "readings.csv", "top.csv", "uploads.csv",
-                   "queue.csv", "flushes.csv", "bundles.csv"),
-                  {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg")}),
+                    {"summary": ("*.parquet",), "estimates": ("*.parquet",),
+                     "plots": ("*.png", "*.svg", "captions.json")}),
+    "run": Layout(("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
+                   "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
+                   "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
+                   "flushes.csv", "bundles.csv"),
+                  {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")}),
     # reproductions accumulate figures by name in one folder: resumed, never cleared
     "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
 }

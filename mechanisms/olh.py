@@ -110,11 +110,11 @@ class OLH(FrequencyOracle):
     _items = DiscreteOracle._items  # reuse: items default to all ids 0..D-1
 
     def __post_init__(self):
-        eps = check_epsilon("OLH", self.epsilon)
-        d = check_domain_size("OLH", self.domain_size, bytes_per_item=0)  # hashes any 32-bit domain
+        eps = check_epsilon(self.name, self.epsilon)
+        d = check_domain_size(self.name, self.domain_size, bytes_per_item=0)  # hashes any 32-bit domain
         # the optimal g = e^ε + 1, capped at the hash range (reached from ε ≈ 22.2 on)
         g = min(round(math.exp(eps)) + 1, MAX_G) if self.g is None else self.g
-        g = check_int("OLH", "g", g, low=2, high=MAX_G)
+        g = check_int(self.name, "g", g, low=2, high=MAX_G)
         for name, value in (("epsilon", eps), ("domain_size", d), ("g", g)):
             object.__setattr__(self, name, value)
         denom = math.exp(eps) + g - 1
