@@ -406,6 +406,18 @@ class RunFolder:
         durable.write_text(self.root / MANIFEST, json.dumps(data, indent=1) + "\n")
 
 
+def hold(root, command: str | None = None) -> RunFolder:
+    """Take only the lock of an existing ldpsim folder (for commands that add to a finished run, like
+    ``ldpsim plot``): its manifest and parts are left as they are. Use as a context manager."""
+    root = Path(root)
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise RunFolderError(f"{root} is not an ldpsim run folder (no {MANIFEST})")
+    folder = RunFolder(root, manifest.get("kind", "sweep"), {}, command or " ".join(sys.argv))
+    folder._lock()
+    return folder
+
+
 def verify_folder(root) -> list[str]:
     """Problems of a finished folder: not complete, or a listed file missing or changed (empty = fine)."""
     root = Path(root)

@@ -334,3 +334,17 @@ def test_a_lock_held_on_another_host_is_never_taken_over(tmp_path, sweep_toml, c
                                            "started": "then"}))
     assert run("sweep", sweep_toml, "--workers", "1", "--out", out) == 2
     assert "elsewhere.example" in capsys.readouterr().err and (out / ".lock").exists()
+
+
+def test_plot_refuses_a_folder_in_use(tmp_path, sweep_toml, capsys):
+    out, _, _ = _sweep_done(tmp_path, sweep_toml)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / ".lock").write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(),
+                                               "command": "ldpsim sweep again", "started": "now"}))
+        assert run("plot", out) == 2
+        assert f"pid {holder.pid}" in capsys.readouterr().err and not (out / "plots").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run("plot", out) == 0 and (out / "plots").is_dir() and not (out / ".lock").exists()
