@@ -32,9 +32,13 @@ _UMASK: int | None = None
 def file_mode() -> int:
     """The mode a plain ``open(path, "w")`` would give a new file: ``0o666 & ~umask``."""
     global _UMASK
-    if _UMASK is None:  # reading the umask means setting it; do it once
-        _UMASK = os.umask(0o022)
-        os.umask(_UMASK)
+    if _UMASK is None:
+        try:  # Linux reports it without changing it
+            with open("/proc/self/status", encoding="ascii") as fh:
+                _UMASK = next(int(ln.split()[1], 8) for ln in fh if ln.startswith("Umask:"))
+        except (OSError, StopIteration, ValueError, IndexError):  # elsewhere reading means setting it (once)
+            _UMASK = os.umask(0o022)
+            os.umask(_UMASK)
     return 0o666 & ~_UMASK
 
 
