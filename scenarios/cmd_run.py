@@ -21,6 +21,7 @@ from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.evaluation.deployment_metrics import measure, write_plots
 from ldpsim.evaluation.report.html import report_from_run_dir
 from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon, format_central
 from ldpsim.scenarios.catalog import shipped
 from ldpsim.simulator.config import READINGS
 from ldpsim.simulator.deployment import run as run_deployment
@@ -76,6 +77,7 @@ def run(args) -> int:
     if bar is not None:
         bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
+    add_central_epsilon(out, cfg, result, tables)  # central ε bought by the shuffle (summary + tables + plot)
     _write(out, cfg, result, tables)
     page = report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, "
                                           f"seed {cfg.seed}")
@@ -95,7 +97,7 @@ def _write(out: Path, cfg, result, tables: dict) -> None:
         pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
     (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
                                       encoding="utf-8")
-    plots = write_plots(out / "plots", daily, tables["readings"], cfg)
+    plots = write_plots(out / "plots", daily, tables["readings"], cfg) + sorted((out / "plots").glob("central_*.png"))
     report = ["# Deployment run", "", "```", format_summary(tables), "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
     (out / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
@@ -133,6 +135,7 @@ def format_summary(tables: dict) -> str:
         ("ε spent", f"mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} per device "
                     f"(budget {s['budget_total']:g}); max {s['epsilon_daily_max']:.2f} per day "
                     f"(budget {s['budget_daily']:g}); {s['donations_refused']} donations refused"),
+        ("central ε", format_central(s)),
         ("adversary", f"favourite emoji of {s.get('adversary_devices', 0)} devices guessed: linked "
                       f"{s.get('adversary_linked', float('nan')):.3f}, stripped+shuffled "
                       f"{s.get('adversary_stripped', float('nan')):.3f}, prior only "
