@@ -200,7 +200,7 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     daily = daily_estimates(cfg, result)
     readings = daily_readings(cfg, result)
     top = accuracy_summary(daily, k) if not daily.empty else pd.DataFrame()
-    summary = {"devices": cfg.n_devices, "days": cfg.n_days, "shards": result.shards,
+    summary = {"devices": cfg.n_devices, "days": cfg.n_days, "workers": result.shards,
                "seconds": result.seconds, "device_days_per_s": cfg.n_devices * cfg.n_days / max(result.seconds, 1e-9)}
     if not top.empty:
         summary.update(mean_delta_e_top=float(top["delta_e"].mean()), mean_delta_r_top=float(top["delta_r"].mean()),

@@ -1,6 +1,8 @@
 """The ``ldpsim`` command line: one subcommand per module, listed in ``COMMANDS``.
 
-Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code).
+Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code) and
+imports its heavy libraries inside ``run``; only the chosen command's module is imported, so
+``ldpsim --help`` stays fast. Exit codes: see :mod:`ldpsim.scenarios.options`.
 """
 
 from __future__ import annotations
@@ -16,29 +18,66 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 #: subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism against its target (--peers: vs pure-ldp, multi-freq-ldpy)"),
-    "sweep": ("ldpsim.scenarios.cmd_sweep", "run a scenario's parameter grid into Parquet results (resumable)"),
+    "run": ("ldpsim.scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard) and report"),
+    "sweep": ("ldpsim.scenarios.cmd_sweep", "run a sweep scenario's parameter grid into Parquet results (resumable)"),
     "plot": ("ldpsim.scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
-    "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
-    "run": ("ldpsim.scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard.toml) and report"),
-    "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of the SDLDP paper (--list names them)"),
     "check": ("ldpsim.scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),
+    "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
+    "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of a seed paper (--list names them)"),
+    "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism (--peers: beside pure-ldp, multi-freq-ldpy)"),
+    "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
 }
 
+EPILOG = ("exit codes: 0 ok, 1 regression found (check), 2 usage or invalid input, 3 internal error, "
+          "130 interrupted. `ldpsim COMMAND --help` describes a command.")
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ldpsim", description="Simulate and evaluate LDP keyboard telemetry.")
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that ends every option's text with its default, unless the text already states it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or "default" in text or action.default is argparse.SUPPRESS:
+            return text
+        if action.default is None:
+            return text
+        shown = "off" if action.default is False else "%(default)s"
+        return f"{text} (default: {shown})"
+
+
+def _version() -> str:
+    from ldpsim import __version__
+    return __version__
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported to add its arguments (``"*"``: every command's)."""
+    from ldpsim.scenarios.options import verbosity_parent
+    parser = argparse.ArgumentParser(prog="ldpsim", description="Simulate and evaluate LDP keyboard telemetry.",
+                                     epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"ldpsim {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parent = verbosity_parent()
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        importlib.import_module(module).add_arguments(p)
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[parent], epilog=EPILOG,
+                           formatter_class=_DefaultsFormatter)
+        if command in ("*", name):
+            importlib.import_module(module).add_arguments(p)
         p.set_defaults(_module=module)
     return parser
 
 
+def _chosen(argv: list[str]) -> str | None:
+    return next((a for a in argv if a in COMMANDS), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_chosen(argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) and usage errors (2) return their code
+        return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 2
@@ -47,6 +86,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished work is kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except (ValueError, TypeError, OSError) as exc:  # invalid input that a command did not catch itself
+        if getattr(args, "verbose", False):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a clear message and exit 3
+        if getattr(args, "verbose", False):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc}\n(a bug in ldpsim {_version()}; rerun with -v for "
+              "the traceback and report it)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

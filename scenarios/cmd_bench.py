@@ -15,11 +15,13 @@ import csv
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from ldpsim.evaluation.bench import cases as bench, peers
 from ldpsim.evaluation.workloads.synthetic import harmonic
+from ldpsim.scenarios import options
 
 #: (our case label, our path, peer job, required speed-up) — issue 2's peer targets
 PEER_PAIRS = [
@@ -37,25 +39,24 @@ PEER_PAIRS = [
 EQUAL_P = 0.01
 
 
-def _at_least(low: int):
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an int ≥ {low}; got {value}")
-        return value
-    return parse
-
-
 def add_arguments(parser):
-    parser.add_argument("--users", type=_at_least(1), default=bench.PER, help="users per case (default 10⁶)")
-    parser.add_argument("--items", type=_at_least(2), default=2000, help="items of the harmonic workload")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels")
-    parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy")
-    parser.add_argument("--peer-users", type=_at_least(1), help="users for the slowest peer runs, OUE and OLH "
-                        "(default --users; their per-10⁶ time is then extrapolated)")
-    parser.add_argument("--peers-venv", help="the peers' venv (default ~/.cache/ldpsim/peers-venv)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", metavar="FILE.csv", help="also write every row to this CSV file")
+    parser.add_argument("--users", type=options.positive_int, default=bench.PER, help="users per case (default: 10⁶)")
+    parser.add_argument("--items", type=_two_or_more, default=2000,
+                        help="items of the harmonic workload (default: 2000)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels (default: all)")
+    parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy (default: off)")
+    parser.add_argument("--peer-users", type=options.positive_int, help="users for the slowest peer runs, OUE and "
+                        "OLH (default: --users; their per-10⁶ time is then extrapolated)")
+    parser.add_argument("--peers-venv", metavar="DIR", help="the peers' venv (default: ~/.cache/ldpsim/peers-venv)")
+    options.add_seed(parser, "0")
+    options.add_out(parser, "none; with a folder, every row is also written to DIR/bench.csv")
+
+
+def _two_or_more(text: str) -> int:
+    value = options.positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2; got {value}")
+    return value
 
 
 def _fmt(value, spec: str) -> str:
@@ -141,6 +142,8 @@ def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: in
 
 
 def run(args) -> int:
+    if args.seed is None:
+        args.seed = 0
     cases = bench.select(bench.CASES, args.only)
     print(f"ldpsim bench: n={args.users:,} users, harmonic workload over {args.items} items, seed {args.seed}")
     print("timed: perturb+aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em); "
@@ -173,10 +176,12 @@ def run(args) -> int:
                 print_row(row, PEER_COLUMNS)
         all_rows += [{"table": "peers", **r} for r in prows]
     if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
         fields = list(dict.fromkeys(k for r in all_rows for k in r))
-        with open(args.out, "w", newline="") as fh:
+        with open(out / "bench.csv", "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=fields)
             writer.writeheader()
             writer.writerows(all_rows)
-        print(f"wrote {len(all_rows)} rows to {args.out}")
+        print(f"wrote {len(all_rows)} rows to {out / 'bench.csv'}")
     return status

@@ -14,39 +14,54 @@ import time
 from pathlib import Path
 
 from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.sweep.regression import compare, format_check, make_baseline, read_baseline, write_baseline
-from ldpsim.evaluation.scenario.grid import load_scenario
-from ldpsim.evaluation.sweep.store import RunStore
-from ldpsim.evaluation.sweep.runner import run_sweep
+from ldpsim.scenarios import options
 
 
 def add_arguments(parser):
-    parser.add_argument("scenario", help="scenario file (TOML); keep it small: it runs serially")
-    parser.add_argument("--baseline", required=True, metavar="FILE", help="baseline JSON to compare with (or write)")
-    parser.add_argument("--update-baseline", action="store_true", help="write FILE from this run instead of comparing")
+    parser.add_argument("scenario", help="a sweep scenario: a TOML file or a shipped name; keep it small: "
+                                         "it runs in this process")
+    parser.add_argument("--baseline", required=True, metavar="FILE",
+                        help="baseline JSON to compare with (or write); a shipped name such as `check` means "
+                             "the shipped scenarios/baselines/check.json")
+    parser.add_argument("--update-baseline", action="store_true",
+                        help="write FILE from this run instead of comparing (default: compare)")
     parser.add_argument("--alpha", type=float, default=0.001,
-                        help="family-wise false-alarm rate, Bonferroni over the compared metrics (default 0.001)")
-    parser.add_argument("--seed", type=int,
-                        help="override the scenario's root seed (a changed random stream must still pass; "
-                        "sketches then draw another hash family, see ldpsim.evaluation.sweep.regression)")
-    parser.add_argument("--out", help="keep this run's results in OUT (an empty or new folder; "
-                        "default: a temporary one)")
+                        help="family-wise false-alarm rate, Bonferroni over the compared metrics (default: 0.001)")
+    options.add_seed(parser, "[scenario] seed; a changed random stream must still pass, and sketches then "
+                             "draw another hash family")
+    options.add_out(parser, "a temporary folder; an --out folder must be empty or new")
+
+
+def _baseline_path(arg: str, writing: bool) -> Path:
+    """``arg`` as a path, or (when no such file exists and it is a plain name) the shipped baseline of that name."""
+    from ldpsim.scenarios.catalog import SHIPPED
+    path = Path(arg)
+    shipped = SHIPPED / "baselines" / (path.name if path.suffix == ".json" else f"{path.name}.json")
+    if not writing and not path.exists() and path.parent == Path(".") and shipped.is_file():
+        return shipped
+    return path
 
 
 def _run(scenario, text: str, out: Path):
+    from ldpsim.evaluation.sweep.regression import make_baseline
+    from ldpsim.evaluation.sweep.runner import run_sweep
+    from ldpsim.evaluation.sweep.store import RunStore
     run_sweep(scenario, text, out, serial=True, progress=False)
     return make_baseline(scenario, RunStore(out).read("summary"))
 
 
 def run(args) -> int:
+    from ldpsim.evaluation.scenario.grid import load_scenario
+    from ldpsim.evaluation.sweep.regression import compare, format_check, read_baseline, write_baseline
+    from ldpsim.scenarios.catalog import resolve
     if not 0 < args.alpha < 1:
         print(f"error: --alpha must be in (0, 1); got {args.alpha}", file=sys.stderr)
         return 2
+    args.baseline = _baseline_path(args.baseline, args.update_baseline)
     try:
-        scenario = load_scenario(args.scenario)
+        path = resolve(args.scenario)
+        scenario = load_scenario(path)
         if args.seed is not None:
-            if args.seed < 0:
-                raise ScenarioError(args.scenario, "--seed", f"must be >= 0; got {args.seed}")
             scenario = dataclasses.replace(scenario, seed=args.seed)
         baseline = None if args.update_baseline else read_baseline(args.baseline)
     except (ScenarioError, ValueError) as exc:
@@ -58,7 +73,7 @@ def run(args) -> int:
     if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
         print(f"error: --out {args.out} is not empty (a check always runs afresh)", file=sys.stderr)
         return 2
-    text = Path(args.scenario).read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     start = time.perf_counter()
     if args.out:
         current = _run(scenario, text, Path(args.out))

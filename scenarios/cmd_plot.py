@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ldpsim.evaluation.report.plots import plot_run
-from ldpsim.evaluation.report.html import report_from_run_dir
 
 
 def add_arguments(parser):
@@ -33,6 +31,8 @@ def _mark(pairs):
 
 
 def run(args) -> int:
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.report.plots import plot_run
     try:
         written = plot_run(args.run_dir, _mark(args.mark))
     except (FileNotFoundError, ValueError) as exc:

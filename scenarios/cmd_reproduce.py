@@ -8,23 +8,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.report.html import report_from_run_dir
-from ldpsim.scenarios.reproductions import KINDS, available, reproduce
-from ldpsim.scenarios.reproductions.sdldp import load_reproduction
+from ldpsim.scenarios import options
 
 
 def add_arguments(parser):
     parser.add_argument("name", nargs="?", help="reproduction name (see --list), 'all', or a scenario .toml file")
     parser.add_argument("--list", action="store_true", help="list the reproductions and exit")
-    parser.add_argument("--out", help="output folder (default: runs/reproduce)")
-    parser.add_argument("--repeats", type=int, help="override the scenario's repeats")
-    parser.add_argument("--quick", action="store_true", help="tiny repeats, n, EM bins and ε grid (a smoke run)")
+    options.add_seed(parser, "the reproduction file's seed")
+    options.add_out(parser, "runs/reproduce")
+    parser.add_argument("--repeats", type=options.positive_int, help="override the scenario's repeats")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny repeats, n, EM bins and ε grid: a smoke run (default: off)")
 
 
 def _list() -> int:
+    from ldpsim.scenarios.reproductions import KINDS, available
+    from ldpsim.scenarios.reproductions.sdldp import load_reproduction
     for name, path in available().items():
         try:
             config = load_reproduction(path, KINDS)
@@ -35,6 +35,10 @@ def _list() -> int:
 
 
 def run(args) -> int:
+    import pandas as pd
+
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.scenarios.reproductions import available, reproduce
     if args.list:
         return _list()
     if not args.name:
@@ -47,7 +51,7 @@ def run(args) -> int:
     out = Path(args.out or Path("runs") / "reproduce")
     for name in names:
         try:
-            result = reproduce(name, out, repeats=args.repeats, quick=args.quick)
+            result = reproduce(name, out, repeats=args.repeats, quick=args.quick, seed=args.seed)
         except (ScenarioError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -14,31 +14,21 @@ import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.deployment_metrics import measure, write_plots
-from ldpsim.evaluation.report.html import report_from_run_dir
-from ldpsim.evaluation.scenario.deployment import load_deployment
-from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon, format_central
-from ldpsim.scenarios.catalog import shipped
-from ldpsim.simulator.config import READINGS
-from ldpsim.simulator.deployment import run as run_deployment
+from ldpsim.scenarios import options
 
 UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def add_arguments(parser):
-    parser.add_argument("scenario", nargs="?", default="keyboard", help="scenario file or shipped name (default: keyboard)")
-    parser.add_argument("--devices", type=int, help="override [deployment] devices")
-    parser.add_argument("--days", type=int, help="override [deployment] days")
-    parser.add_argument("--seed", type=int, help="override [deployment] seed")
-    parser.add_argument("--shards", type=int, help="override [deployment] shards")
-    parser.add_argument("--out", help="run folder (default: runs/<name>-seed<seed>)")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="run shards on a Dask cluster (an address, or 'local' for a local cluster)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("scenario", nargs="?", default="keyboard",
+                        help="a deployment scenario: a TOML file or a shipped name (default: keyboard; "
+                             "`ldpsim scenarios` lists them)")
+    parser.add_argument("--devices", type=options.positive_int, help="override [deployment] devices")
+    parser.add_argument("--days", type=options.positive_int, help="override [deployment] days")
+    options.add_seed(parser, "[deployment] seed")
+    options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")
+    options.add_out(parser, "runs/<name>-seed<seed>")
 
 
 def _prepare(out: Path) -> None:
@@ -51,42 +41,48 @@ def _prepare(out: Path) -> None:
 
 
 def run(args) -> int:
+    import numpy as np
+
+    from ldpsim.evaluation.deployment_metrics import measure
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
+    from ldpsim.scenarios.catalog import resolve
+    from ldpsim.simulator.deployment import run as run_deployment
     try:
-        cfg, meta = load_deployment(args.scenario, args.devices, args.days, args.seed)
-        shards = args.shards if args.shards is not None else meta["shards"]
-        if shards < 1:
-            raise ScenarioError(args.scenario, "--shards", f"must be >= 1; got {shards}")
+        scenario = resolve(args.scenario)
+        cfg, meta = load_deployment(scenario, args.devices, args.days, args.seed)
+        workers = args.workers if args.workers is not None else meta["workers"]
         out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")
         _prepare(out)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    (out / "scenario.toml").write_text(Path(args.scenario).read_text(encoding="utf-8"), encoding="utf-8")
+    (out / "scenario.toml").write_text(scenario.read_text(encoding="utf-8"), encoding="utf-8")
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str,
                                                 ensure_ascii=False), encoding="utf-8")
-    print(f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, {shards} shard(s) → {out}")
-    bar = None
-    if not args.no_progress:
-        from tqdm import tqdm
-        bar = tqdm(total=min(shards, cfg.n_blocks) * (cfg.n_days + cfg.drain_days), unit="shard-day", leave=False)
-
-    def progress(done):
-        if bar is not None:
-            bar.update(done - bar.n)
-    result = run_deployment(cfg, out, shards, args.scheduler, progress)
-    if bar is not None:
-        bar.close()
+    options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
+                      f"{workers} worker(s) → {out}")
+    shards = min(workers, cfg.n_blocks)
+    scheduler = args.scheduler or ("local" if shards > 1 else None)
+    days = cfg.n_days + cfg.drain_days
+    bar = options.Progress(days, f"simulated days (incl. {cfg.drain_days} drain days)", options.show_progress(args))
+    result = run_deployment(cfg, out, shards, scheduler, lambda done: bar.update_to(done / shards))
+    bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
     add_central_epsilon(out, cfg, result, tables)  # central ε bought by the shuffle (summary + tables + plot)
     _write(out, cfg, result, tables)
     page = report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, "
                                           f"seed {cfg.seed}")
     print(format_summary(tables))
-    print(f"\nrun folder: {out}  (open {page.name} in a browser)")
+    options.say(args, f"\nrun folder: {out}  (open {page.name} in a browser)")
     return 0
 
 
 def _write(out: Path, cfg, result, tables: dict) -> None:
+    import pandas as pd
+
+    from ldpsim.evaluation.deployment_metrics import write_plots
     daily = tables["daily"]
     if not daily.empty:
         daily.to_parquet(out / "daily_estimates.parquet")
@@ -105,6 +101,8 @@ def _write(out: Path, cfg, result, tables: dict) -> None:
 
 def format_summary(tables: dict) -> str:
     """The printed summary: top-10 true vs estimated, accuracy, network, ledger, adversary."""
+    from ldpsim.evaluation.shuffle_ledger import format_central
+    from ldpsim.simulator.config import READINGS
     s, top, lines = tables["summary"], tables["top"], []
     if not top.empty:
         lines.append(f"{'rank':>4} {'emoji':<6}{'true':>9}{'estimate':>10}{'ΔE':>8}{'ΔR':>7}{'variance':>11}"
@@ -116,7 +114,7 @@ def format_summary(tables: dict) -> str:
                      " theory: the mechanism's variance given the day's true counts)")
     rows = [
         ("device-days/s", f"{s['device_days_per_s']:,.0f} ({s['devices']} devices × {s['days']} days in "
-                          f"{s['seconds']:.1f} s, {s['shards']} shard(s))"),
+                          f"{s['seconds']:.1f} s, {s['workers']} worker(s))"),
         ("trend", f"{s.get('trend_token', '-')} from day {s.get('trend_start_day', '-')}: estimated top-10 on day "
                   f"{s.get('first_day_top10_estimate')}, true top-10 on day {s.get('first_day_top10_true_donated')}"),
         ("truth level", f"mean |estimate − truth| of top-10 shares: {s.get('share_mae_vs_donated', float('nan')):.4f} "

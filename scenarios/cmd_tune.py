@@ -10,6 +10,7 @@ import sys
 
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.evaluation.sweep.tune import DEFAULT_EPSILONS, DEFAULT_K, DEFAULT_M, tune
+from ldpsim.scenarios import options
 
 
 def add_arguments(parser):
@@ -30,11 +31,12 @@ def add_arguments(parser):
                         help="every top-N item must meet the target (max) or their average (mean)")
     parser.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound")
     parser.add_argument("--path", choices=("auto", "direct", "reports"), default="direct")
-    parser.add_argument("--seed", type=int, default=0)
+    options.add_seed(parser, "0")
 
 
 def run(args) -> int:
     workload = {"name": args.workload, "n": args.n}
+    seed = 0 if args.seed is None else args.seed
     if args.domain_size is not None:
         workload["domain_size"] = args.domain_size
     if args.top_words is not None:
@@ -42,7 +44,7 @@ def run(args) -> int:
     try:
         table, best = tune(workload, args.target, mechanism=args.mechanism, epsilon=args.epsilon, ks=args.k,
                            ms=args.m, epsilons=args.epsilons if args.search_epsilon else None, top=args.top,
-                           repeats=args.repeats, path=args.path, seed=args.seed, confidence=args.confidence,
+                           repeats=args.repeats, path=args.path, seed=seed, confidence=args.confidence,
                            over=args.over, report=lambda line: print(line, flush=True))
     except (ScenarioError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -51,7 +53,7 @@ def run(args) -> int:
     print(table.to_string(index=False))
     if best is None:
         print(f"\nno setting tried meets {args.target}")
-        return 1
+        return 0
     print(f"\ncheapest setting meeting {args.target}: k={best['k']} m={best['m']} ε={best['epsilon']:g} "
           f"({best['report_bytes']} bytes per report, k·m = {best['memory_km']})")
     return 0

@@ -149,15 +149,14 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
 
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress) -> list[DeploymentResult]:
-    import logging
+    from dask.distributed import Client, as_completed
 
-    from dask.distributed import Client, LocalCluster, as_completed
+    from ldpsim.simulator.cluster import local_cluster
 
     cluster = client = None
     try:
         if scheduler == "local":
-            cluster = LocalCluster(n_workers=min(len(groups), 2), threads_per_worker=1, processes=True,
-                                   scheduler_port=0, dashboard_address=":0", silence_logs=logging.ERROR)
+            cluster = local_cluster(len(groups))
         client = Client(cluster if cluster is not None else scheduler)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days

@@ -2,7 +2,7 @@
 
 Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.toml``)::
 
-    [deployment]        name, seed, devices, days, block_size, shards, drain_days, adversary_devices
+    [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
                         (any categorical workload of ldpsim.evaluation.workloads.registry)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
@@ -65,7 +65,7 @@ F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment"), "seed": Field(int, 0, _ge(0)),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
-                   "block_size": Field(int, 2048, _ge(1)), "shards": Field(int, 1, _ge(1)),
+                   "block_size": Field(int, 2048, _ge(1)), "workers": Field(int, 1, _ge(1)),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},
     "workload": {"name": Field(str, "emoji")},
     "fleet": {"concentration": Field(F, 5.0, _gt(0)), "n_atoms": Field(int, 48, _ge(1)),
@@ -130,7 +130,7 @@ def _use_case(name: str, table, workload, file) -> UseCase:
 
 def load_deployment(path, devices: int | None = None, days: int | None = None,
                     seed: int | None = None) -> tuple[DeploymentConfig, dict]:
-    """Read and validate a deployment scenario; returns the config and the run options (name, shards)."""
+    """Read and validate a deployment scenario; returns the config and the run options (name, workers)."""
     raw = load_toml(path)
     require_kind(raw, "deployment", path)
     for key in raw:
@@ -162,7 +162,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):
         for key, value in t[table].items():
-            if (table, key) in (("deployment", "name"), ("deployment", "shards")):
+            if (table, key) in (("deployment", "name"), ("deployment", "workers")):
                 continue
             name = RENAME.get((table, key), key)
             kw[name] = value
@@ -178,4 +178,4 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
                                use_cases=use_cases, **kw)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
-    return cfg, {"name": t["deployment"]["name"], "shards": t["deployment"]["shards"]}
+    return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"]}

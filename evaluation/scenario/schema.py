@@ -48,11 +48,14 @@ def load_toml(path) -> dict:
 
 
 #: the top-level tables that mark each kind of scenario file
-KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid")}
+KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
+                "reproduction": ("reproduction",)}
+#: the command that runs each kind
+KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce"}
 
 
 def scenario_kind(raw: dict) -> str | None:
-    """``"deployment"`` (for ``ldpsim run``), ``"sweep"`` (for ``ldpsim sweep``/``check``) or ``None``.
+    """``"deployment"``, ``"sweep"`` or ``"reproduction"`` (see :data:`KIND_COMMANDS`), or ``None``.
 
     Parameters
     ----------
@@ -68,7 +71,7 @@ def require_kind(raw: dict, kind: str, path) -> None:
     found = scenario_kind(raw)
     if found == kind or found is None:
         return
-    command = {"deployment": "ldpsim run", "sweep": "ldpsim sweep"}[found]
+    command = KIND_COMMANDS[found]
     raise ScenarioError(path, "file", f"is a {found} scenario (it has a [{KIND_MARKERS[found][0]}] table); "
                         f"run it with `{command}`, not as a {kind} scenario")
 

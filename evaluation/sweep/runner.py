@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import logging
 import os
 import signal
 import threading
@@ -163,14 +162,15 @@ def _workers_ignore_ctrl_c():
 def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
     import dask
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, as_completed
+
+    from ldpsim.simulator.cluster import local_cluster
 
     start, cluster, client = time.perf_counter(), None, None
     try:
         if scheduler is None:
             with dask.config.set(FAST_ALLOCATOR), _workers_ignore_ctrl_c():
-                cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                       processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+                cluster = local_cluster(n_workers or os.cpu_count() or 1)
         client = Client(scheduler or cluster)
         workers = max(1, len(client.scheduler_info()["workers"]))
         client.run(importlib.import_module, __name__)  # warm up: every worker imports the cell runner

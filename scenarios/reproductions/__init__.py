@@ -54,11 +54,12 @@ class Reproduction:
     runtime_s: float
 
 
-def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False) -> Reproduction:
+def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False,
+              seed: int | None = None) -> Reproduction:
     """Run one reproduction (a name from :func:`available` or a scenario file path) into ``out``.
 
     ``repeats`` overrides the file's repeats; ``quick`` shrinks repeats, n, EM bins and the ε grid
-    (see :func:`.sdldp.shrink`) for a smoke run. Raises :class:`ldpsim.evaluation.scenario.schema.ScenarioError`
+    (see :func:`.sdldp.shrink`) for a smoke run; ``seed`` overrides the file's root entropy. Raises :class:`ldpsim.evaluation.scenario.schema.ScenarioError`
     for a broken file and ``ValueError`` for an unknown name.
     """
     known = available()
@@ -68,6 +69,8 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
     if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
         raise ValueError(f"The 'repeats' parameter of reproduce must be an int >= 1. Got {repeats!r} instead.")
     config = shrink(load_reproduction(path, KINDS), quick, repeats)
+    if seed is not None:
+        config["seed"] = seed
     kind = KINDS[config["kind"]]
     start = time.perf_counter()
     table = kind.compute(config)

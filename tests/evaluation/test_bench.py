@@ -18,7 +18,7 @@ from tests.stats import ALPHA
 
 
 def test_bench_prints_table_with_targets(capsys, tmp_path):
-    out = tmp_path / "bench.csv"
+    out = tmp_path / "bench"
     assert main(["bench", "--users", "3000", "--items", "50", "--only", "grr", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     header = next(line for line in text.splitlines() if line.startswith("case"))
@@ -28,7 +28,7 @@ def test_bench_prints_table_with_targets(capsys, tmp_path):
     assert len(rows) == 2 and "per-user" in rows[0] and "direct" in rows[1]
     assert "≥1e7 users/s" in rows[0] and ("PASS" in rows[0] or "FAIL" in rows[0])
     assert "extrapolated from n=3,000" in rows[0]
-    with out.open() as fh:
+    with (out / "bench.csv").open() as fh:
         table = list(csv.DictReader(fh))
     assert [r["path"] for r in table] == ["per-user", "direct"]
     assert float(table[0]["seconds"]) > 0 and float(table[0]["peak_mib"]) > float(table[0]["baseline_mib"]) / 2

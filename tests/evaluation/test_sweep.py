@@ -119,13 +119,13 @@ def test_interrupted_sweep_resumes_without_recomputing(tiny, tmp_path, monkeypat
 
 def test_cli_refuses_changed_scenario_unless_forced(tiny, tmp_path, capsys):
     out = str(tmp_path / "run")
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 0
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress", "--resume"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q", "--resume"]) == 0
     assert "all 4 cells already done" in capsys.readouterr().out
     tiny.write_text(tiny.read_text().replace("repeats = 4", "repeats = 5"))
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress"]) == 2
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q"]) == 2
     assert "different scenario" in capsys.readouterr().err
-    assert main(["sweep", str(tiny), "--out", out, "--serial", "--no-progress", "--force"]) == 0
+    assert main(["sweep", str(tiny), "--out", out, "--workers", "1", "-q", "--force"]) == 0
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
 
 

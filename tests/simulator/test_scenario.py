@@ -99,21 +99,21 @@ def test_command_line_override_is_checked(tmp_path):
 def test_ldpsim_run_writes_a_run_folder(tmp_path, capsys):
     scenario = _write(tmp_path, TINY)
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--out", str(out), "--no-progress", "--shards", "2"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "-q", "--workers", "2"]) == 0
     printed = capsys.readouterr().out
     assert "device-days/s" in printed and "adversary" in printed
     for name in ("config.json", "daily_estimates.parquet", "readings.csv", "top.csv", "uploads.csv",
                  "summary.json", "report.md", "plots/top_bars.png", "plots/trend.png", "store"):
         assert (out / name).exists(), name
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["shards"] == 2 and summary["upload_success"] > 0.9
+    assert summary["workers"] == 2 and summary["upload_success"] > 0.9
     # rerunning into the same folder replaces the store instead of appending to it
-    assert main(["run", str(scenario), "--out", str(out), "--no-progress"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "-q"]) == 0
     again = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert again["server_stored"] == summary["server_stored"]
 
 
 def test_ldpsim_run_reports_bad_scenario(tmp_path, capsys):
     scenario = _write(tmp_path, TINY.replace("days = 2", "days = 0"))
-    assert main(["run", str(scenario), "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert main(["run", str(scenario), "--out", str(tmp_path / "x"), "-q"]) == 2
     assert "deployment.days" in capsys.readouterr().err
