@@ -22,7 +22,7 @@ from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.bitsampling import bernoulli_words
 
 #: seeds tried per pooled seed when OLH's MGA looks for a hash that sends every target to one value
-OLH_SEED_TRIES = 4096
+OLH_SEED_TRIES = 1 << 15
 
 
 def _ria_values(targets, m: int, rng) -> np.ndarray:

@@ -53,15 +53,16 @@ def check_oracle(mech) -> None:
 def fake_contribution(mech, attack: str, targets, m: int = 1) -> float:
     """Σ_t c(t): expected contribution of one fake report to the targets' count estimates (table above).
 
-    ``m`` (the number of fakes) only matters for RIA on sketches (the bias of the fake population).
+    ``m`` (the number of fakes) is accepted for symmetry; RIA on a sketch depends on the fake population's
+    composition (m/r per target), not on its size, because the bias is linear in the counts.
     """
     check_oracle(mech)
     check_attack(attack)
     r = len(targets)
     if attack == "ria":
         if isinstance(mech, (CMS, HCMS)):
-            counts = np.full(r, m / r)
-            return 1.0 + float(np.sum(mech.bias(counts, list(targets)))) / m
+            # the bias is linear in the counts: m/r fakes per target = (m/r) × one per target
+            return 1.0 + float(np.sum(mech.bias(np.ones(r, dtype=np.int64), list(targets)))) / r
         return 1.0
     if isinstance(mech, GRR):
         p, q = mech.p, mech.q

@@ -12,6 +12,7 @@ from ldpsim.evaluation.poisoning import (expected_gain, fake_aggregate, fake_rep
 from ldpsim.evaluation.poisoning.attacks import olh_seed_pool
 from ldpsim.evaluation.workloads.registry import make_workload
 from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
+from ldpsim.scenarios.cli import main
 from tests.stats import z_bound
 
 D, N, M, REPEATS = 40, 20_000, 1_000, 120
@@ -100,3 +101,41 @@ def test_bad_attack_and_oracle_are_refused():
     from ldpsim.mechanisms import PM
     with pytest.raises(ValueError, match="Poisoning is modelled"):
         fake_reports(PM(1.0), "rpa", [1], 3)
+
+
+TINY = """
+[poisoning]
+seed = 1
+repeats = 4
+detection_repeats = 1
+n = 3000
+domain_size = 12
+targets = 2
+mechanisms = ["grr", "oue"]
+attacks = ["mga"]
+defenses = ["none", "normalization", "detection"]
+epsilon = [1.0]
+beta = [0.05]
+"""
+
+
+def test_ldpsim_poison_runs_a_tiny_sweep(tmp_path, capsys):
+    scenario = tmp_path / "p.toml"
+    scenario.write_text(TINY, encoding="utf-8")
+    assert main(["poison", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 0
+    import pandas as pd
+    table = pd.read_csv(tmp_path / "out" / "poisoning.csv")
+    assert len(table) == 5  # 2 oracles × (none, normalization) + OUE detection
+    none = table[table["defense"] == "none"]
+    assert (abs(none["gain"] - none["closed_form"]) < 6 * none["gain_se"] + 1e-9).all()
+    assert (tmp_path / "out" / "plots" / "poisoning_gain_eps1.png").exists()
+    scenario.write_text(TINY.replace("targets = 2", "target = 2"), encoding="utf-8")
+    assert main(["poison", str(scenario), "--out", str(tmp_path / "out2"), "-q"]) == 2
+    assert "did you mean 'targets'" in capsys.readouterr().err
+
+
+def test_shipped_poisoning_scenario_loads():
+    from ldpsim.evaluation.poisoning.sweep import load_poisoning
+    from ldpsim.scenarios.catalog import resolve
+    cfg = load_poisoning(resolve("poisoning"))
+    assert cfg["targets"] == 3 and "mga" in cfg["attacks"]
