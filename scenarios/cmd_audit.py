@@ -12,7 +12,8 @@ Four ways in (exactly one):
 * ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``
   (and optionally scalars ``x``, ``x_prime``).
 
-``--detection-table`` prints the trials needed to detect an ε larger than claimed instead.
+``--pure-ldp`` audits pure-ldp's clients in the benchmark's peers venv (one ``privatise`` call per
+report, so keep ``--trials`` near 1e5). ``--detection-table`` prints the trials needed to detect an ε larger than claimed instead.
 Output: ε claimed, ε lower bound, confidence, the pair and event, PASS/FAIL; ``--out DIR`` also writes
 ``audit.csv``. Exit code 1 when an audit FAILS (a finding, like ``check``'s regression), 2 on bad input.
 """
@@ -54,6 +55,8 @@ def add_arguments(parser):
     what.add_argument("--client", metavar="MODULE:FUNC", help="audit any perturb(values, rng) -> reports callable")
     what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime)")
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε")
+    what.add_argument("--pure-ldp", action="store_true",
+                      help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a mechanism parameter (JSON value), repeatable (default: the DEFAULTS of the module)")
     parser.add_argument("--client-arg", action="append", default=[], metavar="K=V",
@@ -103,6 +106,11 @@ def _results(args) -> list:
     from ldpsim.evaluation.audit import audit_client, audit_mechanism, audit_reports, load_callable
 
     rng = np.random.default_rng(args.seed if args.seed is not None else 0)
+    if args.pure_ldp:
+        from ldpsim.evaluation.audit.peers_audit import audit_pure_ldp
+        results = audit_pure_ldp(args.epsilons, args.trials, seed=args.seed or 0, confidence=args.confidence,
+                                 log=lambda msg: options.say(args, msg))
+        return results
     if args.mechanism or args.all:
         params = _kv(args.param, "--param")
         if args.mechanism:
@@ -167,7 +175,8 @@ def _print(results, args) -> None:
         print(f"{subject:<44}{r.epsilon_claimed:>10g}{r.epsilon_lower_bound:>10.4f}{r.confidence:>8.5g}  "
               f"{f'{r.x!r},{r.x_prime!r}':<12}{r.trials:>12,}  {r.verdict:<7}  {r.event}")
     total = sum(r.seconds for r in results)
-    options.say(args, f"{len(results)} audit(s) in {total:.2f} s ({args.mode if not (args.client or args.reports) else 'sample'} "
+    mode = args.mode if (args.mechanism or args.all) else "sample"
+    options.say(args, f"{len(results)} audit(s) in {total:.2f} s ({mode} "
                       f"mode); FAIL = the lower bound exceeds the claimed ε at the stated confidence")
 
 

@@ -1,5 +1,9 @@
 """``ldpsim poison [SCENARIO]``: the poisoning sweep (default: the shipped ``poisoning`` scenario).
 
+With ``--deployment`` the scenario is a deployment (default ``keyboard``) instead: fake devices push the
+item of rank ``--target-rank`` into the daily top 10 (``--fakes`` counts × ``--epsilons`` of the event
+use case × the gate's defenses); writes ``fakes.csv`` and ``plots/fakes_top10.png``.
+
 Writes ``poisoning.csv`` (one row per oracle × attack × ε × β × defense: measured gain, its standard
 error, the closed form) and ``plots/poisoning_gain_eps<ε>.png`` into ``--out`` (default
 ``runs/poisoning``), and prints the table.
@@ -18,10 +22,52 @@ def add_arguments(parser):
                         help="a poisoning scenario: a TOML file or a shipped name (default: poisoning)")
     options.add_seed(parser, "the scenario's seed")
     parser.add_argument("--repeats", type=options.positive_int, help="override [poisoning] repeats")
+    parser.add_argument("--deployment", action="store_true",
+                        help="fake devices in a deployment scenario (default scenario then: keyboard)")
+    parser.add_argument("--devices", type=options.positive_int, help="--deployment: override [deployment] devices")
+    parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days")
+    parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=[0, 10, 20, 40, 80],
+                        help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[2.0, 4.0, 8.0],
+                        help="--deployment: ε of the event use case (default: 2 4 8)")
+    parser.add_argument("--target-rank", type=options.positive_int, default=80,
+                        help="--deployment: the pushed item's rank in the workload (default: 80)")
     options.add_out(parser, "runs/<name>")
 
 
+def _run_deployment(args) -> int:
+    from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, plot_fake_sweep
+    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.schema import ScenarioError
+    from ldpsim.scenarios.catalog import resolve
+
+    try:
+        scenario = "keyboard" if args.scenario == "poisoning" else args.scenario
+        cfg, meta = load_deployment(resolve(scenario), args.devices, args.days, args.seed)
+        if args.target_rank > len(cfg.items):
+            raise ScenarioError(scenario, "--target-rank", f"must be <= {len(cfg.items)} items")
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("runs") / f"{meta['name']}-fakes")
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    bar = options.Progress(1, "deployments", options.show_progress(args))
+
+    def progress(done, total):
+        bar.total = total
+        bar.update_to(done)
+    table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress)
+    bar.close()
+    table.to_csv(out / "fakes.csv", index=False)
+    plot_fake_sweep(table, out / "plots" / "fakes_top10.png")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    options.say(args, f"\nresults: {out / 'fakes.csv'}, plot {out / 'plots' / 'fakes_top10.png'}")
+    return 0
+
+
 def run(args) -> int:
+    if args.deployment:
+        return _run_deployment(args)
     from ldpsim.evaluation.poisoning.sweep import load_poisoning, plot_gains, run_poisoning
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
