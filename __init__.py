@@ -25,7 +25,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was ne
 _LAZY = {
     "make": ("ldpsim.mechanisms.registry", "make"),
     "MECHANISMS": ("ldpsim.mechanisms.registry", "MECHANISMS"),
-    "make_workload": ("ldpsim.evaluation.workloads.registry", "make_workload"),
+    "make_workload": ("ldpsim.evaluation.workloads.make", "make_workload"),
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
 }

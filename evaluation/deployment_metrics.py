@@ -10,7 +10,7 @@ Truth comes at three levels, per collection day d:
   limit every donating device weighs about equally, so heavy typists are under-represented);
 * ``device``: share of devices that typed x at least once.
 
-The adversary is the server-side observer of SPEC §3 extended to many reports per device: with the
+The adversary is the server-side observer of docs/math.md §3 extended to many reports per device: with the
 Bayes posterior P(x_r = x | y_r) ∝ P[y_r | x]·π(x) of each report (π the public workload
 frequencies), it guesses for a device argmax_x Σ_r P(x_r = x | y_r) (the item with the largest
 expected count among its reports) and wins when that is the device's favourite item. *Linked*: reports keep the device id, so the
@@ -81,7 +81,7 @@ def daily_readings(cfg, result) -> pd.DataFrame:
 
 
 def accuracy_summary(daily: pd.DataFrame, k: int = 10, truth: str = "true_donated") -> pd.DataFrame:
-    """Per item of the pooled top-``k`` (by ``truth``): ΔE, ΔR and variance over the days (SPEC §4).
+    """Per item of the pooled top-``k`` (by ``truth``): ΔE, ΔR and variance over the days (docs/math.md §4).
 
     The days play the role of seed 003's repeated runs, each compared with its own day's truth:
     ΔE = |mean_d(est − true)| / mean_d true, ΔR = mean_d |est rank − true rank|,
@@ -147,7 +147,7 @@ def ledger_summary(cfg, result) -> dict:
 def log_likelihoods(mech, reports, items) -> np.ndarray:
     """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
 
-    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (SPEC §3): a report
+    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (docs/math.md §3): a report
     either supports a candidate or not, with a fixed log-likelihood gap (``adversary_sketch.support``).
     """
     if hasattr(mech, "transition_matrix"):

@@ -1,7 +1,16 @@
-"""Accuracy metrics of frequency estimates — SPEC §4 (seed 003's model, made explicit).
+"""Accuracy metrics of frequency estimates — docs/math.md §4 (seed 003's model, made explicit).
 
 Pure functions, truth first: ``metric(true_counts, est)`` with ``true_counts`` of length D and
 ``est`` either one run (length D) or ``R × D`` repeated runs (``est_runs``), both on the count scale.
+
+Examples
+--------
+>>> truth = np.array([50, 30, 20])
+>>> runs = np.array([[48, 33, 19], [52, 29, 19]])
+>>> expectation_bias(truth, runs).round(3).tolist(), rank_deviation(truth, runs).tolist()
+([0.0, 0.033, 0.05], [0.0, 0.0, 0.0])
+>>> top_k_precision(truth, runs[0], k=2)
+1.0
 
 Uncertainty over repeats: every metric is a mean over runs of a per-run statistic, reported as
 mean ± standard error (:func:`with_standard_error`, se = s/√R with the sample sd s), except
@@ -38,7 +47,19 @@ def _per_run(values: np.ndarray, est) -> float | np.ndarray:
 
 
 def with_standard_error(per_run_values, axis: int = 0) -> tuple:
-    """(mean, standard error) over runs along ``axis``: se = sd(ddof=1)/√R (nan when R = 1)."""
+    """(mean, standard error) over runs along ``axis``: se = sd(ddof=1)/√R (nan when R = 1).
+
+    Parameters
+    ----------
+    per_run_values : array_like
+        A per-run statistic (e.g. ``mse(..., per_run=True)``).
+    axis : int, default 0
+        The runs axis.
+
+    Returns
+    -------
+    (mean, se) : floats or arrays
+    """
     v = np.asarray(per_run_values, dtype=np.float64)
     r = v.shape[axis]
     mean = v.mean(axis=axis)
@@ -65,9 +86,21 @@ def ranks_of(counts) -> np.ndarray:
     return ranks
 
 
-# ---- per-item metrics over repeated runs (SPEC §4) ------------------------------------------------
+# ---- per-item metrics over repeated runs (docs/math.md §4) ------------------------------------------------
 def expectation_bias(true_counts, est_runs) -> np.ndarray:
-    """ΔE(d) = |mean_i ec_i(d) − ac(d)| / ac(d) (nan where ac(d) = 0)."""
+    """ΔE(d) = |mean_i ec_i(d) − ac(d)| / ac(d) (nan where ac(d) = 0), docs/math.md §4.
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts ac(d).
+    est_runs : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R repeated runs.
+
+    Returns
+    -------
+    numpy.ndarray, shape (D,)
+    """
     return expectation_bias_with_se(true_counts, est_runs)[0]
 
 
@@ -88,7 +121,19 @@ def rank_errors(true_counts, est_runs) -> np.ndarray:
 
 
 def rank_deviation(true_counts, est_runs) -> np.ndarray:
-    """ΔR(d) = mean_i |er_i(d) − ar(d)|; ranks 1 = largest, ties broken by item order."""
+    """ΔR(d) = mean_i |er_i(d) − ar(d)|; ranks 1 = largest, ties broken by item order (docs/math.md §4).
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts ac(d).
+    est_runs : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R repeated runs.
+
+    Returns
+    -------
+    numpy.ndarray, shape (D,)
+    """
     return rank_errors(true_counts, est_runs).mean(axis=0)
 
 
@@ -102,7 +147,21 @@ def squared_errors(true_counts, est_runs, relative: bool = False) -> np.ndarray:
 
 
 def squared_deviation(true_counts, est_runs, relative: bool = False) -> np.ndarray:
-    """D(d) = mean_i (ec_i(d) − ac(d))² (SPEC §4), or that over ac(d)² when ``relative``."""
+    """D(d) = mean_i (ec_i(d) − ac(d))² (docs/math.md §4), or that over ac(d)² when ``relative``.
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts ac(d).
+    est_runs : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R repeated runs.
+    relative : bool, default False
+        Divide by ac(d)².
+
+    Returns
+    -------
+    numpy.ndarray, shape (D,)
+    """
     return squared_errors(true_counts, est_runs, relative).mean(axis=0)
 
 
@@ -119,7 +178,7 @@ def variance_ratio(true_counts, est_runs, theory_variance) -> np.ndarray:
 
 
 def collision_bias_share(true_counts, est_runs) -> float:
-    """Share of the MSE due to a fixed sketch's bias (hash collisions, SPEC §1.5) rather than noise.
+    """Share of the MSE due to a fixed sketch's bias (hash collisions, docs/math.md §1.5) rather than noise.
 
     Per item, b̂² = (m̄ − a)² − s²/R is unbiased for the squared bias b² (E(m̄ − a)² = b² + σ²/R,
     E s² = σ²) and the MSE is mean_i (ec_i − a)². Returns Σ_d b̂²(d) / Σ_d MSE(d), clipped to [0, 1].
@@ -149,7 +208,20 @@ def _error_metric(true_counts, est_runs, scale, per_run, power) -> float | np.nd
 def mse(true_counts, est_runs, scale: str = "frequency", per_run: bool = False):
     """Mean squared error over items and runs (paper eq. (20)); frequency scale divides errors by n.
 
-    ``per_run=True`` gives one value per run (mean over items), for :func:`with_standard_error`.
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts ac(d).
+    est_runs : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R repeated runs.
+    scale : {"frequency", "count"}, default "frequency"
+        Errors on the frequency scale (divided by n = Σ true_counts) or on the count scale.
+    per_run : bool, default False
+        One value per run (mean over items), for :func:`with_standard_error`.
+
+    Returns
+    -------
+    float, or numpy.ndarray of length R with ``per_run``
     """
     return _error_metric(true_counts, est_runs, scale, per_run, 2)
 
@@ -179,7 +251,22 @@ def _top_mask(est: np.ndarray, k: int) -> np.ndarray:
 
 
 def top_k_precision(true_counts, est, k: int):
-    """|Ê_k ∩ T_k| / k: Ê_k the k items with the largest estimates, T_k the true top-k (with ties)."""
+    """|Ê_k ∩ T_k| / k: Ê_k the k items with the largest estimates, T_k the true top-k (with ties).
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts.
+    est : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R runs.
+    k : int
+        Size of the top set, in [1, D].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for one run (1-D ``est``), else one value per run (length R).
+    """
     a = _truth(true_counts)
     e = _runs(a, est)
     hits = (_top_mask(e, _check_k(k, a.size)) & true_top_set(a, k)).sum(axis=1)
@@ -191,6 +278,22 @@ def top_k_recall(true_counts, est, k: int, candidates: int | None = None):
 
     ``c = candidates`` defaults to ``k`` (then precision and recall coincide unless the truth has ties
     at the k-th count).
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts.
+    est : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R runs.
+    k : int
+        Size of the top set, in [1, D].
+    candidates : int, optional
+        Number c of top estimates searched, in [1, D] (default k).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for one run (1-D ``est``), else one value per run (length R).
     """
     a = _truth(true_counts)
     e = _runs(a, est)
@@ -200,7 +303,22 @@ def top_k_recall(true_counts, est, k: int, candidates: int | None = None):
 
 
 def ndcg_at_k(true_counts, est, k: int):
-    """NDCG@k with gain = true count: Σ_{i≤k} ac(Ê_(i))/log2(i+1) over the same for the true order."""
+    """NDCG@k with gain = true count: Σ_{i≤k} ac(Ê_(i))/log2(i+1) over the same for the true order.
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts.
+    est : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R runs.
+    k : int
+        Size of the top set, in [1, D].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for one run (1-D ``est``), else one value per run (length R).
+    """
     a = _truth(true_counts)
     e = _runs(a, est)
     k = _check_k(k, a.size)
@@ -215,6 +333,20 @@ def kendall_tau_top_k(true_counts, est, k: int):
 
     τ_b = (C − Dc)/√((P − T_a)(P − T_e)), P = k(k−1)/2 pairs, C/Dc concordant/discordant pairs,
     T_a/T_e pairs tied in the truth/estimate; nan when either side is constant.
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (D,)
+        True counts.
+    est : array_like, shape (D,) or (R, D)
+        Count estimates of one run or of R runs.
+    k : int
+        Size of the top set, in [1, D].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for one run (1-D ``est``), else one value per run (length R).
     """
     a = _truth(true_counts)
     e = _runs(a, est)

@@ -1,4 +1,4 @@
-"""LDP mechanisms: pure, vectorized math (no I/O, no SimPy, no pandas). See SPEC §1–§3."""
+"""LDP mechanisms: pure, vectorized math (no I/O, no SimPy, no pandas). See docs/math.md §1–§3."""
 
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data

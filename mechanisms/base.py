@@ -6,7 +6,7 @@ Conventions used by every mechanism in this package:
   the reports (an array, or a small NamedTuple of arrays for multi-part reports).
 * ``aggregate(reports)`` returns an :class:`Aggregate`; aggregates of the same mechanism add, so
   days, shards and servers merge with ``+``.
-* ``estimate(agg, items)`` returns unbiased (or, for sketches with a fixed hash family, SPEC §1.5
+* ``estimate(agg, items)`` returns unbiased (or, for sketches with a fixed hash family, docs/math.md §1.5
   biased) **count** estimates for ``items``; divide by ``agg.n`` for frequencies.
 * ``bias``/``variance``/``mse`` give the theory of those count estimates for true counts
   ``true_counts`` aligned with ``items``.
@@ -31,8 +31,26 @@ import numpy as np
 class Aggregate:
     """Server-side sufficient statistic of ``n`` reports: merges by addition.
 
-    ``data`` is the mechanism's accumulator (output counts for GRR, the k×m sketch for CMS, ...).
-    ``kind`` names the mechanism configuration that produced it, so unrelated aggregates refuse to merge.
+    Aggregates of the same mechanism configuration add (``a + b``, ``sum([...])``), so days, shards
+    and servers merge exactly; aggregates of different configurations refuse to (``ValueError``).
+
+    Parameters
+    ----------
+    n : int
+        Number of reports summarized (≥ 0).
+    data : numpy.ndarray
+        The mechanism's accumulator: output counts (GRR, URR, SDGRR, OUE, OLH), the k × (m+1) row counts
+        (CMS), the (2, k, m) cell counts (HCMS), a report sum (PM) or an output histogram (EM).
+    kind : str
+        The configuration that produced it (``mechanism.kind``, the mechanism's repr).
+
+    Examples
+    --------
+    >>> a = Aggregate(2, np.array([1, 1]), "GRR(epsilon=1.0, domain_size=2)")
+    >>> b = Aggregate(3, np.array([0, 3]), "GRR(epsilon=1.0, domain_size=2)")
+    >>> total = sum([a, b])
+    >>> total.n, total.data.tolist()
+    (5, [1, 4])
     """
 
     n: int
@@ -55,7 +73,17 @@ class Aggregate:
 
 
 def check_aggregate(owner: str, kind: str, agg) -> None:
-    """Raise unless ``agg`` is an :class:`Aggregate` made by the configuration ``kind``."""
+    """Raise ``ValueError`` unless ``agg`` is an :class:`Aggregate` made by the configuration ``kind``.
+
+    Parameters
+    ----------
+    owner : str
+        Name used in the error message (the mechanism or estimator).
+    kind : str
+        The configuration the aggregate must come from.
+    agg : Aggregate
+        The aggregate to check.
+    """
     if not isinstance(agg, Aggregate) or agg.kind != kind:
         got = agg.kind if isinstance(agg, Aggregate) else type(agg).__name__
         raise ValueError(f"{owner}: aggregate was made by {got}, not by {kind}.")
@@ -96,7 +124,12 @@ class Mechanism(ABC):
 
 
 class FrequencyOracle(Mechanism):
-    """Abstract frequency oracle (client perturbation + server estimation + theory)."""
+    """Abstract frequency oracle: client perturbation, server estimation and their theory.
+
+    Subclasses are frozen dataclasses whose fields are the parameters (always ``epsilon``, the privacy
+    budget in (0, inf)); see the module docstring for the conventions shared by every oracle. Count
+    estimates are on the count scale (divide by ``agg.n`` for frequencies). Math: docs/math.md §1, §7.1.
+    """
 
     #: True for sketches that accept arbitrary hashable tokens (str, int) as items; False for oracles
     #: on integer ids 0..D-1 (the population engine passes ids to those).
@@ -105,12 +138,37 @@ class FrequencyOracle(Mechanism):
     # ---- client side -------------------------------------------------------------------------
     @abstractmethod
     def perturb(self, values, rng=None):
-        """Privatize one value per user; returns the reports."""
+        """Client side: privatize one value per user.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            One value per user: item ids in [0, domain_size) for oracles on ids, arbitrary str/bytes/int
+            tokens for sketches (CMS, HCMS).
+        rng : numpy.random.Generator, int or None
+            Source of randomness (an int seeds a new Generator; None draws fresh entropy).
+
+        Returns
+        -------
+        reports
+            The n reports: an array, or a NamedTuple of arrays for multi-part reports.
+        """
 
     # ---- server side -------------------------------------------------------------------------
     @abstractmethod
     def aggregate(self, reports) -> Aggregate:
-        """Sufficient statistic of a batch of reports."""
+        """Server side: the sufficient statistic of a batch of reports.
+
+        Parameters
+        ----------
+        reports
+            Reports as returned by :meth:`perturb` or :meth:`decode`; validated (``ValueError``).
+
+        Returns
+        -------
+        Aggregate
+            ``n`` = number of reports; mergeable by addition with aggregates of the same configuration.
+        """
 
     def perturb_aggregate(self, values, rng=None) -> Aggregate:
         """Client side then server side in one call; mechanisms override it to bound memory (OUE)."""
@@ -118,48 +176,136 @@ class FrequencyOracle(Mechanism):
 
     @abstractmethod
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
-        """Estimated counts of ``items`` from an aggregate."""
+        """Estimated counts of ``items`` from an aggregate.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration (``ValueError`` otherwise).
+        items : array_like, optional
+            The items to estimate: ids (default all ids 0 … D−1) or tokens (required by sketches).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+            Count estimates (unbiased, except sketches with a fixed hash family: see :meth:`bias`);
+            they may be negative or exceed ``agg.n``.
+        """
 
     def estimate_frequencies(self, agg: Aggregate, items=None) -> np.ndarray:
-        """Estimated frequencies (counts / n)."""
+        """Estimated frequencies: :meth:`estimate` divided by ``agg.n`` (same parameters)."""
         return self.estimate(agg, items) / max(agg.n, 1)
 
     # ---- theory ------------------------------------------------------------------------------
     def bias(self, true_counts, items=None) -> np.ndarray:
-        """E[estimate] − truth, per item (zero for unbiased oracles)."""
+        """E[estimate] − truth per item, over the users' randomness (zero for unbiased oracles).
+
+        Parameters are those of :meth:`variance`; returns an array aligned with ``true_counts``.
+        """
         return np.zeros(np.shape(true_counts), dtype=float)
 
     @abstractmethod
     def variance(self, true_counts, items=None) -> np.ndarray:
-        """Exact variance of each count estimate, given the true counts of ``items``."""
+        """Exact variance of each count estimate for a fixed population (docs/math.md §1.4).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            True number of users holding each item: all D ids for oracles on ids (the variance of one
+            item depends on n = Σ true_counts), or the counts of ``items`` for sketches.
+        items : array_like, optional
+            Items whose variance is returned (default: all ids; required by sketches, aligned with
+            ``true_counts``).
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Variance of each count estimate (count scale; divide by n² for frequencies).
+        """
 
     def mse(self, true_counts, items=None) -> np.ndarray:
-        """Mean squared error of each count estimate: variance + bias²."""
+        """Mean squared error of each count estimate: variance + bias² (parameters of :meth:`variance`)."""
         return self.variance(true_counts, items) + self.bias(true_counts, items) ** 2
 
     # ---- direct sampler ----------------------------------------------------------------------
     @abstractmethod
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Draw the aggregate of ``sum(true_counts)`` users from its exact distribution."""
+        """Direct sampler: draw the aggregate of ``sum(true_counts)`` users from its exact law.
+
+        Same distribution as ``aggregate(perturb(values))`` for a population with these counts, without
+        per-user reports (see each mechanism for the law used).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users per item (all D ids, or aligned with ``items`` for sketches).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : array_like, optional
+            Tokens of the counts (sketches only).
+
+        Returns
+        -------
+        Aggregate
+        """
 
     # ---- wire form ---------------------------------------------------------------------------
     @abstractmethod
     def encode(self, reports) -> bytes:
-        """Compact wire form of a batch of reports (``report_bytes`` each, concatenated)."""
+        """Compact wire form of a batch of reports (``report_bytes`` each, concatenated).
+
+        Parameters
+        ----------
+        reports
+            As returned by :meth:`perturb`.
+
+        Returns
+        -------
+        bytes
+            ``n · report_bytes`` bytes.
+        """
 
     @abstractmethod
     def decode(self, payload: bytes):
-        """Inverse of :meth:`encode`; raises ``ValueError`` on a malformed payload."""
+        """Inverse of :meth:`encode`.
+
+        Parameters
+        ----------
+        payload : bytes
+            A whole number of ``report_bytes``-byte reports.
+
+        Returns
+        -------
+        reports
+            The reports, in the form :meth:`perturb` returns.
+
+        Raises
+        ------
+        TypeError
+            If ``payload`` is not bytes-like.
+        ValueError
+            On a malformed payload (partial report, out-of-range field).
+        """
 
 
 class DiscreteOracle(FrequencyOracle):
-    """A frequency oracle on integer item ids [0, D) with a finite output space (RR, GRR, URR, SDGRR)."""
+    """A frequency oracle on integer item ids [0, D) with a finite output space (RR, GRR, URR, SDGRR).
+
+    Its law is the transition matrix P (docs/math.md §1.4, §3), from which the privacy conditions and the
+    Bayesian adversary's accuracy follow.
+    """
 
     domain_size: int
 
     @abstractmethod
     def transition_matrix(self) -> np.ndarray:
-        """``P[x, y] = P[y | x]``: rows are inputs, columns outputs, rows sum to one."""
+        """The mechanism's law as a matrix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (D, D)
+            ``P[x, y] = P[y | x]``: rows are inputs, columns outputs; every row sums to one.
+        """
 
     def _items(self, items) -> np.ndarray:
         return np.arange(self.domain_size) if items is None else np.asarray(items, dtype=np.int64)

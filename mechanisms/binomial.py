@@ -33,7 +33,21 @@ def _guide_table(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def binomial_rows(out: np.ndarray, n_row: np.ndarray, p: float, rng) -> None:
-    """Fill ``out[j, :]`` with independent Binomial(n_row[j], p) draws (out is rows × cols).
+    """Fill ``out[j, :]`` with independent Binomial(n_row[j], p) draws (docs/math.md §1.7).
+
+    Parameters
+    ----------
+    out : numpy.ndarray of int, shape (rows, cols)
+        Written in place.
+    n_row : numpy.ndarray of non-negative int, shape (rows,)
+        Number of trials of each row.
+    p : float
+        Success probability, in [0, 1].
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Notes
+    -----
 
     Exact inverse CDF of the float64 CDF (the rounding class of numpy's own binomial) at a uniform
     U on the 2^-53 grid, drawn in two parts: the top 16 bits for every cell (raw bit-generator output,

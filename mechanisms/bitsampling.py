@@ -77,7 +77,28 @@ def alias_table(q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def bernoulli_words(q: float, n_words: int, rng=None) -> np.ndarray:
-    """``n_words`` uint16 words whose 16·n_words bits are independent Bernoulli(q) (see module doc)."""
+    """``n_words`` uint16 words whose 16·n_words bits are independent Bernoulli(q) (docs/math.md §1.7).
+
+    Parameters
+    ----------
+    q : float
+        Probability of a 1 bit, in [0, 1].
+    n_words : int
+        Number of 16-bit words, ≥ 0.
+    rng : numpy.random.Generator, int or None
+        Source of randomness (one 32-bit draw per word, rarely 32 more).
+
+    Returns
+    -------
+    numpy.ndarray of uint16, shape (n_words,)
+
+    Examples
+    --------
+    >>> w = bernoulli_words(0.25, 4096, rng=0)
+    >>> bits = np.unpackbits(w.view(np.uint8))
+    >>> bits.size, bool(abs(bits.mean() - 0.25) < 0.01)
+    (65536, True)
+    """
     q = check_real("bernoulli_words", "q", q, 0.0, 1.0, low_open=False, high_open=False)
     n_words = check_int("bernoulli_words", "n_words", n_words, low=0)
     rng = as_generator(rng)
@@ -101,7 +122,8 @@ def bernoulli_words(q: float, n_words: int, rng=None) -> np.ndarray:
 
 def packed_column_counts(rows: np.ndarray, n_bits: int) -> np.ndarray:
     """Number of ones in each of the first ``n_bits`` bit columns of bit-packed rows (``np.packbits``
-    big-endian order: bit j of a row is bit 7 − j % 8 of byte j // 8).
+    big-endian order: bit j of a row is bit 7 − j % 8 of byte j // 8), as an int64 array of length
+    ``n_bits``; ``rows`` is a uint8 array of shape (n, ≥ ⌈n_bits/8⌉).
 
     Unpacks a few thousand rows at a time and sums groups of 255 rows in uint8 lanes before widening
     to int64, so the cost is about one pass over the unpacked bits and memory stays ~2 MiB.

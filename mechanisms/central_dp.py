@@ -1,4 +1,4 @@
-"""Central-DP histogram release on a trusted server — SPEC §6, seed 002.
+"""Central-DP histogram release on a trusted server — docs/math.md §6, seed 002.
 
 The server holds exact counts, adds Laplace noise to the normalized histogram, projects the noisy
 vector back onto valid histograms, and can draw synthetic data from the release.
@@ -15,14 +15,32 @@ from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsi
 
 @dataclass(frozen=True)
 class LaplaceHistogram:
-    """ε-DP release of a normalized histogram (seed 002; SPEC §6).
+    """ε-DP release of a normalized histogram by a trusted server (seed 002; docs/math.md §6).
 
     z_j = θ_j + Lap(Δ/ε) with θ = counts/n. The L1 sensitivity Δ of θ is 2/n when one record is
     *replaced* (``neighbour="replace"``, the seed's formula 2/(nα)) and 1/n when one is added or
     removed (``neighbour="add-remove"``). Post-processing (projection, sampling) keeps ε-DP.
 
-    Privacy: ε-DP for the chosen neighbouring relation (Laplace mechanism). Note: n itself is
-    treated as public, as in the seed.
+    Privacy: ε-DP (central, not local) for the chosen neighbouring relation (Laplace mechanism).
+    Note: n itself is treated as public, as in the seed.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    neighbour : {"replace", "add-remove"}, default "replace"
+        Neighbouring relation, which fixes the sensitivity Δ (2/n or 1/n).
+
+    Examples
+    --------
+    >>> h = LaplaceHistogram(epsilon=1.0)
+    >>> h.noise_scale(100)
+    0.02
+    >>> z = h.release([50, 30, 20], rng=0)
+    >>> bool(np.all(z >= 0)), round(float(z.sum()), 9)
+    (True, 1.0)
+    >>> float(h.release([50, 30, 20], rng=0, lattice=True).sum())
+    1.0
     """
 
     epsilon: float
@@ -43,7 +61,19 @@ class LaplaceHistogram:
         return self.sensitivity(n) / self.epsilon
 
     def noisy(self, counts, rng=None) -> np.ndarray:
-        """The raw noisy normalized histogram z (may be negative, need not sum to 1)."""
+        """The raw noisy normalized histogram z (may be negative, need not sum to 1).
+
+        Parameters
+        ----------
+        counts : array_like of non-negative ints
+            Exact counts per bin (at least one record).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
         c = check_counts("LaplaceHistogram", counts, name="counts")
         n = int(c.sum())
         if n == 0:
@@ -52,7 +82,23 @@ class LaplaceHistogram:
         return c / n + rng.laplace(0.0, self.noise_scale(n), size=c.size)
 
     def release(self, counts, rng=None, lattice: bool = False) -> np.ndarray:
-        """Noisy histogram projected onto valid histograms (optionally onto multiples of 1/n)."""
+        """Noisy histogram projected onto valid histograms.
+
+        Parameters
+        ----------
+        counts : array_like of non-negative ints
+            Exact counts per bin (at least one record).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        lattice : bool, default False
+            Project onto multiples of 1/n (:func:`project_lattice`) instead of the simplex
+            (:func:`project_simplex_l1`).
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Non-negative, summing to 1.
+        """
         c = check_counts("LaplaceHistogram", counts, name="counts")
         z = self.noisy(c, rng)
         return project_lattice(z, int(c.sum())) / c.sum() if lattice else project_simplex_l1(z)
@@ -64,7 +110,20 @@ def project_simplex_l1(z) -> np.ndarray:
     The L1 projection is not unique; this returns the one that is also closest in L2 among them:
     clip negatives to 0 (unavoidable cost), then the Euclidean simplex projection of the clipped
     vector, which only removes mass from entries (when the clipped sum exceeds 1) or adds it evenly
-    (when it falls short) — both of which cost exactly |1 − Σ z⁺| in L1, the minimum.
+    (when it falls short) — both of which cost exactly |1 − Σ z⁺| in L1, the minimum (docs/math.md §6).
+
+    Parameters
+    ----------
+    z : array_like of float
+        The noisy histogram.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        Non-negative, summing to 1.
+
+    >>> project_simplex_l1([0.7, -0.1, 0.6]).round(6).tolist()
+    [0.55, 0.0, 0.45]
     """
     z = np.clip(np.asarray(z, dtype=float), 0.0, None)
     total = z.sum()
@@ -85,7 +144,22 @@ def project_lattice(z, n: int) -> np.ndarray:
     at ⌊max(z·n, 0)⌋. To add r units, take the largest fractional parts first (each costs 1 − 2·frac);
     any further unit costs +1 wherever it goes (spread evenly, the rest on the largest targets). To
     remove units, any c ≤ z·n summing to n reaches the lower bound Σz·n − n; we scale down
-    proportionally and round by largest remainder, which stays ≤ the floor counts.
+    proportionally and round by largest remainder, which stays ≤ the floor counts (docs/math.md §6).
+
+    Parameters
+    ----------
+    z : array_like of float
+        The noisy normalized histogram.
+    n : int
+        Number of records, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Counts c ≥ 0 with Σc = n (divide by n for the histogram).
+
+    >>> project_lattice([0.52, -0.1, 0.55], 10).tolist()
+    [5, 0, 5]
     """
     n = check_int("project_lattice", "n", n, low=1)
     u = np.clip(np.asarray(z, dtype=float) * n, 0.0, None)
@@ -105,7 +179,24 @@ def project_lattice(z, n: int) -> np.ndarray:
 
 
 def synthetic_data(histogram, n_records: int, rng=None, labels=None) -> np.ndarray:
-    """Draw ``n_records`` synthetic records (bin indices, or ``labels``) from a released histogram."""
+    """Draw ``n_records`` synthetic records from a released histogram (post-processing).
+
+    Parameters
+    ----------
+    histogram : array_like of float
+        A valid release (non-negative, summing to 1).
+    n_records : int
+        Number of records, ≥ 0.
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+    labels : array_like, optional
+        Label of each bin; default: the bin indices.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n_records`` bin indices (or labels).
+    """
     p = np.asarray(histogram, dtype=float)
     if p.ndim != 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError("synthetic_data: 'histogram' must be a valid released histogram "

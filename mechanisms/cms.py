@@ -1,4 +1,4 @@
-"""Apple's count-mean sketch (CMS) — SPEC §1.5, seed 003.
+"""Apple's count-mean sketch (CMS) — docs/math.md §1.5, seed 003.
 
 Also the base class shared with the Hadamard variant (:mod:`ldpsim.mechanisms.hcms`): parameters, the hash
 family, item handling and the collision theory (bias with γ), which is the same for both.
@@ -64,12 +64,34 @@ def _flat_positions(family: HashFamily, stride: int, items: tuple):
 class Sketch(FrequencyOracle):
     """Common part of CMS and HCMS: ε, k rows, width m, the seeded hash family and the γ theory.
 
-    For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (SPEC §1.5). Both
-    sketches estimate f̂(d) = m/(m−1)·(Σ_u Y_u − n/m) with E[Y_u] = γ(d_u), hence
+    For a fixed hash family let γ(d') = fraction of rows l with h_l(d') = h_l(d) (docs/math.md §1.5).
+    Both sketches estimate f̂(d) = m/(m−1)·(Σ_u Y_u − n/m) with E[Y_u] = γ(d_u), hence
     bias f̂(d) = m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m); the variances differ (see each class).
 
-    Parameters: epsilon > 0; k in [1, 2^24] rows; m in [2, 2^16] columns; seed in [0, 2^32) picks the
-    hash family (:class:`~ldpsim.mechanisms.hashing.HashFamily`). ``items`` is required by estimate and theory.
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    k : int
+        Number of hash functions = rows of the sketch, in [1, 2^24]. Each user reports into one
+        uniformly chosen row; more rows make the hash-collision bias average out (it shrinks like
+        1/√k) at no extra report size (⌈log₂k/8⌉ bytes for the row index).
+    m : int
+        Width of the sketch = range of each hash function, in [2, 2^16] (HCMS: a power of 2).
+        Collisions cost about n/m per estimate; CMS reports grow as ⌈m/8⌉ bytes.
+    seed : int, default 0
+        Picks the hash family, in [0, 2^32 − 1] (:class:`~ldpsim.mechanisms.hashing.HashFamily`);
+        clients and server must share it.
+
+    Attributes
+    ----------
+    family : HashFamily
+        The k seeded hash functions tokens → [0, m).
+
+    Notes
+    -----
+    ``items`` (the tokens to estimate) is required by estimate and theory: sketches take arbitrary
+    str/bytes/int tokens and have no default domain.
 
     Cost of the exact theory (bias, variance, mse): the pairwise collision counts of the D items,
     O(k·(D + D²/m)) time and D² memory while computing (the sums are cached): about 0.5 s for k = 256,
@@ -107,7 +129,20 @@ class Sketch(FrequencyOracle):
         return _collision_sums(self.family, tuple(items.tolist()), tuple(f.tolist()))
 
     def bias(self, true_counts, items=None) -> np.ndarray:
-        """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — SPEC §1.5, exact for this hash family."""
+        """m/(m−1)·Σ_{d'≠d} f(d')·(γ(d') − 1/m) — docs/math.md §1.5, exact for this hash family.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            True count of each of ``items`` (the whole population: other tokens are assumed absent).
+        items : sequence of tokens
+            The items (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Count-scale bias of each item's estimate.
+        """
         arr, f = self._counts(true_counts, items)
         s1, _ = self._collision_sums(arr, f)
         return self.m / (self.m - 1) * (s1 - (f.sum() - f) / self.m)
@@ -194,7 +229,9 @@ def _occupied_cells(rows: np.ndarray, pos: np.ndarray, k: int, m: int):
 
 @dataclass(frozen=True)
 class CMS(Sketch):
-    """Apple's count-mean sketch over arbitrary tokens (str, bytes, int) — SPEC §1.5.
+    """Apple's count-mean sketch over arbitrary tokens (str, bytes, int) — docs/math.md §1.5, seed 003.
+
+    Apple Differential Privacy Team, "Learning with Privacy at Scale" (2017).
 
     Privacy: ε-LDP. Each of the m report bits is flipped independently w.p. f = 1/(1+e^{ε/2}); two
     inputs change at most two coordinates of v, so the likelihood ratio of any report is at most
@@ -203,18 +240,39 @@ class CMS(Sketch):
     Client: j uniform in [k]; v = −1 except +1 at h_j(d); flip each coordinate w.p. f; send (ṽ, j).
     Server aggregate (exact, integer, mergeable by addition): ``data`` is k × (m+1) int64 with
     data[j, c] = number of row-j reports whose bit c is +1 and data[j, m] = N_j, reports in row j.
-    SPEC's matrix M[j, c] = k·(c_ε·ones[j, c] − (c_ε−1)/2·N_j) follows exactly (:meth:`sketch_matrix`).
+    The matrix M of docs/math.md §1.5 follows exactly: M[j, c] = k·(c_ε·ones[j, c] − (c_ε−1)/2·N_j)
+    (:meth:`sketch_matrix`).
     Estimate: f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) = m/(m−1)·(c_ε·Σ_l ones[l, h_l(d)]
     − (c_ε−1)/2·n − n/m), c_ε = (e^{ε/2}+1)/(e^{ε/2}−1).
 
     Theory for this fixed hash family (users' randomness only; exact): with X_u the bit at h_{j_u}(d)
     of user u, P(X_u = 1) = f + γ(d_u)(1−2f) and c_ε(1−2f) = 1, so
-    Var f̂(d) = (m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))]  (SPEC §1.5).
+    Var f̂(d) = (m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))]  (docs/math.md §1.5).
 
+    Parameters
+    ----------
+    epsilon, k, m, seed
+        As for the base class ``Sketch``: ε in (0, inf); k rows in [1, 2^24]; width m in [2, 2^16];
+        hash seed in [0, 2^32 − 1] (default 0).
+
+    Attributes
+    ----------
+    flip : float
+        Per-bit flip probability f = 1/(1+e^{ε/2}).
+    c_eps : float
+        Debiasing constant c_ε = (e^{ε/2}+1)/(e^{ε/2}−1).
+    family : HashFamily
+        The k hash functions.
+
+    Examples
+    --------
     >>> cms = CMS(epsilon=4.0, k=4, m=8)
     >>> reports = cms.perturb(["a", "b", "a"], rng=0)
     >>> reports.bits.shape, cms.report_bytes
     ((3, 1), 2)
+    >>> agg = cms.sample_aggregate([600, 400], rng=0, items=["a", "b"])
+    >>> agg.n, cms.estimate(agg, ["a", "b"]).shape
+    (1000, (2,))
     """
 
     flip: float = field(init=False, repr=False, compare=False)
@@ -232,6 +290,20 @@ class CMS(Sketch):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> CMSReports:
+        """Client side: one row and one flipped ±1 vector per user.
+
+        Parameters
+        ----------
+        values : array_like of tokens, shape (n,)
+            One str/bytes/int token per user (42 and "42" are the same token).
+        rng : numpy.random.Generator, int or None
+            Source of randomness (rows and flips).
+
+        Returns
+        -------
+        CMSReports
+            ``bits`` (uint8, (n, ⌈m/8⌉), bit 1 ⇔ +1) and ``row`` (int64, (n,)).
+        """
         rng = as_generator(rng)
         keys = self._value_keys(values)
         n = keys.size
@@ -264,6 +336,18 @@ class CMS(Sketch):
         return CMSReports(bits, row.astype(np.int64))
 
     def aggregate(self, reports) -> Aggregate:
+        """Integer sketch: per row the counts of +1 bits per column and the number of reports.
+
+        Parameters
+        ----------
+        reports : CMSReports
+            ``(bits, row)`` as returned by :meth:`perturb` or :meth:`decode`.
+
+        Returns
+        -------
+        Aggregate
+            ``data`` of shape (k, m+1), int64: columns < m the +1 counts, column m the row sizes N_j.
+        """
         bits, row = self._check_reports(reports, "aggregate")
         data = np.empty((self.k, self.m + 1), dtype=np.int64)
         data[:, :self.m] = grouped_column_counts(bits, row, self.k, self.m)
@@ -271,20 +355,57 @@ class CMS(Sketch):
         return Aggregate(row.size, data, self.kind)
 
     def sketch_matrix(self, agg: Aggregate) -> np.ndarray:
-        """SPEC §1.5's k × m matrix M from the integer counts (float)."""
+        """The k × m matrix M of docs/math.md §1.5, rebuilt exactly from the integer counts (float).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (k, m)
+        """
         self._check_aggregate(agg)
         ones, n_row = agg.data[:, :self.m], agg.data[:, self.m:]
         return self.k * (self.c_eps * ones - (self.c_eps - 1) / 2 * n_row)
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Count estimates f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) (docs/math.md §1.5).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+        items : sequence of tokens
+            Items to estimate (required; any tokens, seen or not).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+            Biased by hash collisions for a fixed family (:meth:`bias`).
+        """
         self._check_aggregate(agg)
         s = self._query_sums(agg.data, items)  # columns < m: the ones counts
         n, c, m = agg.n, self.c_eps, self.m
-        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # SPEC §1.5 via M (class docstring)
+        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # docs/math.md §1.5 via M (class docstring)
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
-        """(m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))] — SPEC §1.5, exact."""
+        """(m/(m−1))²·[n(c_ε²−1)/4 + Σ_{d'≠d} f(d')γ(d')(1−γ(d'))] — docs/math.md §1.5, exact.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            True count of each of ``items`` (n = their sum).
+        items : sequence of tokens
+            The items (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Count-scale variance of each estimate over the users' randomness, for this hash family.
+        """
         arr, f = self._counts(true_counts, items)
         s1, s2 = self._collision_sums(arr, f)
         m = self.m
@@ -293,7 +414,7 @@ class CMS(Sketch):
     def family_averaged_variance(self, true_counts, items=None) -> np.ndarray:
         """MSE averaged over random families with independent rows (bias turned into variance):
         (m/(m−1))²·[n(c_ε²−1)/4 + (m−1)/m²·Σ_{d'≠d} f(d') + (m−1)/m²·Σ_{d'≠d} f(d')(f(d')−1)/k]
-        — SPEC §1.5."""
+        — docs/math.md §1.5. Parameters and return as :meth:`variance`."""
         _, f = self._counts(true_counts, items)
         others, pairs = self._family_terms(f)
         m = self.m
@@ -305,7 +426,7 @@ class CMS(Sketch):
         return 1.0 - self.flip, self.flip
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact draw of the aggregate without reports (SPEC §1.5's client, summed per cell).
+        """Exact direct sampler of the aggregate, without reports (docs/math.md §1.5).
 
         Each user gets a uniform row; T[j, c] = users of row j whose +1 lands on c, N_j = users of row j.
         Cell counts are independent: ones[j, c] = Bin(N_j − T, f) + Bin(T, 1−f). Write each of the T
@@ -313,6 +434,20 @@ class CMS(Sketch):
         Z's of all N_j users and Y those of the T users, so Y | B ~ Hypergeometric(T, N_j − T, B).
         Every cell's B is drawn by :func:`binomial_rows` (for T = 0 cells that is the answer), then the
         occupied cells draw Y: Bern(B/N_j) when T = 1 (most of them), ``rng.hypergeometric`` otherwise.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each of ``items``.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : sequence of tokens
+            The items (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        Aggregate
+            Distributed exactly as ``aggregate(perturb(values))``.
         """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
@@ -338,6 +473,7 @@ class CMS(Sketch):
         return self._n_bytes + uint_bytes(self.k)
 
     def encode(self, reports) -> bytes:
+        """Wire form: per report the packed bits then the row index (``report_bytes`` each)."""
         bits, row = self._check_reports(reports, "encode")
         out = np.empty((row.size, self.report_bytes), dtype=np.uint8)
         out[:, :self._n_bytes] = bits
@@ -346,6 +482,18 @@ class CMS(Sketch):
         return out.tobytes()
 
     def decode(self, payload: bytes) -> CMSReports:
+        """Reports from their wire form.
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        CMSReports
+            ``ValueError`` on a partial report, a row ≥ k or set padding bits.
+        """
         n = self._check_payload(payload)
         raw = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes)
         bits = raw[:, :self._n_bytes].copy()

@@ -1,4 +1,4 @@
-"""EM post-processing of numeric reports (seed 000, algorithm 1) and its smoothed variant EMS — SPEC §2.3.
+"""EM post-processing of numeric reports (seed 000, algorithm 1) and its smoothed variant EMS — docs/math.md §2.3.
 
 References: the SDLDP paper's algorithm 1; Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić, "Estimating
 Numerical Distributions under Local Differential Privacy", SIGMOD 2020 (EMS); Silverman, Jones,
@@ -72,7 +72,7 @@ class _PiecewiseOperator:
     cell the matrix is q·|out_j|·len + (p−q)/α·∫_{l(cell)} |[s, s+C−1] ∩ out_j| ds, whose products
     with vectors are differences of double integrals (:class:`_DoubleIntegral`); for a low cell it is
     q·|out_j ∩ Y_H|·len plus the atom p'·|cell ∩ out_j| (a sparse overlap list). Dividing by the
-    in-bin width and summing cells per bin gives M (SPEC §2.3); tests compare with the dense matrix.
+    in-bin width and summing cells per bin gives M (docs/math.md §2.3); tests compare with the dense matrix.
     """
 
     def __init__(self, pm, low, p_atom: float, in_edges: np.ndarray, out_edges: np.ndarray):
@@ -145,7 +145,8 @@ class EM:
     is the aggregate; it merges by addition. The transition matrix
     M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i) is exact (``mechanism.bin_transition``) and
     built once; for large d (d·m > ``DENSE_LIMIT``) EM multiplies by it in O(d + m) per iteration
-    for PM and SDPM (``operator``: exact piecewise integrals, no d × m matrix), else densely. Each iteration (SPEC §2.3, vectorized): π = Mᵀf, f ← normalize(f ⊙ M(c/π)) and, with
+    for PM and SDPM (``operator``: exact piecewise integrals, no d × m matrix), else densely.
+    Each iteration (docs/math.md §2.3, vectorized): π = Mᵀf, f ← normalize(f ⊙ M(c/π)) and, with
     ``smoothing`` (EMS), f ← smooth(f). It stops when the log-likelihood LL(f) = Σ_j c_j ln π_j (the
     paper's eq. (16) summed over the n reports, c the histogram counts) changes by less than ``tol``
     (default: the paper's e^ε·10⁻³) or after ``max_iter`` iterations. ``mean`` is Σ_i mid_i·f̂_i.
@@ -153,10 +154,41 @@ class EM:
     Post-processing only: privacy is the mechanism's. The estimate is biased (a constrained MLE,
     theorem 5 of the paper; EMS adds smoothing bias) but consistent as n → ∞ for EM.
 
+    Math: docs/math.md §2.3 (SDLDP paper, algorithm 1; EMS: Li et al., SIGMOD 2020).
+
+    Parameters
+    ----------
+    mechanism : NumericMechanism
+        The mechanism that produced the reports (PM or SDPM).
+    bins : int, default 1024
+        Number d ≥ 2 of equal input bins of [−1, 1]; the output bins follow
+        (``mechanism.em_output_edges``).
+    smoothing : bool, default False
+        EMS: smooth f with [1, 2, 1]/4 after every iteration.
+    tol : float, optional
+        Stop when the log-likelihood changes by less than this (≥ 0); default e^ε·10⁻³ (the paper's).
+    max_iter : int, default 10 000
+        Iteration cap (≥ 1).
+
+    Attributes
+    ----------
+    in_edges, out_edges : numpy.ndarray
+        Input bin edges (d + 1 on [−1, 1]) and output bin edges (on [−C, C]).
+    matrix : numpy.ndarray
+        The dense exact transition matrix (built on first use).
+    midpoints : numpy.ndarray
+        Centres of the input bins.
+
+    Examples
+    --------
     >>> from ldpsim.mechanisms.pm import PM
     >>> em = EM(PM(epsilon=2.0), bins=8)
     >>> em.matrix.shape
     (8, 8)
+    >>> agg = em.aggregate(em.mechanism.perturb(np.full(2000, 0.25), rng=0))
+    >>> f = em.estimate(agg)
+    >>> f.shape, round(float(f.sum()), 6)
+    ((8,), 1.0)
     """
 
     mechanism: NumericMechanism
@@ -203,14 +235,36 @@ class EM:
 
     # server ------------------------------------------------------------------------------------
     def aggregate(self, reports) -> Aggregate:
-        """Histogram of the reports over the output bins [e_j, e_{j+1}) (last bin closed)."""
+        """Histogram of the reports over the output bins [e_j, e_{j+1}) (last bin closed).
+
+        Parameters
+        ----------
+        reports : array_like of float
+            Reports of ``mechanism``, in [−C, C].
+
+        Returns
+        -------
+        Aggregate
+            Output-bin counts; mergeable by addition.
+        """
         y = self.mechanism._check_reports(reports, "aggregate")
         j = np.searchsorted(self.out_edges, y, side="right") - 1
         np.clip(j, 0, self.out_edges.size - 2, out=j)
         return Aggregate(y.size, np.bincount(j, minlength=self.out_edges.size - 1), self.kind)
 
     def run(self, agg: Aggregate) -> EMResult:
-        """Run EM (or EMS) on an aggregate from the uniform start; see the class docstring."""
+        """Run EM (or EMS) on an aggregate from the uniform start; see the class docstring.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Output-bin histogram made by :meth:`aggregate` of this EM (same mechanism and bins).
+
+        Returns
+        -------
+        EMResult
+            ``(f, n_iter, log_likelihood, converged)``; the uniform f for n = 0.
+        """
         check_aggregate("EM", self.kind, agg)
         d = self.bins
         if agg.n == 0:
@@ -235,9 +289,9 @@ class EM:
         return EMResult(f, self.max_iter, ll, False)
 
     def estimate(self, agg: Aggregate) -> np.ndarray:
-        """Estimated input distribution over the d bins (sums to one)."""
+        """Estimated input distribution over the d bins (sums to one): ``run(agg).f``."""
         return self.run(agg).f
 
     def mean(self, agg: Aggregate) -> float:
-        """Mean estimate Σ_i mid(bin_i)·f̂_i (SPEC §2.3)."""
+        """Mean estimate Σ_i mid(bin_i)·f̂_i (docs/math.md §2.3); ``agg`` as for :meth:`run`."""
         return float(self.midpoints @ self.estimate(agg))

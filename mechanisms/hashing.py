@@ -1,4 +1,4 @@
-"""A seeded family of k hash functions items → [m] built on MurmurHash3 — SPEC §1.5.
+"""A seeded family of k hash functions items → [m] built on MurmurHash3 — docs/math.md §1.5.
 
 Construction (one Python-level mmh3 call per *distinct* item, everything else vectorized numpy):
 
@@ -12,13 +12,13 @@ g_l is Thorup's vector multiply-shift hash ("High speed hashing for integers and
 strongly universal (pairwise independent, uniform) over 64-bit keys when (A, B, C) are uniform, so
 for two items the collision events of different rows are independent, each of probability 1/m up to
 the multiply-shift reduction's non-uniformity (≤ m/2^32). Hence γ(d') ≈ Binomial(k, 1/m)/k over
-families, as SPEC §1.5's family-averaged formulas assume.
+families, as docs/math.md §1.5's family-averaged formulas assume.
 
-Why not Kirsch–Mitzenmacher double hashing h_l = a + l·b + (l³−l)/6 mod m (SPEC's "e.g.")? For two
+Why not Kirsch–Mitzenmacher double hashing h_l = a + l·b + (l³−l)/6 mod m (docs/math.md §1.5)? For two
 items the cubic term cancels, so h_l(d) = h_l(d') iff Δa + l·Δb ≡ 0 (mod m): a pair's collision pattern
 repeats with period m in l, and a pair collides in *every* row with probability ≈ 1/m² (Δa ≡ Δb ≡ 0).
 Rows beyond m add nothing: over families Var γ ≈ (log₂m/2 + 1)/m² for m = 2^w instead of
-(m−1)/(m²k), so the CMS bias would not shrink as k grows (SPEC §1.5 says it does). Independent rows
+(m−1)/(m²k), so the CMS bias would not shrink as k grows (docs/math.md §1.5 says it does). Independent rows
 cost the same: three multiply-adds per (row, item) in numpy uint64.
 
 Item encoding: ``str`` (and ``numpy.str_``) as UTF-8, ``bytes`` as is, integers (Python or numpy, not
@@ -113,13 +113,31 @@ def _tokens(items) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HashFamily:
-    """k seeded hash functions h_0 .. h_{k−1}: tokens → [0, m) (see the module docstring).
+    """k seeded hash functions h_0 … h_{k−1}: tokens → [0, m) (docs/math.md §1.5; module docstring).
+
+    Deterministic in (k, m, seed): clients and server that share them hash alike.
 
     Parameters
     ----------
-    k : int in [1, 2^24]
-    m : int in [2, 2^32]
-    seed : int in [0, 2^32 − 1] (the mmh3 seed; different seeds give independent-looking families)
+    k : int
+        Number of functions (sketch rows), in [1, 2^24].
+    m : int
+        Range of each function (sketch width), in [2, 2^32].
+    seed : int, default 0
+        The mmh3 seed, in [0, 2^32 − 1]; it also fixes the rows' multiply-shift parameters, so
+        different seeds give independent-looking families.
+
+    Attributes
+    ----------
+    row_params : numpy.ndarray of uint64, shape (3, k)
+        (A_l, B_l, C_l) of every row l.
+
+    Examples
+    --------
+    >>> fam = HashFamily(k=3, m=8, seed=1)
+    >>> H = fam.hash(["apple", "pear", "apple"])
+    >>> H.shape, bool((H[:, 0] == H[:, 2]).all()), int(H.max()) < 8
+    ((3, 3), True, True)
     """
 
     k: int
@@ -168,7 +186,18 @@ class HashFamily:
             yield rows, self.evaluate(rows[:, None], keys[None, :])
 
     def hash(self, items) -> np.ndarray:
-        """``H[l, i] = h_l(items[i])``: int64 array of shape (k, len(items)), values in [0, m)."""
+        """Every function on every item.
+
+        Parameters
+        ----------
+        items : sequence of tokens
+            str (UTF-8), bytes, or int (by its decimal string); anything else is a TypeError.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (k, len(items))
+            ``H[l, i] = h_l(items[i])`` in [0, m).
+        """
         uniq, inv = factorize(_tokens(items))
         keys = self.keys(uniq)[inv]
         out = np.empty((self.k, keys.size), dtype=np.int64)
@@ -181,9 +210,21 @@ class HashFamily:
         uniq, inv = factorize(values)
         return self.evaluate(np.asarray(rows), self.keys(uniq)[inv])
 
-    # collision diagnostics (SPEC §1.5) -------------------------------------------------------------
+    # collision diagnostics (docs/math.md §1.5) -------------------------------------------------------------
     def gamma(self, items, target) -> np.ndarray:
-        """γ(d') = fraction of rows l with h_l(d') = h_l(target), for every d' in ``items``."""
+        """γ(d') = fraction of rows l with h_l(d') = h_l(target), for every d' in ``items`` (docs/math.md §1.5).
+
+        Parameters
+        ----------
+        items : sequence of tokens
+            The d'.
+        target : token
+            The item d.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         return (self.hash(items) == self.hash([target])).mean(axis=0)
 
     def collision_counts(self, items, rows_per_step: int = 1024) -> np.ndarray:

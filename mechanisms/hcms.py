@@ -1,4 +1,4 @@
-"""Apple's Hadamard count-mean sketch (HCMS): one-bit reports — SPEC §1.6, seed 003."""
+"""Apple's Hadamard count-mean sketch (HCMS): one-bit reports — docs/math.md §1.6, seed 003."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ class HCMSReports(NamedTuple):
 
 
 def hadamard_sign(l, c) -> np.ndarray:
-    """H_m[l, c] ∈ {−1, +1} of the Sylvester Hadamard matrix: (−1)^popcount(l & c), elementwise."""
+    """H_m[l, c] ∈ {−1, +1} of the Sylvester Hadamard matrix: (−1)^popcount(l & c), elementwise.
+
+    ``l`` and ``c`` are non-negative int arrays (broadcast); returns an int64 array of ±1.
+
+    >>> hadamard_sign(np.arange(4), 3).tolist()
+    [1, -1, -1, 1]
+    """
     x = np.bitwise_and(l, c).astype(np.uint64)
     for s in (32, 16, 8, 4, 2, 1):
         x ^= x >> np.uint64(s)
@@ -30,7 +36,11 @@ def hadamard_sign(l, c) -> np.ndarray:
 
 
 def fwht(a: np.ndarray) -> np.ndarray:
-    """a · H_m along the last axis (m a power of two), O(m log m) per row, exact for integers."""
+    """a · H_m along the last axis (m a power of two), O(m log m) per row, exact for integers.
+
+    >>> fwht(np.array([1, 0, 0, 0])).tolist()
+    [1, 1, 1, 1]
+    """
     a = np.array(a)
     m = a.shape[-1]
     h = 1
@@ -45,7 +55,9 @@ def fwht(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HCMS(Sketch):
-    """Hadamard count-mean sketch over arbitrary tokens (str, bytes, int) — SPEC §1.6.
+    """Hadamard count-mean sketch over arbitrary tokens (str, bytes, int) — docs/math.md §1.6, seed 003.
+
+    Apple Differential Privacy Team, "Learning with Privacy at Scale" (2017).
 
     Privacy: ε-LDP; the one report bit is flipped w.p. f' = 1/(1+e^ε), (j, l) do not depend on the
     input, so the likelihood ratio of any report is at most (1−f')/f' = e^ε, attained.
@@ -53,20 +65,41 @@ class HCMS(Sketch):
     Client: j uniform in [k], l uniform in [m] (m a power of 2), w = H_m[l, h_j(d)] ∈ {±1}, flip w
     w.p. f'; send (w̃, j, l). Server aggregate (exact, integer, mergeable): ``data`` has shape
     (2, k, m): data[0, j, l] = reports (j, l) with w̃ = +1, data[1, j, l] = all reports (j, l).
-    SPEC's M[j, l] = k·c'_ε·Σ w̃ = k·c'_ε·(2·data[0] − data[1]), c'_ε = (e^ε+1)/(e^ε−1); M ← M·H_mᵀ
+    The M of docs/math.md §1.6: M[j, l] = k·c'_ε·Σ w̃ = k·c'_ε·(2·data[0] − data[1]),
+    c'_ε = (e^ε+1)/(e^ε−1); M ← M·H_mᵀ
     (fast Walsh–Hadamard transform on the integer counts); f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m).
 
     Theory for a fixed hash family (derived here; users' randomness only). User u contributes
     Y_u = c'_ε·w̃_u·H[l_u, h_{j_u}(d)]. Given (j, l): E[w̃] = H[l, h_j(d_u)]/c'_ε, and averaging over l,
-    (1/m)Σ_l H[l, a]H[l, b] = 1[a = b], so E[Y_u] = γ(d_u): the bias is CMS's (SPEC §1.5). Since
+    (1/m)Σ_l H[l, a]H[l, b] = 1[a = b], so E[Y_u] = γ(d_u): the bias is CMS's (docs/math.md §1.5). Since
     Y_u² = c'_ε² always, Var Y_u = c'_ε² − γ(d_u)², and the users are independent:
     Var f̂(d) = (m/(m−1))²·[n(c'_ε²−1) + Σ_{d'≠d} f(d')(1 − γ(d')²)].
     Averaged over random families (independent rows; E γ = 1/m, Var γ = (m−1)/(m²k)) the MSE is
     (m/(m−1))²·[n(c'_ε²−1) + (1−1/m²)·Σ_{d'≠d} f(d') + (m−1)/(m²k)·Σ_{d'≠d} f(d')(f(d')−1)].
 
+    Parameters
+    ----------
+    epsilon, k, m, seed
+        As for the base class ``Sketch`` (ε in (0, inf); k rows in [1, 2^24]; width m in [2, 2^16], here
+        a power of 2 for the Hadamard matrix; hash seed in [0, 2^32 − 1], default 0).
+
+    Attributes
+    ----------
+    flip : float
+        Flip probability of the one report bit, f' = 1/(1+e^ε).
+    c_eps : float
+        Debiasing constant c'_ε = (e^ε+1)/(e^ε−1).
+    family : HashFamily
+        The k hash functions.
+
+    Examples
+    --------
     >>> h = HCMS(epsilon=2.0, k=4, m=8)
     >>> h.report_bytes, h.report_bits
     (3, 6)
+    >>> agg = h.aggregate(h.perturb(["a", "b", "a"], rng=0))
+    >>> agg.data.shape, h.estimate(agg, ["a"]).shape
+    ((2, 4, 8), (1,))
     """
 
     flip: float = field(init=False, repr=False, compare=False)
@@ -83,6 +116,20 @@ class HCMS(Sketch):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> HCMSReports:
+        """Client side: one row, one Hadamard coefficient and its flipped sign per user.
+
+        Parameters
+        ----------
+        values : array_like of tokens, shape (n,)
+            One str/bytes/int token per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        HCMSReports
+            ``bit`` (uint8, 1 ⇔ +1), ``row`` in [0, k), ``col`` in [0, m), each of shape (n,).
+        """
         rng = as_generator(rng)
         keys = self._value_keys(values)
         rows, pos = self._user_positions(keys, rng)
@@ -107,6 +154,17 @@ class HCMS(Sketch):
         return HCMSReports(bit.astype(np.uint8), row.astype(np.int64), col.astype(np.int64))
 
     def aggregate(self, reports) -> Aggregate:
+        """Integer counts per cell (j, l): reports with w̃ = +1, and all reports.
+
+        Parameters
+        ----------
+        reports : HCMSReports
+
+        Returns
+        -------
+        Aggregate
+            ``data`` of shape (2, k, m), int64.
+        """
         bit, row, col = self._check_reports(reports, "aggregate")
         cell = row * self.m + col
         size = self.k * self.m
@@ -114,11 +172,35 @@ class HCMS(Sketch):
         return Aggregate(bit.size, data.reshape(2, self.k, self.m), self.kind)
 
     def sketch_matrix(self, agg: Aggregate) -> np.ndarray:
-        """SPEC §1.6's k × m matrix M after the transform M ← M·H_mᵀ (float)."""
+        """The k × m matrix M of docs/math.md §1.6 after the transform M ← M·H_mᵀ (float).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (k, m)
+        """
         self._check_aggregate(agg)
         return self.k * self.c_eps * fwht(2 * agg.data[0] - agg.data[1])
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Count estimates m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) (docs/math.md §1.6).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration.
+        items : sequence of tokens
+            Items to estimate (required).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+            Biased by hash collisions for a fixed family, like CMS (:meth:`bias`).
+        """
         self._check_aggregate(agg)
         s = self._query_sums(fwht(2 * agg.data[0] - agg.data[1]), items)  # exact integers
         n, m = agg.n, self.m
@@ -126,7 +208,20 @@ class HCMS(Sketch):
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
-        """(m/(m−1))²·[n(c'_ε²−1) + Σ_{d'≠d} f(d')(1 − γ(d')²)] (class docstring), exact."""
+        """(m/(m−1))²·[n(c'_ε²−1) + Σ_{d'≠d} f(d')(1 − γ(d')²)] (docs/math.md §1.6), exact.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            True count of each of ``items`` (n = their sum).
+        items : sequence of tokens
+            The items (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Count-scale variance of each estimate for this hash family.
+        """
         arr, f = self._counts(true_counts, items)
         _, s2 = self._collision_sums(arr, f)
         m, n = self.m, f.sum()
@@ -141,7 +236,23 @@ class HCMS(Sketch):
                                      + (m - 1) / (m ** 2 * self.k) * pairs)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: (j, l) per user, T⁺ = users with w = +1 per cell, ones = Bin(T⁺, 1−f') + Bin(N−T⁺, f')."""
+        """Exact direct sampler: (j, l) per user, then per cell ones = Bin(T⁺, 1−f') + Bin(N−T⁺, f').
+
+        T⁺ = users of the cell whose Hadamard sign w is +1, N = the cell's users.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints
+            Users holding each of ``items``.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : sequence of tokens
+            The items (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        Aggregate
+        """
         keys = self._population_keys(true_counts, items)
         rng = as_generator(rng)
         rows, pos = self._user_positions(keys, rng)
@@ -165,6 +276,7 @@ class HCMS(Sketch):
         return 1 + uint_bytes(self.k) + uint_bytes(self.m)
 
     def encode(self, reports) -> bytes:
+        """Wire form: per report one byte for the bit, then j and l (little-endian)."""
         bit, row, col = self._check_reports(reports, "encode")
         wk, wm = uint_bytes(self.k), uint_bytes(self.m)
         out = np.empty((bit.size, self.report_bytes), dtype=np.uint8)
@@ -174,6 +286,18 @@ class HCMS(Sketch):
         return out.tobytes()
 
     def decode(self, payload: bytes) -> HCMSReports:
+        """Reports from their wire form.
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        HCMSReports
+            ``ValueError`` on a partial report or an out-of-range field.
+        """
         n = self._check_payload(payload)
         raw = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes)
         wk = uint_bytes(self.k)

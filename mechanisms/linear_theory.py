@@ -2,7 +2,7 @@
 
 A population with true counts ``f`` (inputs fixed, not sampled) reports through a mechanism with
 transition matrix ``P[x, y] = P[y | x]``. The output counts are a sum of independent multinomials,
-``c = Σ_x Multinomial(f_x, P_x)``, hence (SPEC §1.4, "every estimate is linear in the output counts")
+``c = Σ_x Multinomial(f_x, P_x)``, hence (docs/math.md §1.4, "every estimate is linear in the output counts")
 
     E[c] = Pᵀ f,        Cov(c) = Σ_x f_x (diag(P_x) − P_x P_xᵀ) = diag(Pᵀ f) − Pᵀ diag(f) P.
 
@@ -10,7 +10,7 @@ For estimates ``A c + b`` (``b`` a constant) the variance of row ``k`` is theref
 
     Var_k = Σ_y A[k, y]² (Pᵀ f)_y − Σ_x f_x (A Pᵀ)[k, x]².
 
-This is the fixed-population variance. SPEC §1.4 writes ``Var(f̃_y) = π_y(1 − π_y)/n`` with
+This is the fixed-population variance. docs/math.md §1.4 writes ``Var(f̃_y) = π_y(1 − π_y)/n`` with
 ``π = P f / n``: that is the variance when the n inputs are themselves drawn i.i.d. from ``f / n``, and it
 exceeds the fixed-population one by the input-sampling variance ``Σ_x f_x ((A Pᵀ)[k, x] − μ_k)²``
 (``μ_k`` the mean of row ``k`` of ``A Pᵀ`` weighted by ``f / n``).

@@ -1,5 +1,5 @@
 """Keep-or-uniform oracles: input x is reported as itself w.p. ``keep[x]``, else as a uniform draw
-from its fallback set. GRR (SPEC §1.2), URR (§1.3) and SDGRR (§1.4) are all of this form, so client,
+from its fallback set. GRR (docs/math.md §1.2), URR (§1.3) and SDGRR (§1.4) are all of this form, so client,
 aggregate, transition matrix, direct sampler and wire form are written once here.
 """
 
@@ -15,7 +15,28 @@ from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, decode_uints, enco
 
 
 def check_id_set(owner: str, name: str, ids, domain_size: int) -> tuple[int, ...]:
-    """A non-empty set of distinct item ids in [0, domain_size), returned as a sorted tuple."""
+    """Validate a non-empty set of distinct item ids in [0, domain_size); return it as a sorted tuple.
+
+    Parameters
+    ----------
+    owner, name : str
+        Mechanism and parameter names for the error message.
+    ids : iterable of int
+        The ids.
+    domain_size : int
+        D; every id must lie in [0, D).
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    TypeError
+        If ``ids`` is not a sequence of ints.
+    ValueError
+        If it is empty, has an id out of range or an id twice.
+    """
     allowed = f"a non-empty sequence of distinct int ids in [0, {domain_size})"
     if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
         raise TypeError(f"The {name!r} parameter of {owner} must be {allowed}. Got {ids!r} instead.")
@@ -52,6 +73,20 @@ class KeepOrUniform(DiscreteOracle):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
+        """Client side: keep each id w.p. ``keep[x]``, else a uniform draw from its fallback set.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+            The reported ids.
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         keep = rng.random(x.size) < self._keep[x]
@@ -64,6 +99,18 @@ class KeepOrUniform(DiscreteOracle):
 
     # server ------------------------------------------------------------------------------------
     def aggregate(self, reports) -> Aggregate:
+        """Output counts c_y of the reported ids.
+
+        Parameters
+        ----------
+        reports : array_like of int, shape (n,)
+            Reported ids in [0, D).
+
+        Returns
+        -------
+        Aggregate
+            ``data`` = the D output counts (int64).
+        """
         y = check_item_ids(f"{self.name}.aggregate", reports, self.domain_size, "reports")
         return Aggregate(y.size, np.bincount(y, minlength=self.domain_size), self.kind)
 
@@ -83,13 +130,26 @@ class KeepOrUniform(DiscreteOracle):
     def variance(self, true_counts, items=None) -> np.ndarray:
         """Exact variance of the count estimates for a fixed population (see :mod:`.linear_theory`).
 
-        The population's inputs are fixed (true counts f), not drawn i.i.d.; SPEC §1.4's
-        π_y(1 − π_y)/n form is the i.i.d.-input variance and is larger by the input-sampling term.
+        The population's inputs are fixed (true counts f), not drawn i.i.d.; the π_y(1 − π_y)/n form of
+        docs/math.md §1.4 is the i.i.d.-input variance and is larger by the input-sampling term.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers, shape (D,)
+            Users holding each id (all D ids: every estimate depends on n and, for SDGRR, on N_H).
+        items : array_like of int, optional
+            Ids whose variance is returned (default: all).
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Count-scale variances (divide by n² for frequencies).
         """
         f = check_counts(self.name, true_counts, self.domain_size)
         return self._count_variance(f.astype(np.float64))[self._items(items)]
 
     def transition_matrix(self) -> np.ndarray:
+        """``P[x, y] = P[y | x]`` (D × D, rows sum to one), built from the mixture form."""
         d = self.domain_size
         P = np.zeros((d, d))
         for g, members in enumerate(self._fallback_sets):
@@ -99,7 +159,22 @@ class KeepOrUniform(DiscreteOracle):
         return P
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: kept reports Binomial(f_x, keep[x]); the others Multinomial over their fallback set."""
+        """Exact direct sampler: kept reports Bin(f_x, keep[x]); the rest Multinomial over their fallback set.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints, shape (D,)
+            Users holding each id.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : ignored
+            (Oracles on ids aggregate over all D ids.)
+
+        Returns
+        -------
+        Aggregate
+            Distributed exactly as ``aggregate(perturb(values))`` for such a population.
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         kept = rng.binomial(f, self._keep)
@@ -116,10 +191,23 @@ class KeepOrUniform(DiscreteOracle):
         return uint_bytes(self.domain_size)
 
     def encode(self, reports) -> bytes:
+        """Reported ids as little-endian unsigned integers of ``report_bytes`` bytes each."""
         y = check_item_ids(f"{self.name}.encode", reports, self.domain_size, "reports")
         return encode_uints(y, self.report_bytes)
 
     def decode(self, payload: bytes) -> np.ndarray:
+        """Reported ids from their wire form (``report_bytes`` little-endian bytes each).
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            The reported ids; ``ValueError`` on a partial report or an id ≥ D.
+        """
         self._check_payload(payload)
         y = decode_uints(payload, self.report_bytes)
         return check_item_ids(f"{self.name}.decode", y, self.domain_size, "payload")

@@ -1,11 +1,11 @@
-"""The common interface of numeric mechanisms (values in [−1, 1], reports in [−C, C]) — SPEC §2.
+"""The common interface of numeric mechanisms (values in [−1, 1], reports in [−C, C]) — docs/math.md §2.
 
 Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
 
 * ``perturb(values, rng)`` runs the client side for an array of users and returns float64 reports.
 * ``aggregate(reports)`` returns an :class:`~ldpsim.mechanisms.base.Aggregate` whose ``data`` is
   ``[sum of reports]``; aggregates add. ``estimate_mean(agg)`` turns it into a mean estimate
-  where the report average is unbiased (PM); SDPM's is not (SPEC §2.2), see :mod:`ldpsim.mechanisms.em`.
+  where the report average is unbiased (PM); SDPM's is not (docs/math.md §2.2), see :mod:`ldpsim.mechanisms.em`.
 * Theory per input x: ``report_mean(x)``, ``report_variance(x)`` (closed forms) and
   ``moment(x, k)`` (exact, from the density); ``mean_variance(values)`` is the variance of the
   report average over a fixed population.
@@ -13,7 +13,7 @@ Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
   [−C, C] plus an optional point mass at y = x (SDPM's low branch). ``_pieces(x)`` returns that law;
   ``output_density``, ``point_mass``, ``bin_probabilities`` and ``moment`` are built from it.
 * ``bin_transition(in_edges, out_edges)`` is the exact EM matrix
-  ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)`` (SPEC §2.3).
+  ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)`` (docs/math.md §2.3).
 * Wire form: one little-endian float64 per report (8 bytes), so decoding is exact.
 """
 
@@ -29,7 +29,7 @@ from ldpsim.mechanisms.base import Aggregate, Mechanism
 
 
 def pm_constants(epsilon: float) -> tuple[float, float, float]:
-    """(C, p, q) of the piecewise mechanism, SPEC §2.1: C = (e^{ε/2}+1)/(e^{ε/2}−1),
+    """(C, p, q) of the piecewise mechanism, docs/math.md §2.1: C = (e^{ε/2}+1)/(e^{ε/2}−1),
     p = (e^ε − e^{ε/2})/(2e^{ε/2}+2) (the density near x) and q = p/e^ε (the density elsewhere)."""
     t = math.exp(epsilon / 2)
     p = (t * t - t) / (2 * t + 2)
@@ -61,7 +61,11 @@ def interval_overlap(a0, a1, b0, b1):
 
 
 class NumericMechanism(Mechanism):
-    """Abstract numeric mechanism on [−1, 1] with reports in [−C, C] (see the module docstring)."""
+    """Abstract numeric mechanism on [−1, 1] with reports in [−C, C] (see the module docstring).
+
+    Subclasses (PM, SDPM) are frozen dataclasses with ``epsilon`` in (0, inf) among their parameters;
+    math in docs/math.md §2.
+    """
 
     C: float
 
@@ -74,20 +78,44 @@ class NumericMechanism(Mechanism):
 
     @abstractmethod
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Privatize one value in [−1, 1] per user; float64 reports in [−C, C]."""
+        """Client side: privatize one value per user.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            One finite value in [−1, 1] per user (normalize readings first).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            Reports in [−C, C].
+        """
 
     # ---- server side -------------------------------------------------------------------------
     def _check_reports(self, reports, where: str) -> np.ndarray:
         return check_finite_in(f"{self.name}.{where}", reports, -self.C, self.C, "reports")
 
     def aggregate(self, reports) -> Aggregate:
-        """``Aggregate(n, [Σ reports])``: mergeable by addition."""
+        """Server side: the sum of the reports.
+
+        Parameters
+        ----------
+        reports : array_like of float, shape (n,)
+            Finite reports in [−C, C].
+
+        Returns
+        -------
+        Aggregate
+            ``Aggregate(n, [Σ reports])``, mergeable by addition.
+        """
         y = self._check_reports(reports, "aggregate")
         return Aggregate(y.size, np.array([y.sum()]), self.kind)
 
     @abstractmethod
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Mean estimate from an aggregate."""
+        """Mean estimate from an aggregate (``agg`` made by this configuration); returns a float."""
 
     # ---- theory ------------------------------------------------------------------------------
     @abstractmethod
@@ -99,8 +127,18 @@ class NumericMechanism(Mechanism):
         """Var[x* | x] (vectorized, closed form)."""
 
     def mean_variance(self, values) -> float:
-        """Variance of the report average (Σ x*_i)/n over the fixed population ``values``:
-        Σ_i Var[x*|x_i] / n² (reports are independent)."""
+        """Variance of the report average (Σ x*_i)/n over a fixed population.
+
+        Parameters
+        ----------
+        values : array_like of float
+            The users' true values in [−1, 1].
+
+        Returns
+        -------
+        float
+            Σ_i Var[x*|x_i] / n² (reports are independent).
+        """
         x = self._check_values(values)
         return float(self.report_variance(x).sum() / max(x.size, 1) ** 2)
 
@@ -154,7 +192,20 @@ class NumericMechanism(Mechanism):
 
     @abstractmethod
     def bin_transition(self, in_edges, out_edges) -> np.ndarray:
-        """``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)``, exact; rows sum to one."""
+        """The exact EM transition matrix (docs/math.md §2.3).
+
+        Parameters
+        ----------
+        in_edges : array_like of float
+            Ascending input bin edges covering [−1, 1].
+        out_edges : array_like of float
+            Ascending output bin edges covering [−C, C].
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(in_edges) − 1, len(out_edges) − 1)
+            ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)``; rows sum to one.
+        """
 
     def piecewise_parts(self):
         """``(pm, low, p_atom)`` when the mechanism is PM on X_H and "atom at x or uniform on Y_H"
@@ -162,16 +213,27 @@ class NumericMechanism(Mechanism):
         return None
 
     def em_output_edges(self, in_edges) -> np.ndarray:
-        """Output bin edges for EM with these input edges: d equal bins on [−C, C] (SPEC §2.3)."""
+        """Output bin edges for EM with these input edges: d equal bins on [−C, C] (docs/math.md §2.3)."""
         return np.linspace(-self.C, self.C, len(in_edges))
 
     # ---- wire form ---------------------------------------------------------------------------
     def encode(self, reports) -> bytes:
-        """Little-endian float64 per report."""
+        """Wire form: one little-endian float64 per report (8 bytes, exact)."""
         return self._check_reports(reports, "encode").astype("<f8").tobytes()
 
     def decode(self, payload: bytes) -> np.ndarray:
-        """Inverse of :meth:`encode`; raises ``ValueError`` on a malformed payload or out-of-range value."""
+        """Inverse of :meth:`encode`.
+
+        Parameters
+        ----------
+        payload : bytes
+            A whole number of 8-byte reports.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``ValueError`` on a malformed payload or a value outside [−C, C].
+        """
         self._check_payload(payload)
         y = np.frombuffer(payload, dtype="<f8").astype(np.float64)
         return self._check_reports(y, "decode")

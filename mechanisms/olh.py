@@ -1,6 +1,6 @@
 """Optimized local hashing (OLH) — Wang et al., USENIX Security 2017 ("Local Hashing" section).
 
-SPEC §1 is silent on OLH; the formulas below are derived here from the paper and stated exactly.
+Formulas, the exact variance and the hash family: docs/math.md §7.1 (local hashing).
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def _finish(z: np.ndarray, tmp: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class OLH(FrequencyOracle):
-    """Optimized local hashing over item ids ``0 .. domain_size-1`` (Wang et al. 2017, OLH).
+    """Optimized local hashing over item ids ``0 … D−1`` (Wang, Blocki, Li, Jha 2017, OLH).
+
+    Math: docs/math.md §7.1 (local hashing).
 
     Client: draw a seed s uniform in [0, 2^32) (from ``rng``), hash the item to h = H_s(x) in [g],
     then report (s, y) with y = GRR over [g] of h: y = h w.p. p = e^ε/(e^ε+g−1), else uniform among
@@ -71,9 +73,31 @@ class OLH(FrequencyOracle):
     multiply-shift range reduction. The analysis assumes an ideal random hash; this concrete family
     only approximates it, which the tests compare (per-user path versus the ideal direct sampler).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of values D, in [2, 2^32]; users hold ids 0 … D−1. The server's ``aggregate`` costs
+        n·D hash evaluations.
+    g : int, optional
+        Hash range (buckets), in [2, 2^32 − 1]; default round(e^ε) + 1 (OLH). g = 2 is BLH.
+
+    Attributes
+    ----------
+    p : float
+        P[y = H_s(x)] = e^ε/(e^ε+g−1).
+    q : float
+        P[y = b] for each other bucket b, 1/(e^ε+g−1).
+
+    Examples
+    --------
     >>> m = OLH(epsilon=1.0, domain_size=100)
     >>> m.g, round(m.p, 4), m.report_bytes
     (4, 0.4754, 5)
+    >>> r = m.perturb([3, 3, 7], rng=0)
+    >>> int(m.aggregate(r).n)
+    3
     """
 
     epsilon: float
@@ -96,7 +120,20 @@ class OLH(FrequencyOracle):
         object.__setattr__(self, "q", 1.0 / denom)
 
     def hash_items(self, seed, items) -> np.ndarray:
-        """H_seed(item) in [0, g), elementwise with broadcasting (seeds uint32, items < 2^32)."""
+        """H_seed(item) in [0, g), elementwise with broadcasting.
+
+        Parameters
+        ----------
+        seed : array_like of uint32
+            Per-report hash seeds.
+        items : array_like of int
+            Item ids < 2^32.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            Buckets in [0, g).
+        """
         z = np.array(_seed_part(seed) ^ _item_part(items), dtype=np.uint64)  # an array, even 0-d
         _finish(z, np.empty_like(z))
         # ⌊g·z/2^64⌋ from 32-bit halves (exact for g < 2^32)
@@ -120,6 +157,20 @@ class OLH(FrequencyOracle):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> OLHReports:
+        """Client side: a random seed per user and the GRR-perturbed bucket of its item.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness (seeds and perturbation).
+
+        Returns
+        -------
+        OLHReports
+            ``seed`` (uint32) and ``y`` (int64 in [0, g)), each of shape (n,).
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         seed = rng.integers(0, 1 << 32, size=x.size, dtype=np.uint32)
@@ -141,7 +192,20 @@ class OLH(FrequencyOracle):
         return OLHReports(seed, check_item_ids(f"{self.name}.{what}", y, self.g, "y"))
 
     def aggregate(self, reports) -> Aggregate:
-        """Support counts S_x for x = 0..D−1: n·D hash evaluations, vectorized in L2-sized chunks."""
+        """Support counts S_x = #{u : H_{s_u}(x) = y_u} for x = 0 … D−1.
+
+        n·D hash evaluations, vectorized in L2-sized chunks.
+
+        Parameters
+        ----------
+        reports : OLHReports
+            ``(seed, y)`` arrays of equal shape.
+
+        Returns
+        -------
+        Aggregate
+            ``data`` = the D support counts (int64).
+        """
         seed, y = self._check_reports(reports, "aggregate")
         d = self.domain_size
         item = _item_part(np.arange(d))
@@ -165,18 +229,57 @@ class OLH(FrequencyOracle):
         return Aggregate(int(y.size), counts, self.kind)
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Unbiased count estimates (S_x − n/g)/(p − 1/g) (docs/math.md §7.1).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Support counts of this configuration.
+        items : array_like of int, optional
+            Ids to estimate (default: all D ids).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         self._check_aggregate(agg)
         s = agg.data[self._items(items)]
         return (s - agg.n / self.g) / (self.p - 1.0 / self.g)  # pure-protocol estimator, counts
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
+        """Count-scale variance [f_x·p(1−p) + (n − f_x)(1/g)(1 − 1/g)]/(p − 1/g)² (ideal hash family).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers, shape (D,)
+            Users holding each id.
+        items : array_like of int, optional
+            Ids whose variance is returned (default: all).
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
         counts = check_counts(self.name, true_counts, self.domain_size)
         f, n, p, r = counts[self._items(items)], counts.sum(), self.p, 1.0 / self.g
         return (f * p * (1 - p) + (n - f) * r * (1 - r)) / (p - r) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact for an ideal random hash family: S_x = Bin(f_x, p) + Bin(n − f_x, 1/g), independent."""
+        """Direct sampler, exact for an ideal random hash family: S_x = Bin(f_x, p) + Bin(n − f_x, 1/g).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints, shape (D,)
+            Users holding each id.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : ignored
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         n = int(f.sum())
@@ -198,6 +301,7 @@ class OLH(FrequencyOracle):
         return _SEED_BYTES + uint_bytes(self.g)
 
     def encode(self, reports) -> bytes:
+        """Wire form: per report the seed (4 bytes) then y, little-endian."""
         seed, y = self._check_reports(reports, "encode")
         raw = np.empty((y.size, self.report_bytes), dtype=np.uint8)
         raw[:, :_SEED_BYTES] = seed.astype("<u4").view(np.uint8).reshape(-1, _SEED_BYTES)
@@ -206,6 +310,18 @@ class OLH(FrequencyOracle):
         return raw.tobytes()
 
     def decode(self, payload: bytes) -> OLHReports:
+        """Reports from their wire form: a 4-byte seed then y, little-endian (``report_bytes`` each).
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        OLHReports
+            ``ValueError`` on a partial report or y ≥ g.
+        """
         n = self._check_payload(payload)
         raw = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes)
         seed = np.ascontiguousarray(raw[:, :_SEED_BYTES]).view("<u4").ravel().astype(np.uint32)

@@ -1,6 +1,6 @@
 """Optimized unary encoding (OUE) — Wang et al., USENIX Security 2017 ("Unary Encoding" section).
 
-SPEC §1 is silent on OUE; the formulas below are derived here from the paper and stated exactly.
+Formulas and the exact variance: docs/math.md §7.1 (unary encoding).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ _BATCH_WORDS = 1 << 17  # 16-bit words perturbed per batch (bounds memory of the
 
 @dataclass(frozen=True)
 class OUE(FrequencyOracle):
-    """Optimized unary encoding over item ids ``0 .. domain_size-1`` (Wang et al. 2017, OUE).
+    """Optimized unary encoding over item ids ``0 … D−1`` (Wang, Blocki, Li, Jha 2017, OUE).
+
+    Math: docs/math.md §7.1 (unary encoding).
 
     Client: one-hot encode x into D bits; keep the true bit as 1 w.p. p = 1/2; set every other bit
     to 1 w.p. q = 1/(e^ε+1), all bits independently.
@@ -33,8 +35,24 @@ class OUE(FrequencyOracle):
 
     Reports are bit-packed rows: an (n, ⌈D/8⌉) uint8 array in ``np.packbits`` (big-endian) order,
     bit of item j = bit 7 − j % 8 of byte j // 8, padding bits zero. Bits are drawn sixteen at a time
-    from their exact product distribution (:mod:`ldpsim.mechanisms.bitsampling`).
+    from their exact product distribution (:mod:`ldpsim.mechanisms.bitsampling`, docs/math.md §1.7).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of values D ≥ 2 (one report bit per value); users hold ids 0 … D−1.
+
+    Attributes
+    ----------
+    p : float
+        P[bit = 1] for the user's own item, 1/2.
+    q : float
+        P[bit = 1] for every other item, 1/(e^ε+1).
+
+    Examples
+    --------
     >>> m = OUE(epsilon=1.0, domain_size=4)
     >>> m.bit_probabilities()
     (0.5, 0.2689414213699951)
@@ -86,7 +104,20 @@ class OUE(FrequencyOracle):
         return rows
 
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Bit-packed OUE reports, shape (n, ⌈D/8⌉) uint8."""
+        """Client side: bit-packed OUE reports.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per user.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            One packed row per user (``np.packbits`` order, padding bits zero).
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         out = np.empty((x.size, self.report_bytes), dtype=np.uint8)
         for users, rows in self._batches(x, as_generator(rng)):
@@ -118,29 +149,92 @@ class OUE(FrequencyOracle):
         return rows
 
     def aggregate(self, reports) -> Aggregate:
+        """Per-item counts of ones.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            Bit-packed rows (padding bits must be zero).
+
+        Returns
+        -------
+        Aggregate
+            ``data`` = the D counts of ones (int64).
+        """
         rows = self._check_rows(reports, "aggregate")
         return Aggregate(rows.shape[0], packed_column_counts(rows, self.domain_size), self.kind)
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Unbiased count estimates (c_x − n·q)/(p − q) (docs/math.md §7.1).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Counts of ones of this configuration.
+        items : array_like of int, optional
+            Ids to estimate (default: all D ids).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         self._check_aggregate(agg)
         c = agg.data[self._items(items)]
         return (c - agg.n * self.q) / (self.p - self.q)  # pure-protocol estimator, counts
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
+        """Exact count-scale variance [f_x·p(1−p) + (n − f_x)·q(1−q)]/(p − q)² (docs/math.md §7.1).
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers, shape (D,)
+            Users holding each id.
+        items : array_like of int, optional
+            Ids whose variance is returned (default: all).
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
         counts = check_counts(self.name, true_counts, self.domain_size)
         f, n, p, q = counts[self._items(items)], counts.sum(), self.p, self.q
         return (f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across bits."""
+        """Exact direct sampler: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across items.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints, shape (D,)
+            Users holding each id.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : ignored
+
+        Returns
+        -------
+        Aggregate
+        """
         f = check_counts(self.name, true_counts, self.domain_size)
         rng = as_generator(rng)
         n = int(f.sum())
         return Aggregate(n, rng.binomial(f, self.p) + rng.binomial(n - f, self.q), self.kind)
 
     def log_likelihood(self, reports, values) -> np.ndarray:
-        """log P[report_u | input values_u] for each user (exact: a product over the D bits)."""
+        """log P[report_u | input values_u] for each user (exact: a product over the D bits).
+
+        Parameters
+        ----------
+        reports : numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            Bit-packed rows.
+        values : array_like of int, shape (n,)
+            The candidate input of each user.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (n,)
+        """
         rows = self._check_rows(reports, "log_likelihood")
         x = check_item_ids(self.name, values, self.domain_size)
         if x.size != rows.shape[0]:
@@ -158,9 +252,22 @@ class OUE(FrequencyOracle):
         return -(-self.domain_size // 8)
 
     def encode(self, reports) -> bytes:
+        """The packed rows as bytes, ⌈D/8⌉ per report."""
         return self._check_rows(reports, "encode").tobytes()
 
     def decode(self, payload: bytes) -> np.ndarray:
+        """Bit-packed rows from their wire form (⌈D/8⌉ bytes per report).
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            ``ValueError`` on a partial report or set padding bits.
+        """
         n = self._check_payload(payload)
         rows = np.frombuffer(payload, dtype=np.uint8).reshape(n, self.report_bytes).copy()
         return self._check_rows(rows, "decode")

@@ -1,6 +1,6 @@
 """Personalized SDLDP: users choose their own high/low partition; groups combined by inverse variance.
 
-SPEC §2.4 (paper section 4.5, eq. (19)).
+docs/math.md §2.4 (paper section 4.5, eq. (19)).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ldpsim.mechanisms.sdgrr import SDGRR
 
 
 def combine_inverse_variance(estimates, variances):
-    """Combine per-group estimates by inverse-variance weighting — SPEC §2.4, paper eq. (19).
+    """Combine per-group estimates by inverse-variance weighting — docs/math.md §2.4, paper eq. (19).
 
     ``ṽ = Σ_g (ṽ_g / Var_g) / Σ_g (1 / Var_g)`` and ``Var[ṽ] = 1 / Σ_g (1 / Var_g)``, entry by entry.
 
@@ -70,7 +70,7 @@ class PersonalizedReports(NamedTuple):
 
 @dataclass(frozen=True)
 class PersonalizedSDGRR(FrequencyOracle):
-    """SDGRR where each user picks one of several high/low partitions — SPEC §2.4, paper section 4.5.
+    """SDGRR where each user picks one of several high/low partitions — docs/math.md §2.4, paper section 4.5.
 
     Privacy: each user gets ε-SDLDP (see :class:`SDGRR`) with respect to the partition they chose;
     the partition index is sent in the clear (it is chosen by the user, independent of the value).
@@ -86,6 +86,25 @@ class PersonalizedSDGRR(FrequencyOracle):
     n² / Σ_g (n_g² / Var_g) (count scale). The plug-in weights depend on the data, which adds a bias and a
     variance of relative order 1/n_g (first-order theory; ``bias`` reports 0).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf) (the same for every group).
+    domain_size : int
+        Number of values D ≥ 2; users hold ids 0 … D−1.
+    partitions : sequence of sequences of int
+        The G ≥ 1 high sets users may choose from (each a valid ``high`` of :class:`SDGRR`, leaving a
+        non-empty low set; pairwise distinct). Group g is ``partitions[g]``.
+
+    Attributes
+    ----------
+    groups : tuple of SDGRR
+        One SDGRR per partition.
+    n_groups : int
+        G.
+
+    Examples
+    --------
     >>> m = PersonalizedSDGRR(1.0, 4, partitions=[[0], [0, 1, 2]])
     >>> r = m.perturb([0, 3, 2], groups=[0, 1, 1], rng=1)
     >>> m.aggregate(r).data.sum(axis=1).tolist()
@@ -128,7 +147,22 @@ class PersonalizedSDGRR(FrequencyOracle):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, groups, rng=None) -> PersonalizedReports:
-        """Privatize ``values[i]`` with the SDGRR of partition ``groups[i]`` (one pass per group)."""
+        """Client side: privatize ``values[i]`` with the SDGRR of partition ``groups[i]``.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Item ids in [0, D).
+        groups : array_like of int, shape (n,)
+            The partition each user chose, in [0, G).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        PersonalizedReports
+            ``(y, group)``: the SDGRR outputs and the (public) group indices.
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         g = check_item_ids(self.name, groups, self.n_groups, "groups")
         if g.shape != x.shape:
@@ -143,6 +177,18 @@ class PersonalizedSDGRR(FrequencyOracle):
 
     # server ------------------------------------------------------------------------------------
     def aggregate(self, reports) -> Aggregate:
+        """Per-group output counts.
+
+        Parameters
+        ----------
+        reports : PersonalizedReports
+            ``(y, group)`` of equal length.
+
+        Returns
+        -------
+        Aggregate
+            ``data`` of shape (G, D): output counts of each group.
+        """
         y, g = reports
         y = check_item_ids(f"{self.name}.aggregate", y, self.domain_size, "reports.y")
         g = check_item_ids(f"{self.name}.aggregate", g, self.n_groups, "reports.group")
@@ -173,11 +219,25 @@ class PersonalizedSDGRR(FrequencyOracle):
         return est, var
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Count estimates: per-group SDGRR frequencies combined by inverse variance, times n.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Per-group counts of this configuration.
+        items : array_like of int, optional
+            Ids to estimate (default: all D ids).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+            Zeros when the aggregate holds no report.
+        """
         if agg.n == 0:  # no group has users: every count estimate is 0, as for the other oracles
             self._check_aggregate(agg)
             return np.zeros(self._items(items).shape)
         est, var = self.group_estimates(agg)
-        combined, _ = combine_inverse_variance(est, var)  # SPEC §2.4, eq. (19)
+        combined, _ = combine_inverse_variance(est, var)  # docs/math.md §2.4, eq. (19)
         return (combined * agg.n)[self._items(items)]
 
     # theory ------------------------------------------------------------------------------------
@@ -189,7 +249,20 @@ class PersonalizedSDGRR(FrequencyOracle):
         return np.stack([check_counts(self.name, row, self.domain_size) for row in f])
 
     def variance(self, true_counts, items=None) -> np.ndarray:
-        """Count-scale variance of the combination with weights at the true group counts (G × D)."""
+        """Count-scale variance of the combination with weights at the true group counts.
+
+        Parameters
+        ----------
+        true_counts : array_like, shape (G, D)
+            Users of group g holding each id.
+        items : array_like of int, optional
+            Ids whose variance is returned (default: all).
+
+        Returns
+        -------
+        numpy.ndarray of float
+            n² / Σ_g (n_g² / Var_g) per item (first-order: see the class docstring).
+        """
         f = self._check_group_counts(true_counts)
         n_g = f.sum(axis=1)
         var = np.full(f.shape, np.inf)
@@ -200,7 +273,20 @@ class PersonalizedSDGRR(FrequencyOracle):
         return (combined_var * n_g.sum() ** 2)[self._items(items)]
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
-        """Exact: each group's SDGRR aggregate drawn by its direct sampler (true_counts: G × D)."""
+        """Exact direct sampler: each group's SDGRR aggregate drawn by its own direct sampler.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative ints, shape (G, D)
+            Users of group g holding each id.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+        items : ignored
+
+        Returns
+        -------
+        Aggregate
+        """
         f = self._check_group_counts(true_counts)
         rng = as_generator(rng)
         data = np.stack([mech.sample_aggregate(row, rng).data for mech, row in zip(self.groups, f)])
@@ -216,6 +302,7 @@ class PersonalizedSDGRR(FrequencyOracle):
         return uint_bytes(self.domain_size) + uint_bytes(self.n_groups)
 
     def encode(self, reports) -> bytes:
+        """Wire form: per report the output id then the group index, little-endian."""
         y, g = reports
         y = check_item_ids(f"{self.name}.encode", y, self.domain_size, "reports.y")
         g = check_item_ids(f"{self.name}.encode", g, self.n_groups, "reports.group")
@@ -225,6 +312,18 @@ class PersonalizedSDGRR(FrequencyOracle):
         return np.hstack(parts).tobytes()
 
     def decode(self, payload: bytes) -> PersonalizedReports:
+        """Reports from their wire form (output id, then group index, little-endian).
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        PersonalizedReports
+            ``ValueError`` on a partial report or an out-of-range field.
+        """
         self._check_payload(payload)
         wy = uint_bytes(self.domain_size)
         raw = np.frombuffer(bytes(payload), dtype=np.uint8).reshape(-1, self.report_bytes)

@@ -1,6 +1,6 @@
 """Personalized SDPM: users choose their own low range; group means combined by inverse variance.
 
-SPEC §2.4 (paper section 4.5, eq. (19)).
+docs/math.md §2.4 (paper section 4.5, eq. (19)).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ldpsim.mechanisms.sdpm import SDPM, check_low_range
 
 @dataclass(frozen=True)
 class PersonalizedSDPM:
-    """SDPM where each user picks one of several low ranges — SPEC §2.4, paper section 4.5.
+    """SDPM where each user picks one of several low ranges — docs/math.md §2.4, paper section 4.5.
 
     Privacy: each user gets (X_H, X_L, ε)-SDLDP (see :class:`SDPM`) for the low range X_L they chose;
     the range index is sent in the clear (chosen by the user, independent of the value).
@@ -34,6 +34,26 @@ class PersonalizedSDPM:
     has no closed form): for an interior input distribution the MLE mean's Fisher variance is of the
     same size, but the proxy is not exact — treat the combined variance as approximate.
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf) (the same for every group).
+    ranges : sequence of pairs of float
+        The G ≥ 1 distinct low ranges (a, b), −1 ≤ a < b ≤ 1, users may choose from.
+    bins, smoothing, tol, max_iter
+        EM settings of every group, as in :class:`EM` (defaults 1024, False, e^ε·10⁻³, 10 000).
+
+    Attributes
+    ----------
+    ems : tuple of EM
+        One EM (with its SDPM as ``ems[g].mechanism``) per range.
+    offsets : numpy.ndarray
+        Where each group's histogram starts in the aggregate's ``data``.
+    n_groups : int
+        G.
+
+    Examples
+    --------
     >>> m = PersonalizedSDPM(1.0, ranges=[(-0.5, 0.5), (-0.25, 0.25)], bins=8)
     >>> r = m.perturb([0.1, 0.9, -0.3], groups=[0, 1, 1], rng=1)
     >>> r.group.tolist()
@@ -86,7 +106,22 @@ class PersonalizedSDPM:
         return g
 
     def perturb(self, values, groups, rng=None) -> PersonalizedReports:
-        """Privatize ``values[i]`` with the SDPM of range ``groups[i]`` (one vectorized pass per group)."""
+        """Client side: privatize ``values[i]`` with the SDPM of range ``groups[i]``.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Values in [−1, 1].
+        groups : array_like of int, shape (n,)
+            The range each user chose, in [0, G).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        PersonalizedReports
+            ``(y, group)``: float64 reports and the (public) group indices.
+        """
         x = check_finite_in(self.name, values, -1.0, 1.0)
         g = self._check_groups(self.name, x, groups)
         rng = as_generator(rng)
@@ -98,7 +133,18 @@ class PersonalizedSDPM:
 
     # server ------------------------------------------------------------------------------------
     def aggregate(self, reports) -> Aggregate:
-        """Concatenated per-group EM histograms (group g at ``offsets[g]:offsets[g+1]``)."""
+        """Concatenated per-group EM histograms (group g at ``offsets[g]:offsets[g+1]``).
+
+        Parameters
+        ----------
+        reports : PersonalizedReports
+            ``(y, group)`` of equal length.
+
+        Returns
+        -------
+        Aggregate
+            Mergeable by addition.
+        """
         y, g = reports
         g = self._check_groups(f"{self.name}.aggregate", y, g)
         data = np.concatenate([em.aggregate(np.asarray(y)[g == k]).data for k, em in enumerate(self.ems)])
@@ -127,6 +173,18 @@ class PersonalizedSDPM:
         return float(mean), float(var)
 
     def estimate_mean(self, agg: Aggregate) -> float:
+        """The combined mean of the groups' EM means (paper eq. (19), docs/math.md §2.4).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Concatenated per-group histograms of this configuration.
+
+        Returns
+        -------
+        float
+            :meth:`estimate_mean_and_variance`'s mean.
+        """
         return self.estimate_mean_and_variance(agg)[0]
 
     # wire form ---------------------------------------------------------------------------------
@@ -136,6 +194,7 @@ class PersonalizedSDPM:
         return 8 + uint_bytes(self.n_groups)
 
     def encode(self, reports) -> bytes:
+        """Wire form: per report the float64 value then the group index, little-endian."""
         y, g = reports
         g = self._check_groups(f"{self.name}.encode", y, g)
         y = self.ems[0].mechanism._check_reports(y, "encode")  # every group shares C (same ε)
@@ -145,6 +204,18 @@ class PersonalizedSDPM:
         return np.hstack(parts).tobytes()
 
     def decode(self, payload: bytes) -> PersonalizedReports:
+        """Reports from their wire form.
+
+        Parameters
+        ----------
+        payload : bytes
+            Output of :meth:`encode`.
+
+        Returns
+        -------
+        PersonalizedReports
+            ``ValueError`` on a partial report or an out-of-range field.
+        """
         FrequencyOracle._check_payload(self, payload)
         raw = np.frombuffer(bytes(payload), dtype=np.uint8).reshape(-1, self.report_bytes)
         y = np.ascontiguousarray(raw[:, :8]).view("<f8").ravel().astype(np.float64)

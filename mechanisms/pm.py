@@ -1,4 +1,4 @@
-"""Piecewise mechanism (PM; Wang et al., ICDE 2019) for values in [−1, 1] — SPEC §2.1."""
+"""Piecewise mechanism (PM; Wang et al., ICDE 2019) for values in [−1, 1] — docs/math.md §2.1."""
 
 from __future__ import annotations
 
@@ -16,17 +16,38 @@ from ldpsim.mechanisms.numeric import NumericMechanism, pm_constants, sliding_ov
 class PM(NumericMechanism):
     """Piecewise mechanism: an unbiased numeric report x* ∈ [−C, C] of x ∈ [−1, 1].
 
+    Math: docs/math.md §2.1 (Wang, Xiao, Yang, Zhao, Hui, Shin, Shin, Yu, ICDE 2019; SDLDP paper).
+
     Privacy: ε-LDP; the density of x* is p on [l(x), r(x)] and q = p/e^ε elsewhere, so the largest
     density ratio between two inputs is exactly p/q = e^ε.
 
-    Client (SPEC §2.1): C = (e^{ε/2}+1)/(e^{ε/2}−1), l(x) = (C+1)/2·x − (C−1)/2, r(x) = l(x)+C−1;
+    Client: C = (e^{ε/2}+1)/(e^{ε/2}−1), l(x) = (C+1)/2·x − (C−1)/2, r(x) = l(x)+C−1;
     w.p. e^{ε/2}/(e^{ε/2}+1) (= p·(C−1)) uniform on [l(x), r(x)], else uniform on the rest of
     [−C, C], two intervals of total length 2C − (C−1) = C+1.
     Server: the report average is unbiased; Var[x*|x] = x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+
+    Attributes
+    ----------
+    C : float
+        Output bound: reports lie in [−C, C], C = (e^{ε/2}+1)/(e^{ε/2}−1).
+    p : float
+        Output density on the window [l(x), r(x)], (e^ε − e^{ε/2})/(2e^{ε/2}+2).
+    q : float
+        Output density elsewhere, p/e^ε.
+
+    Examples
+    --------
     >>> m = PM(epsilon=1.0)
     >>> round(m.C, 4), round(m.p, 4)
     (4.083, 0.2019)
+    >>> agg = m.aggregate(m.perturb(np.full(1000, 0.5), rng=0))
+    >>> abs(m.estimate_mean(agg) - 0.5) < 5 * m.mean_variance(np.full(1000, 0.5)) ** 0.5
+    True
     """
 
     epsilon: float
@@ -49,7 +70,7 @@ class PM(NumericMechanism):
         return t / (t + 1)
 
     def left(self, x):
-        """l(x) = (C+1)/2·x − (C−1)/2 (SPEC §2.1)."""
+        """l(x) = (C+1)/2·x − (C−1)/2 (docs/math.md §2.1)."""
         return (self.C + 1) / 2 * x - (self.C - 1) / 2
 
     # client ------------------------------------------------------------------------------------
@@ -66,13 +87,38 @@ class PM(NumericMechanism):
         return np.clip(y, -C, C, out=y)  # clip: guards float rounding at ±C only
 
     def perturb(self, values, rng=None) -> np.ndarray:
+        """Client side: one PM report per user.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Values in [−1, 1].
+        rng : numpy.random.Generator, int or None
+            Source of randomness (two uniforms per user).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            Reports in [−C, C].
+        """
         x = self._check_values(values)
         rng = as_generator(rng)
         return self.place(x, rng.random(x.size), rng.random(x.size))
 
     # server ------------------------------------------------------------------------------------
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Unbiased mean estimate: the report average (SPEC §2.1)."""
+        """Unbiased mean estimate: the report average (docs/math.md §2.1).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            The report sum of this configuration.
+
+        Returns
+        -------
+        float
+            Σ x*/n (NaN for n = 0); its variance is :meth:`mean_variance` of the true values.
+        """
         self._check_aggregate(agg)
         return float(agg.data[0] / agg.n) if agg.n else math.nan
 
@@ -82,7 +128,7 @@ class PM(NumericMechanism):
         return np.asarray(x, dtype=np.float64).copy()
 
     def report_variance(self, x) -> np.ndarray:
-        """x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²) (SPEC §2.1)."""
+        """x²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²) (docs/math.md §2.1)."""
         t = math.exp(self.epsilon / 2)
         return np.asarray(x, dtype=np.float64) ** 2 / (t - 1) + (t + 3) / (3 * (t - 1) ** 2)
 

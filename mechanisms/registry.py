@@ -33,7 +33,32 @@ MECHANISMS: dict[str, type] = {
 
 
 def make(name: str, **params):
-    """Build the mechanism registered as ``name`` with ``params``; unknown names list the choices."""
+    """Build the mechanism registered as ``name`` (see :data:`MECHANISMS`).
+
+    Parameters
+    ----------
+    name : str
+        Registry name, case-insensitive: grr, rr, urr, sdgrr, personalized-sdgrr, oue, olh, cms, hcms,
+        pm, sdpm, personalized-sdpm.
+    **params
+        The mechanism's parameters (see each class), e.g. ``epsilon=1.0, k=256, m=1024`` for CMS.
+
+    Returns
+    -------
+    The mechanism (a frozen dataclass).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the choices) or an invalid parameter value.
+    TypeError
+        For a missing or unexpected parameter.
+
+    Examples
+    --------
+    >>> make("GRR", epsilon=1.0, domain_size=4)
+    GRR(epsilon=1.0, domain_size=4)
+    """
     try:
         cls = MECHANISMS[name.lower()]
     except (KeyError, AttributeError):

@@ -1,4 +1,4 @@
-"""Sensitivity-discriminant generalized randomized response (SDGRR) — SPEC §1.4, seed 000 section 4.2."""
+"""Sensitivity-discriminant generalized randomized response (SDGRR) — docs/math.md §1.4, seed 000 section 4.2."""
 
 from __future__ import annotations
 
@@ -14,31 +14,48 @@ from ldpsim.mechanisms.mixture import KeepOrUniform, check_id_set
 
 @dataclass(frozen=True)
 class SDGRR(KeepOrUniform):
-    """GRR with high-sensitivity values X_H (full protection) and low-sensitivity values X_L.
+    """Sensitivity-discriminant GRR: full protection for high-sensitivity values X_H, less for X_L.
+
+    Math: docs/math.md §1.4 (SDLDP paper, section 4.2).
 
     Privacy: ε-SDLDP (paper, definition 3): (8) any two high inputs are ε-indistinguishable on every
     output; (9) each low output l has exactly one low preimage (l itself; high inputs reach it too);
     (10) any two inputs are ε-indistinguishable on every high output. Max ratio c1/c2 = e^ε, attained.
     Not ε-LDP over all pairs: a low output l has P[l|l]/P[l|h] = c3/c2 = |X_L| + e^ε − 1.
 
-    Client (SPEC §1.4), c1 = e^ε/(D+e^ε−1), c2 = 1/(D+e^ε−1), c3 = (|X_L|+e^ε−1)/(D+e^ε−1):
-    high x reports x w.p. c1, any other value w.p. c2; low x reports x w.p. c3, any h ∈ X_H w.p. c2.
-    Sampled as the mixture: high x: w.p. c1 − c2 report x, else uniform over all D values;
+    Client: high x reports x w.p. c1, any other value w.p. c2; low x reports x w.p. c3, any h ∈ X_H
+    w.p. c2. Sampled as the mixture: high x: w.p. c1 − c2 report x, else uniform over all D values;
     low x: w.p. c3 report x, else uniform over X_H.
     Server (count scale): ĥ = (c_h − n·c2)/(c1 − c2); l̂ = (c_l − c2·Σ_{h∈X_H} ĥ)/c3. Both unbiased.
     Variance: exact for a fixed population — :func:`.linear_theory.linear_estimator_variance` applied to
-    :meth:`estimator_matrix`, evaluated in O(D) by a closed form (SPEC §1.4's π(1−π)/n form is the
-    i.i.d.-input variance); the paper's approximation for low values, eq. (12), is
-    :meth:`approx_variance_low`.
+    :meth:`estimator_matrix`, evaluated in O(D) by the closed form of docs/math.md §1.4 (its
+    π(1−π)/n form is the i.i.d.-input variance); the paper's approximation for low values, eq. (12),
+    is :meth:`approx_variance_low`.
 
     Parameters
     ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    domain_size : int
+        Number of values D ≥ 2; users hold ids 0 … D−1.
     high : sequence of int
-        High-sensitivity ids, non-empty.
+        High-sensitivity ids X_H: non-empty, distinct, in [0, D). Stored sorted.
     low : sequence of int, optional
-        Low-sensitivity ids; default: the complement of ``high``. If given, ``high`` and ``low`` must be
-        disjoint and cover [0, domain_size). Must be non-empty (with no low value SDGRR is GRR).
+        Low-sensitivity ids X_L; default: the complement of ``high``. If given, ``high`` and ``low``
+        must be disjoint and cover [0, D). Must be non-empty (with no low value SDGRR is GRR).
 
+    Attributes
+    ----------
+    c1 : float
+        P[x | x] for high x, e^ε/(D+e^ε−1).
+    c2 : float
+        P[y | x] for the other outputs a high input reaches (any y ≠ x) and for the high outputs a
+        low input reaches, 1/(D+e^ε−1).
+    c3 : float
+        P[x | x] for low x, (|X_L|+e^ε−1)/(D+e^ε−1).
+
+    Examples
+    --------
     >>> m = SDGRR(epsilon=1.0, domain_size=4, high=[0, 1])
     >>> m.low, round(m.c3 / m.c2, 6) == round(2 + math.e - 1, 6)
     ((2, 3), True)
@@ -85,14 +102,28 @@ class SDGRR(KeepOrUniform):
                           [np.arange(d), np.array(high)], np.where(is_high, 0, 1))
 
     def estimate(self, agg: Aggregate, items=None) -> np.ndarray:
+        """Unbiased count estimates: ĥ on X_H, then l̂ on X_L using Σ ĥ (docs/math.md §1.4).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Output counts of this configuration.
+        items : array_like of int, optional
+            Ids to estimate (default: all D ids).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (len(items),)
+        """
         self._check_aggregate(agg)
         c = agg.data
-        high_est = (c - agg.n * self.c2) / (self.c1 - self.c2)  # SPEC §1.4, count scale
+        high_est = (c - agg.n * self.c2) / (self.c1 - self.c2)  # docs/math.md §1.4, count scale
         high_total = high_est[self._is_high].sum()
-        low_est = (c - self.c2 * high_total) / self.c3  # SPEC §1.4
+        low_est = (c - self.c2 * high_total) / self.c3  # docs/math.md §1.4
         return np.where(self._is_high, high_est, low_est)[self._items(items)]
 
     def estimator_matrix(self) -> np.ndarray:
+        """The count estimator as a D × D linear map of the output counts (using n = Σ_y c_y)."""
         d, c1, c2, c3 = self.domain_size, self.c1, self.c2, self.c3
         high_rows = (np.eye(d) - c2) / (c1 - c2)  # row h: (e_h − c2·1)/(c1 − c2), using n = Σ_y c_y
         high_total = high_rows[self._is_high].sum(axis=0)
@@ -122,8 +153,19 @@ class SDGRR(KeepOrUniform):
     def approx_variance_low(self, n, high_mass=None) -> float:
         """The paper's small-f approximation of a low value's FREQUENCY variance, eq. (12).
 
-        ``(D + e^ε − 1 − F_H)·F_H / (n (|X_L| + e^ε − 1)²)`` with ``F_H`` = ``high_mass``, the share of
-        users holding a high value (default |X_H|/D: the uniform distribution of the paper's Fig. 2).
+        ``(D + e^ε − 1 − F_H)·F_H / (n (|X_L| + e^ε − 1)²)`` (docs/math.md §1.4).
+
+        Parameters
+        ----------
+        n : int
+            Number of users, ≥ 1.
+        high_mass : float, optional
+            F_H, the share of users holding a high value, in [0, 1] (default |X_H|/D: the uniform
+            distribution of the paper's Fig. 2).
+
+        Returns
+        -------
+        float
         """
         n = check_int(self.name, "n", n, low=1)
         if high_mass is None:

@@ -1,4 +1,4 @@
-"""Sensitivity-discriminant piecewise mechanism (SDPM; seed 000, section 4.3) — SPEC §2.2."""
+"""Sensitivity-discriminant piecewise mechanism (SDPM; seed 000, section 4.3) — docs/math.md §2.2."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ from ldpsim.mechanisms.pm import PM
 
 
 def check_low_range(owner: str, low, name: str = "low") -> tuple[float, float]:
-    """A low-sensitivity range (a, b) with −1 ≤ a < b ≤ 1, both finite reals; returned as floats."""
+    """Validate a low-sensitivity range (a, b) with −1 ≤ a < b ≤ 1, both finite reals; return floats.
+
+    Raises ``TypeError`` (not a pair of reals) or ``ValueError`` (out of order or out of [−1, 1]),
+    naming ``owner`` and ``name``.
+    """
     allowed = "a pair (a, b) of finite floats with -1 <= a < b <= 1"
     if not isinstance(low, (tuple, list)) or len(low) != 2:
         _fail(owner, name, allowed, low, TypeError)
@@ -31,22 +35,45 @@ def check_low_range(owner: str, low, name: str = "low") -> tuple[float, float]:
 class SDPM(NumericMechanism):
     """SDPM: PM for high-sensitivity inputs, an exact report (or a far-away one) for low ones.
 
+    Math: docs/math.md §2.2 (SDLDP paper, section 4.3; PM of Wang et al., ICDE 2019).
+
     X_L = [a, b] = ``low``, X_H = [−1, 1] \\ X_L; Y_L = [a, b], Y_H = [−C, C] \\ [a, b].
 
-    Privacy: (X_H, X_L, ε)-SDLDP (SPEC §1.4 conditions (8)–(10) for densities): two high inputs are
+    Privacy: (X_H, X_L, ε)-SDLDP (docs/math.md §1.4 conditions (8)–(10) for densities): two high inputs are
     ε-indistinguishable (density ratio ≤ e^ε, with equality); on Y_H every pair of inputs is
     (a low input has density q = p/e^ε there, a high one p or q); a low input x is reported as
     itself w.p. p' and is then identified exactly — the relaxation that buys the accuracy.
 
-    Client (SPEC §2.2): x ∈ X_H: PM; x ∈ X_L: x w.p. p' = 1 − (2C − (b−a))·q, else uniform on Y_H.
+    Client (docs/math.md §2.2): x ∈ X_H: PM; x ∈ X_L: x w.p. p' = 1 − (2C − (b−a))·q, else uniform on Y_H.
     Theory (derived here for [a, b]; the paper's theorem 4 is the case [−c, c], x = 0):
     low x: E[x*] = p'x + q(a² − b²)/2, E[x*²] = p'x² + q(2C³ + a³ − b³)/3; high x: PM's.
     The report average is biased (E[x*] ≠ x on X_L), so :meth:`estimate_mean` refuses: estimate the
-    mean with ``EM(SDPM(...)).mean(agg)`` (SPEC §2.3, :mod:`ldpsim.mechanisms.em`).
+    mean with ``EM(SDPM(...)).mean(agg)`` (docs/math.md §2.3, :mod:`ldpsim.mechanisms.em`).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, in (0, inf).
+    low : pair of float, default (−0.5, 0.5)
+        The low-sensitivity range X_L = [a, b], −1 ≤ a < b ≤ 1.
+
+    Attributes
+    ----------
+    pm : PM
+        The piecewise mechanism used on X_H (same ε).
+    C : float
+        Output bound, PM's C: reports lie in [−C, C].
+    p_atom : float
+        p' = 1 − (2C − (b − a))·q, the probability that a low input is reported exactly.
+
+    Examples
+    --------
     >>> m = SDPM(epsilon=1.0, low=(-0.5, 0.5))
     >>> round(m.p_atom, 4)
     0.4677
+    >>> y = m.perturb([0.0, 0.9], rng=0)
+    >>> bool(np.all(np.abs(y) <= m.C))
+    True
     """
 
     epsilon: float
@@ -63,7 +90,7 @@ class SDPM(NumericMechanism):
         a, b = self.low
         object.__setattr__(self, "pm", pm)
         object.__setattr__(self, "C", pm.C)
-        object.__setattr__(self, "p_atom", 1.0 - (2 * pm.C - (b - a)) * pm.q)  # p', SPEC §2.2
+        object.__setattr__(self, "p_atom", 1.0 - (2 * pm.C - (b - a)) * pm.q)  # p', docs/math.md §2.2
 
     def is_low(self, x) -> np.ndarray:
         """x ∈ X_L = [a, b]."""
@@ -72,7 +99,22 @@ class SDPM(NumericMechanism):
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
-        """Two uniforms per user: the branch and the place (shared by the high and low rules)."""
+        """Client side: PM on X_H; on X_L the input itself w.p. p', else a uniform point of Y_H.
+
+        Two uniforms per user: the branch and the place (shared by the high and low rules).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Values in [−1, 1].
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            Reports in [−C, C].
+        """
         x = self._check_values(values)
         rng = as_generator(rng)
         u_branch, u_pos = rng.random(x.size), rng.random(x.size)
@@ -85,9 +127,20 @@ class SDPM(NumericMechanism):
 
     # server ------------------------------------------------------------------------------------
     def estimate_mean(self, agg: Aggregate) -> float:
-        """Not available from the report sum: its mean is biased on X_L (SPEC §2.2). Use EM."""
+        """Not available from the report sum: its mean is biased on X_L (docs/math.md §2.2). Use EM.
+
+        Parameters
+        ----------
+        agg : Aggregate
+            A report sum of this configuration (ignored).
+
+        Raises
+        ------
+        NotImplementedError
+            Always; the message shows the EM call that estimates the mean.
+        """
         raise NotImplementedError(
-            f"{self.name}: the report average is biased (SPEC §2.2); estimate the mean with "
+            f"{self.name}: the report average is biased (docs/math.md §2.2); estimate the mean with "
             f"mechanisms.EM({self!r}).mean(EM(...).aggregate(reports)).")
 
     # theory ------------------------------------------------------------------------------------
@@ -132,7 +185,7 @@ class SDPM(NumericMechanism):
 
     def em_output_edges(self, in_edges) -> np.ndarray:
         """d equal bins on [−C, C] outside (a, b); inside, the input edges, so that the atom of a
-        low input lands in the out-bin aligned with its in-bin (SPEC §2.3)."""
+        low input lands in the out-bin aligned with its in-bin (docs/math.md §2.3)."""
         a, b = self.low
         u = np.asarray(in_edges, dtype=np.float64)
         grid = np.linspace(-self.C, self.C, u.size)

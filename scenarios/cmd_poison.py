@@ -37,7 +37,7 @@ def add_arguments(parser):
 
 def _run_deployment(args) -> int:
     from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, plot_fake_sweep
-    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
 

@@ -17,7 +17,7 @@ def add_arguments(parser):
     parser.add_argument("--list", action="store_true", help="list the reproductions and exit")
     options.add_seed(parser, "the reproduction file's seed")
     options.add_out(parser, "runs/reproduce")
-    parser.add_argument("--repeats", type=options.positive_int, help="override the scenario's repeats")
+    parser.add_argument("--repeats", type=options.positive_int, help="repeats per setting (default: the file's repeats)")
     parser.add_argument("--quick", action="store_true",
                         help="tiny repeats, n, EM bins and ε grid: a smoke run (default: off)")
 

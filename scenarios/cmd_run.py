@@ -24,8 +24,8 @@ def add_arguments(parser):
     parser.add_argument("scenario", nargs="?", default="keyboard",
                         help="a deployment scenario: a TOML file or a shipped name (default: keyboard; "
                              "`ldpsim scenarios` lists them)")
-    parser.add_argument("--devices", type=options.positive_int, help="override [deployment] devices")
-    parser.add_argument("--days", type=options.positive_int, help="override [deployment] days")
+    parser.add_argument("--devices", type=options.positive_int, help="number of simulated phones (default: [deployment] devices)")
+    parser.add_argument("--days", type=options.positive_int, help="number of simulated days (default: [deployment] days)")
     options.add_seed(parser, "[deployment] seed")
     options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")
     options.add_out(parser, "runs/<name>-seed<seed>")
@@ -45,7 +45,7 @@ def run(args) -> int:
 
     from ldpsim.evaluation.deployment_metrics import measure
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.scenario.deployment import load_deployment
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.scenarios.catalog import resolve
     from ldpsim.simulator.deployment import run as run_deployment

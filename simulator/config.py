@@ -2,7 +2,7 @@
 
 Every field carries its unit in its name (``*_s`` seconds, ``*_h`` hours, ``*_days``). Values are
 validated once, here, with messages naming the parameter, the allowed range and the value; the
-scenario layer (``scenarios/deployment_scenario.py``) turns a TOML file into this object.
+scenario layer (:mod:`ldpsim.evaluation.scenario.deployment_file`) turns a TOML file into this object.
 """
 
 from __future__ import annotations
@@ -29,12 +29,36 @@ READINGS = ("typing_speed", "session_length")
 class UseCase:
     """One telemetry use case: what is collected, with which mechanism, how often.
 
-    ``params`` are the mechanism's keyword arguments as a tuple of ``(name, value)`` pairs (hashable);
-    ``epsilon`` in them is the privacy cost of one donation. ``value_range`` (readings only) is the
-    raw-unit interval mapped linearly onto the mechanisms' input domain [−1, 1] (values are clipped).
-    A reading's mean is the mechanism's unbiased report average (PM, SPEC §2.1), or with ``em_bins``
-    the mean of an EM estimate over that many bins (SPEC §2.3) — required for SDPM, whose report
-    average is biased (SPEC §2.2).
+    A reading's mean is the mechanism's unbiased report average (PM, docs/math.md §2.1), or with
+    ``em_bins`` the mean of an EM estimate over that many bins (docs/math.md §2.3) — required for SDPM,
+    whose report average is biased (docs/math.md §2.2).
+
+    Parameters
+    ----------
+    name : str
+        An identifier; for readings one of ``READINGS`` ("typing_speed", "session_length").
+    kind : {"event", "reading"}
+        "event": categorical events (emoji) through a frequency oracle; "reading": a numeric value per
+        session through a numeric mechanism (PM, SDPM).
+    mechanism : str
+        Registry name of the mechanism (:data:`ldpsim.mechanisms.MECHANISMS`) fitting ``kind``.
+    params : tuple of (str, value) pairs, or a mapping
+        The mechanism's keyword arguments (stored sorted, hashable); must contain ``epsilon``, the
+        privacy cost of one donation.
+    daily_limit : int, default 1
+        Donations per device and day (≥ 1).
+    value_range : (float, float), optional
+        Readings only (required): the raw-unit interval [low, high] mapped linearly onto the
+        mechanism's input domain [−1, 1]; values outside are clipped.
+    em_bins : int, optional
+        Readings only: estimate the mean by EM over this many bins (≥ 2); required when the report
+        average is biased (SDPM).
+
+    Examples
+    --------
+    >>> u = UseCase("emoji", "event", "cms", (("epsilon", 4.0), ("k", 64), ("m", 256)))
+    >>> u.epsilon, type(u.make_mechanism()).__name__
+    (4.0, 'CMS')
     """
 
     name: str
@@ -110,7 +134,74 @@ def _evening_rhythm() -> tuple:
 
 @dataclass(frozen=True)
 class DeploymentConfig:
-    """A deployment: fleet, behaviour, budgets, network and server (see module docstring for units)."""
+    """A deployment: fleet, behaviour, budgets, network and server (see module docstring for units).
+
+    Every field below is also a parameter; each is validated here (``ValueError`` naming it, its range
+    and the value). Draws are made per block of ``block_size`` devices from ``seed``, so results do not
+    depend on how a run is sharded.
+
+    Parameters
+    ----------
+    items : sequence of tokens
+        The event domain (e.g. emoji), at least 2, most frequent first.
+    item_weights : sequence of float
+        Workload frequencies of ``items`` (non-negative, positive sum; normalized here).
+    use_cases : sequence of UseCase
+        Non-empty, distinct names, at most one of kind "event" (it drives the emoji model).
+    n_devices, n_days : int
+        Fleet size and collection days (≥ 1; defaults 20 000 and 14).
+    seed : int
+        Root seed (≥ 0, default 0).
+    block_size : int
+        Devices per seed block (≥ 1, default 2048).
+    concentration, n_atoms : float, int
+        Dirichlet concentration (> 0) of personal preferences around the workload and the
+        stick-breaking truncation (≥ 1) of a device's preference (defaults 5.0, 48).
+    activity_sigma : float
+        Lognormal sigma (≥ 0) of a device's activity level (mean 1).
+    sessions_per_day, events_per_session : float
+        Poisson means (> 0) of typing sessions per device-day and emoji per session.
+    rhythm : sequence of 24 float
+        Hourly weights of session starts (non-negative; normalized); default: evening-heavy.
+    speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm : float
+        Typing speed: population mean (> 0), between-device and within-device sd (≥ 0), words/min.
+    session_median_s, session_device_sigma, session_sigma : float
+        Session length: population median in seconds (> 0) and lognormal sigmas (≥ 0).
+    opt_in, p_online : float
+        Probability in [0, 1] that a device donates at all / is available on a given day.
+    window_start_mean_h, window_start_sd_h, window_length_h : float
+        The nightly upload window (charging, on Wi-Fi): mean start hour in [0, 24), its sd (≥ 0)
+        and length in hours (> 0).
+    retention_days : float
+        A donation not uploaded within this many days is deleted (> 0).
+    budget_daily, budget_total : float
+        Per-device ε caps per day and over the run, in (0, inf] (default inf); sequential composition.
+    trend_item : int, optional
+        Index into ``items`` of an item whose share ramps up from ``trend_start_day`` (≥ 0) over
+        ``trend_ramp_days`` (> 0) days to ``trend_peak_share`` (in [0, 1]) of all events.
+    latency_median_s, latency_sigma : float
+        Lognormal upload latency: median seconds (> 0) and sigma (≥ 0).
+    loss, ack_loss : float
+        Probability in [0, 1] that an upload / its acknowledgment is lost.
+    max_attempts, backoff_s, ack_timeout_s : int, float, float
+        Retries: uploads of one bundle (≥ 1), first retry delay in seconds (doubling), and the time
+        after which a device retries without ack (must exceed ``batch_window_s``).
+    slot_s : float
+        Granularity of upload scheduling in seconds (> 0).
+    server_capacity, service_s_per_report : int, float
+        Parallel ingestion workers (≥ 1) and seconds of work per report (≥ 0).
+    batch_window_s : float
+        Shuffle window in seconds (> 0): reports are shuffled and written once per window.
+    fsync : bool
+        Force each store part to disk before acknowledging (default True).
+    crash_at_h, restart_s : float
+        Optional simulated server crash time in hours (≥ 0; None: no crash) and restart delay in
+        seconds.
+    drain_days : int
+        Simulated days after the last donation day for uploads to finish (≥ 0, default 2).
+    adversary_devices : int
+        Devices (lowest ids) whose linked view the observer tap keeps (≥ 0, default 500).
+    """
 
     items: tuple                      # event domain (tokens, e.g. emoji), most frequent first
     item_weights: tuple               # workload frequencies of ``items`` (normalized here)

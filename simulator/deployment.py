@@ -25,7 +25,31 @@ from ldpsim.simulator.server import Server
 
 @dataclass
 class DeploymentResult:
-    """What a run produced: mergeable by :meth:`merge` (aggregates and truth add, records concatenate)."""
+    """What a run produced: mergeable by :meth:`merge` (aggregates and truth add, records concatenate).
+
+    Attributes
+    ----------
+    aggregates : dict
+        (use case name, day) → Aggregate of that day's reports.
+    truth : dict
+        Name → array of true totals (summable over shards).
+    records : dict
+        Table name → list of row dicts (uploads, server events, ...).
+    ledger_spent, ledger_daily : numpy.ndarray
+        ε spent per device, and per device and day (sequential composition).
+    refused : int
+        Donations refused by the privacy budgets.
+    counters : dict
+        Server and channel counters.
+    tap : list
+        The observer's linked view of the tapped devices' reports.
+    favourite : dict
+        Device id → most used item (tapped devices).
+    seconds : float
+        Wall-clock time of the run.
+    shards : int
+        Number of shards merged.
+    """
 
     aggregates: dict                       # (use case, day) → Aggregate
     truth: dict                            # name → array (summable over shards)
@@ -134,8 +158,27 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
         progress=None, components=()) -> DeploymentResult:
     """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
 
-    ``progress`` (optional) is called with the number of shard-days completed so far; ``components``
-    are passed to :func:`run_shard` (serial runs only).
+    Parameters
+    ----------
+    cfg : DeploymentConfig
+        The deployment to simulate.
+    out_dir : str or pathlib.Path
+        Folder of the run; the server's report store is written under ``out_dir/store``.
+    n_shards : int, default 1
+        Number of shards (contiguous ranges of device blocks); results do not depend on it except
+        for shuffle order, queue lengths and file names.
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler, or ``"local"``; None runs the shards serially.
+    progress : callable, optional
+        Called with the number of shard-days completed so far.
+    components : sequence of callables, optional
+        Extra fleet members passed to :func:`run_shard` (e.g. fake devices); serial runs only.
+
+    Returns
+    -------
+    DeploymentResult
+        Daily aggregates per use case, truth, ledger, counters and the observer's tap, merged over
+        shards; measure it with :func:`ldpsim.evaluation.deployment_metrics.measure`.
     """
     store_root = Path(out_dir) / "store"
     groups = shard_blocks(cfg, n_shards)

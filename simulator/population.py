@@ -72,13 +72,31 @@ def simulate_aggregate(mechanism, items, counts, rng=None, path: str = "auto", b
     Parameters
     ----------
     mechanism : FrequencyOracle
-    items : array
-        Item labels aligned with ``counts`` (see :func:`items_for` for what the mechanism sees).
-    counts : array of int
-        True count of each item.
+        Any frequency oracle (e.g. from :func:`ldpsim.make`).
+    items : array_like
+        Item labels aligned with ``counts`` (see :func:`items_for` for what the mechanism sees:
+        the tokens for sketches, ids 0 … D−1 otherwise).
+    counts : array_like of non-negative int
+        True count of each item; n = their sum.
     rng : int, SeedSequence, Generator or None
         Split into population and mechanism streams by :func:`streams`.
-    path : {"auto", "direct", "reports"}
+    path : {"auto", "direct", "reports"}, default "auto"
+        "direct": the mechanism's exact direct sampler; "reports": per-user reports in batches;
+        "auto": direct where the mechanism has one (module docstring).
+    batch_size : int, default 200 000
+        Users perturbed at once on the reports path (≥ 1).
+
+    Returns
+    -------
+    Aggregate
+        The mechanism's aggregate of the n users (same law on both paths).
+
+    Examples
+    --------
+    >>> from ldpsim.mechanisms import GRR
+    >>> agg = simulate_aggregate(GRR(2.0, 3), ["a", "b", "c"], [60, 30, 10], rng=1)
+    >>> agg.n, agg.data.shape
+    (100, (3,))
     """
     if path not in PATHS:
         raise ValueError(f"The 'path' parameter of simulate_aggregate must be one of {PATHS}. Got {path!r} instead.")
@@ -103,6 +121,20 @@ def simulate_aggregate(mechanism, items, counts, rng=None, path: str = "auto", b
 
 def estimate_counts(mechanism, items, counts, rng=None, path: str = "auto",
                     batch_size: int = BATCH_SIZE) -> np.ndarray:
-    """Estimated counts of ``items`` (aligned with them) from one simulated aggregate."""
+    """Estimated counts of ``items`` from one simulated aggregate (:func:`simulate_aggregate`).
+
+    Parameters are those of :func:`simulate_aggregate`.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (len(items),)
+        ``mechanism.estimate`` of the simulated aggregate, aligned with ``items``.
+
+    Examples
+    --------
+    >>> from ldpsim.mechanisms import OUE
+    >>> estimate_counts(OUE(1.0, 3), [0, 1, 2], [500, 300, 200], rng=0).shape
+    (3,)
+    """
     agg = simulate_aggregate(mechanism, items, counts, rng, path, batch_size)
     return mechanism.estimate(agg, items_for(mechanism, items))

@@ -8,8 +8,10 @@ import pytest
 
 import ldpsim
 
+SUBPACKAGES = ("mechanisms", "simulator", "evaluation", "scenarios")
 MODULES = sorted(["ldpsim"] + [m.name for m in pkgutil.walk_packages(ldpsim.__path__, "ldpsim.")
-                               if not m.name.endswith(("peers_script", "__main__"))])
+                               if m.name.split(".")[1] in SUBPACKAGES
+                               and not m.name.endswith(("peers_script", "__main__"))])
 
 
 @pytest.mark.parametrize("name", MODULES)

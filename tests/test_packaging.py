@@ -35,3 +35,10 @@ def test_short_api_is_lazy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
     assert ldpsim.make("grr", epsilon=1.0, domain_size=4).domain_size == 4
+
+
+def test_no_two_modules_share_a_name():
+    """One concept per module name: two files of the same name in different folders would do different things."""
+    names = [p.name for top in ("mechanisms", "simulator", "evaluation", "scenarios")
+             for p in (ROOT / top).rglob("*.py") if p.name != "__init__.py"]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

@@ -1,5 +1,5 @@
 """The Bayesian adversary: finite output spaces (:mod:`.bayes`), sketches (:mod:`.sketch`), numeric
-mechanisms (:mod:`.numeric`), and one entry point for all of them (:func:`attack`)."""
+mechanisms (:mod:`.continuous`), and one entry point for all of them (:func:`attack`)."""
 
 from ldpsim.evaluation.adversary.attack import attack
 

@@ -1,4 +1,4 @@
-"""The Bayesian adversary of the SDLDP paper (sections 3.5 and 4.4) — SPEC §3.
+"""The Bayesian adversary of the SDLDP paper (sections 3.5 and 4.4) — docs/math.md §3.
 
 Seeing a report y, the adversary guesses A(y) = argmax_x P[y|x]·π(x), with π uniform (the paper's
 adversary, who does not know the prior) or the workload's frequencies (a stronger adversary); ties
@@ -160,7 +160,7 @@ def empirical_accuracy(mechanism, values, reports, prior=None, rng=None, high=No
 
 
 def empirical_personalized_accuracy(mechanism, values, reports, prior=None, rng=None) -> dict:
-    """Personalized SDGRR (SPEC §2.4): each report carries its user's partition, so the adversary
+    """Personalized SDGRR (docs/math.md §2.4): each report carries its user's partition, so the adversary
     attacks every group with that group's SDGRR (:func:`empirical_accuracy`) and the rates are pooled
     over users; ``high`` means high under the user's own partition."""
     x = np.asarray(values)

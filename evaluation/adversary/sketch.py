@@ -1,9 +1,9 @@
-"""The Bayesian adversary against sketch and unary/hash oracles (CMS, HCMS, OUE, OLH) — SPEC §3.
+"""The Bayesian adversary against sketch and unary/hash oracles (CMS, HCMS, OUE, OLH) — docs/math.md §3.
 
 For these oracles the likelihood of a report given a candidate item d takes only two values: the
 report either *supports* d or not, and P[report | supported d] / P[report | unsupported d] = e^λ:
 
-* CMS (SPEC §3): (ṽ, j) supports d iff ṽ[h_j(d)] = +1 (only that coordinate differs between
+* CMS (docs/math.md §3): (ṽ, j) supports d iff ṽ[h_j(d)] = +1 (only that coordinate differs between
   candidates); λ = 2·log((1−f)/f) = ε, f = 1/(1+e^{ε/2}).
 * HCMS: (w̃, j, l) supports d iff w̃ = H_m[l, h_j(d)]; λ = log((1−f')/f') = ε, f' = 1/(1+e^ε).
 * OUE: the bit vector B supports d iff B_d = 1; λ = log(p(1−q)/((1−p)q)) = ε.

@@ -5,7 +5,7 @@ target (seconds per 10⁶ units on the 2-core reference machine, from issue 2). 
 
 * ``per-user``: ``perturb`` + ``aggregate`` + ``estimate`` for n users (values drawn beforehand);
 * ``direct``: ``sample_aggregate`` + ``estimate`` from the true counts (no per-user reports);
-* ``em``: the EM post-processing of n SDPM reports (SPEC §2.3).
+* ``em``: the EM post-processing of n SDPM reports (docs/math.md §2.3).
 
 ``RUNNERS`` maps a path to its function ``(case, n, domain_size, seed) -> (seconds, estimates)``.
 Hook for a later benchmark (e.g. the simulator's device-days/s): add its runner to ``RUNNERS``
@@ -165,7 +165,7 @@ def _direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.
 
 
 def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
-    """EM (SPEC §2.3) over ``extra['bins']`` bins on n reports; timed: the exact transition matrix,
+    """EM (docs/math.md §2.3) over ``extra['bins']`` bins on n reports; timed: the exact transition matrix,
     the report histogram and the iterations (not the clients)."""
     mech = case.make(domain_size)
     wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))

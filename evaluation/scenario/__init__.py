@@ -1,5 +1,5 @@
 """Scenario files (TOML): one schema layer (:mod:`.schema`) for both kinds, a sweep's grid of cells
-(:mod:`.grid`) and a deployment's configuration (:mod:`.deployment`); :func:`scenario_kind` tells them apart."""
+(:mod:`.grid`) and a deployment's configuration (:mod:`.deployment_file`); :func:`scenario_kind` tells them apart."""
 
 from ldpsim.evaluation.scenario.schema import ScenarioError, load_toml, scenario_kind
 

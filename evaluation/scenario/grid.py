@@ -56,7 +56,7 @@ from ldpsim.mechanisms.registry import MECHANISMS, make
 
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
-from ldpsim.evaluation.workloads.registry import WORKLOADS, Workload, make_workload
+from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
 
 PATHS = ("auto", "direct", "reports")
 #: scenario-level name of a domain fraction → the mechanism parameters taking that many item ids

@@ -1,4 +1,4 @@
-"""The metric summaries of one sweep cell: mean and standard error over repeats — SPEC §4.
+"""The metric summaries of one sweep cell: mean and standard error over repeats — docs/math.md §4.
 
 :func:`summarize` turns the truth (D counts, rank order) and ``R × D`` estimates into tidy rows
 ``metric, rank, mean, se, n_runs``: per-item metrics give one row per top-N item (``rank`` = its true
@@ -6,7 +6,7 @@ rank) plus one aggregate row (``rank`` = NaN) averaging the top-N items; scalar 
 aggregate row only. Standard errors are those of :mod:`ldpsim.evaluation.metrics`: over runs of a per-run
 statistic, by the delta method for ΔE. The aggregate ΔE's se, √(Σ se_d²)/N, ignores the (small)
 correlation between items' estimates. The adversary metrics are exact expectations (se = 0) from the
-mechanism's transition matrix (SPEC §3): the paper's adversary (uniform prior) against users drawn
+mechanism's transition matrix (docs/math.md §3): the paper's adversary (uniform prior) against users drawn
 from the workload, over all users and over the high-sensitivity ones.
 """
 

@@ -102,6 +102,32 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
     ``serial`` runs in this process; ``scheduler`` is the address of an existing Dask cluster;
     otherwise a ``LocalCluster`` of ``n_workers`` processes (default: one per core) is started and
     closed again before returning, also on errors and Ctrl-C. Cells already stored are skipped.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded sweep scenario (:mod:`ldpsim.evaluation.scenario.grid`); its ``seed`` is the root
+        entropy of every cell's random streams.
+    scenario_text : str
+        The scenario file's text, stored beside the results.
+    out_dir : str or pathlib.Path
+        The run folder (resumed if it holds the same scenario).
+    serial : bool, default False
+        Run the cells in this process.
+    scheduler : str, optional
+        Address of an existing Dask scheduler.
+    n_workers : int, optional
+        Processes of the local cluster (≥ 1; default one per core).
+    force : bool, default False
+        Delete the results of a different scenario in ``out_dir`` instead of refusing.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    SweepReport
+        Cells in the grid, skipped, run now, and timings; results are read with
+        :func:`ldpsim.evaluation.sweep.store.read_results`.
     """
     from tqdm.auto import tqdm
 

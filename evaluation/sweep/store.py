@@ -42,7 +42,29 @@ def _atomic_write(path: Path, write) -> None:
 
 
 class RunStore:
-    """Read and write the Parquet results of one run folder."""
+    """Read and write the Parquet results of one run folder (layout in the module docstring).
+
+    Parameters
+    ----------
+    run_dir : str or pathlib.Path
+        The run folder; created by :meth:`open` if missing.
+
+    Attributes
+    ----------
+    root : pathlib.Path
+        The run folder.
+    config_path : pathlib.Path
+        ``root / "config.json"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = RunStore(d)
+    ...     store.open({"fingerprint": "abc"}, "# scenario")
+    ...     sorted(store.finished()), store.read().empty
+    ([], True)
+    """
 
     def __init__(self, run_dir):
         self.root = Path(run_dir)
@@ -56,6 +78,20 @@ class RunStore:
 
         With ``force`` the old results are deleted first. The same scenario is left untouched, so
         its finished cells are skipped (resume).
+
+        Parameters
+        ----------
+        config : dict
+            The resolved scenario; must hold ``"fingerprint"`` (what identifies "the same scenario").
+        scenario_text : str
+            The scenario file as given, stored as ``scenario.toml``.
+        force : bool, default False
+            Delete the results of a different scenario instead of refusing.
+
+        Raises
+        ------
+        RunExistsError
+            If the folder holds a different scenario's results and ``force`` is False.
         """
         if self.config_path.exists():
             old = self.read_config()
@@ -73,6 +109,7 @@ class RunStore:
                       lambda tmp: Path(tmp).write_text(json.dumps(config, indent=1, default=str), encoding="utf-8"))
 
     def read_config(self) -> dict:
+        """The stored ``config.json`` as a dict."""
         return json.loads(self.config_path.read_text(encoding="utf-8"))
 
     def finished(self) -> set[str]:
@@ -81,12 +118,30 @@ class RunStore:
         return {p.stem for p in folder.glob("*.parquet")} if folder.exists() else set()
 
     def write_cell(self, cell_id: str, estimates: pd.DataFrame, summary: pd.DataFrame) -> None:
-        """Store one finished cell: estimates first, then the summary (the completion marker)."""
+        """Store one finished cell: estimates first, then the summary (the completion marker).
+
+        Parameters
+        ----------
+        cell_id : str
+            The cell's id (file stem).
+        estimates, summary : pandas.DataFrame
+            The cell's rows of the two tables; each file is written atomically.
+        """
         for table, frame in (("estimates", estimates), ("summary", summary)):
             _atomic_write(self.root / table / f"{cell_id}.parquet", lambda tmp, f=frame: f.to_parquet(tmp, index=False))
 
     def read(self, table: str = "summary") -> pd.DataFrame:
-        """All finished cells' rows of ``table`` ("summary" or "estimates") in one DataFrame."""
+        """All finished cells' rows of one table.
+
+        Parameters
+        ----------
+        table : {"summary", "estimates"}, default "summary"
+
+        Returns
+        -------
+        pandas.DataFrame
+            Rows of every finished cell in cell order; empty when none is finished.
+        """
         if table not in TABLES:
             raise ValueError(f"The 'table' parameter must be one of {TABLES}. Got {table!r} instead.")
         files = sorted((self.root / table).glob("*.parquet"))

@@ -1,4 +1,4 @@
-"""Real categorical workloads from measured English frequencies (the ``wordfreq`` package) — SPEC §5.
+"""Real categorical workloads from measured English frequencies (the ``wordfreq`` package) — docs/math.md §5.
 
 * ``words``: the ``top`` most frequent English words of ``wordfreq.top_n_list('en', ·)`` with emoji
   removed, weighted by ``wordfreq.word_frequency(w, 'en')``.

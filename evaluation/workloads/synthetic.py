@@ -1,8 +1,8 @@
-"""Synthetic categorical workloads: Zipf / harmonic, exponential, even — SPEC §5, seed 003 —
+"""Synthetic categorical workloads: Zipf / harmonic, exponential, even — docs/math.md §5, seed 003 —
 and census-like attributes (a documented substitute for the paper's 1990 US census extract).
 
 Every builder has the signature ``(n, rng=None, **params) -> Workload`` and returns exact counts
-(largest remainder, SPEC §5); items are int ids 0..D−1 in rank order, or category names.
+(largest remainder, docs/math.md §5); items are int ids 0..D−1 in rank order, or category names.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _ranks(owner: str, domain_size) -> np.ndarray:
 
 
 def zipf(n: int, rng=None, domain_size: int = 100, s: float = 1.0) -> Workload:
-    """Count of rank r ∝ r^(−s) (SPEC §5); ``s = 1`` is the harmonic workload."""
+    """Count of rank r ∝ r^(−s) (docs/math.md §5); ``s = 1`` is the harmonic workload."""
     s = check_real("zipf", "s", s, 0.0, np.inf, low_open=False)
     r = _ranks("zipf", domain_size)
     return Workload.from_frequencies("zipf", np.arange(r.size), r ** -s, n, {"domain_size": r.size, "s": s})

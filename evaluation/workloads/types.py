@@ -1,4 +1,4 @@
-"""The two workload shapes (categorical populations and numeric readings) and exact rounding — SPEC §5.
+"""The two workload shapes (categorical populations and numeric readings) and exact rounding — docs/math.md §5.
 
 A :class:`Workload` is a categorical population given by *exact* counts (no sampling noise in the
 truth): item ``i`` is held by ``counts[i]`` users, items sorted by count, most frequent first.
@@ -16,7 +16,7 @@ from ldpsim.mechanisms._validation import as_generator, check_int
 
 
 def largest_remainder(frequencies, n) -> np.ndarray:
-    """Exact counts summing to ``n`` from (unnormalised) frequencies — SPEC §5.
+    """Exact counts summing to ``n`` from (unnormalised) frequencies — docs/math.md §5.
 
     Hamilton's largest-remainder method: every item gets ⌊n·f_i⌋ (``f`` normalised to sum 1), and
     the ``n − Σ⌊n·f_i⌋`` left-over users go one each to the items with the largest remainders
@@ -45,8 +45,22 @@ def largest_remainder(frequencies, n) -> np.ndarray:
 class Workload:
     """A categorical population with exact counts, items sorted by count (rank 1 first).
 
-    ``items`` are the labels: int ids, or an object array of str tokens (words, emoji, categories).
-    ``params`` records how the workload was built (name-independent parameters, for result rows).
+    Parameters
+    ----------
+    name : str
+        Workload name (for result rows and messages).
+    items : array_like, shape (D,)
+        Distinct labels: int ids, or str tokens (words, emoji, categories; stored as an object array).
+    counts : array_like of non-negative int, shape (D,)
+        Users holding each item, in descending order (no sampling noise in the truth).
+    params : dict, optional
+        How the workload was built (name-independent parameters, for result rows).
+
+    Examples
+    --------
+    >>> w = Workload("toy", ["b", "a"], [3, 1])
+    >>> w.n, w.frequencies.tolist(), w.ranks.tolist()
+    (4, [0.75, 0.25], [1, 2])
     """
 
     name: str
@@ -112,7 +126,21 @@ class NumericWorkload:
     """Per-user readings in [−1, 1] (1-D), or points in [−1, 1]² (an (n, 2) array, e.g. tap positions).
 
     The normalisation to [−1, 1] uses a fixed public range recorded in ``params`` (never bounds
-    taken from the private data).
+    taken from the private data; docs/math.md §5).
+
+    Parameters
+    ----------
+    name : str
+        Workload name.
+    values : array_like of float, shape (n,) or (n, 2)
+        One finite reading in [−1, 1] (or point in [−1, 1]²) per user, n ≥ 1.
+    params : dict, optional
+        How the workload was built, including the public range.
+
+    Examples
+    --------
+    >>> round(NumericWorkload("toy", [0.5, -0.5, 0.3]).true_mean, 6)
+    0.1
     """
 
     name: str

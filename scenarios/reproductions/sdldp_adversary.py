@@ -7,7 +7,7 @@ X_S (URR) is ``round(s·D)`` values chosen by ``high_choice``; GRR is attacked o
 
 * expected accuracy on high inputs: exact, from the transition matrix
   (:func:`ldpsim.evaluation.adversary.bayes.expected_accuracy` over X_H), next to the paper's reference values
-  eq. (17) e^ε/(D + e^ε − 1) (GRR, SDGRR) and eq. (18) e^ε/(|X_S| + e^ε − 1) (URR) — SPEC §3;
+  eq. (17) e^ε/(D + e^ε − 1) (GRR, SDGRR) and eq. (18) e^ε/(|X_S| + e^ε − 1) (URR) — docs/math.md §3;
 * empirical accuracy (paper eq. (21)) over the high-sensitivity users of a simulated population of
   ``n`` users (per-user path: every user's report is drawn and attacked), ± binomial se.
 """
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
 from ldpsim.evaluation.scenario.schema import Field
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR
 
 from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, new_figure, one_of_each, shares
@@ -30,7 +30,7 @@ ATTRIBUTES = ("census-education", "census-marital")
 
 
 def reference_accuracy(label: str, epsilon: float, domain_size: int, n_high: int) -> float:
-    """Paper eqs. (17), (18) (SPEC §3): e^ε/(D+e^ε−1) for GRR and SDGRR, e^ε/(|X_S|+e^ε−1) for URR."""
+    """Paper eqs. (17), (18) (docs/math.md §3): e^ε/(D+e^ε−1) for GRR and SDGRR, e^ε/(|X_S|+e^ε−1) for URR."""
     e = math.exp(epsilon)
     return e / ((n_high if label == "URR" else domain_size) + e - 1)
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.metrics import mse, with_standard_error
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
 from ldpsim.simulator.population import estimate_counts
 

@@ -1,7 +1,7 @@
 """SDLDP paper, Fig. 7 and Fig. 8: mean-estimation MSE vs ε on heights and weights.
 
 Scenario (paper section 5.2.2): n = 25 000 users each hold one reading normalized to [−1, 1]
-(:mod:`ldpsim.evaluation.workloads.numeric`: Normal(68.0 in, 1.9) heights and Normal(127.1 lb, 11.7)
+(:mod:`ldpsim.evaluation.workloads.readings`: Normal(68.0 in, 1.9) heights and Normal(127.1 lb, 11.7)
 weights over the public range mean ± 4 sd — the SOCR set of the paper is itself such a sample; one
 fixed sample per attribute, drawn from the run's seed). Every repeat perturbs every user's reading
 (per-user path) and estimates the mean:
@@ -25,7 +25,7 @@ import pandas as pd
 
 from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights

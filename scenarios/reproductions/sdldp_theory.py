@@ -27,13 +27,13 @@ from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, n_of, new_figur
 
 
 def grr_variance_eq2(epsilon: float, domain_size: int, n: int) -> float:
-    """Paper eq. (2) (SPEC §1.2, small-f approximation): (D − 2 + e^ε)/(n(e^ε − 1)²)."""
+    """Paper eq. (2) (docs/math.md §1.2, small-f approximation): (D − 2 + e^ε)/(n(e^ε − 1)²)."""
     e = math.exp(epsilon)
     return (domain_size - 2 + e) / (n * (e - 1) ** 2)
 
 
 def theorem4_variance(epsilon: float, c: float) -> float:
-    """Paper theorem 4 (SPEC §2.2): SDPM low-branch report variance at x = 0 for X_L = [−c, c]."""
+    """Paper theorem 4 (docs/math.md §2.2): SDPM low-branch report variance at x = 0 for X_L = [−c, c]."""
     t = math.exp(epsilon / 2)
     C = (t + 1) / (t - 1)
     return (C ** 3 - c ** 3) * (t * t - t) / (3 * t * t * (t + 1))

@@ -1,4 +1,4 @@
-"""Seed 001: Warner randomized response for a sensitive yes/no question (SPEC §1.1).
+"""Seed 001: Warner randomized response for a sensitive yes/no question (docs/math.md §1.1).
 
 Scenario: n users, a share π of whom would truthfully answer "yes", each answer through Warner's
 coin (truth w.p. p = e^ε/(1 + e^ε)). The server computes the unbiased π̂ = (p − 1 + n₁/n)/(2p − 1),
@@ -34,7 +34,7 @@ def exact_coverage(n: int, n_yes: int, epsilon: float, confidence: float) -> flo
     pmf = signal.fftconvolve(stats.binom.pmf(np.arange(n_yes + 1), n_yes, p),
                              stats.binom.pmf(np.arange(n - n_yes + 1), n - n_yes, 1 - p))
     pmf = np.clip(pmf, 0.0, None)  # FFT round-off
-    pi_hat = (p - 1 + np.arange(n + 1) / n) / (2 * p - 1)  # SPEC §1.1, for every possible n₁
+    pi_hat = (p - 1 + np.arange(n + 1) / n) / (2 * p - 1)  # docs/math.md §1.1, for every possible n₁
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(p * (1 - p) / n) / (2 * p - 1)
     inside = np.abs(pi_hat - n_yes / n) <= half * (1 + 1e-12)
     return float(pmf[inside].sum() / pmf.sum())
@@ -50,7 +50,7 @@ def _cell(share: float, eps: float, n: int, config: dict, rng: np.random.Generat
     est, mle, low, high = runs.T
     covered = (low <= pi) & (pi <= high)
     z = NormalDist().inv_cdf(0.5 + config["confidence"] / 2)
-    sd = math.sqrt(mech.p * (1 - mech.p) / n) / (2 * mech.p - 1)  # SPEC §1.1
+    sd = math.sqrt(mech.p * (1 - mech.p) / n) / (2 * mech.p - 1)  # docs/math.md §1.1
     r = config["repeats"]
     return {"share": share, "pi": pi, "epsilon": eps, "n": n, "p": mech.p,
             "example_estimate": est[0], "example_mle": mle[0], "example_low": low[0], "example_high": high[0],

@@ -1,4 +1,4 @@
-"""Seed 002: the central-DP histogram release, side by side with LDP at the same ε (SPEC §6).
+"""Seed 002: the central-DP histogram release, side by side with LDP at the same ε (docs/math.md §6).
 
 Scenario: n users hold one value of a categorical attribute (``emoji`` top-100, ``census-education``).
 *Central* (trusted server, :class:`ldpsim.mechanisms.central_dp.LaplaceHistogram`): z = θ + Lap(Δ/ε) on the
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from ldpsim.simulator.population import estimate_counts

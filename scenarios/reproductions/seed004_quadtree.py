@@ -1,4 +1,4 @@
-"""Seed 004: privacy-budget allocation across the levels of a noisy quadtree (SPEC §6).
+"""Seed 004: privacy-budget allocation across the levels of a noisy quadtree (docs/math.md §6).
 
 Scenario: n keyboard taps (``tap-positions``, points in [−1, 1]²) are counted in a quadtree of
 height h (a 2^h × 2^h leaf grid, level 0 = leaves, level h = root); each level's counts get Laplace
@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import optimize
 
 from ldpsim.evaluation.scenario.schema import Field
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms.quadtree import NoisyQuadtree, arithmetic_allocation, cormode_allocation, geometric_allocation, \
     level_errors, uniform_allocation, worst_case_nodes_per_level
 
@@ -35,12 +35,12 @@ from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, pos
 
 
 def d_bound(epsilon: float, h: int) -> float:
-    """Largest admissible arithmetic difference (exclusive): 2ε/(h(h+1)) (SPEC §6)."""
+    """Largest admissible arithmetic difference (exclusive): 2ε/(h(h+1)) (docs/math.md §6)."""
     return 2 * epsilon / (h * (h + 1))
 
 
 def total_error(budgets, h: int, capped: bool) -> float:
-    """Σ_i n_i·2/ε_i² with the worst-case node counts (SPEC §6)."""
+    """Σ_i n_i·2/ε_i² with the worst-case node counts (docs/math.md §6)."""
     return float(level_errors(budgets, worst_case_nodes_per_level(h, capped)).sum())
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from ldpsim.evaluation.adversary.bayes import (accuracy_by_input, bayes_guess, empirical_accuracy, expected_accuracy,
                                   guess_probabilities, high_mask)
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR
 from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.urr import URR

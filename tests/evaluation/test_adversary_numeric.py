@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.adversary.numeric import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
+from ldpsim.evaluation.adversary.continuous import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
                                           grid_density, input_grid, numeric_guesses, prior_from_values)
 from ldpsim.mechanisms.pm import PM
 from ldpsim.mechanisms.sdpm import SDPM
@@ -21,7 +21,7 @@ LEVELS = np.linspace(-0.95, 0.95, 9)  # a few distinct true values, so expectati
 def _pm_closed_form(eps):
     t = math.exp(eps / 2)
     C = (t + 1) / (t - 1)
-    p = (t * t - t) / (2 * t + 2)  # SPEC §2.1
+    p = (t * t - t) / (2 * t + 2)  # docs/math.md §2.1
     return C, p, p / math.exp(eps)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.adversary.sketch import empirical_sketch_accuracy, sketch_guesses, support
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
 from ldpsim.mechanisms.hcms import hadamard_sign
 from tests.stats import assert_z

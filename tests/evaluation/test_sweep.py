@@ -84,7 +84,7 @@ def test_adversary_metric_is_the_papers_reference_value(tiny):
     cell = dataclasses.replace(scenario.cells()[0], metrics=("adversary_accuracy",))
     summary = sweep.run_cell(cell, scenario.seed)[1]
     e = np.exp(2.0)
-    assert summary["mean"].item() == pytest.approx(e / (12 + e - 1))  # GRR: e^ε/(D+e^ε−1), SPEC §3
+    assert summary["mean"].item() == pytest.approx(e / (12 + e - 1))  # GRR: e^ε/(D+e^ε−1), docs/math.md §3
 
 
 def test_interrupted_sweep_resumes_without_recomputing(tiny, tmp_path, monkeypatch):

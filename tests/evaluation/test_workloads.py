@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.workloads.registry import (WORKLOADS, NumericWorkload, Workload, largest_remainder, make_workload,
+from ldpsim.evaluation.workloads.make import (WORKLOADS, NumericWorkload, Workload, largest_remainder, make_workload,
                                   register_workload, workload_from_csv)
-from ldpsim.evaluation.workloads.numeric import key_centres
+from ldpsim.evaluation.workloads.readings import key_centres
 from ldpsim.evaluation.workloads.real import letter_frequencies
 from tests.stats import assert_chisquare_gof, assert_z
 

@@ -1,4 +1,4 @@
-"""Central-DP histogram release (SPEC §6, seed 002)."""
+"""Central-DP histogram release (docs/math.md §6, seed 002)."""
 
 import numpy as np
 import pytest

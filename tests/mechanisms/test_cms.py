@@ -1,4 +1,4 @@
-"""CMS (SPEC §1.5) beyond the contract suite: client bit law, privacy boundary, γ theory over families,
+"""CMS (docs/math.md §1.5) beyond the contract suite: client bit law, privacy boundary, γ theory over families,
 exact counting, the sketch matrix M, the large-sketch direct sampler, wire errors."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _bit_law(cms: CMS, n: int, seed: int):
 
 
 def _check_bit_law(cms: CMS, n: int = 20_000, seed: int = 3):
-    half = math.exp(cms.epsilon / 2)  # SPEC §1.5 from ε, independent of the mechanism's constants
+    half = math.exp(cms.epsilon / 2)  # docs/math.md §1.5 from ε, independent of the mechanism's constants
     keep = half / (1 + half)
     on1, on0, off1, off0 = _bit_law(cms, n, seed)
     assert_chisquare_gof([on1, on0], [keep, 1 - keep], alpha=1e-4 / 2, what="target bit")
@@ -98,7 +98,7 @@ def test_privacy_boundary_exact(eps):
 
 
 def test_estimate_equals_spec_formula_on_the_matrix():
-    """f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m) with M accumulated as in SPEC §1.5 from the reports."""
+    """f̂(d) = m/(m−1)·((1/k)Σ_l M[l, h_l(d)] − n/m), M accumulated from the reports as in docs/math.md §1.5."""
     cms = CMS(2.0, 4, 10, seed=5)
     rng = np.random.default_rng(0)
     values = np.repeat(np.array(ITEMS, dtype=object), COUNTS)

@@ -1,4 +1,4 @@
-"""EM / EMS post-processing (SPEC §2.3): parameters, the cached exact matrix, the smoothing step,
+"""EM / EMS post-processing (docs/math.md §2.3): parameters, the cached exact matrix, the smoothing step,
 mergeable histograms, recovery of known input distributions and the SDPM mean.
 
 Recovery is tested with a Wald statistic. For x drawn i.i.d. from f (a bin, then uniform inside it),

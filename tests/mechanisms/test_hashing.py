@@ -1,4 +1,4 @@
-"""The seeded mmh3 hash family of the sketches (SPEC §1.5): determinism, uniformity, collisions."""
+"""The seeded mmh3 hash family of the sketches (docs/math.md §1.5): determinism, uniformity, collisions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""HCMS (SPEC §1.6) beyond the contract suite: Hadamard helpers, client bit law, privacy boundary,
-the SPEC matrix M, theory over families, wire form."""
+"""HCMS (docs/math.md §1.6) beyond the contract suite: Hadamard helpers, client bit law, privacy boundary,
+the matrix M of docs/math.md §1.6, theory over families, wire form."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _check_bit_law(h: HCMS, n: int = 40_000, seed: int = 2):
     r = h.perturb(values, seed)
     w = hadamard_sign(r.col, h.family.hash_values(r.row, values))
     kept = ((r.bit == 1) == (w > 0)).sum()
-    keep = math.exp(h.epsilon) / (1 + math.exp(h.epsilon))  # SPEC §1.6, from ε alone
+    keep = math.exp(h.epsilon) / (1 + math.exp(h.epsilon))  # docs/math.md §1.6, from ε alone
     assert_chisquare_gof([kept, n - kept], [keep, 1 - keep], what="HCMS bit")
     # (j, l) are uniform and carry no information about d
     assert_chisquare_gof(np.bincount(r.row * h.m + r.col, minlength=h.k * h.m),
@@ -74,7 +74,7 @@ def test_estimate_equals_spec_formula_on_the_matrix():
     values = np.repeat(np.array(ITEMS, dtype=object), COUNTS)
     r = h.perturb(values, 0)
     M = np.zeros((h.k, h.m))
-    np.add.at(M, (r.row, r.col), h.k * h.c_eps * (2.0 * r.bit - 1))  # SPEC §1.6
+    np.add.at(M, (r.row, r.col), h.k * h.c_eps * (2.0 * r.bit - 1))  # docs/math.md §1.6
     M = M @ hadamard(h.m).T
     agg = h.aggregate(r)
     np.testing.assert_allclose(h.sketch_matrix(agg), M, rtol=1e-12, atol=1e-9)

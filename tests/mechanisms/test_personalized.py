@@ -1,4 +1,4 @@
-"""Personalized SDGRR and the inverse-variance combination (SPEC §2.4)."""
+"""Personalized SDGRR and the inverse-variance combination (docs/math.md §2.4)."""
 
 from __future__ import annotations
 

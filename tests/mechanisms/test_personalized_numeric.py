@@ -1,4 +1,4 @@
-"""Personalized SDPM (SPEC §2.4): parameters, per-group client, mergeable aggregate, wire form, the
+"""Personalized SDPM (docs/math.md §2.4): parameters, per-group client, mergeable aggregate, wire form, the
 inverse-variance combination of per-group EM means, and its unbiasedness and variance."""
 
 from __future__ import annotations

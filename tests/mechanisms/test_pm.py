@@ -1,4 +1,4 @@
-"""PM (SPEC §2.1), and the contract every numeric mechanism (PM, SDPM) must meet.
+"""PM (docs/math.md §2.1), and the contract every numeric mechanism (PM, SDPM) must meet.
 
 The contract: validated parameters and inputs, same seed ⇒ same reports, closed-form theory = the
 exact moments of the density, the client's empirical mean/variance = theory, the client's output

@@ -1,4 +1,4 @@
-"""Quadtree budget allocation (SPEC §6, seed 004)."""
+"""Quadtree budget allocation (docs/math.md §6, seed 004)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Warner randomized response (SPEC §1.1): parameters, formulas, and the CI of the yes/no share."""
+"""Warner randomized response (docs/math.md §1.1): parameters, formulas, and the CI of the yes/no share."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_estimate_and_variance_follow_spec():
     m = RR(epsilon=1.3)
     p, n, n1 = m.p, 1000, 420
     agg = Aggregate(n, np.array([n - n1, n1]), m.kind)
-    pi_hat = (p - 1 + n1 / n) / (2 * p - 1)  # SPEC §1.1
+    pi_hat = (p - 1 + n1 / n) / (2 * p - 1)  # docs/math.md §1.1
     np.testing.assert_allclose(m.estimate(agg), [n * (1 - pi_hat), n * pi_hat], rtol=1e-12)
     spec_var = p * (1 - p) / (n * (2 * p - 1) ** 2)  # frequency scale, independent of π
     for counts in ([n, 0], [300, 700], [0, n]):

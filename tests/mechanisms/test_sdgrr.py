@@ -1,4 +1,4 @@
-"""SDGRR (SPEC §1.4) and the exact linear-estimator variance it relies on (mechanisms/linear_theory.py)."""
+"""SDGRR (docs/math.md §1.4) and the exact linear-estimator variance it relies on (mechanisms/linear_theory.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_linear_variance_rejects_bad_shapes(P, A, f, match):
         linear_estimator_variance(P, A, f)
 
 
-# SDGRR: the SPEC table and the three SDLDP conditions ---------------------------------------------
+# SDGRR: the docs/math.md §1.4 table and the three SDLDP conditions ---------------------------------------------
 @pytest.fixture(params=[0.1, 1.0, 5.0])
 def mech(request):
     return SDGRR(request.param, D, HIGH)
@@ -68,7 +68,7 @@ def mech(request):
 
 def test_transition_matrix_is_the_spec_table(mech):
     e = math.exp(mech.epsilon)
-    c1, c2, c3 = e / (D + e - 1), 1 / (D + e - 1), (len(LOW) + e - 1) / (D + e - 1)  # SPEC §1.4
+    c1, c2, c3 = e / (D + e - 1), 1 / (D + e - 1), (len(LOW) + e - 1) / (D + e - 1)  # docs/math.md §1.4
     P = mech.transition_matrix()
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     for x in range(D):
@@ -120,7 +120,7 @@ def test_estimator_is_spec_formula_linear_and_unbiased(mech):
     np.testing.assert_allclose(A @ P.T, np.eye(D), atol=1e-10)
     agg = mech.sample_aggregate(np.arange(D) * 100, rng=1)
     c, n = agg.data / agg.n, agg.n
-    high = (c[list(HIGH)] - mech.c2) / (mech.c1 - mech.c2)  # SPEC §1.4, frequency scale
+    high = (c[list(HIGH)] - mech.c2) / (mech.c1 - mech.c2)  # docs/math.md §1.4, frequency scale
     low = (c[list(LOW)] - mech.c2 * high.sum()) / mech.c3
     est = mech.estimate(agg)
     np.testing.assert_allclose(est[list(HIGH)], n * high, rtol=1e-9)

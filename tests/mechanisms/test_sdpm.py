@@ -1,4 +1,4 @@
-"""SDPM specifics (SPEC §2.2): the low range, the SDLDP conditions (8)–(10) of SPEC §1.4 for
+"""SDPM specifics (docs/math.md §2.2): the low range, the SDLDP conditions (8)–(10) of docs/math.md §1.4 for
 densities, the exact low-branch theory against the paper's theorem 4, and the EM-only mean.
 The generic numeric contract (theory = density moments, client = theory, chi-square neighbour test,
 exact EM matrix, wire form) runs over SDPM in test_pm.py."""
@@ -60,7 +60,7 @@ def test_condition_9_low_input_reports_itself_and_no_other_low_value(eps):
     x, y = _grids(m)
     xl = x[m.is_low(x)]
     assert np.all(m.point_mass(xl) == m.p_atom) and m.p_atom > 0
-    assert math.isclose(m.p_atom, 1 - (2 * m.C - (LOW[1] - LOW[0])) * m.pm.q)  # SPEC §2.2
+    assert math.isclose(m.p_atom, 1 - (2 * m.C - (LOW[1] - LOW[0])) * m.pm.q)  # docs/math.md §2.2
     yl = y[m.is_low(y)]
     assert np.all(m.output_density(xl[:, None], yl[None, :]) == 0)
     # the client code: every report of a low input that falls in [a, b] is the input itself

@@ -1,4 +1,4 @@
-"""URR (SPEC §1.3): parameters, transition table, the two ULDP conditions at their exact boundary."""
+"""URR (docs/math.md §1.3): parameters, transition table, the two ULDP conditions at their exact boundary."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def mech(request):
 
 def test_transition_matrix_is_the_spec_table(mech):
     e, s = math.exp(mech.epsilon), len(SENSITIVE)
-    c1, c2, c3 = e / (s + e - 1), 1 / (s + e - 1), (e - 1) / (s + e - 1)  # SPEC §1.3
+    c1, c2, c3 = e / (s + e - 1), 1 / (s + e - 1), (e - 1) / (s + e - 1)  # docs/math.md §1.3
     P = mech.transition_matrix()
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     for x in range(D):

@@ -42,7 +42,7 @@ def test_quick_run_writes_table_and_figure(name, quick_runs):
     assert not result.summary.empty and result.runtime_s >= 0
 
 
-# ---- theory: hand-computed values (SPEC §1.2 / paper eq. (2), eq. (12); SPEC §2.1 eq. (5), theorem 4) --
+# ---- theory: hand-computed values (docs/math.md §1.2 / paper eq. (2), eq. (12); §2.1 eq. (5), theorem 4) --
 def _row(table, curve, eps):
     return table[(table["curve"] == curve) & np.isclose(table["epsilon"], eps)].iloc[0]
 
@@ -76,7 +76,7 @@ def test_fig4_matches_hand_values():
     assert (table["variance_exact"] >= table["variance_paper"] * (1 - 1e-12)).all()
 
 
-# ---- Fig. 9: expected accuracies are the paper's reference values (SPEC §3) -----------------------
+# ---- Fig. 9: expected accuracies are the paper's reference values (docs/math.md §3) -----------------------
 def test_fig9_expected_accuracy_equals_reference_values(quick_runs):
     table = quick_runs[1]["sdldp-fig9"].table
     np.testing.assert_allclose(table["expected"], table["reference"], rtol=1e-12)

@@ -58,7 +58,7 @@ def test_bad_parameter_names_the_key(tmp_path):
     assert err.value.key == "parameters.confidence" and "between 0 and 1" in str(err.value)
 
 
-# ---- seed 001: Warner RR (SPEC §1.1) ----------------------------------------------------------------
+# ---- seed 001: Warner RR (docs/math.md §1.1) ----------------------------------------------------------------
 RR_CONFIG = {"seed": 101, "shares": [0.2], "epsilon": [0.5, 2.0], "n_values": [200, 5000], "repeats": 4000,
              "confidence": 0.95}
 
@@ -103,7 +103,7 @@ def test_rr_coverage_and_unbiasedness(rr_table):
     assert (t["mle_clipped"] >= 0).all() and (t["width_mean"] <= t["width_theory"] * (1 + 1e-12)).all()
 
 
-# ---- seed 002: central DP histogram (SPEC §6) -------------------------------------------------------
+# ---- seed 002: central DP histogram (docs/math.md §6) -------------------------------------------------------
 def test_seed002_concrete_example():
     theta = np.array([0.5, 0.3, 0.2])
     release = LaplaceHistogram(epsilon=1.0)  # α = 1, one record replaced: Δ = 2/n
@@ -143,7 +143,7 @@ def test_central_and_local_mse_match_theory():
     assert len(ratios) == 2 and (ratios > 100).all()  # orders of magnitude (∝ n) in the trusted model
 
 
-# ---- seed 004: quadtree budget allocation (SPEC §6) -------------------------------------------------
+# ---- seed 004: quadtree budget allocation (docs/math.md §6) -------------------------------------------------
 QT_CONFIG = {"seed": 104, "epsilon": [1.0], "h": 5, "heights": [7, 9], "d_values": [0.0, 0.024],
              "q_values": [1.415], "d_points": 20, "figure_epsilon": 1.0, "n": 2000, "queries": 100,
              "repeats": 300, "measured_q": 1.415}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, mga_reports
-from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fakes import FakeFleet
 from tests.simulator.test_scenario import TINY

@@ -8,7 +8,7 @@ import pytest
 
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.scenarios.cli import main
-from ldpsim.evaluation.scenario.deployment import load_deployment
+from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.catalog import shipped
 
 TINY = """

@@ -1,4 +1,4 @@
-"""Workloads by name: the explicit registry, user-registered builders and CSV files — SPEC §5.
+"""Workloads by name: the explicit registry, user-registered builders and CSV files — docs/math.md §5.
 
 >>> w = make_workload("harmonic", 1000, domain_size=4)
 >>> w.counts.tolist(), w.ranks.tolist()
@@ -30,7 +30,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_int
 
 from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder
-from ldpsim.evaluation.workloads.numeric import heights, tap_positions, typing_speed, weights
+from ldpsim.evaluation.workloads.readings import heights, tap_positions, typing_speed, weights
 from ldpsim.evaluation.workloads.real import emoji, words
 from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf
 
@@ -75,9 +75,32 @@ def register_workload(name: str, fn: Callable) -> None:
 
 
 def make_workload(name: str, n: int, rng=None, **params) -> Workload | NumericWorkload:
-    """Build the workload registered as ``name`` for ``n`` users.
+    """Build the workload registered as ``name`` for ``n`` users (docs/math.md §5).
 
-    Unknown names or parameters raise ``ValueError`` listing what is allowed.
+    Parameters
+    ----------
+    name : str
+        A registered name (module table; :func:`register_workload` adds more).
+    n : int
+        Number of users, ≥ 1 (categorical workloads are rounded to exactly n by largest remainder).
+    rng : numpy.random.Generator, int or None
+        Randomness for sampled workloads (numeric readings); categorical ones are deterministic.
+    **params
+        The builder's parameters (module table), e.g. ``domain_size=100`` or ``top=2000``.
+
+    Returns
+    -------
+    Workload or NumericWorkload
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or parameter (the message lists what is allowed) or an invalid value.
+
+    Examples
+    --------
+    >>> make_workload("exponential", 100, domain_size=3).counts.tolist()
+    [42, 33, 25]
     """
     if name not in WORKLOADS:
         raise ValueError(f"Unknown workload {name!r}; choose one of {sorted(WORKLOADS)}.")

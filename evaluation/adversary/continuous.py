@@ -1,4 +1,4 @@
-"""The Bayesian adversary against numeric mechanisms (PM, SDPM) — SPEC §3.
+"""The Bayesian adversary against numeric mechanisms (PM, SDPM) — docs/math.md §3.
 
 The adversary discretises the input domain [−1, 1] into ``n_cells`` equal cells with midpoints g
 and prior masses m(g) (uniform by default, or the workload's histogram: a stronger adversary).

@@ -1,4 +1,4 @@
-"""Numeric workloads: per-user readings normalised to [−1, 1] by a FIXED public range — SPEC §5.
+"""Numeric workloads: per-user readings normalised to [−1, 1] by a FIXED public range — docs/math.md §5.
 
 The range is a public constant (a plausible physical range for the quantity), never taken from the
 sampled private data; readings outside it are clipped. It is deliberately not mean ± c·sd: that would
@@ -35,14 +35,14 @@ def _normal(name: str, n, rng, mean: float, sd: float, unit: str, low: float, hi
 
 def heights(n: int, rng=None, mean: float = 68.0, sd: float = 1.9,
             low: float = 54.0, high: float = 84.0) -> NumericWorkload:
-    """Heights in inches ~ Normal(68.0, 1.9) (the SOCR set of the paper is such a sample; SPEC §5),
+    """Heights in inches ~ Normal(68.0, 1.9) (the SOCR set of the paper is such a sample; docs/math.md §5),
     public range 4′6″–7′ (54–84 in)."""
     return _normal("heights", n, rng, mean, sd, "in", low, high)
 
 
 def weights(n: int, rng=None, mean: float = 127.1, sd: float = 11.7,
             low: float = 60.0, high: float = 200.0) -> NumericWorkload:
-    """Weights in pounds ~ Normal(127.1, 11.7) (SPEC §5), public range 60–200 lb."""
+    """Weights in pounds ~ Normal(127.1, 11.7) (docs/math.md §5), public range 60–200 lb."""
     return _normal("weights", n, rng, mean, sd, "lb", low, high)
 
 

@@ -4,7 +4,7 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
 
     [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
-                        (any categorical workload of ldpsim.evaluation.workloads.registry)
+                        (any categorical workload of ldpsim.evaluation.workloads.make)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
                         opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
                         speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
@@ -31,7 +31,7 @@ import math
 from pathlib import Path
 
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
