@@ -6,7 +6,9 @@
 * :func:`detect_fake_users` — fake-user detection for OUE and OLH (the paper's frequent-itemset idea):
   every MGA fake supports all r targets, while a genuine report supports a given set of r items only
   with probability ≈ Π q. The most co-supported pair of items seeds an itemset, grown greedily while
-  at least half of its supporters stay; users supporting the whole set (|set| ≥ 2) are flagged.
+  at least half of its supporters stay; users supporting the whole set (|set| ≥ 2) are flagged — only
+  when they are significantly more than independent supports would give (count > E + z·√E with
+  E = N·Π_{i∈set} s_i, s_i the share of reports supporting i, z = 5), else nobody is.
   The server then estimates from the unflagged reports.
 """
 
@@ -44,10 +46,11 @@ def support_matrix(mech, reports) -> np.ndarray:
     raise ValueError(f"Fake-user detection is defined for OUE and OLH (Cao et al. 2021); got {type(mech).__name__}.")
 
 
-def detect_fake_users(mech, reports, keep: float = 0.5) -> tuple[np.ndarray, tuple]:
+def detect_fake_users(mech, reports, keep: float = 0.5, z: float = 5.0) -> tuple[np.ndarray, tuple]:
     """Flag the users whose reports support a suspiciously co-supported itemset.
 
-    Returns (flagged mask over users, the itemset found).
+    Returns (flagged mask over users, the itemset found); the mask is all False when the itemset's
+    support is not significant (see module docstring).
     """
     B = support_matrix(mech, reports)
     Bf = B.astype(np.float32)
@@ -64,4 +67,7 @@ def detect_fake_users(mech, reports, keep: float = 0.5) -> tuple[np.ndarray, tup
             break
         items.append(k)
         holders &= B[:, k]
+    expected = B.shape[0] * float(np.prod(B[:, items].mean(axis=0)))
+    if holders.sum() <= expected + z * np.sqrt(expected):
+        holders = np.zeros_like(holders)
     return holders, tuple(sorted(items))

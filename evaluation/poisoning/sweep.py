@@ -18,7 +18,7 @@ from ldpsim.evaluation.poisoning.defenses import normalized_frequencies
 from ldpsim.evaluation.poisoning.gains import ATTACKS, expected_gain
 from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_gain
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
 
 MECHANISMS = ("grr", "oue", "olh", "cms", "hcms")

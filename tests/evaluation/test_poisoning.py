@@ -10,7 +10,7 @@ import pytest
 from ldpsim.evaluation.poisoning import (expected_gain, fake_aggregate, fake_reports, gain_after_detection,
                                          measure_gain, norm_sub, normalized_frequencies, paper_gain)
 from ldpsim.evaluation.poisoning.attacks import olh_seed_pool
-from ldpsim.evaluation.workloads.registry import make_workload
+from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
 from ldpsim.scenarios.cli import main
 from tests.stats import z_bound
