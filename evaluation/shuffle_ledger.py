@@ -105,11 +105,18 @@ def central_summary(cfg, result, delta: float = DEFAULT_DELTA) -> tuple[pd.DataF
     days = pd.DataFrame(days)
     run_worst, method = _composed(parts, "worst", delta)
     run_median, _ = _composed(parts, "median", delta)
+    # no device spends more than the ledger let it: the composition over every partition is a bound,
+    # and so is the largest local ε actually spent (shuffling is post-processing)
+    spent = getattr(result, "ledger_spent", None)
+    local_run = float(parts["epsilon_local"].sum())
+    if spent is not None and np.size(spent):
+        local_run = min(local_run, float(np.max(spent)))
+    run_worst, run_median = min(run_worst, local_run), min(run_median, local_run)
     unamplified = windows["epsilon_central"] >= windows["epsilon_local"]
     summary = {
         "central_delta": delta, "central_delta_per_partition": delta_p, "central_accounting": method,
         "central_epsilon_run_worst": run_worst, "central_epsilon_run_median": run_median,
-        "local_epsilon_run_all_partitions": float(parts["epsilon_local"].sum()),
+        "local_epsilon_run_all_partitions": local_run,
         "central_epsilon_day_max_worst": float(days["epsilon_central_worst"].max()),
         "central_epsilon_day_max_median": float(days["epsilon_central_median"].max()),
         "local_epsilon_day_max": float(days["epsilon_local"].max()),
