@@ -50,23 +50,23 @@ def _trials(text: str) -> int:
 
 def add_arguments(parser):
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--mechanism", metavar="NAME", help=f"audit one of ours ({', '.join(DEFAULTS)})")
-    what.add_argument("--all", action="store_true", help="audit every mechanism with a plan at each --epsilons")
-    what.add_argument("--client", metavar="MODULE:FUNC", help="audit any perturb(values, rng) -> reports callable")
-    what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime)")
-    what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε")
+    what.add_argument("--mechanism", metavar="NAME", help=f"audit one of ours ({', '.join(DEFAULTS)}) (default: none)")
+    what.add_argument("--all", action="store_true", help="audit every mechanism with a plan at each --epsilons (default: off)")
+    what.add_argument("--client", metavar="MODULE:FUNC", help="audit any perturb(values, rng) -> reports callable (default: none)")
+    what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime) (default: none)")
+    what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
-                      help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv")
+                      help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a mechanism parameter (JSON value), repeatable (default: the DEFAULTS of the module)")
     parser.add_argument("--client-arg", action="append", default=[], metavar="K=V",
                         help="keyword argument of a client factory (JSON value), repeatable (default: none)")
     parser.add_argument("--support", metavar="MODULE:FUNC",
                         help="support(reports, item) -> bool array for external reports (default: ids or 0/1 rows)")
-    parser.add_argument("--epsilon", type=float, help="the claimed ε (required for --client, --reports)")
+    parser.add_argument("--epsilon", type=float, help="the claimed ε (required for --client, --reports; --mechanism default: 1)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS),
                         help=f"ε values for --all and --detection-table (default: {' '.join(map(str, EPSILONS))})")
-    parser.add_argument("--domain-size", type=options.positive_int, help="the client's domain size (for --client)")
+    parser.add_argument("--domain-size", type=options.positive_int, help="the client's domain size (for --client; default: none)")
     parser.add_argument("--pair", nargs=2, type=int, default=[0, 1], metavar=("X", "X_PRIME"),
                         help="neighbouring inputs for --client/--reports (default: 0 1)")
     parser.add_argument("--trials", type=_trials, default=1_000_000, help="trials per input (default: 1e6)")

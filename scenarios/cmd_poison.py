@@ -21,11 +21,11 @@ def add_arguments(parser):
     parser.add_argument("scenario", nargs="?", default="poisoning",
                         help="a poisoning scenario: a TOML file or a shipped name (default: poisoning)")
     options.add_seed(parser, "the scenario's seed")
-    parser.add_argument("--repeats", type=options.positive_int, help="override [poisoning] repeats")
+    parser.add_argument("--repeats", type=options.positive_int, help="override [poisoning] repeats (default: the scenario's)")
     parser.add_argument("--deployment", action="store_true",
-                        help="fake devices in a deployment scenario (default scenario then: keyboard)")
-    parser.add_argument("--devices", type=options.positive_int, help="--deployment: override [deployment] devices")
-    parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days")
+                        help="fake devices in a deployment scenario (default: off; scenario then defaults to keyboard)")
+    parser.add_argument("--devices", type=options.positive_int, help="--deployment: override [deployment] devices (default: the scenario's)")
+    parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days (default: the scenario's)")
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=[0, 10, 20, 40, 80],
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[2.0, 4.0, 8.0],
