@@ -1,6 +1,7 @@
 """``ldpsim poison [SCENARIO]``: the poisoning sweep (default: the shipped ``poisoning`` scenario).
 
-With ``--deployment`` the scenario is a deployment (default ``keyboard``) instead: fake devices push the
+A scenario with a ``[poisoning_fleet]`` table (``scenarios/poisoning_fleet.toml``), or ``--deployment``
+with a deployment scenario (default ``keyboard``), runs fake devices in the deployment instead: they push the
 item of rank ``--target-rank`` into the daily top 10 (``--fakes`` counts × ``--epsilons`` of the event
 use case × the gate's defenses); writes ``fakes.csv`` and ``plots/fakes_top10.png``.
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from ldpsim.scenarios import options
 
+FAKES, EPSILONS, TARGET_RANK = [0, 10, 20, 40, 80], [2.0, 4.0, 8.0], 80
+
 
 def add_arguments(parser):
     parser.add_argument("scenario", nargs="?", default="poisoning",
@@ -26,23 +29,33 @@ def add_arguments(parser):
                         help="fake devices in a deployment scenario (default: off; scenario then defaults to keyboard)")
     parser.add_argument("--devices", type=options.positive_int, help="--deployment: override [deployment] devices (default: the scenario's)")
     parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days (default: the scenario's)")
-    parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=[0, 10, 20, 40, 80],
+    parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[2.0, 4.0, 8.0],
+    parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS,
                         help="--deployment: ε of the event use case (default: 2 4 8)")
-    parser.add_argument("--target-rank", type=options.positive_int, default=80,
+    parser.add_argument("--target-rank", type=options.positive_int, default=TARGET_RANK,
                         help="--deployment: the pushed item's rank in the workload (default: 80)")
     options.add_out(parser, "runs/<name>")
 
 
-def _run_deployment(args) -> int:
+def _run_deployment(args, fleet: dict | None = None) -> int:
+    """Fake devices in a deployment: settings from a ``[poisoning_fleet]`` table, else from the flags."""
     from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, plot_fake_sweep
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
 
+    if fleet is not None:  # the table's values, unless a flag was given explicitly
+        args.devices = args.devices or fleet["devices"]
+        args.days = args.days or fleet["days"]
+        args.seed = args.seed if args.seed is not None else fleet["seed"]
+        args.fakes = fleet["fakes"] if args.fakes == FAKES else args.fakes
+        args.epsilons = fleet["epsilon"] if args.epsilons == EPSILONS else args.epsilons
+        args.target_rank = fleet["target_rank"] if args.target_rank == TARGET_RANK else args.target_rank
+    defenses = tuple(fleet["defenses"]) if fleet is not None else None
     try:
-        scenario = "keyboard" if args.scenario == "poisoning" else args.scenario
+        scenario = fleet["scenario"] if fleet is not None else (
+            "keyboard" if args.scenario == "poisoning" else args.scenario)
         cfg, meta = load_deployment(resolve(scenario), args.devices, args.days, args.seed)
         if args.target_rank > len(cfg.items):
             raise ScenarioError(scenario, "--target-rank", f"must be <= {len(cfg.items)} items")
@@ -56,7 +69,8 @@ def _run_deployment(args) -> int:
     def progress(done, total):
         bar.total = total
         bar.update_to(done)
-    table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress)
+    kwargs = {"defenses": defenses} if defenses else {}
+    table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress, **kwargs)
     bar.close()
     table.to_csv(out / "fakes.csv", index=False)
     plot_fake_sweep(table, out / "plots" / "fakes_top10.png")
@@ -78,6 +92,8 @@ def run(args) -> int:
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if cfg["kind"] == "fleet":
+        return _run_deployment(args, cfg)
     if args.seed is not None:
         cfg["seed"] = args.seed
     if args.repeats is not None:

@@ -55,15 +55,37 @@ SPEC = {
 }
 
 
+def _non_negative_ints(values):
+    return None if values and all(isinstance(v, int) and v >= 0 for v in values) else "must be integers >= 0"
+
+
+#: ``[poisoning_fleet]``: fake devices in a deployment scenario (:mod:`.deployment_attack`)
+FLEET_SPEC = {
+    "name": Field(str, "poisoning-fleet"), "scenario": Field(str, "keyboard"),
+    "devices": Field(int, 5000, lambda v: None if v >= 1 else "must be >= 1"),
+    "days": Field(int, 7, lambda v: None if v >= 1 else "must be >= 1"),
+    "seed": Field(int, 0), "target_rank": Field(int, 80, lambda v: None if v >= 1 else "must be >= 1"),
+    "fakes": Field(list, [0, 10, 20, 40, 80], _non_negative_ints),
+    "epsilon": Field(list, [2.0, 4.0, 8.0], _positive_list),
+    "defenses": Field(list, ["none", "attestation 50%", "rate limit 10 ids × 5/day"],
+                      _subset(("none", "attestation 50%", "rate limit 10 ids × 5/day"))),
+}
+
+
 def load_poisoning(path) -> dict:
-    """Read and check a poisoning scenario (the ``[poisoning]`` table)."""
+    """Read and check a poisoning scenario: a ``[poisoning]`` table (the population sweep) or a
+    ``[poisoning_fleet]`` table (fake devices in a deployment); the result has ``kind`` set."""
     raw = load_toml(path)
-    if "poisoning" not in raw:
-        raise ScenarioError(path, "poisoning", "is required: a poisoning scenario has a [poisoning] table")
-    extra = sorted(set(raw) - {"poisoning"})
+    tables = [t for t in ("poisoning", "poisoning_fleet") if t in raw]
+    if len(tables) != 1:
+        raise ScenarioError(path, "poisoning", "is required: a poisoning scenario has one [poisoning] or "
+                                               "[poisoning_fleet] table")
+    extra = sorted(set(raw) - set(tables))
     if extra:
-        raise ScenarioError(path, extra[0], "unknown table; a poisoning scenario has only [poisoning]")
-    cfg = parse_table(raw["poisoning"], SPEC, "poisoning", path)
+        raise ScenarioError(path, extra[0], f"unknown table; this poisoning scenario has only [{tables[0]}]")
+    if tables[0] == "poisoning_fleet":
+        return {"kind": "fleet", **parse_table(raw["poisoning_fleet"], FLEET_SPEC, "poisoning_fleet", path)}
+    cfg = {"kind": "population", **parse_table(raw["poisoning"], SPEC, "poisoning", path)}
     if cfg["targets"] >= cfg["domain_size"]:
         raise ScenarioError(path, "poisoning.targets", f"must be smaller than domain_size; got {cfg['targets']}")
     return cfg

@@ -139,3 +139,14 @@ def test_shipped_poisoning_scenario_loads():
     from ldpsim.scenarios.catalog import resolve
     cfg = load_poisoning(resolve("poisoning"))
     assert cfg["targets"] == 3 and "mga" in cfg["attacks"]
+
+
+def test_fleet_scenario_runs_fake_devices(tmp_path, capsys):
+    scenario = tmp_path / "f.toml"
+    scenario.write_text('[poisoning_fleet]\nscenario = "keyboard"\ndevices = 300\ndays = 2\ntarget_rank = 60\n'
+                        'fakes = [0, 30]\nepsilon = [4.0]\ndefenses = ["none"]\n', encoding="utf-8")
+    assert main(["poison", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 0
+    import pandas as pd
+    table = pd.read_csv(tmp_path / "out" / "fakes.csv")
+    assert table["fakes"].tolist() == [0, 30] and table["days_in_top"].iloc[1] == 2
+    assert (tmp_path / "out" / "plots" / "fakes_top10.png").exists()
