@@ -4,7 +4,7 @@ Runs the SimPy deployment with a :class:`ldpsim.simulator.fakes.FakeFleet` (maxi
 event use case, :func:`mga_reports`) and reads the daily estimated ranks of the target. The defenses
 are the fleet's gate: device attestation (share of fakes that authenticate) and per-identity rate
 limits. One row per (ε, fakes, defense): days in the top 10, first such day, mean estimated share of
-the target vs its true share.
+the target beside its closed form (:func:`target_ranks`) and its true share.
 """
 
 from __future__ import annotations
@@ -37,14 +37,31 @@ def with_event_epsilon(cfg, epsilon: float):
     return dataclasses.replace(cfg, use_cases=ucs, budget_daily=float("inf"), budget_total=float("inf"))
 
 
-def target_ranks(cfg, result, target_index: int, k: int = 10) -> dict:
-    """Days the target is in the estimated top ``k``, the first one, its mean estimated and true share."""
+def target_ranks(cfg, result, target_index: int, k: int = 10, fakes_per_day: int = 0, start_day: int = 0) -> dict:
+    """Days the target is in the estimated top ``k``, the first one, its mean estimated and true share,
+    and the closed-form expected share: per day (n·(f_t + b_t) + m·c)/(n + m) with n genuine and m fake
+    reports, c the MGA contribution of one fake report (docs/math.md §7.5), b_t the sketch's bias."""
+    from ldpsim.evaluation.poisoning.gains import fake_contribution
+
     daily = daily_estimates(cfg, result)
     rank = daily.groupby("day")["estimate"].rank(ascending=False, method="first")
     mine = daily.assign(rank=rank)[daily["item"] == target_index]
     top = mine[mine["rank"] <= k]
+    uc = cfg.use_case("event")
+    mech = uc.make_mechanism()
+    items = list(cfg.items) if mech.takes_tokens else list(range(len(cfg.items)))
+    c = fake_contribution(mech, "mga", [items[target_index]])
+    expected = []
+    for day, total in zip(mine["day"], mine["reports"]):
+        m = fakes_per_day if day >= start_day else 0
+        donated = np.asarray(result.truth["donated"][day], dtype=np.int64)
+        n = int(total) - m
+        bias = float(mech.bias(donated, items if mech.takes_tokens else None)[target_index]) \
+            if hasattr(mech, "family") else 0.0
+        expected.append((donated[target_index] + bias + m * c) / max(n + m, 1))
     return {"days_in_top": int(len(top)), "first_day_in_top": int(top["day"].min()) if len(top) else None,
-            "estimated_share": float(mine["estimate"].mean()), "true_share": float(mine["true_donated"].mean())}
+            "estimated_share": float(mine["estimate"].mean()), "closed_form_share": float(np.mean(expected)),
+            "true_share": float(mine["true_donated"].mean())}
 
 
 def fake_sweep(cfg, target_index: int, fakes=(0, 50, 100, 200, 400), epsilons=(2.0, 4.0, 8.0),
@@ -62,7 +79,8 @@ def fake_sweep(cfg, target_index: int, fakes=(0, 50, 100, 200, 400), epsilons=(2
             result = run_deployment(run_cfg, tmp, components=(fleet.component,))
         rows.append({"epsilon": eps, "fakes": n_fakes, "defense": defense,
                      "fakes_accepted_per_day": fleet.accepted_per_day(), "devices": cfg.n_devices,
-                     "days": cfg.n_days, **target_ranks(run_cfg, result, target_index)})
+                     "days": cfg.n_days, **target_ranks(run_cfg, result, target_index, 10,
+                                                        fleet.accepted_per_day(), fleet.start_day)})
         if progress:
             progress(i + 1, len(jobs))
     return pd.DataFrame(rows)
