@@ -113,6 +113,9 @@ def _results(args) -> list:
         return results
     if args.mechanism or args.all:
         params = _kv(args.param, "--param")
+        if args.mechanism and args.mechanism.lower() not in DEFAULTS:
+            raise ValueError(f"no audit plan for mechanism {args.mechanism!r}; auditable: {', '.join(DEFAULTS)} "
+                             f"(the personalized ones report a group with each value: audit a group's SDGRR/SDPM)")
         if args.mechanism:
             eps = params.pop("epsilon", args.epsilon if args.epsilon is not None else 1.0)
             jobs = [(args.mechanism, eps, params)]
