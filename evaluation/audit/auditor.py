@@ -80,7 +80,26 @@ def _count(perturb, value, trials: int, rng, events) -> np.ndarray:
 
 
 def audit_mechanism(mech, trials: int, rng=None, mode: str = "exact", confidence: float = 0.95) -> AuditResult:
-    """Audit one of this package's mechanisms on its plan (see module docstring for the modes)."""
+    """Audit one of this package's mechanisms on its plan (see module docstring for the modes).
+
+    Parameters
+    ----------
+    mech : Mechanism
+        GRR, RR, URR, SDGRR, OUE, OLH, CMS, HCMS, PM or SDPM (:func:`~.plans.plan_for`).
+    trials : int ≥ 1
+        Reports per input.
+    rng : int, Generator or None
+        Randomness of the counts (exact) or of the client (sample).
+    mode : {"exact", "sample"}
+        Binomial counts from the mechanism's own probabilities, or the real client.
+    confidence : float in (0, 1)
+        Confidence of the lower bound (each Clopper–Pearson bound at (1 − confidence)/2).
+
+    Returns
+    -------
+    AuditResult
+        ``epsilon_event`` is the plan's exact ln(P[S|x]/P[S|x′]) (= ε on the boundary).
+    """
     trials, confidence = _check(trials, confidence)
     if mode not in ("exact", "sample"):
         raise ValueError(f"The 'mode' parameter of audit must be one of ('exact', 'sample'). Got {mode!r} instead.")
@@ -139,7 +158,32 @@ def _best(subject, claimed, confidence, x, xp, events, counts_x, counts_xp, n_x,
 
 def audit_client(perturb, epsilon: float, trials: int, x=0, x_prime=1, support=None, rng=None,
                  confidence: float = 0.95, subject: str | None = None) -> AuditResult:
-    """Audit any client ``perturb(values, rng) -> reports`` claiming ``epsilon``-LDP on inputs x, x′."""
+    """Audit any client ``perturb(values, rng) -> reports`` claiming ``epsilon``-LDP on inputs x, x′.
+
+    Parameters
+    ----------
+    perturb : callable
+        ``perturb(values, rng) -> reports`` for an array of equal values (called in chunks of CHUNK).
+    epsilon : float in (0, inf)
+        The claimed ε.
+    trials : int ≥ 1
+        Reports per input.
+    x, x_prime : hashable
+        The neighbouring inputs (default 0 and 1).
+    support : callable, optional
+        ``support(reports, item) -> bool array``; default :func:`default_support`.
+    rng : int, Generator or None
+        Passed to ``perturb``.
+    confidence : float in (0, 1)
+        Family-wise over the four events (Bonferroni).
+    subject : str, optional
+        Name shown in the result.
+
+    Returns
+    -------
+    AuditResult
+        The event and direction with the largest lower bound.
+    """
     trials, confidence = _check(trials, confidence)
     epsilon = check_real("audit", "epsilon", epsilon, 0.0, np.inf)
     rng = as_generator(rng)

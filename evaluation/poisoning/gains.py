@@ -92,7 +92,24 @@ def genuine_target_frequency(mech, counts, items, targets) -> float:
 
 
 def expected_gain(mech, attack: str, targets, counts, items, m: int) -> float:
-    """G = β·[Σ_t c(t) − Σ_t (f_t + b_t)] with β = m/(n + m) (module docstring; Cao et al. 2021)."""
+    """G = β·[Σ_t c(t) − Σ_t (f_t + b_t)] with β = m/(n + m) (module docstring; Cao et al. 2021).
+
+    Parameters
+    ----------
+    mech : GRR, OUE, OLH, CMS or HCMS
+    attack : {"rpa", "ria", "mga"}
+    targets : sequence
+        Target labels as the oracle sees them (ids, or tokens for sketches).
+    counts, items : arrays
+        Genuine true counts and the labels they belong to (``targets`` ⊂ ``items``).
+    m : int ≥ 0
+        Number of fake users.
+
+    Returns
+    -------
+    float
+        Expected frequency gain summed over the targets.
+    """
     n = float(np.sum(counts))
     beta = m / (n + m)
     return beta * (fake_contribution(mech, attack, targets, m) - genuine_target_frequency(mech, counts, items, targets))

@@ -26,8 +26,25 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
                  defense=None) -> np.ndarray:
     """``repeats`` measured frequency gains of ``m`` fakes running ``attack`` for ``targets``.
 
-    ``items``/``counts``: the genuine population (labels and true counts); ``targets`` ⊂ ``items``.
-    ``defense``: None, or a function (mech, aggregate, mech_items) -> frequencies of every item.
+    Parameters
+    ----------
+    mech : GRR, OUE, OLH, CMS or HCMS
+    attack : {"rpa", "ria", "mga"}
+    targets : sequence
+        Target labels, a subset of ``items``.
+    counts, items : arrays
+        The genuine population: true counts and their labels.
+    m : int ≥ 0
+        Number of fake users.
+    repeats : int ≥ 1
+    rng : int, Generator or None
+    defense : callable, optional
+        ``defense(mech, aggregate, mech_items) -> frequencies`` of every item (e.g. normalization).
+
+    Returns
+    -------
+    numpy.ndarray
+        One gain per repeat: Σ_t f̃_t(genuine + fakes) − Σ_t f̃_t(genuine); mean = :func:`.gains.expected_gain`.
     """
     repeats = check_int("measure_gain", "repeats", repeats, low=1)
     rng = as_generator(rng)
