@@ -150,3 +150,11 @@ def test_fleet_scenario_runs_fake_devices(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "out" / "fakes.csv")
     assert table["fakes"].tolist() == [0, 30] and table["days_in_top"].iloc[1] == 2
     assert (tmp_path / "out" / "plots" / "fakes_top10.png").exists()
+
+
+def test_rr_is_grr_with_two_values():
+    from ldpsim.mechanisms import RR
+    counts = np.array([900, 100])
+    gains = measure_gain(RR(1.0), "mga", [1], counts, np.arange(2), 50, 200, rng=1)
+    expected = expected_gain(RR(1.0), "mga", [1], counts, np.arange(2), 50)
+    assert abs(gains.mean() - expected) <= z_bound(1e-4) * gains.std(ddof=1) / np.sqrt(200)
