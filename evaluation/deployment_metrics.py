@@ -1,7 +1,7 @@
-"""Measurement of a deployment run: daily estimates vs truth, trend detection, network, ledger, adversary.
+"""Measurement of a deployment run: estimates with the theory's intervals, pooled and per day.
 
 Pure functions of a :class:`ldpsim.simulator.deployment.DeploymentResult` (and its config) returning tidy
-DataFrames or dicts; the plots read those tables.
+DataFrames or dicts; the plots and the printed summary read those tables.
 
 Truth comes at three levels, per collection day d:
 
@@ -10,98 +10,187 @@ Truth comes at three levels, per collection day d:
   limit every donating device weighs about equally, so heavy typists are under-represented);
 * ``device``: share of devices that typed x at least once.
 
-The adversary is the server-side observer of docs/math.md §3 extended to many reports per device: with the
-Bayes posterior P(x_r = x | y_r) ∝ P[y_r | x]·π(x) of each report (π the public workload
-frequencies), it guesses for a device argmax_x Σ_r P(x_r = x | y_r) (the item with the largest
-expected count among its reports) and wins when that is the device's favourite item. *Linked*: reports keep the device id, so the
-observer uses all of a device's reports. *Stripped and shuffled*: the store holds no id, so the best
-the observer can do is to attribute to the device random reports of the same day's partition.
+**Intervals.** Given the true counts c of the n reports behind an estimate, a frequency oracle's count
+estimate has a known bias b(c) and variance V(c) (``mech.bias``, ``mech.variance``; docs/math.md §4.1).
+Both are linear in c (a sum over independent reports), so the share estimate p̂ = ĉ/n of n received
+reports whose items are distributed as the donated counts D (total N) has bias b(D)/N and variance
+V(D)/(N·n). The *theory's 95% interval* of the truth is p̂ − bias ± 1.96·sd: it holds the true share
+in 95% of runs (tested in tests/evaluation/test_deployment_metrics.py).
+
+**Pooling.** Aggregates merge by addition, so the estimate from all reports of all days is the estimate
+of the summed aggregate, with the same theory at the summed counts. Its target is the share of x among
+all donated records of the run: each report weighs the same, so a day with 20 reports counts 20/n of
+the pooled estimate, not 1/days. Per-day errors are compared with theory one day at a time: the
+daily MSE ÷ theory is mean_d (p̂_d − p_d)² / (sd_d² + bias_d²), each day weighted by its own
+precision; it follows χ²_D / D (D days) when the theory holds.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from ldpsim.mechanisms._validation import as_generator
+#: two-sided 95% standard normal quantile
+Z95 = 1.959963984540054
 
-from ldpsim.evaluation.adversary.sketch import support
-from ldpsim.evaluation.report.plots import item_label
+#: units of the numeric readings (raw units of their value_range)
+READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
-def _event_mech(cfg):
+def mechanism_label(uc) -> str:
+    """"CMS, ε = 4" for a use case."""
+    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+
+
+def event_mechanism(cfg):
+    """(the event use case, its mechanism, the items argument of its estimate) or (None, None, None)."""
     uc = cfg.use_case("event")
-    return uc, (uc.make_mechanism() if uc is not None else None)
+    if uc is None:
+        return None, None, None
+    mech = uc.make_mechanism()
+    return uc, mech, (np.asarray(cfg.items, dtype=object) if mech.takes_tokens else None)
+
+
+def share_theory(mech, donated: np.ndarray, n: int, items=None) -> tuple[np.ndarray, np.ndarray]:
+    """(sd, bias) of every share estimate made from ``n`` reports whose items follow ``donated`` counts.
+
+    Variance and bias of a frequency oracle's count estimate are linear in the true counts, so they
+    scale from the donated counts (total N) to the n reports the server received:
+    sd = sqrt(V(donated) / (N·n)), bias = b(donated) / N (share scale; NaN when n or N is 0).
+    """
+    donated = np.asarray(donated)
+    total = int(donated.sum())
+    if total == 0 or n <= 0:
+        nan = np.full(donated.shape, np.nan)
+        return nan, nan
+    return np.sqrt(mech.variance(donated, items) / (total * n)), mech.bias(donated, items) / total
+
+
+def _shares(counts: np.ndarray) -> np.ndarray:
+    return counts / max(counts.sum(), 1)
+
+
+def _estimate_rows(mech, items, agg, donated, events, **extra) -> dict:
+    est = mech.estimate(agg, items) / max(agg.n, 1)
+    sd, bias = share_theory(mech, donated, agg.n, items)
+    centre = est - bias
+    return {**extra, "reports": agg.n, "estimate": est, "sd": sd, "bias": bias,
+            "ci_low": centre - Z95 * sd, "ci_high": centre + Z95 * sd,
+            "true_event": _shares(events), "true_donated": _shares(donated)}
 
 
 def daily_estimates(cfg, result) -> pd.DataFrame:
-    """One row per (day, item) of the event use case: estimated and true shares, daily and running."""
-    uc, mech = _event_mech(cfg)
+    """One row per (day, item) of the event use case: estimate, theory sd, bias and 95% interval,
+    true shares; ``running_estimate`` pools the days so far."""
+    uc, mech, items = event_mechanism(cfg)
     if uc is None:
         return pd.DataFrame()
-    items = np.asarray(cfg.items, dtype=object) if mech.takes_tokens else None
     t = result.truth
     rows, running = [], None
     for day in range(cfg.n_days):
         agg = result.aggregates.get((uc.name, day))
-        if agg is None:
+        if agg is None or agg.n == 0:
             continue
         running = agg if running is None else running + agg
-        est = mech.estimate(agg, items) / max(agg.n, 1)
-        run_est = mech.estimate(running, items) / max(running.n, 1)
-        active = max(int(result.truth["devices"][day].sum()), 1)
-        rows.append(pd.DataFrame({
-            "day": day, "item": np.arange(len(cfg.items)), "token": list(cfg.items), "reports": agg.n,
-            "estimate": est, "running_estimate": run_est,
-            "true_event": t["events"][day] / max(t["events"][day].sum(), 1),
-            "true_donated": t["donated"][day] / max(t["donated"][day].sum(), 1),
-            "true_device": t["devices"][day] / active,
-            "true_variance": mech.variance(t["donated"][day], items) / max(agg.n, 1) ** 2}))
+        active = max(int(t["devices"][day].sum()), 1)
+        row = _estimate_rows(mech, items, agg, t["donated"][day], t["events"][day], day=day,
+                             item=np.arange(len(cfg.items)), token=list(cfg.items))
+        row["running_estimate"] = mech.estimate(running, items) / running.n
+        row["true_device"] = t["devices"][day] / active
+        rows.append(pd.DataFrame(row))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def daily_readings(cfg, result) -> pd.DataFrame:
-    """One row per (reading use case, day): estimated mean vs the mean of all sessions' readings
-    (``true_event``) and of the donated ones as privatized, i.e. clipped to the use case's range
-    (``true_donated``, what the estimate targets); raw units."""
-    t, rows = result.truth, []
+def pooled_estimates(cfg, result) -> pd.DataFrame:
+    """One row per item: the estimate of the summed aggregate of every day, its theory and interval,
+    the true shares over the run, ranks and whether the interval holds the truth (``covered``)."""
+    uc, mech, items = event_mechanism(cfg)
+    aggs = [a for (name, _), a in sorted(result.aggregates.items()) if uc is not None and name == uc.name]
+    if not aggs or sum(a.n for a in aggs) == 0:
+        return pd.DataFrame()
+    pooled = sum(aggs[1:], aggs[0])
+    t = result.truth
+    out = pd.DataFrame(_estimate_rows(mech, items, pooled, t["donated"].sum(axis=0), t["events"].sum(axis=0),
+                                      item=np.arange(len(cfg.items)), token=list(cfg.items)))
+    out["est_rank"] = out["estimate"].rank(ascending=False, method="first").astype(int)
+    out["true_rank"] = out["true_donated"].rank(ascending=False, method="first").astype(int)
+    out["covered"] = (out["ci_low"] <= out["true_donated"]) & (out["true_donated"] <= out["ci_high"])
+    return out
+
+
+def mse_ratio_interval(n_days: int, level: float = 0.95) -> tuple[float, float]:
+    """Where the daily MSE ÷ theory of one item falls with probability ``level``: χ²_D / D quantiles."""
+    from scipy.stats import chi2
+
+    a = (1 - level) / 2
+    return float(chi2.ppf(a, n_days) / n_days), float(chi2.ppf(1 - a, n_days) / n_days)
+
+
+def accuracy_table(pooled: pd.DataFrame, daily: pd.DataFrame, k: int = 10) -> pd.DataFrame:
+    """The pooled top-``k`` (by true donated share): pooled truth, estimate, 95% half-width, ranks,
+    ΔE = |estimate − truth| / truth, and the daily MSE ÷ theory (each day weighted by its precision)."""
+    top = pooled.nsmallest(k, "true_rank").copy()
+    d = daily[daily["item"].isin(top["item"])]
+    ratio = ((d["estimate"] - d["true_donated"]) ** 2 / (d["sd"] ** 2 + d["bias"] ** 2)).groupby(d["item"]).mean()
+    top["half_width"] = Z95 * top["sd"]
+    top["delta_e"] = (top["estimate"] - top["true_donated"]).abs() / top["true_donated"]
+    top["mse_ratio"] = top["item"].map(ratio)
+    top["days"] = top["item"].map(d.groupby("item").size())
+    cols = ["true_rank", "item", "token", "true_donated", "estimate", "half_width", "covered", "est_rank",
+            "delta_e", "mse_ratio", "days", "reports"]
+    return top[cols].reset_index(drop=True)
+
+
+def _em_unit_sd(em, agg, rng, repeats: int = 200) -> float:
+    """sd of EM's mean from ``agg.n`` reports by a parametric bootstrap at EM's own estimate f̂: report
+    histograms ~ Multinomial(n, Mᵀf̂) (M the exact transition matrix), EM rerun on each ([−1, 1] units)."""
+    from ldpsim.mechanisms.base import Aggregate
+
+    pi = em.matrix.T @ em.estimate(agg)
+    pi = pi.clip(min=0) / pi.clip(min=0).sum()
+    draws = rng.multinomial(agg.n, pi, size=repeats)
+    return float(np.std([em.mean(Aggregate(agg.n, c, agg.kind)) for c in draws], ddof=1))
+
+
+def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(daily, pooled): one row per (reading use case, day), and one per use case for the summed
+    aggregate of every day. Estimated mean vs the mean of all sessions' readings (``true_event``) and
+    of the donated ones as privatized, i.e. clipped to the use case's range (``true_donated``, what the
+    estimate targets); raw units. ``sd`` is the estimate's sd (``sd_method``): for the unbiased report
+    average (PM) its largest value, at |x| = 1, sqrt(Var[x*|1] / n); for an EM mean (no closed form) a
+    parametric bootstrap of 200 EM runs at the pooled estimate, scaled to each day's n by sqrt(n_pooled / n)
+    and capped at half the range (docs/math.md §4.1)."""
+    rng = np.random.default_rng(rng)
+    t, daily, pooled = result.truth, [], []
     for uc in cfg.readings():
-        aggregator = uc.make_aggregator()
-        for day in range(cfg.n_days):
-            agg = result.aggregates.get((uc.name, day))
-            if agg is None:
-                continue
-            rows.append({"use_case": uc.name, "day": day, "reports": agg.n,
-                         "estimate": uc.estimate_mean(aggregator, agg),
-                         "true_event": t[f"{uc.name}:all_sum"][day] / max(t[f"{uc.name}:all_n"][day], 1),
-                         "true_donated": t[f"{uc.name}:donated_sum"][day] / max(t[f"{uc.name}:donated_n"][day], 1)})
-    return pd.DataFrame(rows)
-
-
-def accuracy_summary(daily: pd.DataFrame, k: int = 10, truth: str = "true_donated") -> pd.DataFrame:
-    """Per item of the pooled top-``k`` (by ``truth``): ΔE, ΔR and variance over the days (docs/math.md §4).
-
-    The days play the role of seed 003's repeated runs, each compared with its own day's truth:
-    ΔE = |mean_d(est − true)| / mean_d true, ΔR = mean_d |est rank − true rank|,
-    variance = mean_d (est − true)² (frequency scale).
-    """
-    d = daily.copy()
-    d["est_rank"] = d.groupby("day")["estimate"].rank(ascending=False, method="first")
-    d["true_rank"] = d.groupby("day")[truth].rank(ascending=False, method="first")
-    d["err"] = d["estimate"] - d[truth]
-    d["abs_rank_err"] = (d["est_rank"] - d["true_rank"]).abs()
-    d["sq_err"] = d["err"] ** 2
-    g = d.groupby(["item", "token"])
-    out = pd.DataFrame({"true": g[truth].mean(), "estimate": g["estimate"].mean(),
-                        "delta_e": g["err"].mean().abs() / g[truth].mean(), "delta_r": g["abs_rank_err"].mean(),
-                        "variance": g["sq_err"].mean(), "theory_variance": g["true_variance"].mean()})
-    return out.sort_values("true", ascending=False).head(k).reset_index()
+        aggregator, mech = uc.make_aggregator(), uc.make_mechanism()
+        lo, hi = uc.value_range
+        days = [d for d in range(cfg.n_days) if result.aggregates.get((uc.name, d)) is not None
+                and result.aggregates[(uc.name, d)].n > 0]
+        if not days:
+            continue
+        aggs = {d: result.aggregates[(uc.name, d)] for d in days}
+        total = sum(list(aggs.values())[1:], aggs[days[0]])
+        if uc.em_bins is not None:
+            per_report, method = _em_unit_sd(aggregator, total, rng) ** 2 * total.n, "EM bootstrap"
+        else:
+            per_report, method = float(mech.report_variance(np.ones(1))[0]), "largest variance, |x| = 1"
+        # an EM mean lies in the range, so its sd is at most half the range (the scaling overshoots at tiny n)
+        cap = (hi - lo) / 2 if uc.em_bins is not None else np.inf
+        for out, ds, agg in [(daily, [d], aggs[d]) for d in days] + [(pooled, days, total)]:
+            n_all = sum(t[f"{uc.name}:all_n"][d] for d in ds)
+            n_don = sum(t[f"{uc.name}:donated_n"][d] for d in ds)
+            out.append({"use_case": uc.name, **({"day": ds[0]} if out is daily else {}), "reports": agg.n,
+                        "estimate": uc.estimate_mean(aggregator, agg),
+                        "sd": min((hi - lo) / 2 * np.sqrt(per_report / agg.n), cap), "sd_method": method,
+                        "true_event": sum(t[f"{uc.name}:all_sum"][d] for d in ds) / max(n_all, 1),
+                        "true_donated": sum(t[f"{uc.name}:donated_sum"][d] for d in ds) / max(n_don, 1)})
+    return pd.DataFrame(daily), pd.DataFrame(pooled)
 
 
 def trend_detection(cfg, daily: pd.DataFrame, k: int = 10) -> dict:
-    """First day the trend item is in the estimated (daily and running) and the true top-``k``."""
+    """First day the trend item is in the estimated (daily and running) and the true top-``k``
+    (None: not reached)."""
     if cfg.trend_item is None or daily.empty:
         return {}
     out = {"trend_token": cfg.items[cfg.trend_item], "trend_start_day": cfg.trend_start_day}
@@ -144,138 +233,37 @@ def ledger_summary(cfg, result) -> dict:
             "budget_daily": cfg.budget_daily, "donations_refused": int(result.refused)}
 
 
-def log_likelihoods(mech, reports, items) -> np.ndarray:
-    """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
-
-    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (docs/math.md §3): a report
-    either supports a candidate or not, with a fixed log-likelihood gap (``adversary_sketch.support``).
-    """
-    if hasattr(mech, "transition_matrix"):
-        with np.errstate(divide="ignore"):
-            return np.log(mech.transition_matrix()[:, np.asarray(reports)].T)
-    try:
-        supported, gap = support(mech, reports, items)
-    except TypeError as exc:
-        raise NotImplementedError(str(exc)) from None
-    return np.where(supported, gap, 0.0)
-
-
-def adversary(cfg, result, rng=None) -> dict:
-    """Accuracy of the observer guessing each tapped device's favourite item, linked vs stripped."""
-    uc, mech = _event_mech(cfg)
-    taps = [t for t in result.tap if uc is not None and t["use_case"] == uc.name]
-    if not taps:
-        return {}
-    rng = as_generator(rng)
-    device = np.concatenate([t["device"] for t in taps])
-    day = np.concatenate([np.full(t["device"].size, t["day"]) for t in taps])
-    rows = np.concatenate([t["rows"] for t in taps])
-    try:
-        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), cfg.items)
-    except NotImplementedError:
-        return {"adversary_linked": np.nan, "adversary_stripped": np.nan}
-    log_prior = np.log(np.asarray(cfg.item_weights))
-    ids, dev_idx = np.unique(device, return_inverse=True)
-    fav = np.array([result.favourite[i] for i in ids.tolist()])
-    # stripped and shuffled: each report is attributed to a random report of the same day
-    shuffled = np.empty_like(dev_idx)
-    for d in np.unique(day):
-        sel = np.flatnonzero(day == d)
-        shuffled[sel] = sel[rng.permutation(sel.size)]
-    out = {"adversary_devices": int(ids.size), "adversary_prior_only": float(np.mean(fav == np.argmax(log_prior)))}
-    # posterior of each report's true item; a device's guess is the item with the largest expected
-    # count among its reports (Σ_r P(x_r = x | y_r)) — the observer's estimate of its most used item
-    post = ll + log_prior
-    post = np.exp(post - post.max(axis=1, keepdims=True))
-    post /= post.sum(axis=1, keepdims=True)
-    for name, rows_of in (("linked", np.arange(dev_idx.size)), ("stripped", shuffled)):
-        votes = np.zeros((ids.size, len(cfg.items)))
-        np.add.at(votes, dev_idx, post[rows_of])
-        out[f"adversary_{name}"] = float(np.mean(votes.argmax(axis=1) == fav))
-    return out
-
-
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
-    """Every table and summary of a run: ``daily``, ``readings``, ``top``, ``summary`` (a flat dict)."""
+    """Every table and summary of a run: ``daily``, ``pooled``, ``top``, ``readings``, ``pooled_readings``,
+    ``budget`` (per day), ``summary`` (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
+    Generator) drives the EM bootstrap of :func:`reading_estimates`."""
+    from ldpsim.evaluation.adversary.observer import adversary
+    from ldpsim.evaluation.deployment_budget import budget_by_day, top_k_threshold
+
     daily = daily_estimates(cfg, result)
-    readings = daily_readings(cfg, result)
-    top = accuracy_summary(daily, k) if not daily.empty else pd.DataFrame()
+    pooled = pooled_estimates(cfg, result)
+    readings, pooled_readings = reading_estimates(cfg, result, rng)
+    top = accuracy_table(pooled, daily, k) if not pooled.empty else pd.DataFrame()
     summary = {"devices": cfg.n_devices, "days": cfg.n_days, "workers": result.shards,
                "seconds": result.seconds, "device_days_per_s": cfg.n_devices * cfg.n_days / max(result.seconds, 1e-9)}
     if not top.empty:
-        summary.update(mean_delta_e_top=float(top["delta_e"].mean()), mean_delta_r_top=float(top["delta_r"].mean()),
-                       mean_variance_top=float(top["variance"].mean()))
-        in_top = daily[daily["item"].isin(top["item"])]
+        n_days = int(daily["day"].nunique())
+        lo, hi = mse_ratio_interval(n_days)
+        summary.update(pooled_reports=int(pooled["reports"].iloc[0]), days_with_reports=n_days,
+                       mse_ratio_low=lo, mse_ratio_high=hi, top_covered=int(top["covered"].sum()),
+                       mean_delta_e_top=float(top["delta_e"].mean()),
+                       rank_deviation_top=float((top["est_rank"] - top["true_rank"]).abs().mean()))
+        in_top = pooled[pooled["item"].isin(top["item"])]
         for level in ("donated", "event"):  # the estimate targets donated shares, not all events
             summary[f"share_mae_vs_{level}"] = float((in_top["estimate"] - in_top[f"true_{level}"]).abs().mean())
-    for name, r in (readings.groupby("use_case") if not readings.empty else []):
-        err = r["estimate"] - r["true_donated"]
-        summary.update({f"{name}_bias": float(err.mean()), f"{name}_rmse": float(np.sqrt((err ** 2).mean()))})
+        _, mech, items = event_mechanism(cfg)
+        summary.update(top_k_threshold(mech, result.truth["donated"].sum(axis=0), items, k))
+    for _, r in pooled_readings.iterrows():
+        summary.update({f"{r['use_case']}_{key}": float(r[key])
+                        for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
+    budget = budget_by_day(cfg, result)
     for part in (trend_detection(cfg, daily, k), network_summary(cfg, result), ledger_summary(cfg, result),
                  adversary(cfg, result, rng)):
         summary.update(part)
-    return {"daily": daily, "readings": readings, "top": top, "summary": summary}
-
-
-def write_plots(folder, daily: pd.DataFrame, readings: pd.DataFrame, cfg, k: int = 10) -> list:
-    """Estimates over days, top-k bars and trend detection, from the stored tables; returns the paths."""
-    from matplotlib.figure import Figure
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    if not daily.empty:
-        top = daily.groupby("item")["true_donated"].mean().nlargest(5).index
-        fig = Figure(figsize=(8, 4.5))
-        ax = fig.subplots()
-        for i, item in enumerate(top):
-            d = daily[daily["item"] == item]
-            ax.plot(d["day"], d["estimate"], "o-", color=f"C{i}", label=item_label(cfg.items[item]))
-            ax.plot(d["day"], d["true_donated"], "--", color=f"C{i}")
-        ax.set(xlabel="day", ylabel="share of donated emoji", title="daily estimates (solid) vs truth (dashed)")
-        ax.legend(fontsize=7)
-        paths.append(_save(fig, folder / "estimates_over_days.png"))
-
-        last = daily[daily["day"] == daily["day"].max()].nlargest(20, "true_donated")
-        fig = Figure(figsize=(9, 4.5))
-        ax = fig.subplots()
-        x = np.arange(len(last))
-        ax.bar(x - 0.2, last["true_donated"], 0.4, label="true")
-        ax.bar(x + 0.2, last["running_estimate"], 0.4, label="estimate (all days)")
-        ax.set_xticks(x, [item_label(cfg.items[i]) for i in last["item"]], rotation=60, ha="right", fontsize=7)
-        ax.set(ylabel="share", title="top-20 emoji: true vs estimated")
-        ax.legend()
-        paths.append(_save(fig, folder / "top_bars.png"))
-
-        if cfg.trend_item is not None:
-            fig = Figure(figsize=(8, 4))
-            ax = fig.subplots()
-            d = daily[daily["item"] == cfg.trend_item]
-            rank = daily.groupby("day")["estimate"].rank(ascending=False)[d.index]
-            ax.plot(d["day"], rank, "o-", label="estimated rank")
-            ax.plot(d["day"], daily.groupby("day")["true_donated"].rank(ascending=False)[d.index], "--",
-                    label="true rank")
-            ax.axhline(k + 0.5, color="grey", lw=0.8)
-            ax.axvline(cfg.trend_start_day, color="grey", ls=":")
-            ax.set(xlabel="day", ylabel="rank", yscale="log", title=f"trend detection (top-{k} line)")
-            ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= len(cfg.items)]
-            ax.set_yticks(ticks, [str(t) for t in ticks])
-            ax.invert_yaxis()
-            ax.legend()
-            paths.append(_save(fig, folder / "trend.png"))
-    for name, r in (readings.groupby("use_case") if not readings.empty else []):
-        fig = Figure(figsize=(8, 4))
-        ax = fig.subplots()
-        ax.plot(r["day"], r["estimate"], "o-", label="estimate")
-        ax.plot(r["day"], r["true_donated"], "--", label="true (donated)")
-        ax.plot(r["day"], r["true_event"], ":", label="true (all sessions)")
-        ax.set(xlabel="day", ylabel=f"mean {name.replace('_', ' ')}", title=name.replace("_", " "))
-        ax.legend()
-        paths.append(_save(fig, folder / f"{name}.png"))
-    return paths
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
+            "pooled_readings": pooled_readings, "budget": budget, "summary": summary}

@@ -130,20 +130,20 @@ def central_summary(cfg, result, delta: float = DEFAULT_DELTA) -> tuple[pd.DataF
     return windows, days, summary
 
 
-def format_central(summary: dict) -> str:
-    """One summary line: local vs central ε per report, per day and over the run."""
+def format_central(summary: dict) -> list[str]:
+    """The summary's central-ε lines: per report, per device-day and per run, and how they were computed."""
     if "central_epsilon_run_worst" not in summary:
-        return "no report was shuffled"
+        return ["no report was shuffled"]
     per_uc = ", ".join(f"{name} {local:g}→{central:.3f}" for name, (local, central)
                        in summary["central_per_report"].items())
-    return (f"per report, local→central (median report, shuffled among {summary['central_window_n_median']:,.0f}): "
+    return [f"per report, local→central (median report, shuffled among {summary['central_window_n_median']:,.0f}): "
             f"{per_uc}; {100 * summary['central_reports_unamplified']:.1f}% of reports in windows too small to "
-            f"amplify.\n{'':16}per device-day {summary['central_epsilon_day_max_median']:.3f} typical, "
+            f"amplify.",
+            f"per device-day {summary['central_epsilon_day_max_median']:.3f} typical, "
             f"{summary['central_epsilon_day_max_worst']:.3f} worst window (local {summary['local_epsilon_day_max']:g}); "
             f"whole run {summary['central_epsilon_run_median']:.3f} typical, {summary['central_epsilon_run_worst']:.3f} "
-            f"worst (local ≤ {summary['local_epsilon_run_all_partitions']:g}), δ = {summary['central_delta']:g}.\n"
-            f"{'':16}[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: "
-            f"{summary['central_accounting']}]")
+            f"worst (local ≤ {summary['local_epsilon_run_all_partitions']:g}), δ = {summary['central_delta']:g}.",
+            f"[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: {summary['central_accounting']}]"]
 
 
 def plot_central_vs_n(path, eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA, windows=None):

@@ -54,6 +54,14 @@ class Preformatted:
 
 
 @dataclass(frozen=True)
+class Captioned:
+    """An image file shown with a caption (instead of its file name)."""
+
+    path: Path
+    caption: str
+
+
+@dataclass(frozen=True)
 class Table:
     """A DataFrame and the file holding all of it (named when the page shows only the first rows)."""
 
@@ -102,11 +110,12 @@ def _render(item, max_rows: int) -> str:
         return _table(item.frame, max_rows, item.source)
     if isinstance(item, (dict, list)):
         return f"<pre>{html.escape(json.dumps(item, indent=2, default=str, ensure_ascii=False))}</pre>"
-    if isinstance(item, Path):
-        mime = IMAGE_TYPES.get(item.suffix.lower())
+    if isinstance(item, (Path, Captioned)):
+        path, caption = (item, item.name) if isinstance(item, Path) else (Path(item.path), item.caption)
+        mime = IMAGE_TYPES.get(path.suffix.lower())
         if mime is None:
-            raise ValueError(f"cannot embed {item}: an image must be one of {', '.join(IMAGE_TYPES)}")
-        return _figure(_data_uri(item.read_bytes(), mime), item.name)
+            raise ValueError(f"cannot embed {path}: an image must be one of {', '.join(IMAGE_TYPES)}")
+        return _figure(_data_uri(path.read_bytes(), mime), caption)
     if hasattr(item, "savefig"):  # a matplotlib Figure
         buf = io.BytesIO()
         item.savefig(buf, format="png", dpi=110)
@@ -139,7 +148,8 @@ def write_report_html(path, title: str, sections, *, config=None, seed=None, max
 
     ``sections`` is a sequence of ``(heading, content)`` where content is one item or a list of
     items: ``str`` (a paragraph), :class:`Preformatted`, ``pandas.DataFrame`` or :class:`Table`
-    (first ``max_rows`` rows), ``dict``/``list`` (pretty JSON), a ``Path`` to a PNG/SVG/JPEG/GIF image, or a matplotlib
+    (first ``max_rows`` rows), ``dict``/``list`` (pretty JSON), a ``Path`` to a PNG/SVG/JPEG/GIF image
+    (captioned with its file name) or a :class:`Captioned` image, or a matplotlib
     ``Figure`` (embedded as PNG). A final "Reproducibility" section holds ``seed``, the versions
     (:func:`versions`) and the resolved ``config``. Everything is escaped.
     """
@@ -174,24 +184,63 @@ def _sweep_results(run_dir: Path) -> pd.DataFrame:
     return labels.join(wide[list(dict.fromkeys(agg["metric"]))]).reset_index()
 
 
-def _figures(run_dir: Path) -> list[Path]:
-    """PNG figures of the folder and its plots/ (SVG only where no PNG twin exists)."""
+def _figures(run_dir: Path) -> list:
+    """Figures of the folder and its plots/ (PNG; SVG only where no PNG twin exists). Where a folder has
+    ``captions.json`` (file name → caption, in reading order), its figures come in that order with
+    those captions; the others follow by name."""
     found = []
     for folder in (run_dir, run_dir / "plots"):
         files = sorted(folder.glob("*.*")) if folder.is_dir() else []
         pngs = {p.stem for p in files if p.suffix == ".png"}
-        found += [p for p in files if p.suffix == ".png" or (p.suffix == ".svg" and p.stem not in pngs)]
+        images = [p for p in files if p.suffix == ".png" or (p.suffix == ".svg" and p.stem not in pngs)]
+        captions_file = folder / "captions.json"
+        captions = json.loads(captions_file.read_text(encoding="utf-8")) if captions_file.exists() else {}
+        found += [Captioned(folder / name, caption) for name, caption in captions.items() if (folder / name).exists()]
+        found += [p for p in images if p.name not in captions]
     return found
+
+
+#: tables of a deployment run folder, in reading order, with what they hold
+TABLE_NOTES = {
+    "top.csv": "The pooled top-10: true share, estimate, the theory's 95% half-width, ranks, ΔE, daily MSE ÷ theory.",
+    "pooled_estimates.csv": "Every item, estimated from the aggregate summed over all days, with the theory's sd, "
+                            "bias and 95% interval (ci_low, ci_high) and the true shares of the run.",
+    "daily_reports.csv": "Per day: reports received per use case; share of donating devices whose total budget "
+                         "cannot pay one more report of a use case (exhausted_*) or whose daily budget was full.",
+    "readings_pooled.csv": "Mean readings from all days' reports (raw units), with the largest possible sd.",
+    "readings.csv": "Mean readings per day (raw units).",
+    "daily_estimates.csv": "Per day and item: estimate, the theory's sd, bias and 95% interval, true shares.",
+}
+
+
+def _tables(run_dir: Path) -> list[Path]:
+    """CSV tables (and Parquet without a CSV twin): the known ones of TABLE_NOTES first, in its order."""
+    csvs = sorted(run_dir.glob("*.csv"))
+    found = csvs + [p for p in sorted(run_dir.glob("*.parquet")) if p.with_suffix(".csv") not in csvs]
+    rank = {name: i for i, name in enumerate(TABLE_NOTES)}
+    return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
+def _summary_text(run_dir: Path) -> str | None:
+    """The run's printed summary: ``summary.txt``, else ``report.md`` without Markdown headings, fences
+    and image links."""
+    if (run_dir / "summary.txt").exists():
+        return (run_dir / "summary.txt").read_text(encoding="utf-8").rstrip("\n")
+    if (run_dir / "report.md").exists():
+        text = (run_dir / "report.md").read_text(encoding="utf-8").splitlines()
+        return "\n".join(ln for ln in text if not ln.startswith(("![", "```", "# ", "## "))).strip("\n")
+    return None
 
 
 def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -> Path:
     """Write ``RUN_DIR/report.html`` from what the run folder holds, and return its path.
 
-    Collected: ``report.md`` (its text, figures left out), a sweep's ``summary/`` (one row per
-    cell), figures (``*.png`` in the folder and ``plots/``), tables (``*.csv``; ``*.parquet``
-    without a CSV twin), other ``*.json`` files, ``scenario.toml``; ``config.json`` is the resolved
-    config and gives the seed / root entropy. Works for the folders of ``ldpsim run``, ``sweep``
-    and ``reproduce``.
+    Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), a sweep's
+    ``summary/`` (one row per cell), figures (``*.png`` in the folder and ``plots/``, ordered and
+    captioned by ``captions.json`` where present), tables (``*.csv``; ``*.parquet`` without a CSV
+    twin; a deployment's known tables first, each with a note), other ``*.json`` files,
+    ``scenario.toml``; ``config.json`` is the resolved config and gives the seed / root entropy.
+    Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -203,9 +252,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     seed = _seed_of(config) if isinstance(config, dict) else (
         {k: _seed_of(v) for k, v in others.items() if isinstance(v, dict) and _seed_of(v) is not None} or None)
     sections = []
-    if (run_dir / "report.md").exists():
-        text = (run_dir / "report.md").read_text(encoding="utf-8").splitlines()
-        sections.append(("Summary", Preformatted("\n".join(ln for ln in text if not ln.startswith(("![", "```"))))))
+    if (summary := _summary_text(run_dir)) is not None:
+        sections.append(("Summary", Preformatted(summary)))
     if (run_dir / "summary").is_dir():
         results = _sweep_results(run_dir)
         if not results.empty:
@@ -213,11 +261,10 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
                              Table(results, "summary/")))
     if figures := _figures(run_dir):
         sections.append(("Figures", figures))
-    csvs = sorted(run_dir.glob("*.csv"))
-    tables = csvs + [p for p in sorted(run_dir.glob("*.parquet")) if p.with_suffix(".csv") not in csvs]
-    for path in tables:
+    for path in _tables(run_dir):
         frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
-        sections.append((f"Table {path.name}", Table(frame, path.name)))
+        note = [TABLE_NOTES[path.name]] if path.name in TABLE_NOTES else []
+        sections.append((f"Table {path.name}", [*note, Table(frame, path.name)]))
     for stem, data in others.items():
         sections.append((f"{stem}.json", data))
     if (run_dir / "scenario.toml").exists():

@@ -4,15 +4,18 @@
 * k × m heatmaps of ΔR, ΔE and the variance with the chosen cell (``[plots] mark``) outlined;
 * per-rank curves of ΔR / ΔE / variance over the top-N items, one curve per (k, m) — seed 003's
   figures, with its ΔR = 1 acceptance line;
-* true vs estimated counts of the top-N items for the marked cell (or each workload's first cell);
+* true vs estimated counts of the top-N items for the marked cell (or each workload's first cell),
+  with the theory's 95% interval of one estimate (mechanism variance at the true counts);
 * adversary accuracy vs ε when the results hold ``adversary*`` metrics.
 
-Figures are built with :class:`matplotlib.figure.Figure` (Agg canvas, no pyplot state) and written
-as PNG and SVG.
+Metric names are spelled out with their units (:data:`METRIC_LABELS`), titles name the mechanism
+and ε, file names say what they show. Figures are built with :class:`matplotlib.figure.Figure` (Agg
+canvas, no pyplot state) and written as PNG and SVG; ``captions.json`` lists them in reading order.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +42,39 @@ BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "ro
                "repeat", "true_rank", "true_count", "estimate", "est_rank"}
 HEATMAP_METRICS = ("rank_deviation", "expectation_bias", "variance")
 FORMATS = ("png", "svg")
+
+#: metric name → axis label with its unit
+METRIC_LABELS = {
+    "expectation_bias": "expectation bias ΔE (|mean estimate − truth| / truth)",
+    "rank_deviation": "rank deviation ΔR (ranks)",
+    "variance": "variance of the count estimate (count²)",
+    "relative_variance": "relative variance (variance / true count²)",
+    "variance_ratio": "empirical ÷ theoretical variance",
+    "mse": "MSE of frequency (share²)",
+    "mae": "MAE of frequency (share)",
+    "top_k_precision": "top-k precision (share of the estimated top-k)",
+    "top_k_recall": "top-k recall (share of the true top-k)",
+    "ndcg_at_k": "NDCG@k (0–1)",
+    "kendall_tau_top_k": "Kendall τ of the top-k (−1–1)",
+    "adversary_accuracy": "adversary accuracy (share of users guessed)",
+    "adversary_accuracy_high": "adversary accuracy, high-sensitivity users (share guessed)",
+}
+
+
+def metric_label(metric: str) -> str:
+    """The axis label of a metric: :data:`METRIC_LABELS`, else the name with spaces."""
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def _setting(df: pd.DataFrame, *skip: str) -> str:
+    """The mechanism(s) and ε of the rows, for a title: "grr, sdgrr; ε = 1, 4"."""
+    parts = []
+    for col, name in (("mechanism", ""), ("epsilon", "ε = ")):
+        if col in df and col not in skip:
+            values = sorted(df[col].dropna().unique())
+            if values:
+                parts.append(name + ", ".join(_fmt(v) for v in values))
+    return "; ".join(parts)
 
 
 def _params(df: pd.DataFrame) -> list[str]:
@@ -91,15 +127,17 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
         ax = fig.add_subplot()
         for label, sub in _groups(rows, {"epsilon"}):
             sub = sub.sort_values("epsilon")
-            ax.errorbar(sub["epsilon"], sub["mean"], yerr=sub["se"], marker="o", capsize=2, label=label or metric)
+            ax.errorbar(sub["epsilon"], sub["mean"], yerr=1.96 * sub["se"], marker="o", capsize=2,
+                        label=(label or metric) + " (mean ± 95%)")
         ax.set_xscale("log")
         grid = np.sort(rows["epsilon"].unique())
         ax.set_xticks(grid, [_fmt(v) for v in grid])
         ax.xaxis.set_minor_formatter(NullFormatter())
         if (rows["mean"] > 0).all():
             ax.set_yscale("log")
-        ax.set(xlabel="ε", ylabel=metric, title=f"{metric} vs ε")
-        ax.legend(fontsize=6)
+        ax.set(xlabel="ε (privacy parameter)", ylabel=metric_label(metric),
+               title=f"{metric_label(metric).split(' (')[0]} vs ε ({_setting(rows, 'epsilon')})")
+        ax.legend(fontsize=7)
         written += _save(fig, out, f"{_slug(metric)}_vs_epsilon")
     return written
 
@@ -115,7 +153,7 @@ def km_heatmaps(summary: pd.DataFrame, out: Path, mark: dict) -> list[Path]:
         fig = Figure(figsize=(1.2 * table.shape[1] + 2, 0.6 * table.shape[0] + 2))
         ax = fig.add_subplot()
         image = ax.imshow(np.log10(table.to_numpy(dtype=float).clip(min=1e-12)), cmap="viridis_r", aspect="auto")
-        fig.colorbar(image, ax=ax, label=f"log10 {metric}")
+        fig.colorbar(image, ax=ax, label=f"log10 of {metric_label(metric)}")
         ax.set_xticks(range(table.shape[1]), [_fmt(v) for v in table.columns])
         ax.set_yticks(range(table.shape[0]), [_fmt(v) for v in table.index])
         for (i, j), value in np.ndenumerate(table.to_numpy(dtype=float)):
@@ -123,7 +161,8 @@ def km_heatmaps(summary: pd.DataFrame, out: Path, mark: dict) -> list[Path]:
         if mark.get("k") in table.index and mark.get("m") in table.columns:
             i, j = table.index.get_loc(mark["k"]), table.columns.get_loc(mark["m"])
             ax.add_patch(_rectangle(j, i))
-        ax.set(xlabel="m (sketch width)", ylabel="k (hash functions)", title=f"{metric} {label}".strip())
+        ax.set(xlabel="m (sketch width, cells)", ylabel="k (hash functions)",
+               title=f"{metric_label(metric).split(' (')[0]} ({_setting(sub)}) {label}".strip())
         written += _save(fig, out, f"heatmap_{_slug(metric)}_{_slug(label)}")
     return written
 
@@ -148,19 +187,58 @@ def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             rows = rows.sort_values("rank")
             ax.plot(rows["rank"], rows["mean"], marker=".", linewidth=1, label=curve or metric)
         if metric == "rank_deviation":
-            ax.axhline(1.0, color="black", linewidth=1.5)  # seed 003's acceptance line ΔR = 1
+            ax.axhline(1.0, color="black", linewidth=1.5, label="acceptance line ΔR = 1")  # seed 003's
             ax.set_yscale("symlog", linthresh=1.0)  # linear up to the line, logarithmic above
             ax.set_ylim(bottom=0)
         elif (sub["mean"] > 0).all():
             ax.set_yscale("log")
-        ax.set(xlabel="true rank", ylabel=metric, title=f"{metric} by rank {label}".strip())
-        ax.legend(fontsize=5, ncol=2)
+        ax.set(xlabel="true rank (1 = most frequent)", ylabel=metric_label(metric),
+               title=f"{metric_label(metric).split(' (')[0]} by rank ({_setting(sub)}) {label}".strip())
+        ax.legend(fontsize=6, ncol=2)
         written += _save(fig, out, f"by_rank_{_slug(metric)}_{_slug(label)}")
     return written
 
 
-def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict) -> list[Path]:
-    """True vs mean estimated counts (± sd over repeats) of the stored top items for chosen cells."""
+def _theory_sd(cells: dict, cell_id: str, rows: pd.DataFrame):
+    """(sd of one count estimate of each stored item, their items) from the mechanism's variance at the
+    true counts, or None. Only the top items are stored; the other items' counts (n minus the stored
+    ones) are filled in two different ways, and the theory is used only when the stored items'
+    variances do not depend on that (GRR: they depend on n and their own count only). None too when
+    the cell cannot be rebuilt or the mechanism hashes tokens."""
+    cell = cells.get(cell_id)
+    if cell is None:
+        return None
+    try:
+        mech = cell.make_mechanism()
+        domain = getattr(mech, "domain_size", None)
+        truth = rows.groupby("item")["true_count"].first()
+        ids = pd.to_numeric(pd.Series(truth.index), errors="coerce")  # item ids are stored as text
+        if getattr(mech, "takes_tokens", False) or domain is None or ids.isna().any():
+            return None
+        truth.index = ids.astype(np.int64).to_numpy()
+        if not truth.index.isin(range(domain)).all():
+            return None
+        rest = int(rows["n"].iloc[0]) - int(truth.sum())
+        others = np.setdiff1d(np.arange(domain), truth.index)
+        fills = []
+        for spread in (False, True):
+            counts = np.zeros(domain, dtype=np.int64)
+            counts[truth.index] = truth.to_numpy()
+            if others.size:
+                share = np.full(others.size, rest // others.size) if spread else np.eye(1, others.size, 0)[0] * rest
+                share[: rest - int(share.sum())] += 1 if spread else 0
+                counts[others] = share.astype(np.int64)
+            fills.append(mech.variance(counts)[truth.index])
+        if not np.allclose(fills[0], fills[1], rtol=1e-9):
+            return None
+        return np.sqrt(fills[0]), truth.index.astype(str).to_numpy()
+    except (TypeError, ValueError, NotImplementedError, KeyError):
+        return None
+
+
+def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict | None = None) -> list[Path]:
+    """True vs mean estimated counts of the stored top items for chosen cells, with the theory's 95%
+    interval of one estimate around the truth (when computable, else ± 1.96 sd over the repeats)."""
     if estimates.empty:
         return []
     chosen = estimates
@@ -175,19 +253,41 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict) -> list[Path]
         rows = chosen[chosen["cell_id"] == cell_id]
         stats = rows.groupby("true_rank").agg(item=("item", "first"), true=("true_count", "first"),
                                                mean=("estimate", "mean"), sd=("estimate", "std"))
-        fig = Figure(figsize=(max(6, 0.35 * len(stats)), 4))
+        top = stats.head(40)
+        fig = Figure(figsize=(max(6, 0.3 * len(top) + 2), 4.2))
         ax = fig.add_subplot()
-        x = np.arange(len(stats))
-        ax.bar(x - 0.2, stats["true"], width=0.4, label="true")
-        ax.bar(x + 0.2, stats["mean"], width=0.4, yerr=stats["sd"].fillna(0), capsize=2, label="estimated (mean ± sd)")
-        ax.set_xticks(x, [item_label(i) for i in stats["item"]], rotation=60, ha="right", fontsize=7)
+        x = np.arange(len(top))
+        theory = _theory_sd(cells or {}, cell_id, rows)
+        if theory is not None:
+            sd = pd.Series(theory[0], index=theory[1]).reindex(top["item"]).to_numpy()
+            what = "truth ± the theory's 95% interval of one estimate"
+        else:
+            sd = top["sd"].fillna(0).to_numpy()
+            what = "truth ± 1.96 sd of the estimates over the repeats (empirical)"
+        ax.bar(x - 0.2, top["true"], width=0.4, yerr=1.96 * sd, capsize=2, label=what)
+        ax.bar(x + 0.2, top["mean"], width=0.4, label=f"mean estimate over {rows['repeat'].nunique()} repeats")
+        ax.set_xticks(x, [item_label(i) for i in top["item"]], rotation=60, ha="right", fontsize=7)
         first = rows.iloc[0]
         params = ", ".join(f"{k}={_fmt(first[k])}" for k in _params(estimates)
-                           if k in first and k != "item" and pd.notna(first[k]))
-        ax.set(ylabel="count", title=f"top items: true vs estimated\n{params}")
+                           if k in first and k not in ("item", "mechanism", "epsilon") and pd.notna(first[k]))
+        ax.set(ylabel="count (users)", xlabel="item (most frequent first)",
+               title=f"Top items: true vs estimated counts ({_setting(rows)})\n{params}")
         ax.legend(fontsize=7)
-        written += _save(fig, out, f"frequencies_{cell_id}")
+        stem = "_".join(_slug(f"{prefix}{_fmt(first[k])}") for k, prefix in
+                        (("mechanism", ""), ("epsilon", "eps"), ("workload", "")) if k in first)
+        written += _save(fig, out, f"top_items_{stem}_{cell_id[:6]}")
     return written
+
+
+def _cells(store) -> dict:
+    """cell id → Cell of the stored scenario ({} when it cannot be rebuilt)."""
+    from ldpsim.evaluation.scenario.grid import load_scenario
+    from ldpsim.evaluation.scenario.schema import ScenarioError
+
+    try:
+        return {c.id: c for c in load_scenario(Path(store.root) / "scenario.toml").cells()}
+    except (OSError, ScenarioError, ValueError, TypeError):  # no or a foreign scenario: empirical spread
+        return {}
 
 
 def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
@@ -203,7 +303,27 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
         mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
     out = Path(run_dir) / "plots"
     out.mkdir(exist_ok=True)
-    return (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
-            + metric_vs_epsilon(summary, out, prefix="adversary")
-            + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-            + frequency_bars(estimates, out, mark))
+    written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
+               + metric_vs_epsilon(summary, out, prefix="adversary")
+               + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
+               + frequency_bars(estimates, out, mark, _cells(store)))
+    pngs = [p for p in written if p.suffix == ".png"]
+    order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
+    pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
+    (out / "captions.json").write_text(json.dumps({p.name: caption(p.stem) for p in pngs}, indent=1,
+                                                  ensure_ascii=False), encoding="utf-8")
+    return written
+
+
+def caption(stem: str) -> str:
+    """The caption of a sweep figure, from its file name."""
+    if stem.endswith("_vs_epsilon"):
+        return f"{metric_label(stem[:-len('_vs_epsilon')])} against ε: mean ± 95% over repeats, one line per setting."
+    if stem.startswith("heatmap_"):
+        return "A metric over the k × m grid of the sketch (log colour scale); the chosen cell is outlined."
+    if stem.startswith("by_rank_"):
+        return "A per-item metric against the item's true rank, one curve per mechanism setting."
+    if stem.startswith("top_items_"):
+        return ("True vs mean estimated counts of the top items of one cell, with the theory's 95% interval of "
+                "one estimate (or the repeats' spread where the theory needs items not stored).")
+    return stem.replace("_", " ")

@@ -11,7 +11,7 @@
 | ``exponential`` | categorical, count ∝ x^r | ``domain_size`` (100), ``x`` (1/1.3) |
 | ``even`` | categorical, uniform | ``domain_size`` (100) |
 | ``words`` | wordfreq English words | ``top`` (2000) |
-| ``emoji`` | wordfreq English emoji, less ©, ®, ™ | ``top`` (100, at most 804), ``symbols`` (False) |
+| ``emoji`` | wordfreq English emoji, variants merged, text symbols left out | ``top`` (100, at most 721), ``symbols`` (False) |
 | ``census-education`` / ``census-marital`` | 18 / 7 categories (illustrative substitute) | — |
 | ``heights`` / ``weights`` | normal, in [−1, 1] | ``mean``, ``sd`` |
 | ``typing-speed`` | lognormal wpm, in [−1, 1] | ``mean``, ``sd``, ``max_wpm`` |

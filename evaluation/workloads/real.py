@@ -2,12 +2,21 @@
 
 * ``words``: the ``top`` most frequent English words of ``wordfreq.top_n_list('en', ·)`` with emoji
   removed, weighted by ``wordfreq.word_frequency(w, 'en')``.
-* ``emoji``: the ``top`` most frequent tokens of the same English list for which
-  ``emoji.is_emoji`` is true, less the text symbols ©, ® and ™ (Latin-1 and Letterlike Symbols
-  code points) that ``emoji`` counts as emoji but a keyboard's emoji panel does not collect
-  (``symbols=True`` keeps them: they would otherwise be ranks 1, 3 and 4). wordfreq 3.x's English
-  list (319,938 tokens) holds only **807** emoji tokens (804 without the symbols); beyond the first
-  ~200 many share wordfreq's smallest bucket.
+* ``emoji``: the ``top`` most frequent emoji of the same English list (tokens for which
+  ``emoji.is_emoji`` is true), one item per emoji whatever its presentation, text symbols left out:
+
+  1. *Variants merge.* U+FE0F (emoji presentation) and U+FE0E (text presentation) selectors are
+     stripped and the frequencies of the tokens that then coincide are added: ❤️ + ❤, ☺️ + ☺, ♥️ + ♥
+     are one item each. The item is written in its fully-qualified form (❤️), the form an emoji
+     keyboard inserts.
+  2. *Text symbols are left out.* An item is kept when its default presentation is emoji (Unicode
+     ``Emoji_Presentation``: the bare form is fully qualified in the ``emoji`` package's data, e.g.
+     😂), or when its emoji form (with U+FE0F) is typed at least as often as its text form (❤️ 2.95e-6
+     vs ❤ 1.17e-6; ☺️ vs ☺). Text-default characters typed mostly as text are symbols, not emoji:
+     © ® ™ ♦ ♠ ♣ ▪ ▶ ✔ ☑ and also ♥ (1.58e-6 as text vs 3.8e-7 as ♥️). ``symbols=True`` keeps them.
+
+  wordfreq 3.x's English list (319,938 tokens) holds 807 emoji tokens: 777 items after merging, 721
+  of them emoji by the rule above. Beyond the first ~200 many share wordfreq's smallest bucket.
 
 ``word_frequency`` is rounded to three significant digits (the top 2,000 words have only 193
 distinct values), so real workloads have many exact ties; ties keep wordfreq's list order, which
@@ -42,12 +51,12 @@ def _split_wordlist() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return words, emojis
 
 
-def _from_tokens(name: str, pool: tuple[str, ...], top, n: int) -> Workload:
+def _from_tokens(name: str, pool: tuple[str, ...], top, n: int, freqs=None) -> Workload:
     import wordfreq
 
     top = check_int(name, "top", top, low=1, high=len(pool))
     tokens = pool[:top]
-    freqs = np.array([wordfreq.word_frequency(t, "en") for t in tokens])
+    freqs = np.array([wordfreq.word_frequency(t, "en") for t in tokens]) if freqs is None else freqs[:top]
     return Workload.from_frequencies(name, np.array(tokens, dtype=object), freqs, n,
                                      {"top": top, "source": "wordfreq en"})
 
@@ -57,17 +66,43 @@ def words(n: int, rng=None, top: int = 2000) -> Workload:
     return _from_tokens("words", _split_wordlist()[0], top, n)
 
 
-def _is_text_symbol(token: str) -> bool:
-    """©, ®, ™ and the like: every code point in Latin-1 or the Letterlike Symbols block."""
-    return all(ord(c) < 0x2000 or 0x2100 <= ord(c) <= 0x214F for c in token)
+def strip_presentation(token: str) -> str:
+    """``token`` without U+FE0F / U+FE0E variation selectors: ``strip_presentation("❤️") == "❤"``."""
+    return token.replace("\ufe0f", "").replace("\ufe0e", "")
+
+
+@lru_cache(maxsize=2)
+def emoji_items(symbols: bool = False) -> tuple[tuple[str, ...], np.ndarray]:
+    """(items, frequencies) of wordfreq's English emoji, variants merged, most frequent first (stable);
+    text symbols left out unless ``symbols`` (rule in the module docstring)."""
+    import emoji as emoji_data
+    import wordfreq
+
+    qualified = emoji_data.STATUS["fully_qualified"]
+    groups: dict[str, list[str]] = {}
+    for token in _split_wordlist()[1]:
+        groups.setdefault(strip_presentation(token), []).append(token)
+    items, freqs = [], []
+    for bare, tokens in groups.items():
+        f = {t: wordfreq.word_frequency(t, "en") for t in tokens}
+        is_q = {t: emoji_data.EMOJI_DATA.get(t, {}).get("status") == qualified for t in tokens}
+        as_emoji = sum(v for t, v in f.items() if is_q[t])
+        default_emoji = emoji_data.EMOJI_DATA.get(bare, {}).get("status") == qualified
+        typed_as_emoji = as_emoji >= sum(f.values()) - as_emoji
+        if not (symbols or default_emoji or typed_as_emoji):
+            continue
+        shown = bare if default_emoji else next((t for t in tokens if is_q[t]), None)
+        items.append(shown if shown is not None and (default_emoji or typed_as_emoji) else tokens[0])
+        freqs.append(sum(f.values()))
+    order = np.argsort(-np.asarray(freqs), kind="stable")
+    return tuple(items[i] for i in order), np.asarray(freqs)[order]
 
 
 def emoji(n: int, rng=None, top: int = 100, symbols: bool = False) -> Workload:
-    """The ``top`` most frequent emoji of wordfreq's English list (804 exist; 807 with ``symbols``)."""
-    pool = _split_wordlist()[1]
-    if not symbols:
-        pool = tuple(t for t in pool if not _is_text_symbol(t))
-    return _from_tokens("emoji", pool, top, n)
+    """The ``top`` most frequent emoji of wordfreq's English list, presentation variants merged
+    (721 exist; 777 with the text symbols, ``symbols=True``)."""
+    pool, freqs = emoji_items(bool(symbols))
+    return _from_tokens("emoji", pool, top, n, freqs)
 
 
 def letter_frequencies(top: int = 2000) -> dict[str, float]:

@@ -55,7 +55,7 @@ def test_plot_command_writes_png_and_svg(run_dir, capsys):
                  "by_rank_rank_deviation_workload_harmonic",
                  "by_rank_rank_deviation_workload_even"):
         assert {f"{stem}.png", f"{stem}.svg"} <= names
-    assert sum(n.startswith("frequencies_") for n in names) == 4  # one cell per workload, two formats
+    assert sum(n.startswith("top_items_grr_eps") for n in names) == 4  # one cell per workload, two formats
     assert "report.html" in names  # the run's report page, rebuilt with the figures
     assert all(Path(p).stat().st_size > 1000 for p in written)
 
@@ -77,3 +77,30 @@ def test_empty_run_and_bad_mark_are_errors(tmp_path, run_dir, capsys):
     assert "no finished cells" in capsys.readouterr().err
     assert main(["plot", str(run_dir), "--mark", "epsilon4"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir, capsys):
+    """GRR's variance of an item depends on n and its own count only, so the bars' interval is the
+    theory's even though the run stores only the top 4 of 10 items."""
+    import json
+
+    from ldpsim.evaluation.report.plots import _cells, _theory_sd
+    from ldpsim.evaluation.sweep.store import RunStore
+    from ldpsim.evaluation.workloads.make import make_workload
+    from ldpsim.mechanisms.grr import GRR
+
+    store = RunStore(run_dir)
+    estimates = store.read("estimates")
+    cells = _cells(store)
+    row = estimates[(estimates["mechanism"] == "grr") & (estimates["workload"] == "harmonic")]
+    cell_id = row["cell_id"].iloc[0]
+    rows = estimates[estimates["cell_id"] == cell_id]
+    assert rows["item"].nunique() < 10
+    sd, items = _theory_sd(cells, cell_id, rows)
+    counts = make_workload("harmonic", 2000, domain_size=10).counts
+    eps = float(rows["epsilon"].iloc[0])
+    np.testing.assert_allclose(sd, np.sqrt(GRR(epsilon=eps, domain_size=10).variance(counts))[items.astype(int)])
+    assert main(["plot", str(run_dir)]) == 0
+    capsys.readouterr()
+    names = list(json.loads((run_dir / "plots" / "captions.json").read_text(encoding="utf-8")))
+    assert names[0].endswith("_vs_epsilon.png") and names[-1].startswith("top_items_grr_eps")

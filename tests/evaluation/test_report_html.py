@@ -114,6 +114,23 @@ def test_report_from_deployment_like_folder(tmp_path):
     images = [v for tag, k, v in parse(page).attrs if tag == "img" and k == "src"]
     assert len(images) == 2 and sum(v.startswith("data:image/svg+xml") for v in images) == 1
     assert "2026" in page and HOSTILE not in page
+    assert "# Deployment run" not in page  # no Markdown heading inside the summary's <pre>
+
+
+def test_figures_follow_captions_json_and_known_tables_come_first(tmp_path):
+    run = make_run_dir(tmp_path / "run")
+    (run / "plots" / "captions.json").write_text(json.dumps({"vector.svg": "second: the vector one",
+                                                             "fig.png": "third: the raster one"}))
+    (run / "summary.txt").write_text("pooled top-10\n")
+    pd.DataFrame({"day": [0], "reports_emoji": [5]}).to_csv(run / "daily_reports.csv", index=False)
+    page = report_from_run_dir(run).read_text(encoding="utf-8")
+    captions = [c.split("</figcaption>")[0] for c in page.split("<figcaption>")[1:]]
+    assert captions == ["second: the vector one", "third: the raster one"]
+    assert "pooled top-10" in page and "rank  true" not in page  # summary.txt wins over report.md
+    headings = [h.split("</h2>")[0] for h in page.split("<h2>")[1:]]
+    assert headings.index("Table top.csv") < headings.index("Table daily_reports.csv") < headings.index(
+        "Table days.parquet")
+    assert "Per day: reports received per use case" in page  # the table's note
 
 
 def test_report_from_sweep_folder(tmp_path):

@@ -34,7 +34,7 @@ def test_partitions_take_their_worst_and_their_median_window():
     assert day0["epsilon_central_median"] < 0.3
     assert s["central_reports_unamplified"] == pytest.approx(3 / 70_003)
     assert s["central_epsilon_run_median"] < s["central_epsilon_run_worst"] <= 4.0
-    assert "emoji 2→" in format_central(s)
+    assert "emoji 2→" in format_central(s)[0]
 
 
 def test_daily_limit_counts_devices_not_reports():

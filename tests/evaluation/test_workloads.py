@@ -115,13 +115,43 @@ def test_words_top_n_without_emoji():
 
 
 def test_emoji_workload_and_its_cap():
-    e = make_workload("emoji", 1000, top=804)
-    assert e.domain_size == 804 and e.items[0] == "😂"
+    e = make_workload("emoji", 1000, top=721)
+    assert e.domain_size == 721 and e.items[0] == "😂"
     assert not {"©", "®", "™"} & set(e.items)
-    with pytest.raises(ValueError, match=r"'top' parameter of emoji must be an int in the range \[1, 804\]"):
-        make_workload("emoji", 1000, top=805)
-    with_symbols = make_workload("emoji", 1000, top=807, symbols=True)
+    with pytest.raises(ValueError, match=r"'top' parameter of emoji must be an int in the range \[1, 721\]"):
+        make_workload("emoji", 1000, top=722)
+    with_symbols = make_workload("emoji", 1000, top=777, symbols=True)
     assert list(with_symbols.items[:4]) == ["©", "😂", "®", "™"]
+
+
+def test_emoji_presentation_variants_are_one_item():
+    """❤️ (U+2764 U+FE0F) and ❤ (U+2764) are one emoji: one item whose frequency is their sum."""
+    import wordfreq
+
+    from ldpsim.evaluation.workloads.real import emoji_items, strip_presentation
+    items, freqs = emoji_items()
+    bare = [strip_presentation(t) for t in items]
+    assert len(set(bare)) == len(bare)  # no two items differ only in a variation selector
+    assert "❤" not in items and "☺" not in items
+    for shown, text in (("❤️", "❤"), ("☺️", "☺")):
+        i = items.index(shown)
+        assert freqs[i] == pytest.approx(wordfreq.word_frequency(shown, "en") + wordfreq.word_frequency(text, "en"))
+    assert list(freqs) == sorted(freqs, reverse=True)
+    assert items.index("❤️") == 2  # 2.95e-6 + 1.17e-6 lifts it above 😍 (3.55e-6)
+
+
+def test_emoji_workload_leaves_out_text_symbols():
+    """Text-default characters typed mostly as text are symbols (module docstring of workloads.real);
+    emoji-default ones stay, whatever their frequency."""
+    import emoji as emoji_data
+
+    top = set(make_workload("emoji", 1000, top=200).items)
+    assert not {"♦", "♠", "♣", "♥", "♥️", "▪", "▶", "✔", "✔️", "☑", "©", "®", "™"} & top
+    qualified = emoji_data.STATUS["fully_qualified"]
+    assert all(emoji_data.EMOJI_DATA[t]["status"] == qualified for t in top)  # every item as a keyboard writes it
+    assert {"😂", "❤️", "☺️", "✌️", "🔥"} <= top
+    with_symbols = set(make_workload("emoji", 1000, top=40, symbols=True).items)
+    assert {"♦", "♥", "✔"} <= with_symbols
 
 
 def test_census_substitutes_have_the_papers_category_counts():

@@ -101,10 +101,15 @@ def test_ldpsim_run_writes_a_run_folder(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", str(scenario), "--out", str(out), "-q", "--workers", "2"]) == 0
     printed = capsys.readouterr().out
-    assert "device-days/s" in printed and "adversary" in printed
-    for name in ("config.json", "daily_estimates.parquet", "readings.csv", "top.csv", "uploads.csv",
-                 "summary.json", "report.md", "plots/top_bars.png", "plots/trend.png", "store"):
+    assert "device-days/s" in printed and "adversary" in printed and "None" not in printed
+    for name in ("config.json", "daily_estimates.parquet", "daily_estimates.csv", "pooled_estimates.csv",
+                 "daily_reports.csv", "readings.csv", "top.csv", "uploads.csv", "summary.json", "summary.txt",
+                 "report.md", "report.html", "plots/emoji_top20_pooled.png", "plots/emoji_daily_top5.png",
+                 "plots/emoji_trend_rank.png", "plots/budget_by_day.png", "plots/captions.json", "store"):
         assert (out / name).exists(), name
+    assert "token" in (out / "daily_estimates.csv").read_text(encoding="utf-8").splitlines()[0]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "# Deployment run" not in page and "<figcaption>Top-20 emoji" in page
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["workers"] == 2 and summary["upload_success"] > 0.9
     # rerunning into the same folder replaces the store instead of appending to it
