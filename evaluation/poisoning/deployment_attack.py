@@ -40,7 +40,8 @@ def with_event_epsilon(cfg, epsilon: float):
 def target_ranks(cfg, result, target_index: int, k: int = 10, fakes_per_day: int = 0, start_day: int = 0) -> dict:
     """Days the target is in the estimated top ``k``, the first one, its mean estimated and true share,
     and the closed-form expected share: per day (n·(f_t + b_t) + m·c)/(n + m) with n genuine and m fake
-    reports, c the MGA contribution of one fake report (docs/math.md §7.5), b_t the sketch's bias."""
+    reports, f_t, b_t the target's donated share and the sketch's bias on it, c the MGA contribution of
+    one fake report (docs/math.md §7.5)."""
     from ldpsim.evaluation.poisoning.gains import fake_contribution
 
     daily = daily_estimates(cfg, result)
@@ -58,7 +59,8 @@ def target_ranks(cfg, result, target_index: int, k: int = 10, fakes_per_day: int
         n = int(total) - m
         bias = float(mech.bias(donated, items if mech.takes_tokens else None)[target_index]) \
             if hasattr(mech, "family") else 0.0
-        expected.append((donated[target_index] + bias + m * c) / max(n + m, 1))
+        share = (donated[target_index] + bias) / max(int(donated.sum()), 1)  # the genuine reports' law
+        expected.append((n * share + m * c) / max(n + m, 1))
     return {"days_in_top": int(len(top)), "first_day_in_top": int(top["day"].min()) if len(top) else None,
             "estimated_share": float(mine["estimate"].mean()), "closed_form_share": float(np.mean(expected)),
             "true_share": float(mine["true_donated"].mean())}

@@ -51,14 +51,14 @@ def test_enough_fakes_put_the_target_into_the_top_10(tiny_cfg):
 def test_deployment_share_matches_the_closed_form(tiny_cfg, tmp_path):
     """GRR's MGA reports are deterministic, so the daily estimated share is the genuine estimate plus m·c
     over N: its mean over days matches the closed form within z = 4 sd of the genuine estimates' noise
-    (the oracle's theoretical variance given each day's donated counts, ``true_variance``)."""
+    (the oracle's theoretical sd given each day's donated counts, ``sd``)."""
     from ldpsim.evaluation.deployment_metrics import daily_estimates
     from ldpsim.evaluation.poisoning.deployment_attack import target_ranks
     fleet = FakeFleet(25, 10, mga_reports)
     result = run(tiny_cfg, tmp_path, components=(fleet.component,))
     got = target_ranks(tiny_cfg, result, 10, 10, fleet.accepted_per_day(), fleet.start_day)
     daily = daily_estimates(tiny_cfg, result)
-    var = daily.loc[daily["item"] == 10, "true_variance"].to_numpy()
+    var = daily.loc[daily["item"] == 10, "sd"].to_numpy() ** 2
     sd = np.sqrt(var.sum()) / var.size
     assert abs(got["estimated_share"] - got["closed_form_share"]) <= 4 * sd
     assert got["closed_form_share"] > 3 * got["true_share"]
