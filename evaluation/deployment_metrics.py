@@ -235,10 +235,12 @@ def ledger_summary(cfg, result) -> dict:
 
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
     """Every table and summary of a run: ``daily``, ``pooled``, ``top``, ``readings``, ``pooled_readings``,
-    ``budget`` (per day), ``summary`` (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
+    ``budget`` (per day), ``words`` (the nightly discovery job, :mod:`.deployment_words`), ``summary``
+    (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
     Generator) drives the EM bootstrap of :func:`reading_estimates`."""
     from ldpsim.evaluation.adversary.observer import adversary
     from ldpsim.evaluation.deployment_budget import budget_by_day, top_k_threshold
+    from ldpsim.evaluation.deployment_words import word_discovery
 
     daily = daily_estimates(cfg, result)
     pooled = pooled_estimates(cfg, result)
@@ -262,8 +264,9 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
         summary.update({f"{r['use_case']}_{key}": float(r[key])
                         for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
     budget = budget_by_day(cfg, result)
-    for part in (trend_detection(cfg, daily, k), network_summary(cfg, result), ledger_summary(cfg, result),
-                 adversary(cfg, result, rng)):
+    words, words_summary = word_discovery(cfg, result)
+    for part in (trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
+                 ledger_summary(cfg, result), adversary(cfg, result, rng)):
         summary.update(part)
     return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
-            "pooled_readings": pooled_readings, "budget": budget, "summary": summary}
+            "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary}

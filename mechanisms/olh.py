@@ -109,10 +109,10 @@ class OLH(FrequencyOracle):
     _items = DiscreteOracle._items  # reuse: items default to all ids 0..D-1
 
     def __post_init__(self):
-        eps = check_epsilon("OLH", self.epsilon)
-        d = check_int("OLH", "domain_size", self.domain_size, low=2, high=1 << 32)
+        eps = check_epsilon(self.name, self.epsilon)
+        d = check_int(self.name, "domain_size", self.domain_size, low=2, high=1 << 32)
         g = round(math.exp(eps)) + 1 if self.g is None else self.g
-        g = check_int("OLH", "g", g, low=2, high=MAX_G)
+        g = check_int(self.name, "g", g, low=2, high=MAX_G)
         for name, value in (("epsilon", eps), ("domain_size", d), ("g", g)):
             object.__setattr__(self, name, value)
         denom = math.exp(eps) + g - 1

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from ldpsim.mechanisms.cms import CMS
+from ldpsim.mechanisms.dbitflip import DBitFlip
 from ldpsim.mechanisms.grr import GRR
+from ldpsim.mechanisms.hadamard_response import HR
 from ldpsim.mechanisms.hcms import HCMS
+from ldpsim.mechanisms.histogram_encoding import SHE, THE
+from ldpsim.mechanisms.local_hashing import BLH, FLH
 from ldpsim.mechanisms.olh import OLH
+from ldpsim.mechanisms.onebitmean import OneBitMean
 from ldpsim.mechanisms.oue import OUE
 from ldpsim.mechanisms.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.pem import PEM
 from ldpsim.mechanisms.pm import PM
+from ldpsim.mechanisms.rappor import RAPPOR
 from ldpsim.mechanisms.rr import RR
 from ldpsim.mechanisms.sdgrr import SDGRR
 from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.sue import SUE
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.urr import URR
 
 #: name used in scenario files → mechanism class
@@ -29,6 +39,20 @@ MECHANISMS: dict[str, type] = {
     "pm": PM,
     "sdpm": SDPM,
     "personalized-sdpm": PersonalizedSDPM,
+    # deployed designs and the peers' oracles (docs/math.md §7.1–§7.3)
+    "rappor": RAPPOR,
+    "hr": HR,
+    "sue": SUE,
+    "she": SHE,
+    "the": THE,
+    "blh": BLH,
+    "flh": FLH,
+    "dbitflip": DBitFlip,
+    "onebitmean": OneBitMean,
+    # discovery without a dictionary (docs/math.md §7.4): ``discover(agg, top_k)`` on the server
+    "sfp": SFP,
+    "pem": PEM,
+    "treehist": TreeHist,
 }
 
 

@@ -35,6 +35,18 @@ PEER_PAIRS = [
     ("oue", "per-user", peers.PeerJob("multi-freq-ldpy", "oue", 1.0), None),
     ("olh", "per-user", peers.PeerJob("pure-ldp", "olh", 1.0), None),
     ("olh", "per-user", peers.PeerJob("multi-freq-ldpy", "olh", 1.0), None),
+    # issue 12: the peers' other oracles (pure-ldp's RAPPOR has no instantaneous response: compared with ours
+    # at p = 0, q = 1; it estimates by non-negative ridge regression, ours by least squares)
+    ("rappor no-IRR d200", "per-user", peers.PeerJob("pure-ldp", "rappor", 4 * math.log(3), 2, 128, d=200), None),
+    ("hr ε1", "per-user", peers.PeerJob("pure-ldp", "hr", 1.0), None),
+    ("hr ε4", "per-user", peers.PeerJob("pure-ldp", "hr", 4.0), None),
+    ("sue", "per-user", peers.PeerJob("pure-ldp", "sue", 1.0), None),
+    ("sue", "per-user", peers.PeerJob("multi-freq-ldpy", "sue", 1.0), None),
+    ("she", "per-user", peers.PeerJob("pure-ldp", "she", 1.0), None),
+    ("the", "per-user", peers.PeerJob("pure-ldp", "the", 1.0), None),
+    ("blh", "per-user", peers.PeerJob("pure-ldp", "blh", 1.0), None),
+    ("blh", "per-user", peers.PeerJob("multi-freq-ldpy", "blh", 1.0), None),
+    ("flh k1024", "per-user", peers.PeerJob("pure-ldp", "flh", 1.0, 1024), None),
 ]
 EQUAL_P = 0.01
 
@@ -130,13 +142,13 @@ def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: in
         print("peers: none of the compared cases ran; nothing to compare")
         return []
     results = {}
-    for n in dict.fromkeys((n_fast, n_slow)):
-        jobs = list(dict.fromkeys(job for *_, job, _ in pairs if (n_slow if job.slow else n_fast) == n))
-        if jobs:
-            print(f"\npeers: {len(jobs)} peer runs at n={n:,} (the same harmonic counts over {items} items)")
-            counts = harmonic(n, domain_size=items).counts
-            for job, res in zip(jobs, peers.run_peers(jobs, counts, seed, venv)):
-                results[job] = (res, counts)
+    for n, d in dict.fromkeys((n_slow if job.slow else n_fast, job.d or items) for *_, job, _ in pairs):
+        jobs = list(dict.fromkeys(job for *_, job, _ in pairs
+                                  if (n_slow if job.slow else n_fast) == n and (job.d or items) == d))
+        print(f"\npeers: {len(jobs)} peer runs at n={n:,} (the same harmonic counts over {d} items)")
+        counts = harmonic(n, domain_size=d).counts
+        for job, res in zip(jobs, peers.run_peers(jobs, counts, seed, venv)):
+            results[job] = (res, counts)
     return [_compare(label, path, need, job, *results[job][:1], cases[(label, path)], bench_rows[(label, path)],
                      results[job][1], seed) for label, path, job, need in pairs]
 

@@ -92,6 +92,8 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     for name, key in (("pooled_estimates", "pooled"), ("top", "top"), ("daily_estimates", "daily"),
                       ("daily_reports", "budget"), ("readings", "readings"), ("readings_pooled", "pooled_readings")):
         tables[key].to_csv(out / f"{name}.csv", index=False, encoding="utf-8")
+    if not tables["words"].empty:
+        tables["words"].to_csv(out / "words.csv", index=False, encoding="utf-8")
     for name, rows in result.records.items():
         pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
     (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
@@ -275,6 +277,21 @@ def trend(tables: dict, cfg) -> list[str]:
                            f"{_from(s.get('first_day_top10_true_donated'))}")]
 
 
+def new_word(tables: dict, cfg) -> list[str]:
+    """The words use case: when the nightly discovery job found the slang word, and its share."""
+    s = tables["summary"]
+    if "slang_word" not in s:
+        return []
+    head = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of words); "
+            f"{s['words_mechanism']} at ε = {s['words_epsilon']:g}, {s['words_report_bytes']} B per report: ")
+    if s["slang_first_day_found"] is None:
+        return [_line("new word", head + f"not found by the last day (F1 of the top list {s['words_f1_last_day']:.2f})")]
+    return [_line("new word", head + f"found on day {s['slang_first_day_found']} with estimated share "
+                                     f"{100 * s['slang_estimated_share']:.2f}% (true {100 * s['slang_true_share']:.2f}% "
+                                     f"of donated words so far); F1 of the top list on the last day "
+                                     f"{s['words_f1_last_day']:.2f}")]
+
+
 def readings(tables: dict, cfg) -> list[str]:
     from ldpsim.evaluation.deployment_metrics import READING_UNITS
     p, lines = tables["pooled_readings"], []
@@ -326,7 +343,8 @@ def adversary(tables: dict, cfg) -> list[str]:
 
 
 #: the sections of the printed summary, in order; each ``(tables, cfg) -> list of lines``
-SECTIONS = [headline, distinguishability, budget, per_day, trend, readings, operations, central, adversary]
+SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, central,
+            adversary]
 
 
 def format_summary(tables: dict, cfg) -> str:

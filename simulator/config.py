@@ -16,10 +16,12 @@ from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.em import EM
 from ldpsim.mechanisms.numeric import NumericMechanism
+from ldpsim.mechanisms.words import DiscoveryProtocol
 
 #: kind of use case → the base class its mechanism must have: categorical events (emoji) take a
-#: frequency oracle, numeric readings (typing speed) a numeric mechanism
-KINDS = {"event": FrequencyOracle, "reading": NumericMechanism}
+#: frequency oracle, numeric readings (typing speed) a numeric mechanism, typed words (no
+#: dictionary: new slang must be found) a discovery protocol
+KINDS = {"event": FrequencyOracle, "reading": NumericMechanism, "word": DiscoveryProtocol}
 
 #: the numeric readings a typing session produces (names of reading use cases)
 READINGS = ("typing_speed", "session_length")
@@ -68,6 +70,7 @@ class UseCase:
     daily_limit: int = 1
     value_range: tuple[float, float] | None = None
     em_bins: int | None = None
+    top_k: int = 20  # word use cases: length of the list the server's daily discovery job returns
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -86,6 +89,7 @@ class UseCase:
         check_int(owner, "daily_limit", self.daily_limit, low=1)
         if self.em_bins is not None:
             check_int(owner, "em_bins", self.em_bins, low=2)
+        check_int(owner, "top_k", self.top_k, low=1)
         if self.kind == "reading" and self.name not in READINGS:
             raise ValueError(f"The 'name' parameter of a reading UseCase must be one of {READINGS}. "
                              f"Got {self.name!r} instead.")
@@ -236,6 +240,12 @@ class DeploymentConfig:
     trend_start_day: int = 7
     trend_ramp_days: float = 3.0
     trend_peak_share: float = 0.05    # share of all events taken by the trend item after the ramp
+    # typed words (a "word" use case): the domain, its weights, and one new slang word
+    words: tuple = ()                 # word domain, the slang word last (weight 0: it only comes by the slang rule)
+    word_weights: tuple = ()          # frequencies of ``words`` (normalized here)
+    words_per_session: float = 2.0    # mean words donated-from per typing session (Poisson)
+    slang_start_day: int = 3          # from this day each typed word is the slang word (words[-1]) ...
+    slang_share: float = 0.05         # ... with this probability
     # channel
     latency_median_s: float = 2.0
     latency_sigma: float = 1.0
@@ -272,22 +282,32 @@ class DeploymentConfig:
                              f"Got {self.use_cases!r} instead.")
         if len({u.name for u in ucs}) != len(ucs):
             raise ValueError(f"The 'use_cases' parameter of {o} has duplicate names.")
-        if sum(u.kind == "event" for u in ucs) > 1:
-            raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one event use case.")
+        for kind in ("event", "word"):
+            if sum(u.kind == kind for u in ucs) > 1:
+                raise ValueError(f"The 'use_cases' parameter of {o} may hold at most one {kind} use case.")
+        ww = np.asarray(self.word_weights, dtype=float)
+        if any(u.kind == "word" for u in ucs) and (len(self.words) < 2 or ww.shape != (len(self.words),)
+                                                   or ww.min() < 0 or ww.sum() <= 0):
+            raise ValueError(f"The 'words' parameter of {o} must hold at least 2 words (the slang word last) "
+                             f"with as many non-negative 'word_weights' for a word use case. "
+                             f"Got {len(self.words)} words and {ww.size} weights instead.")
+        object.__setattr__(self, "words", tuple(self.words))
+        object.__setattr__(self, "word_weights", tuple(float(x) for x in ww / ww.sum()) if ww.size else ())
         object.__setattr__(self, "use_cases", ucs)
         for name in ("n_devices", "n_days", "block_size", "n_atoms", "max_attempts", "server_capacity"):
             check_int(o, name, getattr(self, name), low=1)
-        for name in ("seed", "drain_days", "adversary_devices", "trend_start_day"):
+        for name in ("seed", "drain_days", "adversary_devices", "trend_start_day", "slang_start_day"):
             check_int(o, name, getattr(self, name), low=0)
         for name in ("concentration", "sessions_per_day", "events_per_session", "speed_mean_wpm", "session_median_s",
                      "window_length_h", "retention_days", "latency_median_s", "backoff_s",
-                     "ack_timeout_s", "slot_s", "batch_window_s", "restart_s", "trend_ramp_days"):
+                     "ack_timeout_s", "slot_s", "batch_window_s", "restart_s", "trend_ramp_days",
+                     "words_per_session"):
             check_real(o, name, getattr(self, name), 0.0)
         for name in ("activity_sigma", "speed_device_sd_wpm", "speed_session_sd_wpm", "latency_sigma",
                      "session_device_sigma", "session_sigma",
                      "window_start_sd_h", "service_s_per_report"):
             check_real(o, name, getattr(self, name), 0.0, low_open=False)
-        for name in ("opt_in", "p_online", "loss", "ack_loss", "trend_peak_share"):
+        for name in ("opt_in", "p_online", "loss", "ack_loss", "trend_peak_share", "slang_share"):
             check_real(o, name, getattr(self, name), 0.0, 1.0, low_open=False, high_open=False)
         check_real(o, "window_start_mean_h", self.window_start_mean_h, 0.0, 24.0, low_open=False)
         for name in ("budget_daily", "budget_total"):

@@ -38,6 +38,15 @@ def sample_per_device(device: np.ndarray, quota: np.ndarray, rng: np.random.Gene
     return order[rank < quota[dev]]
 
 
+def _records(uc, d) -> tuple[np.ndarray, np.ndarray]:
+    """(device, value) of each of the day's records a use case can donate."""
+    if uc.kind == "event":
+        return d.event_device, d.event_item
+    if uc.kind == "word":
+        return d.word_device, d.word_item
+    return d.reading_device, d.readings[uc.name]
+
+
 class Devices:
     """Devices of the blocks ``blocks`` (a shard) with their ledger, local store and processes."""
 
@@ -57,6 +66,9 @@ class Devices:
                       "donated": np.zeros((cfg.n_days, n_items), np.int64),
                       "devices": np.zeros((cfg.n_days, n_items), np.int64),
                       "sessions": np.zeros(cfg.n_days, np.int64), "session_hours": np.zeros(24, np.int64)}
+        if cfg.words:  # typed and donated words per day (the slang word is the last column)
+            self.truth["word_events"] = np.zeros((cfg.n_days, len(cfg.words)), np.int64)
+            self.truth["word_donated"] = np.zeros((cfg.n_days, len(cfg.words)), np.int64)
         for uc in cfg.readings():  # sums and counts of every session's and of the donated readings
             for level in ("all", "donated"):
                 self.truth[f"{uc.name}:{level}_sum"] = np.zeros(cfg.n_days)
@@ -89,8 +101,7 @@ class Devices:
             granted_any = np.zeros(hi - lo, np.int64)
             counts = {}
             for uc in self.cfg.use_cases:
-                dev, val = (d.event_device, d.event_item) if uc.kind == "event" else (d.reading_device,
-                                                                                       d.readings[uc.name])
+                dev, val = _records(uc, d)
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
                 granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit), slice(lo, hi))
                 chosen = sample_per_device(dev, granted, rng)
@@ -112,6 +123,8 @@ class Devices:
         mech = self.mechanisms[uc.name]
         if uc.kind == "event":
             x = np.asarray(self.cfg.items, dtype=object)[values] if mech.takes_tokens else values
+        elif uc.kind == "word":
+            x = np.asarray(self.cfg.words, dtype=object)[values]
         else:
             lo, hi = uc.value_range
             x = np.clip((values - lo) / (hi - lo) * 2.0 - 1.0, -1.0, 1.0)
@@ -141,6 +154,8 @@ class Devices:
         t["events"][day] += np.bincount(d.event_item, minlength=n_items)
         pairs = np.unique(d.event_device.astype(np.int64) * n_items + d.event_item)
         t["devices"][day] += np.bincount(pairs % n_items, minlength=n_items)
+        if d.word_item is not None:
+            t["word_events"][day] += np.bincount(d.word_item, minlength=len(self.cfg.words))
         t["sessions"][day] += d.reading_device.size
         for uc in self.cfg.readings():
             t[f"{uc.name}:all_sum"][day] += d.readings[uc.name].sum()
@@ -150,6 +165,8 @@ class Devices:
     def _book_donated(self, uc, day: int, values: np.ndarray) -> None:
         if uc.kind == "event":
             self.truth["donated"][day] += np.bincount(values, minlength=len(self.cfg.items))
+        elif uc.kind == "word":
+            self.truth["word_donated"][day] += np.bincount(values, minlength=len(self.cfg.words))
         else:  # the values as privatized: clipped to the use case's range
             self.truth[f"{uc.name}:donated_sum"][day] += np.clip(values, *uc.value_range).sum()
             self.truth[f"{uc.name}:donated_n"][day] += values.size

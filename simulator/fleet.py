@@ -18,6 +18,10 @@ Device model (per device i):
   ~ N(window_start_mean_h, window_start_sd_h) mod 24.
 * drift: from ``trend_start_day`` each event is replaced by the trend item w.p.
   peak_share · min(1, (day − start + 1)/ramp_days).
+* words (only with a word use case): per session Poisson(words_per_session) words, each drawn from the
+  word weights (no personal preference), and from ``slang_start_day`` replaced by the new slang word
+  (the last of ``words``) w.p. ``slang_share``. Drawn after everything else, so the other draws do
+  not change when words are added.
 """
 
 from __future__ import annotations
@@ -100,6 +104,8 @@ class Day(NamedTuple):
     reading_device: np.ndarray  # the device of each session
     readings: dict              # reading name → one value per session
     session_hours: np.ndarray   # 24 counts of session starts
+    word_device: np.ndarray | None = None  # the device of each typed word (word use cases only)
+    word_item: np.ndarray | None = None    # index into cfg.words
 
 
 def trend_share(cfg: DeploymentConfig, day: int) -> float:
@@ -126,8 +132,16 @@ def draw_day(cfg: DeploymentConfig, traits: Traits, block: int, day: int) -> Day
         item = np.where(rng.random(item.size) < share, cfg.trend_item, item)
     speed = traits.speed_wpm[session_device] + rng.normal(0.0, cfg.speed_session_sd_wpm, size=hours.size)
     length = traits.session_median_s[session_device] * np.exp(cfg.session_sigma * rng.standard_normal(hours.size))
+    word_device = word_item = None
+    if cfg.words:
+        per = rng.poisson(cfg.words_per_session, size=hours.size)
+        word_device = np.repeat(session_device, per)
+        cdf = np.cumsum(cfg.word_weights)
+        word_item = np.minimum(np.searchsorted(cdf, rng.random(word_device.size), side="right"), len(cdf) - 1)
+        if day >= cfg.slang_start_day and cfg.slang_share > 0:
+            word_item = np.where(rng.random(word_item.size) < cfg.slang_share, len(cfg.words) - 1, word_item)
     return Day(event_device, item, session_device, {"typing_speed": speed, "session_length": length},
-               np.bincount(hours, minlength=24))
+               np.bincount(hours, minlength=24), word_device, word_item)
 
 
 def draw_online(cfg: DeploymentConfig, block: int, day: int) -> np.ndarray:

@@ -5,7 +5,10 @@ target (seconds per 10⁶ units on the 2-core reference machine, from issue 2). 
 
 * ``per-user``: ``perturb`` + ``aggregate`` + ``estimate`` for n users (values drawn beforehand);
 * ``direct``: ``sample_aggregate`` + ``estimate`` from the true counts (no per-user reports);
-* ``em``: the EM post-processing of n SDPM reports (docs/math.md §2.3).
+* ``em``: the EM post-processing of n SDPM reports (docs/math.md §2.3);
+* ``discover`` / ``discover-direct``: a discovery protocol (SFP, PEM, TreeHist; docs/math.md §7.4) on
+  the words-slang workload — ``perturb`` + ``aggregate`` + ``discover`` of the top 20 for n users, or
+  ``sample_aggregate`` + ``discover``; the row's note gives the F1 of the discovered top 20.
 
 ``RUNNERS`` maps a path to its function ``(case, n, domain_size, seed) -> (seconds, estimates)``.
 Hook for a later benchmark (e.g. the simulator's device-days/s): add its runner to ``RUNNERS``
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import concurrent.futures as futures
 import dataclasses
+import functools
 import math
 import multiprocessing
 import resource
@@ -36,6 +40,8 @@ from ldpsim.mechanisms import registry
 from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.em import EM
 
+from ldpsim.evaluation.discovery_metrics import run_scores
+from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import harmonic
 
 #: the unit the targets are stated for (issue 2: "per 10⁶ users on this 2-core machine")
@@ -99,6 +105,8 @@ def every_tenth(domain_size: int) -> tuple:
 
 
 _CMS_SMALL = {"k": 256, "m": 1024}
+#: RAPPOR's bench shape: C·k = 1024 regression rows ≥ the 200 candidates (least squares needs full rank)
+RAPPOR_BENCH = {"num_bits": 128, "num_hashes": 2, "cohorts": 8}
 _CMS_WIDE = {"k": 65535, "m": 32}
 
 #: the benchmark table (issue 2, item 4); order = print order
@@ -129,6 +137,31 @@ CASES: list[BenchCase] = [
     BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct", n=PER),
     BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", n=PER, target_s=2.0,
               numeric=True, unit="reports", extra={"bins": 1024}),
+    # deployed designs and the peers' oracles (issue 12); no targets: measured, compared with the peers
+    *[BenchCase(label, name, params, path, domain=domain, n=n if path == "per-user" else PER)
+      for label, name, params, domain, n in [
+          ("rappor k128 h2 c8 d200", "rappor", {"epsilon": 4 * math.log(3), **RAPPOR_BENCH}, 200, None),
+          # p = 0, q = 1: no instantaneous response, pure-ldp's RAPPOR (its peer row)
+          ("rappor no-IRR d200", "rappor", {"epsilon": 4 * math.log(3), "p": 0.0, "q": 1.0, **RAPPOR_BENCH}, 200,
+           None),
+          ("hr ε1", "hr", {"epsilon": 1.0}, None, None),
+          ("hr ε4", "hr", {"epsilon": 4.0}, None, None),
+          ("sue", "sue", {"epsilon": 1.0}, None, None),
+          ("she", "she", {"epsilon": 1.0}, None, 100_000),
+          ("the", "the", {"epsilon": 1.0}, None, None),
+          ("blh", "blh", {"epsilon": 1.0}, None, 100_000),
+          ("flh k1024", "flh", {"epsilon": 1.0, "pool_size": 1024}, None, None),
+          ("dbitflip d1", "dbitflip", {"epsilon": 1.0, "d": 1}, None, None),
+          ("dbitflip d8", "dbitflip", {"epsilon": 1.0, "d": 8}, None, None)]
+      for path in ("per-user", "direct")],
+    BenchCase("onebitmean m100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, "counter", numeric=True),
+    BenchCase("onebitmean m100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, "counter-direct", numeric=True,
+              n=PER),
+    # discovery without a dictionary (issue 11): one run at n = 10⁶, ε = 4, top 20 of words-slang
+    *[BenchCase(f"{name} ε4", name, {"epsilon": 4.0}, path, n=PER, target_s=target)
+      for path, target in (("discover", 5.0), ("discover-direct", 0.5)) for name in ("sfp", "pem", "treehist")],
+    *[BenchCase(f"{name} ε4 n1e7", name, {"epsilon": 4.0}, "discover-direct", n=10 * PER,
+                target_peak=4 * GIB) for name in ("sfp", "pem", "treehist")],
 ]
 
 
@@ -176,8 +209,47 @@ def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndar
     return time.perf_counter() - t0, est
 
 
+def _counters(case: BenchCase, n: int, seed):
+    mech = case.make(2)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    return mech, wl_rng.uniform(0.0, mech.m, n), run_rng
+
+
+def _counter(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    """1BitMean on n counters uniform in [0, m]: perturb + aggregate + mean estimate."""
+    mech, values, rng = _counters(case, n, seed)
+    t0 = time.perf_counter()
+    est = mech.estimate_mean(mech.aggregate(mech.perturb(values, rng)))
+    return time.perf_counter() - t0, np.array([est])
+
+
+def _counter_direct(case: BenchCase, n: int, domain_size: int, seed) -> tuple[float, np.ndarray]:
+    """1BitMean's direct sampler on n counters (one binomial per distinct value)."""
+    mech, values, rng = _counters(case, n, seed)
+    values = np.round(values)  # counters: integers, so few distinct values
+    t0 = time.perf_counter()
+    est = mech.estimate_mean(mech.sample_aggregate(values, rng))
+    return time.perf_counter() - t0, np.array([est])
+
+
+def _discover(case: BenchCase, n: int, domain_size: int, seed, direct: bool = False) -> tuple[float, np.ndarray]:
+    """One discovery run of the top 20 on words-slang (its default 2000 words + 3 slang words);
+    returns the time and the F1 of the discovered list as a 1-element array."""
+    mech = case.make(domain_size)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    w = words_slang(n, 0)
+    values = None if direct else w.values(wl_rng, as_ids=False)
+    t0 = time.perf_counter()
+    agg = mech.sample_aggregate(w.counts, run_rng, w.items) if direct else mech.aggregate(mech.perturb(values, run_rng))
+    res = mech.discover(agg, top_k=20)
+    seconds = time.perf_counter() - t0
+    return seconds, np.array([run_scores(w.items, w.counts, res.words, res.counts, 20)["f1"]])
+
+
 #: path → runner ``(case, n, domain_size, seed) -> (seconds, estimates)``; register new paths here
-RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em}
+RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _counter,
+           "counter-direct": _counter_direct, "discover": _discover,
+           "discover-direct": functools.partial(_discover, direct=True)}
 
 
 def peak_rss_bytes() -> int:
@@ -236,6 +308,8 @@ def bench_row(case: BenchCase, n: int, domain_size: int, seed=0) -> dict:
                 "peak_mib": out["peak"] / 2 ** 20, "baseline_mib": out["baseline"] / 2 ** 20,
                 "pass": "" if case.target_s is None and case.target_peak is None else ("PASS" if ok else "FAIL"),
                 "note": "" if n == PER else f"extrapolated from n={n:,}"})
+    if case.path.startswith("discover"):
+        row["note"] = f"F1 of the top 20 = {float(out['estimates'][0]):.2f}" + ("" if n == PER else f"; n={n:,}")
     return row
 
 

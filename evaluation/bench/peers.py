@@ -72,23 +72,27 @@ def ensure_venv(venv: Path | None = None, log=print) -> Path:
 
 @dataclass(frozen=True)
 class PeerJob:
-    """One peer run: ``lib`` in {"pure-ldp", "multi-freq-ldpy"}, ``mech`` in {cms, hcms, grr, oue, olh}."""
+    """One peer run: ``lib`` in {"pure-ldp", "multi-freq-ldpy"}, ``mech`` in {cms, hcms, grr, oue, olh,
+    rappor, hr, sue, she, the, blh, flh}; ``k``/``m`` are the sketch shape (CMS/HCMS), the hash count and
+    Bloom bits (RAPPOR, ``m`` bits, ``k`` hashes, 8 cohorts) or the pool size ``k`` (FLH); ``d`` the
+    number of items when it differs from the bench's (0: the bench's)."""
 
     lib: str
     mech: str
     epsilon: float
     k: int = 0
     m: int = 0
+    d: int = 0
 
     @property
     def slow(self) -> bool:
-        """OUE and OLH peers cost ~1 ms per user (D-long vectors, D hashes per report)."""
-        return self.mech in ("oue", "olh")
+        """Peers costing ~1 ms per user or more (D-long vectors, or D hashes per report on the server)."""
+        return self.mech in ("oue", "olh", "sue", "she", "the", "blh")
 
     @property
     def label(self) -> str:
-        shape = f" k{self.k} m{self.m}" if self.k else ""
-        return f"{self.lib} {self.mech}{shape} ε{self.epsilon:g}"
+        shape = f" k{self.k}" + (f" m{self.m}" if self.m else "") if self.k else ""
+        return f"{self.lib} {self.mech}{shape}{f' d{self.d}' if self.d else ''} ε{self.epsilon:g}"
 
 
 def run_peers(jobs: list[PeerJob], counts, seed: int = 0, venv: Path | None = None, log=print) -> list[dict]:

@@ -23,11 +23,30 @@ import numpy as np
 
 
 def _pure_ldp(job, values, d):
-    from pure_ldp.frequency_oracles import (CMSClient, CMSServer, DEClient, DEServer, LHClient,
-                                            LHServer, UEClient, UEServer)
+    import math
+    from pure_ldp.frequency_oracles import (CMSClient, CMSServer, DEClient, DEServer, FastLHClient,
+                                            FastLHServer, HadamardResponseClient, HadamardResponseServer,
+                                            HEClient, HEServer, LHClient, LHServer, RAPPORClient,
+                                            RAPPORServer, UEClient, UEServer)
     eps, mech = job["epsilon"], job["mech"]
     ident = dict(index_mapper=lambda x: x)  # ldpsim's item ids are already 0..D-1
-    if mech in ("cms", "hcms"):
+    if mech == "rappor":  # pure-ldp's RAPPOR: permanent response only, f from ε_∞ = 2h·ln((1 − f/2)/(f/2))
+        f = 2 / (1 + math.exp(eps / (2 * job["k"])))
+        server = RAPPORServer(f, job["m"], job["k"], d, num_of_cohorts=8, **ident)
+        client = RAPPORClient(f, job["m"], server.get_hash_funcs(), num_of_cohorts=8, **ident)
+    elif mech == "hr":
+        server = HadamardResponseServer(eps, d, **ident)
+        client = HadamardResponseClient(eps, d, server.get_hash_funcs(), **ident)
+    elif mech == "sue":
+        server, client = UEServer(eps, d, use_oue=False, **ident), UEClient(eps, d, use_oue=False, **ident)
+    elif mech in ("she", "the"):
+        server, client = HEServer(eps, d, use_the=mech == "the", **ident), HEClient(eps, d, **ident)
+    elif mech == "blh":
+        server, client = LHServer(eps, d, g=2, use_olh=False, **ident), LHClient(eps, d, g=2, use_olh=False, **ident)
+    elif mech == "flh":
+        server = FastLHServer(eps, d, job["k"], use_olh=True, **ident)
+        client = FastLHClient(eps, d, job["k"], use_olh=True, **ident)
+    elif mech in ("cms", "hcms"):
         server = CMSServer(eps, job["k"], job["m"], is_hadamard=mech == "hcms")
         client = CMSClient(eps, server.get_hash_funcs(), job["m"], is_hadamard=mech == "hcms")
     elif mech == "grr":
@@ -70,11 +89,17 @@ def _multi_freq(job, values, d):
     elif mech == "olh":
         client = lambda v: LH.LH_Client(v, d, eps, True)  # noqa: E731
         aggregate = lambda reports: LH.LH_Aggregator_MI(reports, d, eps, True)  # noqa: E731
+    elif mech == "sue":  # symmetric unary encoding = UE with optimal=False
+        client = lambda v: UE.UE_Client(v, d, eps, False)  # noqa: E731
+        aggregate = lambda reports: UE.UE_Aggregator_MI(reports, eps, False)  # noqa: E731
+    elif mech == "blh":  # binary local hashing = LH with optimal=False
+        client = lambda v: LH.LH_Client(v, d, eps, False)  # noqa: E731
+        aggregate = lambda reports: LH.LH_Aggregator_MI(reports, d, eps, False)  # noqa: E731
     else:
         raise ValueError(f"multi-freq-ldpy has no job {mech!r}")
     client(0)  # numba compiles on first call: keep compilation out of the timing
     t0 = time.perf_counter()
-    reports = _LazyReports(client, values) if mech == "oue" else [client(v) for v in values]
+    reports = _LazyReports(client, values) if mech in ("oue", "sue") else [client(v) for v in values]
     est = np.asarray(aggregate(reports), dtype=float)  # MI: clipped at 0 and renormalised
     return time.perf_counter() - t0, est
 

@@ -6,7 +6,8 @@
   figures, with its ΔR = 1 acceptance line;
 * true vs estimated counts of the top-N items for the marked cell (or each workload's first cell),
   with the theory's 95% interval of one estimate (mechanism variance at the true counts);
-* adversary accuracy vs ε when the results hold ``adversary*`` metrics.
+* adversary accuracy vs ε when the results hold ``adversary*`` metrics;
+* discovery runs: F1 of the top-k vs ε and the planted word's discovery probability vs n.
 
 Metric names are spelled out with their units (:data:`METRIC_LABELS`), titles name the mechanism
 and ε, file names say what they show. Figures are built with :class:`matplotlib.figure.Figure` (Agg
@@ -290,6 +291,46 @@ def _cells(store) -> dict:
         return {}
 
 
+def _panels(summary: pd.DataFrame, metric: str, x: str, panel: str):
+    rows = summary[summary["rank"].isna() & (summary["metric"] == metric)]
+    if rows.empty or x not in rows or rows[x].nunique() < 2 or "mechanism" not in rows:
+        return None
+    return rows, (sorted(rows[panel].unique()) if panel in rows else [None])
+
+
+def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
+    """Discovery cells: F1 of the top-k vs ε (a panel per n) and the planted word's discovery
+    probability vs n (a panel per ε, the 0.9 line drawn); a line per protocol, mean ± se."""
+    written = []
+    for metric, x, panel, stem in (("f1", "epsilon", "n", "discovery_f1_by_epsilon"),
+                                   ("found", "n", "epsilon", "discovery_probability_by_n")):
+        found = _panels(summary, metric, x, panel)
+        if found is None:
+            continue
+        rows, panels = found
+        fig = Figure(figsize=(3.2 * len(panels), 3.2))
+        for i, value in enumerate(panels):
+            ax = fig.add_subplot(1, len(panels), i + 1)
+            sub = rows if value is None else rows[rows[panel] == value]
+            for mech, line in sub.groupby("mechanism", sort=True):
+                line = line.sort_values(x)
+                ax.errorbar(line[x], line["mean"], yerr=line["se"], marker="o", capsize=2, label=mech)
+            ax.set_xscale("log")
+            grid = np.sort(rows[x].unique())
+            ax.set_xticks(grid, [_fmt(v) if x == "epsilon" else f"{v:.0e}" for v in grid])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_ylim(-0.02, 1.02)
+            if metric == "found":
+                ax.axhline(0.9, color="black", linewidth=1, linestyle="--")
+            ax.set(xlabel="ε" if x == "epsilon" else "n (users)",
+                   ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
+                   title="" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}"))
+            if i == 0:
+                ax.legend(fontsize=7)
+        written += _save(fig, out, stem)
+    return written
+
+
 def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``.
 
@@ -306,7 +347,7 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
                + metric_vs_epsilon(summary, out, prefix="adversary")
                + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-               + frequency_bars(estimates, out, mark, _cells(store)))
+               + frequency_bars(estimates, out, mark, _cells(store)) + discovery_curves(summary, out))
     pngs = [p for p in written if p.suffix == ".png"]
     order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
     pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
@@ -323,6 +364,11 @@ def caption(stem: str) -> str:
         return "A metric over the k × m grid of the sketch (log colour scale); the chosen cell is outlined."
     if stem.startswith("by_rank_"):
         return "A per-item metric against the item's true rank, one curve per mechanism setting."
+    if stem.startswith("discovery_f1"):
+        return "Discovery: F1 of the discovered top-k against the true top-k vs ε, one panel per n; mean ± se."
+    if stem.startswith("discovery_probability"):
+        return ("Discovery: share of repeats whose discovered top-k holds the planted slang word vs n, one panel "
+                "per ε; mean ± se, dashed line at 0.9.")
     if stem.startswith("top_items_"):
         return ("True vs mean estimated counts of the top items of one cell, with the theory's 95% interval of "
                 "one estimate (or the repeats' spread where the theory needs items not stored).")

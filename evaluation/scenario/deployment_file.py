@@ -15,11 +15,19 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
                         bins; required for SDPM, whose report average is biased)
     [use_case.session_length]  the same keys, in seconds
+    [use_case.words]    mechanism (sfp | pem | treehist), epsilon, daily_limit, top_k (the length of
+                        the list the server's daily discovery job returns, 20), other keys = the
+                        protocol's parameters
+    [words]             top (real words from wordfreq the protocol can carry, 2000), per_session
+                        (2.0), slang (the new word; default: generated, see
+                        ldpsim.evaluation.workloads.slang), slang_start_day (3), slang_share (0.05 of
+                        the words typed from that day)
     [channel]           latency_median_s, latency_sigma, loss, ack_loss, max_attempts, backoff_s,
                         ack_timeout_s, slot_s
     [server]            capacity, service_s_per_report, batch_window_s, crash_at_h, restart_s, fsync
 
-Known use cases: ``emoji`` (event), ``typing_speed`` and ``session_length`` (readings). Bad values (negative rates, zero
+Known use cases: ``emoji`` (event), ``typing_speed`` and ``session_length`` (readings), ``words``
+(discovery of words no dictionary holds). Bad values (negative rates, zero
 devices, a limit of 0, an unknown use case, bad mechanism parameters) raise ``ScenarioError`` naming
 the file and the key, before anything runs.
 """
@@ -30,6 +38,8 @@ import dataclasses
 import math
 from pathlib import Path
 
+import numpy as np
+
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
@@ -37,7 +47,7 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 
 #: use cases the fleet model produces → kind
-USE_CASES = {"emoji": "event", "typing_speed": "reading", "session_length": "reading"}
+USE_CASES = {"emoji": "event", "typing_speed": "reading", "session_length": "reading", "words": "word"}
 
 
 def _ge(low):
@@ -84,12 +94,15 @@ SPEC = {
                 "loss": Field(F, 0.05, _prob), "ack_loss": Field(F, 0.01, _prob),
                 "max_attempts": Field(int, 8, _ge(1)), "backoff_s": Field(F, 300.0, _gt(0)),
                 "ack_timeout_s": Field(F, 15000.0, _gt(0)), "slot_s": Field(F, 900.0, _gt(0))},
+    "words": {"top": Field(int, 2000, _ge(2)), "per_session": Field(F, 2.0, _gt(0)), "slang": Field(str, None),
+              "slang_start_day": Field(int, 3, _ge(0)), "slang_share": Field(F, 0.05, _prob)},
     "server": {"capacity": Field(int, 4, _ge(1)), "service_s_per_report": Field(F, 2e-4, _ge(0)),
                "batch_window_s": Field(F, 14400.0, _gt(0)), "crash_at_h": Field(F, None, _ge(0)),
                "restart_s": Field(F, 600.0, _gt(0)), "fsync": Field(bool, True)},
 }
 USE_CASE_SPEC = {"mechanism": Field(str), "epsilon": Field(F, check=_gt(0)),
                  "daily_limit": Field(int, 1, _ge(1))}
+WORD_SPEC = {"top_k": Field(int, 20, _ge(1))}
 READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(list, None, _pair),
                 "em_bins": Field(int, None, _ge(2))}
 #: scenario key → DeploymentConfig field, per table
@@ -105,8 +118,9 @@ def _use_case(name: str, table, workload, file) -> UseCase:
     if not isinstance(table, dict):
         raise ScenarioError(file, where, "must be a table")
     kind = USE_CASES[name]
-    base = {k: v for k, v in table.items() if k in USE_CASE_SPEC or (kind == "reading" and k in READING_SPEC)}
-    spec = {**USE_CASE_SPEC, **(READING_SPEC if kind == "reading" else {})}
+    own = {"reading": READING_SPEC, "word": WORD_SPEC}.get(kind, {})
+    base = {k: v for k, v in table.items() if k in USE_CASE_SPEC or k in own}
+    spec = {**USE_CASE_SPEC, **own}
     fields = parse_table(base, spec, where, file)
     params = {k: v for k, v in table.items() if k not in spec}
     params["epsilon"] = fields["epsilon"]
@@ -114,6 +128,8 @@ def _use_case(name: str, table, workload, file) -> UseCase:
     cls = MECHANISMS.get(fields["mechanism"])
     if kind == "event" and cls is not None and "domain_size" in {f.name for f in dataclasses.fields(cls)}:
         params.setdefault("domain_size", len(workload.items))
+    elif kind == "word":
+        extra = {"top_k": fields["top_k"]}
     elif kind == "reading":
         lo, hi = map(float, fields["range"])
         extra = {"value_range": (lo, hi), "em_bins": fields["em_bins"]}
@@ -160,12 +176,15 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")
     use_cases = tuple(_use_case(name, table, workload, path) for name, table in ucs.items())
     kw = {}
-    for table in ("deployment", "fleet", "privacy", "channel", "server"):
+    for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
             if (table, key) in (("deployment", "name"), ("deployment", "workers")):
                 continue
             name = RENAME.get((table, key), key)
             kw[name] = value
+    word_uc = next((u for u in use_cases if u.kind == "word"), None)
+    if word_uc is not None:
+        kw.update(_words(word_uc, t["words"], t["deployment"]["seed"], path))
     tr = t["trend"]
     if tr["rank"] is not None:
         if tr["rank"] > len(workload.items):
@@ -179,3 +198,24 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"]}
+
+
+def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
+    """DeploymentConfig fields of the ``[words]`` table: the real words the protocol can carry (wordfreq,
+    :func:`~ldpsim.evaluation.workloads.slang.carried_words`), then the slang word (given, or generated
+    from the run's seed), checked against the protocol's alphabet and length."""
+    from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
+
+    codec = uc.make_mechanism().codec
+    words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
+    slang = table["slang"]
+    if slang is None:
+        slang = generate_slang(1, np.random.SeedSequence(seed, spawn_key=(11,)), codec.alphabet, codec.length)[0]
+    try:
+        codec.check_word(slang)
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(file, "words.slang", str(exc)) from None
+    if slang in words:
+        raise ScenarioError(file, "words.slang", f"{slang!r} is a dictionary word, not new slang")
+    return {"words": words + (slang,), "word_weights": freqs + (0.0,), "words_per_session": table["per_session"],
+            "slang_start_day": table["slang_start_day"], "slang_share": table["slang_share"]}

@@ -29,6 +29,11 @@ Schema (every table checked; unknown keys get a did-you-mean)::
     [metrics]
     names = ["expectation_bias", "rank_deviation", "variance"]
 
+Discovery protocols (``sfp``, ``pem``, ``treehist``) make *discovery* cells
+(:mod:`ldpsim.evaluation.sweep.discovery_cell`): ``top`` is the k of the discovered top-k and the
+metrics are :data:`ldpsim.evaluation.discovery_metrics.DISCOVERY_METRICS` (the default when every
+mechanism is a discovery protocol); a scenario does not mix the two kinds' metrics.
+
     [plots]
     mark = { k = 65535, m = 32 }    # the cell highlighted on k × m heatmaps
 
@@ -53,7 +58,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldpsim.mechanisms.registry import MECHANISMS, make
+from ldpsim.mechanisms.words import DiscoveryProtocol
 
+from ldpsim.evaluation.discovery_metrics import DISCOVERY_METRICS
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
@@ -118,6 +125,12 @@ class Cell:
     def make_mechanism(self):
         return make(self.mechanism, **self.params)
 
+    @property
+    def kind(self) -> str:
+        """``"discovery"`` for protocols that find strings without a dictionary, else ``"frequency"``."""
+        return cell_kind(self.mechanism)
+
+
     def labels(self) -> dict:
         """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text)."""
         w = self.workload
@@ -130,6 +143,11 @@ class Cell:
             out.pop(param)
             out[alias] = value
         return {k: str(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+def cell_kind(mechanism: str) -> str:
+    """The kind of cell a registered mechanism makes: ``"discovery"`` or ``"frequency"``."""
+    return "discovery" if issubclass(MECHANISMS[mechanism], DiscoveryProtocol) else "frequency"
 
 
 @dataclass(frozen=True)
@@ -269,9 +287,15 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
                                     f"allowed: {', '.join(sorted(_takes(m['name'])))} or 'workload.<param>' "
                                     "(put mechanism-specific values in that mechanism's own grid)")
     metrics = parse_table(top["metrics"], METRICS_SPEC, "metrics", path)["names"]
-    for name in metrics:
-        if name not in CELL_METRICS:
-            raise ScenarioError(path, "metrics.names", f"unknown metric {name!r}; allowed: {', '.join(CELL_METRICS)}")
+    kinds = {cell_kind(m["name"]) for m in mechanisms}
+    if kinds == {"discovery"} and "names" not in top["metrics"]:
+        metrics = list(DISCOVERY_METRICS)
+    allowed = {"frequency": tuple(CELL_METRICS), "discovery": DISCOVERY_METRICS}
+    for kind in kinds:
+        for name in metrics:
+            if name not in allowed[kind]:
+                raise ScenarioError(path, "metrics.names", f"unknown metric {name!r} for {kind} mechanisms; "
+                                    f"allowed: {', '.join(allowed[kind])}")
     plots = parse_table(top["plots"], PLOTS_SPEC, "plots", path)
     scenario = Scenario(file=str(path), name=head["name"], seed=head["seed"], repeats=head["repeats"],
                         path=head["path"], top=head["top"],

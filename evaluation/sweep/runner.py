@@ -27,6 +27,7 @@ import pandas as pd
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.evaluation.sweep.cell_metrics import Context, summarize
+from ldpsim.evaluation.sweep.discovery_cell import discovery_rows
 from ldpsim.evaluation.metrics import ranks_of
 from ldpsim.evaluation.scenario.grid import Cell, Scenario, build_workload, child_seed
 from ldpsim.evaluation.sweep.store import RunStore
@@ -39,7 +40,8 @@ def _workload(cell_workload: tuple, entropy: int, w_index: int):
 
 
 def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Workload → ``cell.repeats`` runs of ``estimate_counts`` → tidy estimates and metric summaries.
+    """Workload → ``cell.repeats`` runs of ``estimate_counts`` → tidy estimates and metric summaries
+    (discovery cells: ``cell.repeats`` discovery runs, :mod:`ldpsim.evaluation.sweep.discovery_cell`).
 
     ``seedseq`` is the run's root SeedSequence (or its integer entropy). Returns
     ``(estimates, summary)``: one row per (repeat, item) for the top ``cell.store_top`` items (all
@@ -50,6 +52,12 @@ def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
     root = seedseq if isinstance(seedseq, np.random.SeedSequence) else np.random.SeedSequence(seedseq)
     workload = _workload(cell.workload_items, root.entropy, cell.workload_index)
     mech = cell.make_mechanism()
+    labels = {**cell.labels(), "root_seed": int(root.entropy)}
+    if cell.kind == "discovery":
+        estimates, summary = discovery_rows(cell, mech, workload,
+                                            lambda r: child_seed(root, 1, cell.workload_index, r))
+        labels["elapsed_s"] = time.perf_counter() - start
+        return _label(estimates, labels), _label(summary, labels)
     items, counts = workload.items, workload.counts
     est = np.empty((cell.repeats, counts.size))
     for r in range(cell.repeats):
@@ -67,7 +75,7 @@ def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
         "estimate": est[:, :keep].ravel(),
         "est_rank": est_ranks.ravel(),
     })
-    labels = {**cell.labels(), "root_seed": int(root.entropy), "elapsed_s": time.perf_counter() - start}
+    labels["elapsed_s"] = time.perf_counter() - start
     return _label(estimates, labels), _label(summary, labels)
 
 

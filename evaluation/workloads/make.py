@@ -12,6 +12,7 @@
 | ``even`` | categorical, uniform | ``domain_size`` (100) |
 | ``words`` | wordfreq English words | ``top`` (2000) |
 | ``emoji`` | wordfreq English emoji, variants merged, text symbols left out | ``top`` (100, at most 721), ``symbols`` (False) |
+| ``words-slang`` | words of ≤ 8 symbols + generated slang | ``top`` (2000), ``slang_shares``, ``start_day``, ``length`` |
 | ``census-education`` / ``census-marital`` | 18 / 7 categories (illustrative substitute) | — |
 | ``heights`` / ``weights`` | normal, in [−1, 1] | ``mean``, ``sd`` |
 | ``typing-speed`` | lognormal wpm, in [−1, 1] | ``mean``, ``sd``, ``max_wpm`` |
@@ -32,6 +33,7 @@ from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder
 from ldpsim.evaluation.workloads.readings import heights, tap_positions, typing_speed, weights
 from ldpsim.evaluation.workloads.real import emoji, words
+from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf
 
 __all__ = ["NumericWorkload", "WORKLOADS", "Workload", "largest_remainder", "make_workload",
@@ -45,6 +47,7 @@ WORKLOADS: dict[str, Callable] = {
     "even": even,
     "words": words,
     "emoji": emoji,
+    "words-slang": words_slang,
     "census-education": census_education,
     "census-marital": census_marital,
     "heights": heights,

@@ -39,7 +39,10 @@ class Case:
 
 
 def _cases():
-    from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE, RR, SDGRR, URR
+    import math
+
+    from ldpsim.mechanisms import (BLH, CMS, FLH, GRR, HCMS, HR, OLH, OUE, RAPPOR, RR, SDGRR, SHE, SUE, THE, URR,
+                                   DBitFlip)
 
     counts6 = (300, 200, 100, 50, 30, 20)
     return [
@@ -60,6 +63,21 @@ def _cases():
         Case("cms-m10", CMS, {"epsilon": 1.0, "k": 3, "m": 10, "seed": 7}, counts6,
              items=("é", "ü", 42, "42x", b"raw", "emoji 😀")),
         Case("hcms", HCMS, {"epsilon": 2.0, "k": 4, "m": 8}, counts6, items=("the", "of", "and", "to", "a", "in")),
+        # deployed designs and the peers' oracles (docs/math.md §7.1–§7.3); privacy boundaries from
+        # report_distribution (test_report_distribution_exact_privacy_boundary)
+        Case("hr", HR, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("hr-large-eps", HR, {"epsilon": 4.0, "domain_size": 10, "blocks": 4}, counts6 + (40, 0, 10, 5)),
+        # the paper's default layout at ε = 3: 16 blocks requested, 14 blocks of 4 cells used
+        Case("hr-eps3-default", HR, {"epsilon": 3.0, "domain_size": 40}, tuple(300 // (i + 1) for i in range(40))),
+        Case("sue", SUE, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("the", THE, {"epsilon": 2.0, "domain_size": 6}, counts6, pure_ldp=False),
+        Case("she", SHE, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("blh", BLH, {"epsilon": 1.0, "domain_size": 6}, counts6),
+        Case("flh", FLH, {"epsilon": 2.0, "domain_size": 8, "pool_size": 4}, counts6 + (0, 60)),
+        Case("dbitflip", DBitFlip, {"epsilon": 1.0, "domain_size": 6}, counts6, pure_ldp=False),
+        Case("dbitflip-d3", DBitFlip, {"epsilon": 2.0, "domain_size": 6, "d": 3}, counts6),
+        Case("rappor", RAPPOR, {"epsilon": 4 * math.log(3), "num_bits": 8, "num_hashes": 2, "cohorts": 4},
+             counts6, items=("the", "of", "and", "to", "a", "in"), pure_ldp=False),
     ]
 
 

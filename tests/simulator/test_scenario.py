@@ -60,7 +60,7 @@ def test_default_scenario_loads():
     cfg, meta = load_deployment(shipped()["keyboard"])
     assert meta["name"] == "keyboard" and cfg.n_devices == 20_000 and cfg.n_days == 14
     assert [(u.name, u.mechanism) for u in cfg.use_cases] == [
-        ("emoji", "cms"), ("typing_speed", "sdpm"), ("session_length", "pm")]
+        ("emoji", "cms"), ("words", "pem"), ("typing_speed", "sdpm"), ("session_length", "pm")]
     assert cfg.trend_item == 39 and cfg.trend_start_day == 7
 
 

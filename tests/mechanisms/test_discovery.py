@@ -1,0 +1,175 @@
+"""Discovery protocols SFP, PEM, TreeHist (docs/math.md §7.4): parameters, words and padding, wire form,
+mergeable aggregates, the privacy boundary from each protocol's own probabilities, direct ≡ per-user
+in distribution (aggregates and discovery results), unbiased estimates of discovered words."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpsim.mechanisms import make
+from ldpsim.mechanisms.pem import PEM
+from ldpsim.mechanisms.sfp import SFP
+from ldpsim.mechanisms.treehist import TreeHist
+from ldpsim.mechanisms.words import DEFAULT_ALPHABET, WordCodec
+from tests.stats import assert_same_distribution, assert_z
+
+#: tiny configurations: every cell of the aggregate is hit often, collisions matter
+SMALL = {
+    "sfp": dict(epsilon=4.0, length=4, alphabet="abc", hash_bits=2, word_k=4, word_m=8, fragment_k=4, fragment_m=8),
+    "pem": dict(epsilon=2.0, length=4, alphabet="abc", start=1, pool=8),
+    "treehist": dict(epsilon=2.0, length=3, alphabet="abc", k=4, m=8),
+}
+WORDS = ("ab", "cab", "a", "bca", "cc")
+COUNTS = (400, 250, 150, 100, 50)
+
+
+def users(rng, counts=COUNTS, words=WORDS):
+    vals = np.repeat(np.array(words, dtype=object), counts)
+    return vals[rng.permutation(vals.size)]
+
+
+@pytest.mark.parametrize("name,cls", [("sfp", SFP), ("pem", PEM), ("treehist", TreeHist)])
+def test_registered(name, cls):
+    assert isinstance(make(name, epsilon=1.0), cls)
+
+
+@pytest.mark.parametrize("name,params,exc,text", [
+    ("sfp", {"epsilon": -1.0}, ValueError, "'epsilon' parameter of SFP"),
+    ("sfp", {"epsilon": 1.0, "word_share": 1.0}, ValueError, "'word_share'"),
+    ("sfp", {"epsilon": 1.0, "length": 7}, ValueError, "even"),
+    ("sfp", {"epsilon": 1.0, "hash_bits": 0}, ValueError, "'hash_bits'"),
+    ("pem", {"epsilon": 1.0, "start": 0}, ValueError, "'start'"),
+    ("pem", {"epsilon": 1.0, "pool": 2.0}, TypeError, "'pool'"),
+    ("pem", {"epsilon": 1.0, "g": 1}, ValueError, "'g'"),
+    ("treehist", {"epsilon": 1.0, "length": 40}, ValueError, "'length'"),
+    ("treehist", {"epsilon": 1.0, "alphabet": "aa"}, ValueError, "'alphabet'"),
+    ("treehist", {"epsilon": 1.0, "m": 1}, ValueError, "'m'"),
+])
+def test_parameters_validated(name, params, exc, text):
+    with pytest.raises(exc, match=text):
+        make(name, **params)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+@pytest.mark.parametrize("word,text", [("abd", "not in the alphabet"), ("abcab", "1 to"), ("", "1 to")])
+def test_words_validated(name, word, text):
+    with pytest.raises(ValueError, match=text):
+        make(name, **SMALL[name]).perturb(["ab", word], rng=0)
+
+
+def test_codec_padding_and_codes():
+    codec = WordCodec(DEFAULT_ALPHABET, 8)
+    words = ["the", "rizz😂", "niño", "a"]
+    codes, inv = codec.word_codes(words)
+    assert codec.decode(codes[inv], 8).tolist() == words
+    rows, _ = codec.symbols(["ab"])
+    assert rows.tolist() == [[1, 2, 0, 0, 0, 0, 0, 0]]  # padded with ∅ = 0
+    ext = codec.extend(codec.prefix_codes(rows, 3), 3)  # "ab∅" extends only by ∅
+    assert codec.decode(ext, 4).tolist() == ["ab"]
+    assert codec.extend(np.zeros(0, dtype=np.int64), 0).size == codec.base - 1  # no word starts with ∅
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_wire_round_trip_and_errors(name):
+    mech = make(name, **SMALL[name])
+    reports = mech.perturb(users(np.random.default_rng(1)), rng=2)
+    payload = mech.encode(reports)
+    assert len(payload) == sum(COUNTS) * mech.report_bytes
+    back = mech.decode(payload)
+    assert all(np.array_equal(a, b) for a, b in zip(reports, back))
+    with pytest.raises(ValueError, match="whole number"):
+        mech.decode(payload[:-1])
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_aggregates_merge(name):
+    mech = make(name, **SMALL[name])
+    vals = users(np.random.default_rng(3))
+    r1, r2 = mech.perturb(vals[:500], rng=4), mech.perturb(vals[500:], rng=5)
+    both = type(r1)(*(np.concatenate([a, b]) for a, b in zip(r1, r2)))
+    merged = mech.aggregate(r1) + mech.aggregate(r2)
+    whole = mech.aggregate(both)
+    assert merged.n == whole.n == vals.size
+    assert np.array_equal(merged.data, whole.data)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_privacy_boundary_exact(name):
+    """max over reports and neighbours of log P[r|x] − log P[r|x'] is exactly ε (attained, never
+    exceeded), computed from the protocol's own probabilities; the parts compose to ε."""
+    mech = make(name, **SMALL[name])
+    assert math.isclose(sum(mech.privacy_parts().values()), mech.epsilon, rel_tol=1e-12)
+    x = "cab"
+    reports = mech.perturb(np.array([x] * 20000, dtype=object), rng=6)
+    ll_x = mech.log_likelihood(reports, np.array([x] * 20000, dtype=object))
+    worst = -np.inf
+    for other in WORDS:
+        ll_o = mech.log_likelihood(reports, np.array([other] * 20000, dtype=object))
+        worst = max(worst, float((ll_x - ll_o).max()))
+    assert math.isclose(worst, mech.epsilon, rel_tol=1e-9), (worst, mech.epsilon)
+
+
+def _discovery_vector(mech, agg, top_k=3):
+    """Per word: its estimate if discovered, else 0 (the whole result as numbers)."""
+    res = mech.discover(agg, top_k=top_k)
+    found = dict(zip(res.words.tolist(), res.counts.tolist()))
+    return [found.get(w, 0.0) for w in WORDS]
+
+
+@pytest.mark.filterwarnings("ignore:ks_2samp. Exact calculation unsuccessful")  # scipy then uses asymp
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_direct_equals_reports_in_distribution(name):
+    """The drawn aggregate has the per-user path's law cell by cell, and so has discovery on it."""
+    mech = make(name, **SMALL[name])
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(7).spawn(600)]
+    direct = [mech.sample_aggregate(COUNTS, r, WORDS) for r in rngs[:300]]
+    per_user = [mech.aggregate(mech.perturb(users(r), r)) for r in rngs[300:]]
+    assert_same_distribution(np.array([a.data.ravel() for a in direct]),
+                             np.array([a.data.ravel() for a in per_user]), what=f"{name} aggregate")
+    assert_same_distribution(np.array([_discovery_vector(mech, a) for a in direct]),
+                             np.array([_discovery_vector(mech, a) for a in per_user]), what=f"{name} discovery")
+
+
+#: realistic sizes: heavy words are discovered every time, so selection does not bias their estimates
+LARGE = {
+    "sfp": dict(epsilon=4.0, length=4, alphabet="abcdefgh", hash_bits=4, word_k=64, word_m=256,
+                fragment_k=16, fragment_m=256),
+    "pem": dict(epsilon=4.0, length=4, alphabet="abcdefgh", start=1, pool=256),
+    "treehist": dict(epsilon=4.0, length=4, alphabet="abcdefgh", k=64, m=256),
+}
+LARGE_WORDS = ("bad", "cafe", "head", "fac", "edge", "age", "bee", "dead", "ace", "he")
+LARGE_COUNTS = (30000, 24000, 18000, 12000, 8000, 3000, 2000, 1500, 1000, 500)
+
+
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_discovered_estimates_unbiased(name):
+    """Over random hash families (a new seed per repeat) the estimates of always-discovered heavy
+    words average to their true counts (z-test with the repeats' own s.d., Bonferroni over words)."""
+    reps, heavy = 200, 5
+    estimates = []
+    for rep, rng in enumerate(np.random.SeedSequence(11).spawn(reps)):
+        mech = make(name, **LARGE[name], seed=rep)
+        res = mech.discover(mech.sample_aggregate(LARGE_COUNTS, np.random.default_rng(rng), LARGE_WORDS), top_k=5)
+        found = dict(zip(res.words.tolist(), res.counts.tolist()))
+        assert set(LARGE_WORDS[:heavy]) <= set(found), (rep, found)
+        estimates.append([found[w] for w in LARGE_WORDS[:heavy]])
+    est = np.array(estimates)
+    assert_z(est.mean(axis=0), LARGE_COUNTS[:heavy], est.std(axis=0, ddof=1) / math.sqrt(reps),
+             what=f"{name} mean estimate of discovered words")
+
+
+@pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32)])
+def test_sketch_sums_match_the_hash_family(m, high):
+    """The 32-bit-key shortcut (m a power of two) and the general path give Σ_l table[l, h_l(key)]."""
+    from ldpsim.mechanisms.hashing import HashFamily
+    from ldpsim.mechanisms.words import sketch_sums
+
+    fam = HashFamily(37, m, 5)
+    rng = np.random.default_rng(0)
+    table = rng.integers(0, 100, (37, m + 1))
+    keys = rng.integers(0, high, 3000, dtype=np.uint64)
+    expected = table[np.arange(37)[:, None], fam.evaluate(np.arange(37)[:, None], keys[None, :])].sum(axis=0)
+    assert np.array_equal(sketch_sums(fam, table, keys), expected)
