@@ -35,6 +35,9 @@ DEFAULTS = {
     "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]}, "oue": {"domain_size": 10},
     "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
     "pm": {}, "sdpm": {"low": [-0.5, 0.5]},
+    # oracles audited by the generic plans (transition matrix or enumerated reports; small domains)
+    "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "the": {"domain_size": 6},
+    "flh": {"domain_size": 6}, "dbitflip": {"domain_size": 6},
 }
 
 

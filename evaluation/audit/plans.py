@@ -114,14 +114,60 @@ def _piecewise(mech) -> AuditPlan:
                      lambda r: np.asarray(r) >= 1.0, pm.p * width, pm.q * width)
 
 
+def _best_ratio(P: np.ndarray) -> tuple[int, int, int]:
+    """(x, x′, r) maximising P[x, r] / P[x′, r] over a row-stochastic matrix (rows inputs, columns outputs)."""
+    hi, lo = P.argmax(axis=0), P.argmin(axis=0)
+    cols = np.arange(P.shape[1])
+    with np.errstate(divide="ignore"):
+        ratio = np.log(P[hi, cols]) - np.log(P[lo, cols])
+    r = int(np.argmax(ratio))
+    return int(hi[r]), int(lo[r]), r
+
+
+def _transition(mech) -> AuditPlan:
+    """Any oracle with a finite transition matrix: the single output with the largest ratio."""
+    P = mech.transition_matrix()
+    x, xp, y = _best_ratio(P)
+    return AuditPlan(x, xp, f"report == {y}", lambda r: np.asarray(r) == y, float(P[x, y]), float(P[xp, y]))
+
+
+def _enumerated(mech) -> AuditPlan:
+    """Any oracle with enumerable reports (``all_reports``, ``report_distribution``): the single whole
+    report with the largest ratio, recognised by its wire form."""
+    P = mech.report_distribution()
+    x, xp, r = _best_ratio(P)
+    width = mech.report_bytes
+    ref = np.frombuffer(mech.encode(_take(mech.all_reports(), r)), dtype=np.uint8)
+
+    def event(reports):
+        rows = np.frombuffer(mech.encode(reports), dtype=np.uint8).reshape(-1, width)
+        return (rows == ref).all(axis=1)
+    return AuditPlan(x, xp, f"report #{r} of the enumerated reports", event, float(P[x, r]), float(P[xp, r]))
+
+
+def _take(reports, r: int):
+    if isinstance(reports, tuple):  # a NamedTuple of arrays
+        return type(reports)(*(np.asarray(a)[r:r + 1] for a in reports))
+    return np.asarray(reports)[r:r + 1]
+
+
 _PLANS = ((KeepOrUniform, _keep_or_uniform), (OUE, _oue), (OLH, _olh), (CMS, _cms), (HCMS, _hcms),
           (SDPM, _piecewise), (PM, _piecewise))
 
 
 def plan_for(mech) -> AuditPlan:
-    """The audit plan of one of this package's mechanisms; ValueError for those without one."""
+    """The audit plan of one of this package's mechanisms; ValueError for those without one.
+
+    Specific plans first (table above); then any oracle with a transition matrix, then any with
+    enumerable reports (HR, SUE, THE, FLH, dBitFlip, ...): the single output of largest ratio.
+    """
     for cls, make in _PLANS:
         if isinstance(mech, cls):
             return make(mech)
+    if hasattr(mech, "transition_matrix"):
+        return _transition(mech)
+    if hasattr(mech, "report_distribution") and hasattr(mech, "all_reports"):
+        return _enumerated(mech)
     raise ValueError(f"No audit plan for {type(mech).__name__}: supported are "
-                     f"{sorted(c.__name__ for c, _ in _PLANS)} and their subclasses (GRR, RR, URR, SDGRR).")
+                     f"{sorted(c.__name__ for c, _ in _PLANS)} and their subclasses (GRR, RR, URR, SDGRR), and "
+                     f"oracles with a transition matrix or enumerable reports.")

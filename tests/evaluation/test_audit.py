@@ -136,3 +136,20 @@ def test_peers_audit_script_imports_no_ldpsim():
     from ldpsim.evaluation.audit.peers_audit import SCRIPT
     imports = [line for line in SCRIPT.read_text().splitlines() if line.strip().startswith(("import ", "from "))]
     assert imports and not any("ldpsim" in line for line in imports)
+
+
+@pytest.mark.parametrize("name", ["hr", "sue", "the", "dbitflip"])
+def test_generic_plans_sit_on_each_oracles_report_boundary(name):
+    """Oracles without a specific plan: the single output of largest ratio (transition matrix or
+    enumerated reports) has ratio e^{ε_report}, and the real client's reports hit it as often as the
+    exact probabilities say (z, α = 1e-4)."""
+    from ldpsim.mechanisms import make
+    mech = make(name, epsilon=2.0, domain_size=6)
+    plan = plan_for(mech)
+    eps = getattr(mech, "epsilon_report", mech.epsilon)
+    assert math.log(plan.p_x / plan.p_x_prime) == pytest.approx(eps, rel=1e-9)
+    rng = np.random.default_rng(8)
+    n = 100_000
+    for value, p in ((plan.x, plan.p_x), (plan.x_prime, plan.p_x_prime)):
+        k = np.count_nonzero(plan.event(mech.perturb(np.full(n, value), rng)))
+        assert abs(k - n * p) <= z_bound(1e-4, 8) * math.sqrt(n * p * (1 - p)) + 1
