@@ -55,6 +55,7 @@ def run(args) -> int:
     from ldpsim.evaluation.runfolder import RunFolderError
     from ldpsim.simulator.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.scenarios.catalog import resolve
     try:
         scenario = resolve(args.scenario)
@@ -99,6 +100,7 @@ def _simulate(args, cfg, meta: dict, workers: int, out: Path) -> None:
     result = run_deployment(cfg, out, shards, scheduler, lambda done: bar.update_to(done / shards))
     bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
+    add_central_epsilon(out, cfg, result, tables)  # central ε bought by the shuffle (summary + tables + plot)
     summary = format_summary(tables, cfg)
     _write(out, cfg, result, tables, summary)
     report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}")
@@ -121,7 +123,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
     write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))
     write_text(out / "summary.txt", summary + "\n")
-    plots = write_plots(out / "plots", tables, cfg)
+    plots = write_plots(out / "plots", tables, cfg) + sorted((out / "plots").glob("central_*.png"))
     report = ["# Deployment run", "", "```text", summary, "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
     write_text(out / "report.md", "\n".join(report) + "\n")
@@ -347,6 +349,13 @@ def operations(tables: dict, cfg) -> list[str]:
     ]
 
 
+def central(tables: dict, cfg) -> list[str]:
+    """The central ε the server's shuffle buys, beside the local ε spent (:mod:`ldpsim.evaluation.shuffle_ledger`)."""
+    from ldpsim.evaluation.shuffle_ledger import format_central
+    parts = format_central(tables["summary"])
+    return [_line("central ε" if i == 0 else "", part) for i, part in enumerate(parts)]
+
+
 def adversary(tables: dict, cfg) -> list[str]:
     s = tables["summary"]
     if "adversary_linked" not in s or s["adversary_linked"] != s["adversary_linked"]:
@@ -358,7 +367,8 @@ def adversary(tables: dict, cfg) -> list[str]:
 
 
 #: the sections of the printed summary, in order; each ``(tables, cfg) -> list of lines``
-SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, adversary]
+SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, central,
+            adversary]
 
 
 def format_summary(tables: dict, cfg) -> str:

@@ -91,8 +91,12 @@ def shard_blocks(cfg: DeploymentConfig, n_shards: int) -> list[list[int]]:
 
 
 def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int = 0,
-              on_day=None) -> DeploymentResult:
-    """Simulate the devices of ``blocks`` with their own channel and server in one environment."""
+              on_day=None, components=()) -> DeploymentResult:
+    """Simulate the devices of ``blocks`` with their own channel and server in one environment.
+
+    ``components``: extra fleet members, each ``component(env, server, mechanisms, cfg, shard)``
+    starting its processes (e.g. :class:`ldpsim.simulator.fakes.FakeFleet`).
+    """
     t0 = time.perf_counter()
     env = simpy.Environment()
     mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases}
@@ -106,6 +110,8 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
                     dedupe_days=cfg.retention_days + 2)
     devices.server = server
     env.process(devices.days())
+    for component in components:
+        component(env, server, mechanisms, cfg, shard)
     if cfg.crash_at_h is not None:
         env.process(server.crash(cfg.crash_at_h * 3600.0, cfg.restart_s))
     end_day = cfg.n_days + cfg.drain_days
@@ -149,7 +155,7 @@ def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
 
 
 def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None = None,
-        progress=None) -> DeploymentResult:
+        progress=None, components=()) -> DeploymentResult:
     """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
 
     Parameters
@@ -165,6 +171,8 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
         Address of a ``dask.distributed`` scheduler, or ``"local"``; None runs the shards serially.
     progress : callable, optional
         Called with the number of shard-days completed so far.
+    components : sequence of callables, optional
+        Extra fleet members passed to :func:`run_shard` (e.g. fake devices); serial runs only.
 
     Returns
     -------
@@ -182,8 +190,10 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
             done[0] += 1
             if progress is not None:
                 progress(done[0])
-        parts = [run_shard(cfg, g, store_root, i, on_day) for i, g in enumerate(groups)]
+        parts = [run_shard(cfg, g, store_root, i, on_day, components) for i, g in enumerate(groups)]
     else:
+        if components:
+            raise ValueError("Fleet components run in serial deployments only (scheduler=None).")
         parts = _run_dask(cfg, groups, store_root, scheduler, progress)
     merged = DeploymentResult.merge(parts)
     merged.seconds = time.perf_counter() - t0

@@ -60,9 +60,9 @@ def load_toml(path) -> dict:
 
 #: the top-level tables that mark each kind of scenario file
 KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
-                "reproduction": ("reproduction",)}
+                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet")}
 #: the command that runs each kind
-KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce"}
+KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison"}
 
 
 def scenario_kind(raw: dict) -> str | None:
