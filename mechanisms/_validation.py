@@ -1,16 +1,26 @@
 """Parameter validation shared by every mechanism.
 
 One message shape everywhere (scikit-learn's): "The 'epsilon' parameter of GRR must be a float in
-the range (0, inf). Got -1 instead." Validation happens once, where parameters enter; hot inner
+the range [1e-06, 50]. Got -1 instead." Validation happens once, where parameters enter; hot inner
 math does not re-check.
+
+Supported privacy budgets: :data:`EPSILON_MIN` ≤ ε ≤ :data:`EPSILON_MAX` for every mechanism
+(:func:`check_epsilon`). Below 1e-6, p − q = (e^ε − 1)/(e^ε + D − 1) loses its digits to rounding
+(at ε = 1e-300 it is exactly 0 and estimates are ±inf); above 50, e^ε > 5·10²¹ makes q underflow
+relative to p (and e^ε overflows a float beyond ε ≈ 709), while the mechanism is no longer private in
+any useful sense.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
+
+#: the supported range of every privacy budget ε (inclusive)
+EPSILON_MIN, EPSILON_MAX = 1e-6, 50.0
 
 
 def _fail(owner: str, name: str, allowed: str, value, exc=ValueError):
@@ -33,8 +43,27 @@ def check_real(owner: str, name: str, value, low=-math.inf, high=math.inf,
 
 
 def check_epsilon(owner: str, value, name: str = "epsilon") -> float:
-    """A privacy budget: a finite float in (0, inf)."""
-    return check_real(owner, name, value, 0.0, math.inf)
+    """A privacy budget: a float in [EPSILON_MIN, EPSILON_MAX] = [1e-6, 50] (see the module docstring)."""
+    return check_real(owner, name, value, EPSILON_MIN, EPSILON_MAX, low_open=False, high_open=False)
+
+
+def machine_memory() -> int:
+    """Physical memory of this machine in bytes (``LDPSIM_MEMORY_BYTES`` overrides it; 16 GiB if unknown)."""
+    override = os.environ.get("LDPSIM_MEMORY_BYTES")
+    if override:
+        return int(float(override))
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 16 * 2**30
+
+
+def check_memory(owner: str, n_bytes: float, what: str, keys: str) -> None:
+    """Refuse a structure of ``n_bytes`` that cannot fit in half this machine's memory (names the keys)."""
+    limit = machine_memory() // 2
+    if n_bytes > limit:
+        raise ValueError(f"{owner}: {what} would need {n_bytes / 2**30:,.2f} GiB, more than half of this machine's "
+                         f"{machine_memory() / 2**30:.1f} GiB; lower {keys}.")
 
 
 def check_int(owner: str, name: str, value, low: int = 1, high: int | None = None) -> int:
@@ -46,6 +75,18 @@ def check_int(owner: str, name: str, value, low: int = 1, high: int | None = Non
     if v < low or (high is not None and v > high):
         _fail(owner, name, allowed, value)
     return v
+
+
+#: largest domain of an integer-id oracle (ids fit 32 bits; the aggregate is checked against memory too)
+MAX_DOMAIN = 1 << 32
+
+
+def check_domain_size(owner: str, value, low: int = 2, bytes_per_item: int = 8) -> int:
+    """A domain size D in [low, 2^32] whose per-item server state (``bytes_per_item`` each) fits in memory."""
+    d = check_int(owner, "domain_size", value, low=low, high=MAX_DOMAIN)
+    check_memory(owner, float(d) * bytes_per_item, f"'domain_size' = {d:,} (its aggregate of {d:,} counts)",
+                 "domain_size")
+    return d
 
 
 def check_item_ids(owner: str, values, domain_size: int, name: str = "values") -> np.ndarray:
@@ -81,8 +122,11 @@ def check_counts(owner: str, counts, length: int | None = None, name: str = "tru
 
 
 def check_finite_in(owner: str, values, low: float, high: float, name: str = "values") -> np.ndarray:
-    """Validate a 1-D float array with every entry finite and in [low, high]."""
-    arr = np.asarray(values, dtype=np.float64)
+    """Validate a 1-D float array with every entry finite and in [low, high] (numbers only: no strings, bools)."""
+    raw = np.asarray(values)
+    if raw.size and raw.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: {name!r} must hold real numbers in [{low:g}, {high:g}]; got dtype {raw.dtype}.")
+    arr = raw.astype(np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{owner}: {name!r} must be a 1-D array; got shape {arr.shape}.")
     bad = ~np.isfinite(arr) | (arr < low) | (arr > high)

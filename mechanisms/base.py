@@ -26,6 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ldpsim.mechanisms._validation import check_item_ids
+
 
 @dataclass(frozen=True, eq=False)
 class Aggregate:
@@ -308,7 +310,11 @@ class DiscreteOracle(FrequencyOracle):
         """
 
     def _items(self, items) -> np.ndarray:
-        return np.arange(self.domain_size) if items is None else np.asarray(items, dtype=np.int64)
+        """The queried item ids: all ids 0..D−1 when None, else validated ids in [0, D) (negative ids,
+        ids >= D, floats and strings are refused with a message naming ``items``)."""
+        if items is None:
+            return np.arange(self.domain_size)
+        return check_item_ids(self.name, items, self.domain_size, "items")
 
 
 def uint_bytes(n_values: int) -> int:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_memory
 from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.binomial import binomial_rows
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words
@@ -110,6 +110,8 @@ class Sketch(FrequencyOracle):
         object.__setattr__(self, "k", check_int(self.name, "k", self.k, low=1, high=MAX_K))
         object.__setattr__(self, "m", check_int(self.name, "m", self.m, low=2, high=1 << 16))
         object.__setattr__(self, "seed", check_int(self.name, "seed", self.seed, low=0, high=2**32 - 1))
+        check_memory(self.name, 8.0 * self.k * self.m, f"its k × m = {self.k} × {self.m} sketch of float64",
+                     "k or m")
         object.__setattr__(self, "family", HashFamily(self.k, self.m, self.seed))
 
     # items and theory ------------------------------------------------------------------------

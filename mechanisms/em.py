@@ -23,6 +23,8 @@ from ldpsim.mechanisms.numeric import NumericMechanism
 #: above this many matrix entries (d·m) EM multiplies by the O(d + m) piecewise operator (PM, SDPM);
 #: below, a dense matrix-vector product is cheaper than the operator's fixed per-call overhead
 DENSE_LIMIT = 1 << 17
+#: most EM bins (the bins × output-cells matrix must stay small)
+MAX_BINS = 1 << 16
 
 
 class EMResult(NamedTuple):
@@ -203,7 +205,7 @@ class EM:
     def __post_init__(self):
         if not isinstance(self.mechanism, NumericMechanism):
             _fail("EM", "mechanism", "a NumericMechanism (PM, SDPM)", self.mechanism, TypeError)
-        object.__setattr__(self, "bins", check_int("EM", "bins", self.bins, low=2))
+        object.__setattr__(self, "bins", check_int("EM", "bins", self.bins, low=2, high=MAX_BINS))
         if not isinstance(self.smoothing, bool):
             _fail("EM", "smoothing", "a bool", self.smoothing, TypeError)
         tol = math.exp(self.mechanism.epsilon) * 1e-3 if self.tol is None else self.tol

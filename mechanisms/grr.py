@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import check_epsilon, check_int
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.mixture import KeepOrUniform
 
@@ -59,7 +59,7 @@ class GRR(KeepOrUniform):
 
     def __post_init__(self):
         eps = check_epsilon("GRR", self.epsilon)
-        d = check_int("GRR", "domain_size", self.domain_size, low=2)
+        d = check_domain_size("GRR", self.domain_size)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "domain_size", d)
         denom = math.exp(eps) + d - 1

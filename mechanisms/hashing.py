@@ -84,6 +84,8 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"HashFamily: values must be a 1-D array of tokens; got shape {arr.shape}.")
+    if arr.size == 0:  # no users: as for every oracle, an empty batch is valid (whatever its dtype)
+        return np.empty(0, dtype=object), np.empty(0, dtype=np.intp)
     if arr.dtype.kind in "iu":
         uniq, inv = np.unique(arr, return_inverse=True)
         return uniq.astype(object), inv.astype(np.intp)

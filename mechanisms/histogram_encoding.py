@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 
-from ldpsim.mechanisms._validation import (as_generator, check_counts, check_epsilon, check_int, check_item_ids,
-                                          check_real)
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon,
+                                          check_item_ids, check_real)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.unary import UnaryEncoding
 
@@ -75,7 +75,7 @@ class THE(UnaryEncoding):
     def __post_init__(self):
         eps = check_epsilon("THE", self.epsilon)
         object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "domain_size", check_int("THE", "domain_size", self.domain_size, low=2))
+        object.__setattr__(self, "domain_size", check_domain_size("THE", self.domain_size))
         theta = optimal_theta(eps) if self.theta is None else \
             check_real("THE", "theta", self.theta, 0.5, 1.0, low_open=False, high_open=True)
         object.__setattr__(self, "theta", theta)
@@ -118,7 +118,7 @@ class SHE(FrequencyOracle):
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon("SHE", self.epsilon))
-        object.__setattr__(self, "domain_size", check_int("SHE", "domain_size", self.domain_size, low=2))
+        object.__setattr__(self, "domain_size", check_domain_size("SHE", self.domain_size))
 
     @property
     def scale(self) -> float:

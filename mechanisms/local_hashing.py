@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids, check_memory
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.olh import OLH, MAX_G
 
@@ -108,7 +108,10 @@ class FLH(FrequencyOracle):
         eps = check_epsilon("FLH", self.epsilon)
         d = check_int("FLH", "domain_size", self.domain_size, low=2, high=1 << 32)
         k = check_int("FLH", "pool_size", self.pool_size, low=1, high=MAX_POOL)
-        g = check_int("FLH", "g", round(math.exp(eps)) + 1 if self.g is None else self.g, low=2, high=MAX_G)
+        # the optimal g = e^ε + 1, capped (from ε ≈ 11.1 on) so that the k × g table of counts stays small
+        g = check_int("FLH", "g", min(round(math.exp(eps)) + 1, 1 << 16) if self.g is None else self.g,
+                      low=2, high=MAX_G)
+        check_memory("FLH", 8.0 * k * g, f"its pool_size × g = {k} × {g} table of counts", "pool_size or g")
         seed = check_int("FLH", "seed", self.seed, low=0, high=2 ** 32 - 1)
         for name, value in (("epsilon", eps), ("domain_size", d), ("pool_size", k), ("g", g), ("seed", seed)):
             object.__setattr__(self, name, value)

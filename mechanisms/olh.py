@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon, check_int,
+    check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 
 MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
@@ -110,8 +111,9 @@ class OLH(FrequencyOracle):
 
     def __post_init__(self):
         eps = check_epsilon(self.name, self.epsilon)
-        d = check_int(self.name, "domain_size", self.domain_size, low=2, high=1 << 32)
-        g = round(math.exp(eps)) + 1 if self.g is None else self.g
+        d = check_domain_size(self.name, self.domain_size, bytes_per_item=0)  # hashes any 32-bit domain
+        # the optimal g = e^ε + 1, capped at the hash range (reached from ε ≈ 22.2 on)
+        g = min(round(math.exp(eps)) + 1, MAX_G) if self.g is None else self.g
         g = check_int(self.name, "g", g, low=2, high=MAX_G)
         for name, value in (("epsilon", eps), ("domain_size", d), ("g", g)):
             object.__setattr__(self, name, value)

@@ -66,7 +66,8 @@ class OneBitMean(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon("OneBitMean", self.epsilon))
         object.__setattr__(self, "m", check_real("OneBitMean", "m", self.m, 0.0))
-        object.__setattr__(self, "granularity", check_int("OneBitMean", "granularity", self.granularity, low=1))
+        object.__setattr__(self, "granularity", check_int("OneBitMean", "granularity", self.granularity,
+                                                                 low=1, high=1 << 31))
 
     def _check_values(self, values) -> np.ndarray:
         return check_finite_in(self.name, values, 0.0, self.m)

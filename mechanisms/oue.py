@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ldpsim.mechanisms._validation import check_epsilon, check_int
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon
 from ldpsim.mechanisms.unary import UnaryEncoding
 
 
@@ -62,7 +62,7 @@ class OUE(UnaryEncoding):
 
     def __post_init__(self):
         eps = check_epsilon("OUE", self.epsilon)
-        d = check_int("OUE", "domain_size", self.domain_size, low=2)
+        d = check_domain_size("OUE", self.domain_size)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "domain_size", d)
         object.__setattr__(self, "p", 0.5)

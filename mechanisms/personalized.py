@@ -10,7 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
+from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon,
+    check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.sdgrr import SDGRR
 
@@ -119,7 +120,7 @@ class PersonalizedSDGRR(FrequencyOracle):
     def __post_init__(self):
         name = self.name
         eps = check_epsilon(name, self.epsilon)
-        d = check_int(name, "domain_size", self.domain_size, low=2)
+        d = check_domain_size(name, self.domain_size)
         if isinstance(self.partitions, (str, bytes)) or not hasattr(self.partitions, "__iter__"):
             raise TypeError(f"The 'partitions' parameter of {name} must be a non-empty sequence of high-id "
                             f"sets. Got {self.partitions!r} instead.")
@@ -293,7 +294,8 @@ class PersonalizedSDGRR(FrequencyOracle):
         return Aggregate(int(f.sum()), data, self.kind)
 
     def _items(self, items) -> np.ndarray:
-        return np.arange(self.domain_size) if items is None else np.asarray(items, dtype=np.int64)
+        return np.arange(self.domain_size) if items is None else check_item_ids(self.name, items, self.domain_size,
+                                                                                "items")
 
     # wire form ---------------------------------------------------------------------------------
     @property

@@ -410,4 +410,6 @@ def _objects(values) -> np.ndarray:
 def _required(items):
     if items is None:
         raise ValueError("RAPPOR: 'items' (the candidate strings) is required.")
+    if np.ndim(np.asarray(items, dtype=object)) != 1:
+        raise ValueError(f"RAPPOR: 'items' must be a 1-D sequence of candidate tokens; got {items!r}.")
     return items

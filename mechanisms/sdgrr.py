@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.mixture import KeepOrUniform, check_id_set
 
@@ -72,7 +72,7 @@ class SDGRR(KeepOrUniform):
     def __post_init__(self):
         name = self.name
         eps = check_epsilon(name, self.epsilon)
-        d = check_int(name, "domain_size", self.domain_size, low=2)
+        d = check_domain_size(name, self.domain_size)
         high = check_id_set(name, "high", self.high, d)
         complement = tuple(sorted(set(range(d)) - set(high)))
         if self.low is None:

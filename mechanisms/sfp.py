@@ -111,6 +111,10 @@ class SFP(DiscoveryProtocol):
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "hash_bits", check_int(self.name, "hash_bits", self.hash_bits, low=1, high=16))
         seed = check_int(self.name, "seed", self.seed, low=0, high=2**32 - 3)
+        for name in ("word_k", "fragment_k"):  # the sketches' own checks would name them 'k' and 'm'
+            check_int(self.name, name, getattr(self, name), low=1, high=1 << 24)
+        for name in ("word_m", "fragment_m"):
+            check_int(self.name, name, getattr(self, name), low=2, high=1 << 16)
         object.__setattr__(self, "word_cms", CodeCMS(eps * share, self.word_k, self.word_m, seed))
         object.__setattr__(self, "fragment_cms", CodeCMS(eps * (1 - share), self.fragment_k, self.fragment_m, seed + 1))
         object.__setattr__(self, "word_hash", HashFamily(1, 1 << self.hash_bits, seed + 2))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ldpsim.mechanisms._validation import check_epsilon, check_int
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon
 from ldpsim.mechanisms.unary import UnaryEncoding
 
 
@@ -46,7 +46,7 @@ class SUE(UnaryEncoding):
     def __post_init__(self):
         eps = check_epsilon("SUE", self.epsilon)
         object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "domain_size", check_int("SUE", "domain_size", self.domain_size, low=2))
+        object.__setattr__(self, "domain_size", check_domain_size("SUE", self.domain_size))
         half = math.exp(eps / 2)
         object.__setattr__(self, "p", half / (half + 1.0))
         object.__setattr__(self, "q", 1.0 / (half + 1.0))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import check_epsilon, check_int
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.mixture import KeepOrUniform, check_id_set
 
@@ -63,7 +63,7 @@ class URR(KeepOrUniform):
 
     def __post_init__(self):
         eps = check_epsilon(self.name, self.epsilon)
-        d = check_int(self.name, "domain_size", self.domain_size, low=2)
+        d = check_domain_size(self.name, self.domain_size)
         s = check_id_set(self.name, "sensitive", self.sensitive, d)
         if len(s) == d:
             raise ValueError(f"The 'sensitive' parameter of {self.name} must be a strict subset of "

@@ -188,12 +188,15 @@ def run(args) -> int:
                 print_row(row, PEER_COLUMNS)
         all_rows += [{"table": "peers", **r} for r in prows]
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+        from ldpsim.simulator.durable import make_dirs, write_file
+        out = make_dirs(Path(args.out))
         fields = list(dict.fromkeys(k for r in all_rows for k in r))
-        with open(out / "bench.csv", "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(all_rows)
+
+        def write_csv(tmp):
+            with open(tmp, "w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=fields)
+                writer.writeheader()
+                writer.writerows(all_rows)
+        write_file(out / "bench.csv", write_csv)
         print(f"wrote {len(all_rows)} rows to {out / 'bench.csv'}")
     return status

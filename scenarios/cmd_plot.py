@@ -33,12 +33,22 @@ def _mark(pairs):
 def run(args) -> int:
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.plots import plot_run
+    from ldpsim.evaluation.runfolder import hold, read_manifest
     try:
-        written = plot_run(args.run_dir, _mark(args.mark))
+        mark = _mark(args.mark)
+        folder = hold(args.run_dir) if read_manifest(args.run_dir) is not None else None
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        written = plot_run(args.run_dir, mark)
+        for path in written:
+            print(path)
+        print(report_from_run_dir(args.run_dir))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for path in written:
-        print(path)
-    print(report_from_run_dir(args.run_dir))
+    finally:
+        if folder is not None:
+            folder.release()
     return 0

@@ -38,6 +38,7 @@ def run(args) -> int:
     import pandas as pd
 
     from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
     from ldpsim.scenarios.reproductions import available, reproduce
     if args.list:
         return _list()
@@ -48,17 +49,29 @@ def run(args) -> int:
         print(f"error: --repeats must be >= 1; got {args.repeats}", file=sys.stderr)
         return 2
     names = list(available()) if args.name == "all" else [args.name]
+    unknown = [n for n in names if n not in available()]
+    if unknown:
+        print(f"error: Unknown reproduction {unknown[0]!r}; choose one of {', '.join(available())} or all",
+              file=sys.stderr)
+        return 2
     out = Path(args.out or Path("runs") / "reproduce")
-    for name in names:
-        try:
-            result = reproduce(name, out, repeats=args.repeats, quick=args.quick, seed=args.seed)
-        except (ScenarioError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 4):
-            print(f"== {result.config['name']}: {result.config['title']}")
-            print(result.summary)
-        print(f"runtime {result.runtime_s:.1f} s{' (--quick)' if args.quick else ''}; wrote "
-              + ", ".join(str(p) for p in result.paths))
-    print(f"report: {report_from_run_dir(out, title='ldpsim reproductions')}")
+    try:  # a locked folder of reproductions (new, empty or earlier reproductions); figures accumulate by name
+        folder = RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True)
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with folder:
+        for name in names:
+            try:
+                result = reproduce(name, out, repeats=args.repeats, quick=args.quick, seed=args.seed)
+            except (ScenarioError, ValueError) as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 4):
+                print(f"== {result.config['name']}: {result.config['title']}")
+                print(result.summary)
+            print(f"runtime {result.runtime_s:.1f} s{' (--quick)' if args.quick else ''}; wrote "
+                  + ", ".join(str(p) for p in result.paths))
+        print(f"report: {report_from_run_dir(out, title='ldpsim reproductions')}")
+        folder.finalize(adopt=True)
     return 0

@@ -1,6 +1,8 @@
 """``ldpsim run [SCENARIO]``: simulate a deployment (default: the keyboard fleet), measure it, write a run folder.
 
-The folder (``--out``, default ``runs/<name>-seed<seed>``) holds ``config.json`` (the resolved
+The folder (``--out``, default ``runs/<name>-seed<seed>``) is a locked run folder of kind ``"run"``
+(:mod:`ldpsim.evaluation.runfolder`: ``.lock`` while running, ``manifest.json`` saying ``running`` until
+every output is on disk, then ``complete`` with each file's size and SHA-256). It holds ``config.json`` (the resolved
 config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store), tables
 (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.csv``, ``daily_reports.csv``,
 ``readings.csv``, ``readings_pooled.csv``, ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
@@ -9,13 +11,17 @@ config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report 
 
 The printed summary is a list of sections (:data:`SECTIONS`): functions ``(tables, cfg) -> lines``
 (an empty list leaves the section out). A new measurement adds its function to the list.
+
+A rerun into the same folder first deletes only what an earlier ``ldpsim run`` wrote there; any other
+non-empty folder is refused. ``--dry-run`` prints the plan and its memory estimate; a fleet that cannot
+fit this machine is refused before it starts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -32,39 +38,61 @@ def add_arguments(parser):
     options.add_seed(parser, "[deployment] seed")
     options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")
     options.add_out(parser, "runs/<name>-seed<seed>")
+    options.add_dry_run(parser)
 
 
-def _prepare(out: Path) -> None:
-    """An empty folder, or a previous run folder (its store is cleared: shards append to it)."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / "config.json").exists():
-            raise ScenarioError(out, "--out", "exists, is not empty and holds no previous run; choose another folder")
-        shutil.rmtree(out / "store", ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+def _prepare(out: Path, config_json: str, seed: int):
+    """Lock ``out`` as a run folder: new, empty, or an earlier ``ldpsim run`` folder, whose outputs (only
+    files ldpsim wrote; never through a symbolic link) are deleted first, since shards append to the
+    store. The manifest says ``running`` until :meth:`~ldpsim.evaluation.runfolder.RunFolder.finalize`."""
+    from ldpsim.evaluation.runfolder import RunFolder
+    identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": seed}
+    return RunFolder.open(out, "run", identity, resume=False, replace=True)
 
 
 def run(args) -> int:
-    import numpy as np
-
-    from ldpsim.evaluation.deployment_metrics import measure
-    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.cost import CostError, deployment_plan
+    from ldpsim.evaluation.runfolder import RunFolderError
+    from ldpsim.simulator.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.scenarios.catalog import resolve
-    from ldpsim.simulator.deployment import run as run_deployment
     try:
         scenario = resolve(args.scenario)
         cfg, meta = load_deployment(scenario, args.devices, args.days, args.seed)
         workers = args.workers if args.workers is not None else meta["workers"]
+        plan = deployment_plan(cfg, workers, scenario)
         out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")
-        _prepare(out)
-    except ScenarioError as exc:
+        if args.dry_run:
+            print(f"{meta['name']}: {plan.describe()}\nrun folder: {out}\n(dry run: nothing was run or written)")
+            return 0
+        config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
+        folder = _prepare(out, config_json, cfg.seed)
+    except (ScenarioError, RunFolderError, CostError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    (out / "scenario.toml").write_text(scenario.read_text(encoding="utf-8"), encoding="utf-8")
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str,
-                                                ensure_ascii=False), encoding="utf-8")
-    options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
-                      f"{workers} worker{'s' if workers != 1 else ''} → {out}")
+    with folder:
+        folder.write_text("scenario.toml", scenario.read_text(encoding="utf-8"))
+        folder.write_text("config.json", config_json)
+        options.say(args, f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
+                          f"{workers} worker{'s' if workers != 1 else ''} → {out}")
+        try:
+            _simulate(args, cfg, meta, workers, out)
+        except ClusterError as exc:
+            print(f"error: {exc}\n({out} is marked incomplete)", file=sys.stderr)
+            return 2
+        folder.finalize(adopt=True)
+    options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")
+    return 0
+
+
+def _simulate(args, cfg, meta: dict, workers: int, out: Path) -> None:
+    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
+    import numpy as np
+
+    from ldpsim.evaluation.deployment_metrics import measure
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.simulator.deployment import run as run_deployment
     shards = min(workers, cfg.n_blocks)
     scheduler = args.scheduler or ("local" if shards > 1 else None)
     days = cfg.n_days + cfg.drain_days
@@ -72,35 +100,33 @@ def run(args) -> int:
     result = run_deployment(cfg, out, shards, scheduler, lambda done: bar.update_to(done / shards))
     bar.close()
     tables = measure(cfg, result, np.random.SeedSequence(cfg.seed, spawn_key=(9,)))
+    add_central_epsilon(out, cfg, result, tables)  # central ε bought by the shuffle (summary + tables + plot)
     summary = format_summary(tables, cfg)
     _write(out, cfg, result, tables, summary)
-    page = report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, "
-                                          f"seed {cfg.seed}")
+    report_from_run_dir(out, title=f"{meta['name']}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}")
     print(summary)
-    options.say(args, f"\nrun folder: {out}  (open {page.name} in a browser)")
-    return 0
 
 
 def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     import pandas as pd
 
     from ldpsim.evaluation.report.deployment_plots import write_plots
+    from ldpsim.simulator.durable import write_file, write_text
     if not tables["daily"].empty:
-        tables["daily"].to_parquet(out / "daily_estimates.parquet")
+        write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for name, key in (("pooled_estimates", "pooled"), ("top", "top"), ("daily_estimates", "daily"),
                       ("daily_reports", "budget"), ("readings", "readings"), ("readings_pooled", "pooled_readings")):
-        tables[key].to_csv(out / f"{name}.csv", index=False, encoding="utf-8")
+        write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     if not tables["words"].empty:
-        tables["words"].to_csv(out / "words.csv", index=False, encoding="utf-8")
+        write_file(out / "words.csv", lambda p: tables["words"].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
-        pd.DataFrame(rows).to_csv(out / f"{name}.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False),
-                                      encoding="utf-8")
-    (out / "summary.txt").write_text(summary + "\n", encoding="utf-8")
-    plots = write_plots(out / "plots", tables, cfg)
+        write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
+    write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))
+    write_text(out / "summary.txt", summary + "\n")
+    plots = write_plots(out / "plots", tables, cfg) + sorted((out / "plots").glob("central_*.png"))
     report = ["# Deployment run", "", "```text", summary, "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
-    (out / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
+    write_text(out / "report.md", "\n".join(report) + "\n")
 
 
 # ---- the printed summary: a list of sections ---------------------------------------------------------------
@@ -325,6 +351,13 @@ def operations(tables: dict, cfg) -> list[str]:
     ]
 
 
+def central(tables: dict, cfg) -> list[str]:
+    """The central ε the server's shuffle buys, beside the local ε spent (:mod:`ldpsim.evaluation.shuffle_ledger`)."""
+    from ldpsim.evaluation.shuffle_ledger import format_central
+    parts = format_central(tables["summary"])
+    return [_line("central ε" if i == 0 else "", part) for i, part in enumerate(parts)]
+
+
 def adversary(tables: dict, cfg) -> list[str]:
     s = tables["summary"]
     if "adversary_linked" not in s or s["adversary_linked"] != s["adversary_linked"]:
@@ -336,7 +369,8 @@ def adversary(tables: dict, cfg) -> list[str]:
 
 
 #: the sections of the printed summary, in order; each ``(tables, cfg) -> list of lines``
-SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, adversary]
+SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, central,
+            adversary]
 
 
 def format_summary(tables: dict, cfg) -> str:

@@ -1,4 +1,11 @@
-"""``ldpsim sweep SCENARIO``: run a scenario's grid into a folder of Parquet results (resumable)."""
+"""``ldpsim sweep SCENARIO``: run a scenario's grid into a folder of Parquet results (resumable).
+
+The folder is a locked run folder of kind ``"sweep"`` (:mod:`ldpsim.evaluation.sweep.store`): the same
+scenario and seed resume from their verified cells, another scenario or seed is refused unless
+``--force`` (which deletes only files ldpsim wrote), an unrelated non-empty folder is always refused.
+``--dry-run`` prints the cell count and memory estimate; an absurd grid is refused before any cell is
+built.
+"""
 
 from __future__ import annotations
 
@@ -18,33 +25,46 @@ def add_arguments(parser):
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run (the default when the folder holds the same scenario)")
     parser.add_argument("--force", action="store_true",
-                        help="replace the results of a different scenario in --out (default: refuse)")
+                        help="replace the results of a different scenario or seed in --out (only files ldpsim "
+                             "wrote are deleted; default: refuse)")
+    options.add_dry_run(parser)
 
 
 def run(args) -> int:
+    import os
+
+    from ldpsim.evaluation.cost import CostError, sweep_plan
     from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.runfolder import RunFolderError, read_manifest
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.runner import run_sweep
-    from ldpsim.evaluation.sweep.store import RunExistsError
     from ldpsim.scenarios.catalog import resolve
+    from ldpsim.simulator.cluster import ClusterError
     try:
         path = resolve(args.scenario)
         scenario = load_scenario(path)
         if args.seed is not None:
             scenario = dataclasses.replace(scenario, seed=args.seed)
-    except ScenarioError as exc:
+        serial = args.workers == 1 and args.scheduler is None
+        plan = sweep_plan(scenario, scenario.cells(), 1 if serial else (args.workers or os.cpu_count() or 1))
+    except (ScenarioError, CostError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or Path("runs") / scenario.name)
-    if args.resume and not (out / "config.json").exists():
+    if args.dry_run:
+        manifest = read_manifest(out)
+        state = ("new folder" if not out.exists() else "resumes its verified cells"
+                 if manifest and manifest.get("fingerprint") == scenario.fingerprint() else "an existing folder")
+        print(f"{scenario.name}: {plan.describe()}\nrun folder: {out} ({state})\n(dry run: nothing was run or written)")
+        return 0
+    if args.resume and read_manifest(out) is None:
         print(f"error: --resume: {out} holds no run to resume", file=sys.stderr)
         return 2
     try:
-        report = run_sweep(scenario, path.read_text(encoding="utf-8"), out,
-                           serial=args.workers == 1 and args.scheduler is None,
+        report = run_sweep(scenario, path.read_text(encoding="utf-8"), out, serial=serial,
                            scheduler=args.scheduler, n_workers=args.workers, force=args.force,
                            progress=options.show_progress(args))
-    except RunExistsError as exc:
+    except (RunFolderError, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if report.n_run == 0:

@@ -340,6 +340,19 @@ class DeploymentConfig:
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0):
                 raise ValueError(f"The {name!r} parameter of {o} must be a float in the range (0, inf]. "
                                  f"Got {v!r} instead.")
+        for name, low, why in (("batch_window_s", 60.0, "the server shuffles and writes once per window; shorter "
+                                "windows make the simulation step for hours and defeat the shuffle"),
+                               ("slot_s", 1.0, "devices are scheduled per slot")):
+            if getattr(self, name) < low:
+                raise ValueError(f"The {name!r} parameter of {o} must be a float in the range [{low:g}, inf) ({why}). "
+                                 f"Got {getattr(self, name)!r} instead.")
+        for uc in ucs:
+            eps = dict(uc.params)["epsilon"]
+            for name in ("budget_daily", "budget_total"):
+                if isinstance(eps, (int, float)) and eps > getattr(self, name):
+                    raise ValueError(f"The 'epsilon' of use case {uc.name!r} ({eps:g}) exceeds {name} "
+                                     f"({getattr(self, name):g}): every donation would be refused. Lower the use "
+                                     f"case's epsilon or raise [privacy] {name}.")
         if self.ack_timeout_s <= self.batch_window_s:
             raise ValueError(f"The 'ack_timeout_s' parameter of {o} must exceed batch_window_s "
                              f"({self.batch_window_s:g}): the server acknowledges once per batch window. "

@@ -110,8 +110,12 @@ def shard_blocks(cfg: DeploymentConfig, n_shards: int) -> list[list[int]]:
 
 
 def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int = 0,
-              on_day=None) -> DeploymentResult:
-    """Simulate the devices of ``blocks`` with their own channel and server in one environment."""
+              on_day=None, components=()) -> DeploymentResult:
+    """Simulate the devices of ``blocks`` with their own channel and server in one environment.
+
+    ``components``: extra fleet members, each ``component(env, server, mechanisms, cfg, shard)``
+    starting its processes (e.g. :class:`ldpsim.simulator.fakes.FakeFleet`).
+    """
     t0 = time.perf_counter()
     env = simpy.Environment()
     mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases}
@@ -125,6 +129,8 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
                     dedupe_days=cfg.retention_days + 2)
     devices.server = server
     env.process(devices.days())
+    for component in components:
+        component(env, server, mechanisms, cfg, shard)
     if cfg.crash_at_h is not None:
         env.process(server.crash(cfg.crash_at_h * 3600.0, cfg.restart_s))
     end_day = cfg.n_days + cfg.drain_days
@@ -164,7 +170,7 @@ def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
 
 
 def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None = None,
-        progress=None, n_workers: int | None = None) -> DeploymentResult:
+        progress=None, components=(), n_workers: int | None = None) -> DeploymentResult:
     """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
 
     Parameters
@@ -180,6 +186,8 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
         Address of a ``dask.distributed`` scheduler, or ``"local"``; None runs the shards serially.
     progress : callable, optional
         Called with the number of shard-days completed so far.
+    components : sequence of callables, optional
+        Extra fleet members passed to :func:`run_shard` (e.g. fake devices); serial runs only.
     n_workers : int, optional
         Worker processes of the local Dask cluster (``scheduler="local"``; default: one per shard);
         with more shards than workers the shards queue, and a worker holds one shard at a time.
@@ -200,8 +208,10 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
             done[0] += 1
             if progress is not None:
                 progress(done[0])
-        parts = [run_shard(cfg, g, store_root, i, on_day) for i, g in enumerate(groups)]
+        parts = [run_shard(cfg, g, store_root, i, on_day, components) for i, g in enumerate(groups)]
     else:
+        if components:
+            raise ValueError("Fleet components run in serial deployments only (scheduler=None).")
         parts = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers)
     merged = DeploymentResult.merge(parts)
     merged.seconds = time.perf_counter() - t0
@@ -209,19 +219,17 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
 
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None) -> list[DeploymentResult]:
-    from dask.distributed import Client, as_completed
-
-    from ldpsim.simulator.cluster import local_cluster
+    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
     cluster = client = None
     try:
         if scheduler == "local":
             cluster = local_cluster(min(len(groups), n_workers or len(groups)))
-        client = Client(cluster if cluster is not None else scheduler)
+        client = connect(scheduler, cluster)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
         parts, index = {}, {f.key: i for i, f in enumerate(futures)}
-        for k, future in enumerate(as_completed(futures), start=1):
+        for k, future in enumerate(as_finished(client, futures), start=1):
             parts[index[future.key]] = future.result()
             future.release()  # the worker frees the shard's result as soon as it is here
             if progress is not None:

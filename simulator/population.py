@@ -24,6 +24,8 @@ from ldpsim.mechanisms._validation import check_counts, check_int
 
 #: largest number of users perturbed at once on the reports path
 BATCH_SIZE = 200_000
+#: users the reports path can deal out (numpy's multivariate hypergeometric needs a total below 10⁹)
+MAX_USERS = 10**9
 PATHS = ("auto", "direct", "reports")
 
 
@@ -56,6 +58,9 @@ def population_batches(counts, rng, batch_size: int = BATCH_SIZE) -> Iterator[np
     """
     left = check_counts("population_batches", counts, name="counts").copy()
     batch_size = check_int("population_batches", "batch_size", batch_size, low=1)
+    if int(left.sum()) >= MAX_USERS:
+        raise ValueError(f"population_batches: 'counts' sum to {int(left.sum()):,} users; the reports path deals at "
+                         f"most {MAX_USERS - 1:,} (numpy's hypergeometric sampler); use path='direct'.")
     ids = np.arange(left.size)
     while (remaining := int(left.sum())) > 0:
         take = min(batch_size, remaining)

@@ -5,18 +5,20 @@ Layout: ``root/use_case=<name>/day=<d>/part-<writer>-<seq>.parquet`` with one co
 identifies a device. The upload ids (random nonces) of the bundles in a part are kept in the file's
 key-value metadata, so the dedupe set survives a crash. Each part is written to a temporary name and
 renamed into place (atomic on POSIX): a part is either complete or absent; with ``fsync`` (the
-default) its bytes are on disk before the rename. Writers of different
+default) its bytes are on disk before the rename and the rename is on disk (folder fsynced) before
+the server acknowledges (:mod:`ldpsim.simulator.durable`). Writers of different
 shards use different ``writer`` names, so shard stores merge by sitting in the same tree.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ldpsim.simulator import durable
 
 _IDS_KEY = b"upload_ids"
 
@@ -28,7 +30,7 @@ class ReportStore:
         self.root = Path(root)
         self.writer = writer
         self.fsync = fsync
-        self.root.mkdir(parents=True, exist_ok=True)
+        durable.make_dirs(self.root)
         self._seq = len(list(self.root.glob(f"use_case=*/day=*/part-{writer}-*.parquet")))
 
     def _dir(self, use_case: str, day: int) -> Path:
@@ -42,14 +44,10 @@ class ReportStore:
         ids = np.ascontiguousarray(upload_ids, dtype="<u8").tobytes()
         table = pa.table({"report": col}).replace_schema_metadata({_IDS_KEY: ids})
         folder = self._dir(use_case, day)
-        folder.mkdir(parents=True, exist_ok=True)
+        durable.make_dirs(folder)
         final = folder / f"part-{self.writer}-{self._seq:06d}.parquet"
-        tmp = folder / f".{final.name}.tmp"
-        pq.write_table(table, tmp, compression="zstd")
-        if self.fsync:  # durable before the rename (and so before the acknowledgment)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, final)
+        # durable before the acknowledgment: temp file, fsync, rename, fsync the folder
+        durable.write_file(final, lambda tmp: pq.write_table(table, tmp, compression="zstd"), sync=self.fsync)
         self._seq += 1
         return final
 

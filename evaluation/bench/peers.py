@@ -2,7 +2,8 @@
 
 pure-ldp 1.2 needs numpy < 2, xxhash < 4 and the undeclared scikit-learn and statsmodels, so the
 peers live in a separate virtual environment (default ``~/.cache/ldpsim/peers-venv``, created on
-first use and recreated when broken) and never constrain ldpsim's own dependencies. Data goes
+first use and recreated when broken — only when ldpsim created it: a venv ldpsim made holds the
+marker file :data:`MARKER`; any other existing folder is refused, never deleted) and never constrain ldpsim's own dependencies. Data goes
 through a temporary directory: true counts in (``counts.npy`` + ``jobs.json``), frequency
 estimates and timings out; the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
 
@@ -28,6 +29,8 @@ REQUIREMENTS = ("numpy<2", "xxhash<4", "scikit-learn", "statsmodels", "pure-ldp=
 _PROBE = ("import numpy, pure_ldp.frequency_oracles, multi_freq_ldpy.pure_frequency_oracles.LH; "
           "assert int(numpy.__version__.split('.')[0]) < 2")
 SCRIPT = Path(__file__).with_name("peers_script.py")
+#: file ldpsim writes into a peers venv it created; only such a folder is ever deleted (to recreate it)
+MARKER = "ldpsim-peers-venv"
 
 
 def default_venv() -> Path:
@@ -54,12 +57,19 @@ def ensure_venv(venv: Path | None = None, log=print) -> Path:
     if venv_ok(venv):
         log(f"peers: using cached venv {venv}")
         return _python(venv)
-    if venv.exists():
-        log(f"peers: venv {venv} is broken; recreating it")
-        shutil.rmtree(venv)
+    if venv.is_symlink() or (venv.exists() and not venv.is_dir()):
+        raise ValueError(f"--peers-venv {venv} is not a folder; ldpsim will not touch it: choose another path")
+    if venv.exists() and any(venv.iterdir()):
+        if not (venv / MARKER).is_file():
+            raise ValueError(f"--peers-venv {venv} exists, is not empty and is not a peers venv ldpsim created "
+                             f"(no {MARKER} file in it); ldpsim deletes only what it created: choose a new or "
+                             "empty folder")
+        log(f"peers: venv {venv} (created by ldpsim) is broken; recreating it")
+        shutil.rmtree(venv)  # ours: it holds the marker written when ldpsim created it
     log(f"peers: creating venv {venv} (python -m venv)")
     venv.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    (venv / MARKER).write_text("created by ldpsim (evaluation/bench/peers.py); safe to delete\n", encoding="utf-8")
     log(f"peers: pip install {' '.join(REQUIREMENTS)} (first use only; takes a minute)")
     pip = subprocess.run([str(_python(venv)), "-m", "pip", "install", "-q", *REQUIREMENTS],
                          capture_output=True, text=True)

@@ -23,10 +23,10 @@ DAY = "day of the run (0 = first)"
 
 
 def _save(fig: Figure, path: Path) -> Path:
+    from ldpsim.simulator.durable import write_file
     if fig.get_layout_engine() is None:
         fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    return write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
 
 
 def _bar(rows: pd.DataFrame) -> np.ndarray:
@@ -177,6 +177,7 @@ def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
                             f"Daily mean {uc.name.replace('_', ' ')} ({READING_UNITS.get(uc.name, 'raw units')}): "
                             "estimate vs the truth of donated and of all readings."))
     paths = [_save(fig, folder / name) for name, fig, _ in figures]
-    (folder / "captions.json").write_text(json.dumps({name: cap for name, _, cap in figures}, indent=1,
-                                                     ensure_ascii=False), encoding="utf-8")
+    from ldpsim.simulator.durable import write_text
+    write_text(folder / "captions.json", json.dumps({name: cap for name, _, cap in figures}, indent=1,
+                                                    ensure_ascii=False))
     return paths

@@ -153,10 +153,10 @@ def write_report_html(path, title: str, sections, *, config=None, seed=None, max
     ``Figure`` (embedded as PNG). A final "Reproducibility" section holds ``seed``, the versions
     (:func:`versions`) and the resolved ``config``. Everything is escaped.
     """
+    from ldpsim.simulator.durable import make_dirs, write_text
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(title, sections, config=config, seed=seed, max_rows=max_rows), encoding="utf-8")
-    return path
+    make_dirs(path.parent)
+    return write_text(path, render_html(title, sections, config=config, seed=seed, max_rows=max_rows))
 
 
 def _seed_of(config: dict):
@@ -248,7 +248,7 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     config_path = run_dir / "config.json"
     config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
     others = {p.stem: json.loads(p.read_text(encoding="utf-8"))
-              for p in sorted(run_dir.glob("*.json")) if p != config_path}
+              for p in sorted(run_dir.glob("*.json")) if p != config_path and p.name != "manifest.json"}
     seed = _seed_of(config) if isinstance(config, dict) else (
         {k: _seed_of(v) for k, v in others.items() if isinstance(v, dict) and _seed_of(v) is not None} or None)
     sections = []

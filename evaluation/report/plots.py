@@ -111,10 +111,9 @@ def _slug(text: str) -> str:
 
 def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
     fig.tight_layout()
-    paths = [out / f"{stem}.{fmt}" for fmt in FORMATS]
-    for path in paths:
-        fig.savefig(path, dpi=120)
-    return paths
+    from ldpsim.simulator.durable import write_file
+    return [write_file(out / f"{stem}.{fmt}", lambda tmp, fmt=fmt: fig.savefig(tmp, dpi=120, format=fmt))
+            for fmt in FORMATS]
 
 
 def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> list[Path]:
@@ -342,8 +341,8 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
         raise FileNotFoundError(f"{run_dir}: no finished cells to plot")
     if mark is None:
         mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
-    out = Path(run_dir) / "plots"
-    out.mkdir(exist_ok=True)
+    from ldpsim.simulator.durable import make_dirs, write_text
+    out = make_dirs(Path(run_dir) / "plots")
     written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
                + metric_vs_epsilon(summary, out, prefix="adversary")
                + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
@@ -351,8 +350,8 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     pngs = [p for p in written if p.suffix == ".png"]
     order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
     pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
-    (out / "captions.json").write_text(json.dumps({p.name: caption(p.stem) for p in pngs}, indent=1,
-                                                  ensure_ascii=False), encoding="utf-8")
+    write_text(out / "captions.json", json.dumps({p.name: caption(p.stem) for p in pngs}, indent=1,
+                                                 ensure_ascii=False))
     return written
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.simulator.attributes import POLICIES
@@ -82,7 +82,7 @@ def _policy(v):
 
 F = float
 SPEC = {
-    "deployment": {"name": Field(str, "deployment"), "seed": Field(int, 0, _ge(0)),
+    "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, _ge(0)),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
                    "block_size": Field(int, 2048, _ge(1)), "workers": Field(int, 1, _ge(1)),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},

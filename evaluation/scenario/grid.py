@@ -49,6 +49,7 @@ each cell is a frozen record with a stable id (hash of everything that determine
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import itertools
@@ -62,7 +63,7 @@ from ldpsim.mechanisms.words import DiscoveryProtocol
 
 from ldpsim.evaluation.discovery_metrics import DISCOVERY_METRICS
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
 
 PATHS = ("auto", "direct", "reports")
@@ -83,7 +84,7 @@ def _one_of(choices):
 
 
 SCENARIO_SPEC = {
-    "name": Field(str, help="a short name for the run"),
+    "name": Field(str, check=plain_name, help="a short name for the run (it names the default output folder)"),
     "seed": Field(int, check=_non_negative, help="root entropy of the run's SeedSequence"),
     "repeats": Field(int, 10, _positive),
     "path": Field(str, "auto", _one_of(PATHS)),
@@ -179,8 +180,12 @@ class Scenario:
         return _digest(self.as_dict())
 
     def cells(self) -> list[Cell]:
-        """The grid expanded into cells (validated by constructing every mechanism once)."""
-        return _expand(self)
+        """The grid expanded into cells (validated by constructing every mechanism once; expanded once)."""
+        return list(self._cells)
+
+    @functools.cached_property
+    def _cells(self) -> tuple:
+        return tuple(_expand(self))
 
 
 def child_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -287,6 +292,8 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
                                     f"allowed: {', '.join(sorted(_takes(m['name'])))} or 'workload.<param>' "
                                     "(put mechanism-specific values in that mechanism's own grid)")
     metrics = parse_table(top["metrics"], METRICS_SPEC, "metrics", path)["names"]
+    if not metrics:
+        raise ScenarioError(path, "metrics.names", f"must name at least one metric; allowed: {', '.join(CELL_METRICS)}")
     kinds = {cell_kind(m["name"]) for m in mechanisms}
     if kinds == {"discovery"} and "names" not in top["metrics"]:
         metrics = list(DISCOVERY_METRICS)
@@ -302,7 +309,9 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
                         store_top=head["top"] if head["store_top"] == -1 else head["store_top"],
                         workload=workload, mechanisms=mechanisms, grid=grid, metrics=tuple(metrics),
                         plots={"mark": plots["mark"]})
-    scenario.cells()  # constructs every workload and mechanism once: invalid values fail here
+    from ldpsim.evaluation.cost import check_grid_size
+    check_grid_size(scenario)  # counted before anything is built: an absurd grid fails at once
+    scenario.cells()  # constructs every workload and mechanism once (kept): invalid values fail here
     return scenario
 
 

@@ -7,12 +7,23 @@ types and failed checks raise :class:`ScenarioError` before anything runs.
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 REQUIRED = object()
+#: a name that becomes a file or folder name: letters, digits, ``.``, ``_``, ``-`` (no separators, no ``..``)
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def plain_name(value: str) -> str | None:
+    """Field check: a plain file name (it names an output folder, so no path separators or leading dots)."""
+    if PLAIN_NAME.fullmatch(value) and ".." not in value:
+        return None
+    return ("must be a plain name (letters, digits, '.', '_', '-'; no path separators, no '..', at most 100 "
+            "characters): it names the output folder")
 
 
 class ScenarioError(ValueError):
@@ -49,9 +60,9 @@ def load_toml(path) -> dict:
 
 #: the top-level tables that mark each kind of scenario file
 KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
-                "reproduction": ("reproduction",)}
+                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet")}
 #: the command that runs each kind
-KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce"}
+KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison"}
 
 
 def scenario_kind(raw: dict) -> str | None:

@@ -87,8 +87,9 @@ def make_baseline(scenario, summary: pd.DataFrame) -> dict:
 def write_baseline(path, baseline: dict) -> Path:
     """Write ``baseline`` as indented JSON (stable key order, so diffs stay readable)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(baseline, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+    from ldpsim.simulator.durable import make_dirs, write_text
+    make_dirs(path.parent)
+    write_text(path, json.dumps(baseline, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path
 
 
@@ -100,7 +101,28 @@ def read_baseline(path) -> dict:
         raise ValueError(f"{path}: not a JSON baseline ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), list):
         raise ValueError(f"{path}: not an ldpsim baseline of format {FORMAT} (write one with --update-baseline)")
+    for i, entry in enumerate(data["entries"]):
+        problem = _entry_problem(entry)
+        if problem:
+            raise ValueError(f"{path}: entries[{i}] {problem}; rewrite the baseline with --update-baseline")
     return data
+
+
+def _entry_problem(entry) -> str | None:
+    """What is wrong with one baseline entry (None when it is well formed)."""
+    if not isinstance(entry, dict):
+        return f"must be an object; got {type(entry).__name__}"
+    number = (int, float, type(None))
+    fields = {"params": dict, "metric": str, "mean": number, "se": number, "repeats": int}
+    for key, types in fields.items():
+        if key not in entry:
+            return f"lacks the key {key!r}"
+        value = entry[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            return f"has {key!r} = {value!r} of the wrong type"
+    if entry["repeats"] < 1:
+        return f"has 'repeats' = {entry['repeats']!r}, not >= 1"
+    return None
 
 
 @dataclass(frozen=True)

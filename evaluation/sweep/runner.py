@@ -144,29 +144,36 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
     config = {"scenario": scenario.as_dict(), "fingerprint": scenario.fingerprint(),
               "root_entropy": scenario.seed, "cells": [{"id": c.id, **c.labels()} for c in cells]}
     store.open(config, scenario_text, force=force)
-    done = store.finished()
-    pending = [c for c in cells if c.id not in done]
-    bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
-               disable=not progress, smoothing=0.1)
-    start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
-
-    def finish(cell, result):
-        nonlocal cell_s
-        store.write_cell(cell.id, *result)
-        cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
-        bar.update(1)
-
     try:
-        if serial or not pending:
-            for cell in pending:
-                finish(cell, run_cell(cell, scenario.seed))
-        else:
-            workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+        done = store.finished()
+        pending = [c for c in cells if c.id not in done]
+        bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
+                   disable=not progress, smoothing=0.1)
+        start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
+
+        def finish(cell, result):
+            nonlocal cell_s
+            store.write_cell(cell.id, *result)
+            cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
+            bar.update(1)
+
+        try:
+            if serial or not pending:
+                for cell in pending:
+                    finish(cell, run_cell(cell, scenario.seed))
+            else:
+                workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
+        finally:
+            bar.close()
+        store.close(complete=True)
     finally:
-        bar.close()
+        store.close()
     return SweepReport(len(cells), len(cells) - len(pending), len(pending),
                        time.perf_counter() - start, cell_s, workers, startup)
 
+
+#: seconds without any Dask worker before a sweep fails (module attribute: tests shorten it)
+WORKERLESS_GRACE_S = 30.0
 
 #: Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in workers, which makes every large sketch
 #: allocation a fresh mmap: a k = 65535, m = 1024 CMS cell ran 2.5× slower (12.5 s vs 5.1 s).
@@ -194,24 +201,28 @@ def _workers_ignore_ctrl_c():
 
 
 def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
-    """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds)."""
-    import dask
-    from dask.distributed import Client, as_completed
+    """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds).
 
-    from ldpsim.simulator.cluster import local_cluster
+    An unreachable scheduler, or a cluster whose workers all died, raises
+    :class:`~ldpsim.simulator.cluster.ClusterError` (finished cells are already stored: a rerun resumes).
+    """
+    import dask
+    import distributed  # noqa: F401 - loads Dask's distributed config before dask.config.set below
+
+    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
     start, cluster, client = time.perf_counter(), None, None
     try:
         if scheduler is None:
             with dask.config.set(FAST_ALLOCATOR), _workers_ignore_ctrl_c():
                 cluster = local_cluster(n_workers or os.cpu_count() or 1)
-        client = Client(scheduler or cluster)
+        client = connect(scheduler, cluster)
         workers = max(1, len(client.scheduler_info()["workers"]))
         client.run(importlib.import_module, __name__)  # warm up: every worker imports the cell runner
         startup = time.perf_counter() - start
         futures = {client.submit(run_cell, cell, seed, key=f"cell-{cell.id}", pure=False,
                                  priority=_size_hint(cell)): cell for cell in cells}
-        for future in as_completed(futures):
+        for future in as_finished(client, futures, grace_s=WORKERLESS_GRACE_S):
             finish(futures[future], future.result())
         return workers, startup
     finally:

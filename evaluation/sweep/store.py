@@ -1,48 +1,40 @@
-"""The results of one sweep run on disk: a folder of Parquet files, one per finished cell.
+"""The results of one sweep run on disk: a locked run folder of Parquet files, one per finished cell.
 
-Layout of ``RUN_DIR``::
+Layout of ``RUN_DIR`` (a run folder of kind ``"sweep"``, see :mod:`ldpsim.evaluation.runfolder`)::
 
+    manifest.json            kind, scenario fingerprint, seed, status (running/complete), version
+    parts.jsonl              one line per finished file: path, size, SHA-256, fingerprint
     config.json              resolved scenario, root entropy, fingerprint, the list of cells
     scenario.toml            the scenario file as given
     summary/<cell_id>.parquet    one row per (cell, metric[, item]): mean, se
     estimates/<cell_id>.parquet  one row per (cell, repeat, item) for the stored top items
 
-Every file is written atomically (temporary file, then ``os.replace``); a cell counts as finished when
-its summary file exists, which is written after its estimates, so an interrupted run never leaves a
-half-written cell that a resume would skip.
+Every file is written durably (temporary file, fsync, rename, fsync the folder). A cell counts as
+finished when both its parts are in the journal with a matching size and checksum; a resume
+deletes and recomputes a damaged or unlisted part. Reading uses only the journaled parts of the
+folder's own fingerprint and verifies each one, so results of another scenario or seed, truncated
+or bit-flipped files and missing parts are never read as results.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
+from ldpsim.evaluation.runfolder import RunFolder, RunFolderError, read_manifest
+from ldpsim.simulator import durable
+
 TABLES = ("summary", "estimates")
 
-
-class RunExistsError(RuntimeError):
-    """The run folder holds results of a different scenario."""
-
-
-def _atomic_write(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+#: kept for callers of earlier versions: the folder holds another scenario's results (or is not ours)
+RunExistsError = RunFolderError
 
 
 class RunStore:
-    """Read and write the Parquet results of one run folder (layout in the module docstring).
+    """Read and write the Parquet results of one sweep run folder (layout in the module docstring).
 
     Parameters
     ----------
@@ -55,83 +47,107 @@ class RunStore:
         The run folder.
     config_path : pathlib.Path
         ``root / "config.json"``.
+    folder : RunFolder or None
+        The locked run folder while open.
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     store = RunStore(d)
-    ...     store.open({"fingerprint": "abc"}, "# scenario")
-    ...     sorted(store.finished()), store.read().empty
+    ...     _ = store.open({"fingerprint": "abc"}, "# scenario")
+    ...     done, empty = sorted(store.finished()), store.read().empty
+    ...     store.close()
+    >>> done, empty
     ([], True)
     """
 
     def __init__(self, run_dir):
         self.root = Path(run_dir)
+        self.folder: RunFolder | None = None
 
     @property
     def config_path(self) -> Path:
         return self.root / "config.json"
 
-    def open(self, config: dict, scenario_text: str, force: bool = False) -> None:
-        """Prepare the folder for ``config``; refuse a folder holding another scenario unless ``force``.
+    def open(self, config: dict, scenario_text: str, force: bool = False, log=None) -> RunFolder:
+        """Lock and prepare the folder for ``config``; refuse another scenario's folder unless ``force``.
 
-        With ``force`` the old results are deleted first. The same scenario is left untouched, so
-        its finished cells are skipped (resume).
+        With ``force`` the old results (only files ldpsim wrote) are deleted first. The same scenario
+        and seed resume: verified finished cells are kept. Call :meth:`close` (or use the returned
+        :class:`~ldpsim.evaluation.runfolder.RunFolder` as a context manager) to release the lock.
 
         Parameters
         ----------
         config : dict
-            The resolved scenario; must hold ``"fingerprint"`` (what identifies "the same scenario").
+            The resolved scenario; must hold ``"fingerprint"`` (with ``"root_entropy"``: what identifies
+            "the same scenario and seed").
         scenario_text : str
             The scenario file as given, stored as ``scenario.toml``.
         force : bool, default False
             Delete the results of a different scenario instead of refusing.
+        log : callable, optional
+            Where notes go (a stale lock removed, damaged parts recomputed); default: stderr.
+
+        Returns
+        -------
+        RunFolder
+            The locked folder.
 
         Raises
         ------
         RunExistsError
-            If the folder holds a different scenario's results and ``force`` is False.
+            If the folder holds a different scenario's results and ``force`` is False, is not an ldpsim
+            sweep folder, or is locked by another run.
         """
-        if self.config_path.exists():
-            old = self.read_config()
-            if old.get("fingerprint") == config["fingerprint"]:
-                return
-            if not force:
-                raise RunExistsError(
-                    f"{self.root} holds results of a different scenario (fingerprint {old.get('fingerprint')}, "
-                    f"now {config['fingerprint']}); use another output folder, or --force to delete them")
-            for table in TABLES:
-                shutil.rmtree(self.root / table, ignore_errors=True)
-        self.root.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.root / "scenario.toml", lambda tmp: Path(tmp).write_text(scenario_text, encoding="utf-8"))
-        _atomic_write(self.config_path,
-                      lambda tmp: Path(tmp).write_text(json.dumps(config, indent=1, default=str), encoding="utf-8"))
+        self.close()
+        identity = {"fingerprint": config["fingerprint"], "seed": config.get("root_entropy")}
+        self.folder = RunFolder.open(self.root, "sweep", identity, resume=True, replace=force, log=log)
+        self.folder.write_text("scenario.toml", scenario_text)
+        self.folder.write_text("config.json", json.dumps(config, indent=1, default=str))
+        return self.folder
+
+    def close(self, complete: bool = False) -> None:
+        """Release the lock; with ``complete`` first mark the folder complete in its manifest."""
+        if self.folder is not None:
+            if complete:
+                self.folder.finalize()
+            self.folder.release()
+            self.folder = None
 
     def read_config(self) -> dict:
         """The stored ``config.json`` as a dict."""
         return json.loads(self.config_path.read_text(encoding="utf-8"))
 
     def finished(self) -> set[str]:
-        """Ids of the cells whose results are complete on disk."""
-        folder = self.root / "summary"
-        return {p.stem for p in folder.glob("*.parquet")} if folder.exists() else set()
+        """Ids of the cells whose summary and estimates are both complete and verified on disk."""
+        parts = self.folder.finished() if self.folder is not None else set(_listed(self.root))
+        ids = {table: {Path(p).stem for p in parts if p.startswith(f"{table}/")} for table in TABLES}
+        return ids["summary"] & ids["estimates"]
 
     def write_cell(self, cell_id: str, estimates: pd.DataFrame, summary: pd.DataFrame) -> None:
-        """Store one finished cell: estimates first, then the summary (the completion marker).
+        """Store one finished cell durably and journal both parts (the journal line marks it finished).
 
         Parameters
         ----------
         cell_id : str
             The cell's id (file stem).
         estimates, summary : pandas.DataFrame
-            The cell's rows of the two tables; each file is written atomically.
+            The cell's rows of the two tables; each file is written durably (temp, fsync, rename).
         """
+        if self.folder is None:
+            raise RuntimeError("RunStore.write_cell: open() the store first")
         for table, frame in (("estimates", estimates), ("summary", summary)):
-            _atomic_write(self.root / table / f"{cell_id}.parquet", lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+            rel = f"{table}/{cell_id}.parquet"
+            durable.write_file(self.folder.path(rel), lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+        for table in TABLES:
+            self.folder.record(f"{table}/{cell_id}.parquet")
 
     def read(self, table: str = "summary") -> pd.DataFrame:
-        """All finished cells' rows of one table.
+        """All finished cells' rows of ``table`` ("summary" or "estimates") in one DataFrame.
+
+        Only parts journaled for the folder's own scenario are read, each verified against its size
+        and SHA-256; a missing or damaged part raises ``ValueError`` naming it.
 
         Parameters
         ----------
@@ -144,11 +160,47 @@ class RunStore:
         """
         if table not in TABLES:
             raise ValueError(f"The 'table' parameter must be one of {TABLES}. Got {table!r} instead.")
-        files = sorted((self.root / table).glob("*.parquet"))
-        if not files:
+        listed = _listed(self.root)
+        cells = {Path(p).stem for p in listed if p.startswith("summary/")}
+        frames = []
+        for cell in sorted(cells):
+            rel = f"{table}/{cell}.parquet"
+            entry = listed.get(rel)
+            if entry is None:
+                raise ValueError(f"{self.root}: cell {cell} has a summary but no {table} part; "
+                                 "rerun `ldpsim sweep` on this folder to recompute it")
+            frames.append(pd.read_parquet(io.BytesIO(_verified_bytes(self.root, rel, entry))))
+        if not frames:
             return pd.DataFrame()
-        frames = [pd.read_parquet(f) for f in files]
         return pd.concat(frames, ignore_index=True).sort_values(["cell_index"], kind="stable", ignore_index=True)
+
+
+def _listed(root: Path) -> dict[str, dict]:
+    """The folder's parts (``table/<cell>.parquet`` → size, sha256) of its own fingerprint."""
+    manifest = read_manifest(root)
+    if manifest is None:
+        if (root / "config.json").exists() or (root / "summary").is_dir():
+            raise ValueError(f"{root} has no manifest.json: not written by this ldpsim version (or damaged); "
+                             "rerun the sweep into a new folder")
+        raise FileNotFoundError(f"{root}: no such sweep run folder")
+    if manifest.get("status") == "complete":
+        return {p: e for p, e in manifest.get("files", {}).items() if p.split("/")[0] in TABLES}
+    folder = RunFolder(root, "sweep", {"fingerprint": manifest.get("fingerprint")}, "read")
+    return {p: e for p, e in folder._journal_entries().items()
+            if p.split("/")[0] in TABLES and e.get("fingerprint") == manifest.get("fingerprint")}
+
+
+def _verified_bytes(root: Path, rel: str, entry: dict) -> bytes:
+    import hashlib
+    path = root / rel
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing; rerun `ldpsim sweep` on this folder to recompute it") from None
+    if len(data) != entry.get("size") or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise ValueError(f"{path} is damaged (its size or SHA-256 differs from the journal); rerun `ldpsim sweep` "
+                         "on this folder to recompute it")
+    return data
 
 
 def read_results(run_dir, table: str = "summary") -> pd.DataFrame:

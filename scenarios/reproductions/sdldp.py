@@ -190,15 +190,12 @@ def write_outputs(table: pd.DataFrame, fig: Figure, config: dict, out, start: fl
     The runtime is measured from ``start`` (a ``time.perf_counter()`` value) to the last figure
     written; returns the paths and that runtime in seconds.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    from ldpsim.simulator.durable import make_dirs, write_file, write_text
+    out = make_dirs(Path(out))
     name = config["name"]
-    paths = [out / f"{name}.csv"]
-    table.to_csv(paths[0], index=False, float_format="%.6g")
+    paths = [write_file(out / f"{name}.csv", lambda tmp: table.to_csv(tmp, index=False, float_format="%.6g"))]
     for fmt in FORMATS:
-        paths.append(out / f"{name}.{fmt}")
-        fig.savefig(paths[-1], dpi=100)
+        paths.append(write_file(out / f"{name}.{fmt}", lambda tmp, fmt=fmt: fig.savefig(tmp, dpi=100, format=fmt)))
     runtime = time.perf_counter() - start
-    paths.append(out / f"{name}.json")
-    paths[-1].write_text(json.dumps({**config, "runtime_s": round(runtime, 2)}, indent=1), encoding="utf-8")
+    paths.append(write_text(out / f"{name}.json", json.dumps({**config, "runtime_s": round(runtime, 2)}, indent=1)))
     return paths, runtime

@@ -74,7 +74,7 @@ def test_heatmap_marks_the_chosen_cell(tmp_path):
 
 def test_empty_run_and_bad_mark_are_errors(tmp_path, run_dir, capsys):
     assert main(["plot", str(tmp_path)]) == 2
-    assert "no finished cells" in capsys.readouterr().err
+    assert "no such sweep run folder" in capsys.readouterr().err  # an empty folder is no run folder
     assert main(["plot", str(run_dir), "--mark", "epsilon4"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
 

@@ -101,7 +101,7 @@ def test_child_seed_is_spawn_by_index():
     # a fixed parameter the mechanism does not take
     ('name = "grr"\nepsilon = 1.0', 'name = "grr"\nepsilon = 1.0\nk = 3', "mechanism[0].k", "allowed: "),
     # a value the mechanism rejects (caught by constructing the cell's mechanism)
-    ("epsilon = [1.0, 2.0]", "epsilon = [1.0, -2.0]", "mechanism", "range (0, inf)"),
+    ("epsilon = [1.0, 2.0]", "epsilon = [1.0, -2.0]", "mechanism", "range [1e-06, 50]"),
     # a workload parameter the workload rejects
     ("domain_size = 20", "domain_size = 20\nshape = 3", "workload", "allowed: ['domain_size']"),
     ("domain_size = 20", 'domain_size = 20\nlabels = "words"\nsort_labels = "yes"', "workload", "true or false"),

@@ -27,10 +27,18 @@ def case(request):
 
 
 # (a) ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), -float("inf"), 1e-300, 9.9e-7, 50.001, 710])
 def test_bad_epsilon_value(case, bad):
-    with pytest.raises(ValueError, match=r"'epsilon' parameter of \w+ must be a float in the range \(0, inf\)"):
+    """Outside the supported range [1e-6, 50] (mechanisms/_validation.py) with the uniform message."""
+    with pytest.raises(ValueError, match=r"'epsilon' parameter of \w+ must be a float in the range \[1e-06, 50\]"):
         case.make(epsilon=bad)
+
+
+@pytest.mark.parametrize("edge", [1e-6, 50.0])
+def test_epsilon_range_ends_are_supported(case, edge):
+    mech = case.make(epsilon=edge)
+    est = mech.estimate(mech.sample_aggregate(case.count_array, rng=1, items=case.items), case.items)
+    assert np.all(np.isfinite(est))
 
 
 @pytest.mark.parametrize("bad", ["1", None, True])

@@ -39,9 +39,9 @@ def test_bad_g(bad, exc):
         OLH(epsilon=1.0, domain_size=10, g=bad)
 
 
-def test_default_g_too_large_for_huge_epsilon():
-    with pytest.raises(ValueError, match="'g' parameter of OLH"):
-        OLH(epsilon=23.0, domain_size=10)  # round(e^23) + 1 > 2^32 − 1
+def test_default_g_capped_at_the_hash_range_for_huge_epsilon():
+    # round(e^23) + 1 > 2^32 − 1: every ε up to the supported 50 builds, with g at the largest hash range
+    assert OLH(epsilon=23.0, domain_size=10).g == OLH(epsilon=50.0, domain_size=10).g == MAX_G
     assert OLH(epsilon=23.0, domain_size=10, g=1000).g == 1000
 
 

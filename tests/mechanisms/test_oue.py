@@ -30,7 +30,7 @@ def _report_distribution(mech: OUE, x: int) -> np.ndarray:
 @pytest.mark.parametrize("bad, exc", [(1, ValueError), (0, ValueError), (2.0, TypeError), ("6", TypeError),
                                       (True, TypeError)])
 def test_bad_domain_size(bad, exc):
-    with pytest.raises(exc, match=r"'domain_size' parameter of OUE must be an int in the range \[2, inf\)"):
+    with pytest.raises(exc, match=r"'domain_size' parameter of OUE must be an int in the range \[2, 4294967296\]"):
         OUE(epsilon=1.0, domain_size=bad)
 
 

@@ -37,7 +37,7 @@ def mech(request):
 # parameters and inputs ---------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
 def test_bad_epsilon_value(mech, bad):
-    with pytest.raises(ValueError, match=r"'epsilon' parameter of \w+ must be a float in the range \(0, inf\)"):
+    with pytest.raises(ValueError, match=r"'epsilon' parameter of \w+ must be a float in the range \[1e-06, 50\]"):
         type(mech)(bad)
 
 

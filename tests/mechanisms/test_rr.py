@@ -33,7 +33,7 @@ def test_estimate_and_variance_follow_spec():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"epsilon": 0.0}, ValueError, r"'epsilon' parameter of RR must be a float in the range \(0, inf\)"),
+    ({"epsilon": 0.0}, ValueError, r"'epsilon' parameter of RR must be a float in the range \[1e-06, 50\]"),
     ({"epsilon": float("nan")}, ValueError, r"'epsilon' parameter of RR"),
     ({"epsilon": "1"}, TypeError, r"'epsilon' parameter of RR"),
     ({"epsilon": 1.0, "domain_size": 3}, TypeError, "domain_size"),

@@ -133,3 +133,10 @@ def test_batched_reports_path_matches_direct_path(name):
     direct = [simulate_aggregate(mech, items, counts, s, "direct").data.ravel() for s in seeds[:300]]
     reports = [simulate_aggregate(mech, items, counts, s, "reports", batch).data.ravel() for s in seeds[300:]]
     assert_same_distribution(np.array(direct), np.array(reports), what=f"{name} aggregate")
+
+
+def test_reports_path_refuses_a_population_numpy_cannot_deal():
+    from ldpsim.mechanisms import GRR
+    from ldpsim.simulator.population import estimate_counts
+    with pytest.raises(ValueError, match="'counts' sum to 1,000,000,002 users.*path='direct'"):
+        estimate_counts(GRR(1.0, 3), np.arange(3), np.array([10**9, 1, 1]), 0, path="reports")

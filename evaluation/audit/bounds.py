@@ -1,0 +1,70 @@
+"""Clopper–Pearson bounds and the empirical lower bound on ε — docs/math.md §7.5.
+
+Arcolezi, Gambs, "Revealing the True Cost of Local Privacy: An Auditing Perspective", PETS 2024:
+for neighbouring inputs x, x′ and an output event S, run N trials per input and count the reports
+in S. With one-sided Clopper–Pearson bounds at level α/2 each, with probability ≥ 1 − α
+P[S|x] ≥ p_lo and P[S|x′] ≤ p_hi, so an ε-LDP client (P[S|x] ≤ e^ε P[S|x′]) satisfies
+ε ≥ ε_lb = ln(p_lo / p_hi). A lower bound above the claimed ε refutes the claim at confidence 1 − α.
+
+>>> round(epsilon_lower_bound(2689, 10_000, 1000, 10_000, 0.05), 3)
+0.898
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpsim.mechanisms._validation import check_int, check_real
+
+
+def clopper_pearson(k, n, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided exact binomial bounds (lower, upper), each holding with probability ≥ 1 − ``alpha``.
+
+    lower = Beta⁻¹(α; k, n − k + 1) (0 when k = 0); upper = Beta⁻¹(1 − α; k + 1, n − k) (1 when k = n).
+    """
+    from scipy import stats
+
+    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1), 0.0)
+        hi = np.where(k < n, stats.beta.isf(alpha, k + 1, np.maximum(n - k, 1)), 1.0)
+    return lo, hi
+
+
+def epsilon_lower_bound(k_x, n_x, k_xp, n_xp, alpha: float):
+    """ε_lb = ln(p_lo(S|x) / p_hi(S|x′)) at confidence 1 − ``alpha`` (−inf when S was never seen under x)."""
+    alpha = check_real("epsilon_lower_bound", "alpha", alpha, 0.0, 1.0)
+    lo, _ = clopper_pearson(k_x, n_x, alpha / 2)
+    _, hi = clopper_pearson(k_xp, n_xp, alpha / 2)
+    with np.errstate(divide="ignore"):
+        out = np.log(lo) - np.log(hi)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def trials_to_detect(p_x: float, p_xp: float, epsilon_claimed: float, alpha: float = 0.05,
+                     max_trials: int = 10**13) -> int:
+    """Trials per input after which the *expected* counts give ε_lb > ``epsilon_claimed``.
+
+    Plugging the expected counts k = N·p into the bound gives the median detection point (the counts
+    are binomial; about half the audits of that size detect). Bisection on N over powers up to
+    ``max_trials``; returns ``max_trials`` + 1 when even that does not detect (e.g. ln(p_x/p_xp) ≤ claim).
+    """
+    check_int("trials_to_detect", "max_trials", max_trials, low=1)
+    if p_x <= 0 or math.log(p_x / p_xp) <= epsilon_claimed:
+        return max_trials + 1
+
+    def detects(n: int) -> bool:
+        return epsilon_lower_bound(round(n * p_x), n, round(n * p_xp), n, alpha) > epsilon_claimed
+
+    hi = 16
+    while not detects(hi):
+        if hi > max_trials:
+            return max_trials + 1
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > max(1, lo // 100):  # 1 % resolution
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if detects(mid) else (mid, hi)
+    return hi

@@ -1,0 +1,36 @@
+"""A planted bug for the auditor to catch: GRR whose flip probability is 10 % too small.
+
+Correct GRR keeps x w.p. p = e^ε/(e^ε+D−1) and "flips" to one of the D−1 other values w.p. 1 − p.
+This client flips w.p. (1 − p)·(1 − shortfall): P[x|x] = 1 − 0.9(1 − p), P[y|x] = 0.9·q, so its true ε is
+ln((1 − 0.9(1 − p)) / (0.9 q)) — at ε = 1, D = 10: 1.391 instead of 1. Written from scratch (not via
+:class:`~ldpsim.mechanisms.GRR`) as an outside implementation would be.
+
+``ldpsim audit --client ldpsim.evaluation.audit.planted:buggy_grr --client-arg epsilon=1
+--client-arg domain_size=10 --epsilon 1 --domain-size 10 --trials 20000``
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def buggy_grr(epsilon: float, domain_size: int, shortfall: float = 0.1):
+    """A GRR client ``perturb(values, rng)`` whose flip probability is ``shortfall`` too small."""
+    e = math.exp(epsilon)
+    flip = (domain_size - 1) / (e + domain_size - 1) * (1 - shortfall)
+
+    def perturb(values, rng):
+        x = np.asarray(values, dtype=np.int64)
+        other = (x + rng.integers(1, domain_size, size=x.size)) % domain_size
+        return np.where(rng.random(x.size) < flip, other, x)
+
+    return perturb
+
+
+def true_epsilon(epsilon: float, domain_size: int, shortfall: float = 0.1) -> float:
+    """The buggy client's real ε: ln(P[x|x] / P[y|x]) with the shortened flip probability."""
+    e = math.exp(epsilon)
+    p, q = e / (e + domain_size - 1), 1 / (e + domain_size - 1)
+    return math.log((1 - (1 - shortfall) * (1 - p)) / ((1 - shortfall) * q))

@@ -1,0 +1,129 @@
+"""Cost before spending it: the plan of a run or sweep, its memory and size estimates, and the limits.
+
+A run or sweep is refused *before* anything starts (``CostError``, a ``ValueError``: exit 2) when its
+estimate cannot fit this machine, with the estimate and the key to change. ``--dry-run`` prints the
+same plan without running.
+
+Memory of a deployment run (``ldpsim run``), measured on the keyboard scenario (peak RSS, one worker):
+454 MB at 4 000 devices × 12 days, 516 MB at 16 000 × 12, 610 MB at 16 000 × 24, i.e. about
+:data:`RUN_BASE_BYTES` plus :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day (bundles, ledger, truth
+and the reports read back). Each worker process holds its shard plus the base.
+
+A sweep cell holds its workload's counts, ``repeats × D`` estimates and the mechanism's state (a
+``k × m`` sketch); the reports path perturbs users in batches, but beyond :data:`MAX_REPORT_USERS`
+users per cell it is refused (numpy's hypergeometric sampler stops at 10⁹, and at ~10⁷ users/s it
+would take minutes per repeat): use ``path = "direct"``. Grids beyond :data:`MAX_CELLS` cells are
+refused before any cell is built (counting is a product of list lengths).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ldpsim.mechanisms._validation import machine_memory
+
+RUN_BASE_BYTES = 450 * 2**20
+RUN_BYTES_PER_DEVICE_DAY = 500
+#: largest number of cells in a sweep grid
+MAX_CELLS = 100_000
+#: largest n × repeats per cell on the reports path
+MAX_REPORT_USERS = 10**8
+
+
+class CostError(ValueError):
+    """A run or sweep that cannot fit this machine (or the documented limits): says the estimate and the key."""
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**27 else f"{n / 2**20:.0f} MiB"
+
+
+def memory_budget() -> int:
+    """The memory a run may plan to use: 80 % of this machine's physical memory."""
+    return int(0.8 * machine_memory())
+
+
+@dataclass
+class Plan:
+    """What will run: lines for ``--dry-run`` and the peak-memory estimate in bytes."""
+
+    lines: list = field(default_factory=list)
+    memory_bytes: int = 0
+
+    def describe(self) -> str:
+        return "\n".join([*self.lines, f"estimated peak memory: {_gib(self.memory_bytes)} "
+                                       f"(this machine: {_gib(machine_memory())}, budget {_gib(memory_budget())})"])
+
+
+def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
+    """Plan of ``ldpsim run``; raise :class:`CostError` when it cannot fit this machine.
+
+    Parameters
+    ----------
+    cfg : DeploymentConfig
+    workers : int
+        Worker processes (shards).
+    where : str or path
+        The scenario's name in messages.
+    """
+    shards = max(1, min(int(workers), cfg.n_blocks))
+    device_days = cfg.n_devices * (cfg.n_days + cfg.drain_days)
+    memory = RUN_BASE_BYTES * (shards + (shards > 1)) + RUN_BYTES_PER_DEVICE_DAY * device_days
+    plan = Plan([f"{cfg.n_devices:,} devices × {cfg.n_days} days (+{cfg.drain_days} drain days) = "
+                 f"{device_days:,} device-days in {cfg.n_blocks} blocks, {shards} shard(s)/worker(s); "
+                 f"use cases: {', '.join(uc.name for uc in cfg.use_cases)}"], memory)
+    if memory > memory_budget():
+        fit = max(0, (memory_budget() - RUN_BASE_BYTES * (shards + (shards > 1)))
+                  // (RUN_BYTES_PER_DEVICE_DAY * (cfg.n_days + cfg.drain_days)))
+        raise CostError(f"{where}: [deployment] devices = {cfg.n_devices:,} needs about {_gib(memory)} "
+                        f"({RUN_BYTES_PER_DEVICE_DAY} B per device-day), more than this machine's budget "
+                        f"{_gib(memory_budget())}; at {cfg.n_days} days at most about {fit:,} devices fit "
+                        "(change --devices / [deployment] devices or --days)")
+    return plan
+
+
+def count_cells(scenario) -> int:
+    """Number of cells of a sweep scenario, without building any: workload grid × shared grid × Σ own grids."""
+    sizes = [len(v) for v in scenario.grid.values()]
+    own = sum(math.prod(len(v) for v in m["grid"].values()) for m in scenario.mechanisms)
+    return math.prod(sizes) * own
+
+
+def check_grid_size(scenario) -> int:
+    """The cell count; raise :class:`CostError` beyond :data:`MAX_CELLS`."""
+    n = count_cells(scenario)
+    if n > MAX_CELLS:
+        dims = ", ".join(f"{k}: {len(v)}" for k, v in scenario.grid.items())
+        raise CostError(f"{scenario.file}: [grid] expands to {n:,} cells (grid sizes {dims or '-'}; times "
+                        f"the mechanisms' own grids), more than the {MAX_CELLS:,} a sweep accepts; "
+                        "shorten the [grid] lists or split the scenario")
+    return n
+
+
+def cell_memory(cell, domain_size: int) -> int:
+    """Estimated peak bytes of one cell: estimates, counts and the mechanism's own state."""
+    params = cell.params
+    sketch = 8 * int(params.get("k", 0)) * int(params.get("m", 0)) * 3
+    return 8 * domain_size * (cell.repeats + 4) + sketch + 64 * 2**20
+
+
+def sweep_plan(scenario, cells, workers: int) -> Plan:
+    """Plan of ``ldpsim sweep``; raise :class:`CostError` for cells that cannot fit or run."""
+    if scenario.path == "reports":
+        n = max(int(dict(c.workload_items)["n"]) for c in cells) if cells else 0
+        if n * scenario.repeats > MAX_REPORT_USERS:
+            raise CostError(f"{scenario.file}: [workload] n = {n:,} × [scenario] repeats = {scenario.repeats} "
+                            f"users per cell on path = \"reports\" exceeds {MAX_REPORT_USERS:,} (every user is "
+                            "perturbed one by one); use path = \"direct\" or lower n / repeats")
+    domain = {c.workload_index: int(dict(c.workload_items).get("domain_size", 0) or 0) for c in cells}
+    per_cell = max((cell_memory(c, domain.get(c.workload_index, 0) or 10_000) for c in cells), default=0)
+    memory = per_cell * max(1, workers) + 300 * 2**20
+    if memory > memory_budget():
+        raise CostError(f"{scenario.file}: the largest cell needs about {_gib(per_cell)} × {workers} worker(s) = "
+                        f"{_gib(memory)}, more than this machine's budget {_gib(memory_budget())}; "
+                        "lower --workers, k × m, [workload] domain_size or [scenario] repeats")
+    mechs = sorted({c.mechanism for c in cells})
+    return Plan([f"{len(cells):,} cells ({', '.join(mechs)}) × {scenario.repeats} repeats, path {scenario.path}, "
+                 f"seed {scenario.seed}, {workers} worker(s)",
+                 f"estimated per cell: {_gib(per_cell)}"], memory)
