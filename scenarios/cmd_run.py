@@ -55,7 +55,6 @@ def run(args) -> int:
     from ldpsim.evaluation.runfolder import RunFolderError
     from ldpsim.simulator.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
-    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.scenarios.catalog import resolve
     try:
         scenario = resolve(args.scenario)
@@ -92,6 +91,7 @@ def _simulate(args, cfg, meta: dict, workers: int, out: Path) -> None:
 
     from ldpsim.evaluation.deployment_metrics import measure
     from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.simulator.deployment import run as run_deployment
     shards = min(workers, cfg.n_blocks)
     scheduler = args.scheduler or ("local" if shards > 1 else None)
