@@ -30,7 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
 }
 
-EPILOG = ("exit codes: 0 ok, 1 regression found (check), 2 usage or invalid input, 3 internal error, "
+EPILOG = ("exit codes: 0 ok, 1 a check found a problem (check: regression; audit: FAIL), 2 usage or invalid "
+          "input, 3 internal error, "
           "130 interrupted. `ldpsim COMMAND --help` describes a command.")
 
 

@@ -9,7 +9,8 @@
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
-Exit codes (:data:`EXIT`): 0 ok, 1 regression found (``ldpsim check`` only), 2 usage or invalid
+Exit codes (:data:`EXIT`): 0 ok, 1 a check found a problem (``ldpsim check``: a regression; ``ldpsim
+audit``: a FAIL), 2 usage or invalid
 input, 3 internal error, 130 interrupted.
 """
 
