@@ -65,10 +65,13 @@ LAYOUTS = {
     "run": Layout(("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
                    "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
                    "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
-                   "flushes.csv", "bundles.csv"),
+                   "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
                   {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")}),
     # reproductions accumulate figures by name in one folder: resumed, never cleared
     "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
+    # `ldpsim poison` and `ldpsim audit`: one table each, plus figures
+    "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",)}),
+    "audit": Layout(("audit.csv", "detection.csv"), {}),
 }
 
 

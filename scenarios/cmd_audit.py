@@ -194,8 +194,7 @@ def run(args) -> int:
             table = detection_table(args.epsilons, confidence=args.confidence)
             print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
             if args.out:
-                Path(args.out).mkdir(parents=True, exist_ok=True)
-                table.to_csv(Path(args.out) / "detection.csv", index=False)
+                _write_table(Path(args.out), "detection.csv", table)
             return 0
         results = _results(args)
     except (ValueError, TypeError, ImportError, AttributeError, KeyError, OSError) as exc:
@@ -205,6 +204,18 @@ def run(args) -> int:
     if args.out:
         import pandas as pd
 
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([r.as_row() for r in results]).to_csv(Path(args.out) / "audit.csv", index=False)
+        try:
+            _write_table(Path(args.out), "audit.csv", pd.DataFrame([r.as_row() for r in results]))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 0 if all(r.passed for r in results) else 1
+
+
+def _write_table(out: Path, name: str, table) -> None:
+    """Write ``table`` durably as ``out/name`` in a locked audit folder (new, empty or an earlier audit's)."""
+    from ldpsim.evaluation.runfolder import RunFolder
+    from ldpsim.simulator.durable import write_file
+    with RunFolder.open(out, "audit", {"fingerprint": "audit"}, resume=False, replace=True) as folder:
+        write_file(out / name, lambda tmp: table.to_csv(tmp, index=False))
+        folder.finalize(adopt=True)

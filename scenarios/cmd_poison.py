@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ldpsim.scenarios import options
+from ldpsim.simulator.durable import make_dirs, write_file
 
 FAKES, EPSILONS, TARGET_RANK = [0, 10, 20, 40, 80], [2.0, 4.0, 8.0], 80
 
@@ -63,20 +64,35 @@ def _run_deployment(args, fleet: dict | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or Path("runs") / f"{meta['name']}-fakes")
-    (out / "plots").mkdir(parents=True, exist_ok=True)
-    bar = options.Progress(1, "deployments", options.show_progress(args))
+    folder = _open_folder(out)
+    if folder is None:
+        return 2
+    with folder:
+        bar = options.Progress(1, "deployments", options.show_progress(args))
 
-    def progress(done, total):
-        bar.total = total
-        bar.update_to(done)
-    kwargs = {"defenses": defenses} if defenses else {}
-    table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress, **kwargs)
-    bar.close()
-    table.to_csv(out / "fakes.csv", index=False)
-    plot_fake_sweep(table, out / "plots" / "fakes_top10.png")
+        def progress(done, total):
+            bar.total = total
+            bar.update_to(done)
+        kwargs = {"defenses": defenses} if defenses else {}
+        table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress, **kwargs)
+        bar.close()
+        write_file(out / "fakes.csv", lambda tmp: table.to_csv(tmp, index=False))
+        make_dirs(out / "plots")
+        plot_fake_sweep(table, out / "plots" / "fakes_top10.png")
+        folder.finalize(adopt=True)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     options.say(args, f"\nresults: {out / 'fakes.csv'}, plot {out / 'plots' / 'fakes_top10.png'}")
     return 0
+
+
+def _open_folder(out: Path):
+    """Lock ``out`` as a poisoning folder (new, empty or an earlier one of ours); None after printing why not."""
+    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
+    try:
+        return RunFolder.open(out, "poison", {"fingerprint": "poisoning"}, resume=False, replace=True)
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def run(args) -> int:
@@ -102,17 +118,22 @@ def run(args) -> int:
             return 2
         cfg["repeats"] = args.repeats
     out = Path(args.out or Path("runs") / cfg["name"])
-    (out / "plots").mkdir(parents=True, exist_ok=True)
-    bar = options.Progress(1, "cells", options.show_progress(args))
+    folder = _open_folder(out)
+    if folder is None:
+        return 2
+    with folder:
+        bar = options.Progress(1, "cells", options.show_progress(args))
 
-    def progress(done, total):
-        bar.total = total
-        bar.update_to(done)
-    table = run_poisoning(cfg, progress)
-    bar.close()
-    table.to_csv(out / "poisoning.csv", index=False)
-    for eps in sorted(table["epsilon"].unique()):
-        plot_gains(table[table["epsilon"] == eps], out / "plots" / f"poisoning_gain_eps{eps:g}.png")
+        def progress(done, total):
+            bar.total = total
+            bar.update_to(done)
+        table = run_poisoning(cfg, progress)
+        bar.close()
+        write_file(out / "poisoning.csv", lambda tmp: table.to_csv(tmp, index=False))
+        make_dirs(out / "plots")
+        for eps in sorted(table["epsilon"].unique()):
+            plot_gains(table[table["epsilon"] == eps], out / "plots" / f"poisoning_gain_eps{eps:g}.png")
+        folder.finalize(adopt=True)
     cols = ["mechanism", "attack", "epsilon", "beta", "defense", "gain", "gain_se", "closed_form"]
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     options.say(args, f"\nresults: {out / 'poisoning.csv'}, plots in {out / 'plots'}")

@@ -42,3 +42,18 @@ def test_no_two_modules_share_a_name():
     names = [p.name for top in ("mechanisms", "simulator", "evaluation", "scenarios")
              for p in (ROOT / top).rglob("*.py") if p.name != "__init__.py"]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_imports_point_one_way():
+    """scenarios → evaluation → simulator → mechanisms: no module imports a layer above its own."""
+    import ast
+    layers = ["mechanisms", "simulator", "evaluation", "scenarios"]
+    wrong = []
+    for rank, top in enumerate(layers):
+        above = tuple(f"ldpsim.{name}" for name in layers[rank + 1:])
+        for path in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                wrong += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.startswith(above)]
+    assert wrong == []

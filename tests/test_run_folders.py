@@ -348,3 +348,20 @@ def test_plot_refuses_a_folder_in_use(tmp_path, sweep_toml, capsys):
         holder.kill()
         holder.wait()
     assert run("plot", out) == 0 and (out / "plots").is_dir() and not (out / ".lock").exists()
+
+
+def test_audit_and_poison_outputs_respect_foreign_folders(tmp_path, capsys):
+    """`ldpsim audit --out` and `ldpsim poison --out` refuse an unrelated non-empty folder, leave its files
+    alone, and write a complete, locked folder of their own otherwise."""
+    from ldpsim.evaluation.runfolder import read_manifest
+    from ldpsim.scenarios.cli import main
+    foreign = tmp_path / "thesis"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("mine")
+    assert main(["audit", "--mechanism", "grr", "--epsilon", "1", "--domain-size", "4", "--trials", "1000",
+                 "--out", str(foreign), "-q"]) == 2
+    assert (foreign / "thesis.tex").read_text() == "mine" and not (foreign / "audit.csv").exists()
+    own = tmp_path / "audit"
+    assert main(["audit", "--mechanism", "grr", "--epsilon", "1", "--domain-size", "4", "--trials", "1000",
+                 "--out", str(own), "-q"]) == 0
+    assert (own / "audit.csv").is_file() and read_manifest(own)["status"] == "complete"

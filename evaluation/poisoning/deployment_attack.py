@@ -19,6 +19,7 @@ from ldpsim.evaluation.deployment_metrics import daily_estimates
 from ldpsim.evaluation.poisoning.attacks import fake_reports
 from ldpsim.simulator.deployment import run as run_deployment
 from ldpsim.simulator.fakes import FakeFleet
+from ldpsim.simulator.durable import write_file
 
 #: defense settings of the sweep: name → FakeFleet keyword arguments
 DEFENSES = {"none": {}, "attestation 50%": {"attested": 0.5},
@@ -109,6 +110,6 @@ def plot_fake_sweep(table: pd.DataFrame, path) -> str:
         fig.suptitle(f"{int(table['devices'].iloc[0]):,} devices; target's true share "
                      f"{base['true_share'].mean():.4f}", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return str(path)

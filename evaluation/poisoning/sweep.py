@@ -20,6 +20,7 @@ from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_ga
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
+from ldpsim.simulator.durable import write_file
 
 MECHANISMS = ("grr", "oue", "olh", "cms", "hcms")
 DEFENSES = ("none", "normalization", "detection")
@@ -159,6 +160,6 @@ def plot_gains(table: pd.DataFrame, path) -> str:
     axes[0][0].set_ylabel("frequency gain of the targets")
     axes[0][0].legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return str(path)
