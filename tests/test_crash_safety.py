@@ -103,13 +103,17 @@ def trials(kind: str, n: int, root: Path, seed: int = 0, workers: int = 1) -> di
     return tally
 
 
-@pytest.mark.slow  # ~5 min: 20 trials of each command
+#: trials per command in the test suite (the suite stays under 10 minutes); the script below runs 20 or more
+TEST_TRIALS = 8
+
+
+@pytest.mark.slow  # ~2 min: 8 trials of each command
 @pytest.mark.parametrize("kind", ["run", "sweep"])
 def test_kill_9_never_leaves_a_false_complete_folder_and_reruns_converge(tmp_path, kind):
-    tally = trials(kind, 20, tmp_path)
+    tally = trials(kind, TEST_TRIALS, tmp_path)
     assert tally["false_complete"] == 0, tally
-    assert tally["rerun_ok"] == tally["rerun_equal"] == 20, tally
-    assert tally["killed"] >= 10, tally  # the kills did land mid-run
+    assert tally["rerun_ok"] == tally["rerun_equal"] == TEST_TRIALS, tally
+    assert tally["killed"] >= TEST_TRIALS // 2, tally  # the kills did land mid-run
 
 
 if __name__ == "__main__":
