@@ -90,7 +90,7 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
     seconds = time.perf_counter() - t0
     stored = sum(f.stat().st_size for f in __import__("pathlib").Path(folder).rglob("*.parquet"))
     if out is None and not keep:  # only a folder this function made
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder)  # made by mkdtemp above; an error here is worth seeing
     device_days = cfg.n_devices * cfg.n_days
     cpu_s = sum(mem.cpu_s.values())
     return {"scenario": str(scenario), "devices": cfg.n_devices, "days": cfg.n_days, "shards": shards,
