@@ -56,3 +56,28 @@ def linear_estimator_variance(P, A, counts) -> np.ndarray:
     mean_map = A @ P.T  # (K, D_in): E[estimate_k | one user with input x] − const
     var = (A * A) @ output_mean - (mean_map * mean_map) @ f
     return np.maximum(var, 0.0)
+
+
+def support_count_variance(f, n, p: float, q: float) -> np.ndarray:
+    """Var of (c_x − n·q)/(p − q) when c_x = Bin(f_x, p) + Bin(n − f_x, q) (unary encodings, local hashing).
+
+    Parameters
+    ----------
+    f : numpy.ndarray
+        True counts of the queried items.
+    n : int
+        Number of users.
+    p, q : float
+        Probabilities that a holder / a non-holder of x supports x (p ≠ q).
+
+    Returns
+    -------
+    numpy.ndarray
+        The count-scale variance per item (docs/math.md §7.1).
+    """
+    return (f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q) ** 2
+
+
+def sample_support_counts(f: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
+    """Draw c_x = Bin(f_x, p) + Bin(n − f_x, q) for every id, independently (the exact support counts)."""
+    return rng.binomial(f, p) + rng.binomial(int(f.sum()) - f, q)

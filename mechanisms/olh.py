@@ -14,6 +14,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import (as_generator, check_counts, check_domain_size, check_epsilon, check_int,
     check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.linear_theory import sample_support_counts, support_count_variance
 
 MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
 _SEED_BYTES = 4
@@ -264,8 +265,7 @@ class OLH(FrequencyOracle):
         numpy.ndarray of float
         """
         counts = check_counts(self.name, true_counts, self.domain_size)
-        f, n, p, r = counts[self._items(items)], counts.sum(), self.p, 1.0 / self.g
-        return (f * p * (1 - p) + (n - f) * r * (1 - r)) / (p - r) ** 2
+        return support_count_variance(counts[self._items(items)], counts.sum(), self.p, 1.0 / self.g)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Direct sampler, exact for an ideal random hash family: S_x = Bin(f_x, p) + Bin(n − f_x, 1/g).
@@ -283,9 +283,7 @@ class OLH(FrequencyOracle):
         Aggregate
         """
         f = check_counts(self.name, true_counts, self.domain_size)
-        rng = as_generator(rng)
-        n = int(f.sum())
-        return Aggregate(n, rng.binomial(f, self.p) + rng.binomial(n - f, 1.0 / self.g), self.kind)
+        return Aggregate(int(f.sum()), sample_support_counts(f, self.p, 1.0 / self.g, as_generator(rng)), self.kind)
 
     def log_likelihood(self, reports, values) -> np.ndarray:
         """log P[(seed_u, y_u) | input values_u] = −32·log 2 + log P[y_u | H_seed(x_u)] per user."""

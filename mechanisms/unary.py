@@ -19,6 +19,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_item_ids
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words, packed_column_counts
+from ldpsim.mechanisms.linear_theory import sample_support_counts, support_count_variance
 
 _BATCH_WORDS = 1 << 17  # 16-bit words perturbed per batch (bounds memory of the batched paths)
 MAX_ENUMERATED_ITEMS = 16  # report_distribution enumerates 2^D reports
@@ -164,8 +165,7 @@ class UnaryEncoding(FrequencyOracle):
         numpy.ndarray of float
         """
         counts = check_counts(self.name, true_counts, self.domain_size)
-        f, n, p, q = counts[self._items(items)], counts.sum(), self.p, self.q
-        return (f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q) ** 2
+        return support_count_variance(counts[self._items(items)], counts.sum(), self.p, self.q)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact direct sampler: c_x = Bin(f_x, p) + Bin(n − f_x, q), independent across items.
@@ -183,9 +183,7 @@ class UnaryEncoding(FrequencyOracle):
         Aggregate
         """
         f = check_counts(self.name, true_counts, self.domain_size)
-        rng = as_generator(rng)
-        n = int(f.sum())
-        return Aggregate(n, rng.binomial(f, self.p) + rng.binomial(n - f, self.q), self.kind)
+        return Aggregate(int(f.sum()), sample_support_counts(f, self.p, self.q, as_generator(rng)), self.kind)
 
     def log_likelihood(self, reports, values) -> np.ndarray:
         """log P[report_u | input values_u] for each user (exact: a product over the D bits).
