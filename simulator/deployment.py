@@ -74,8 +74,7 @@ class DeploymentResult:
     def merge(parts: list["DeploymentResult"]) -> "DeploymentResult":
         aggs: dict = {}
         for p in parts:
-            for k, a in p.aggregates.items():
-                aggs[k] = a if k not in aggs else aggs[k] + a
+            _fold(aggs, p.aggregates)
         first = parts[0]
         return DeploymentResult(
             aggregates=aggs,
@@ -93,6 +92,12 @@ class DeploymentResult:
             peak_state_bytes=sum(p.peak_state_bytes for p in parts),
             ledger_budget=None if any(p.ledger_budget is None for p in parts) else
             {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget})
+
+
+def _fold(into: dict, aggregates: dict) -> None:
+    """Add ``aggregates`` ((use case, day) → Aggregate) into ``into``."""
+    for k, a in aggregates.items():
+        into[k] = a if k not in into else into[k] + a
 
 
 def _concat(arrays):
@@ -208,17 +213,39 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
             done[0] += 1
             if progress is not None:
                 progress(done[0])
-        parts = [run_shard(cfg, g, store_root, i, on_day, components) for i, g in enumerate(groups)]
+        finished = ((i, run_shard(cfg, g, store_root, i, on_day, components)) for i, g in enumerate(groups))
     else:
         if components:
             raise ValueError("Fleet components run in serial deployments only (scheduler=None).")
-        parts = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers)
-    merged = DeploymentResult.merge(parts)
+        finished = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers)
+    merged = _merge_in_order(finished, len(groups))
     merged.seconds = time.perf_counter() - t0
     return merged
 
 
-def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None) -> list[DeploymentResult]:
+def _merge_in_order(finished, n: int) -> DeploymentResult:
+    """Merge shard results arriving as (index, result) in any order.
+
+    Each result's daily aggregates are added into one running set as soon as every shard before it
+    has been added (always in shard order, so float aggregates sum the same way serial or parallel),
+    and dropped from the result: the client holds one set of aggregates, not one per shard.
+    """
+    aggregates: dict = {}
+    parts: dict = {}
+    folded = 0
+    for i, part in finished:
+        parts[i] = part
+        while folded < n and folded in parts:
+            _fold(aggregates, parts[folded].aggregates)
+            parts[folded].aggregates = {}
+            folded += 1
+    merged = DeploymentResult.merge([parts[i] for i in range(n)])
+    merged.aggregates = aggregates
+    return merged
+
+
+def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None):
+    """Yield (shard index, result) as the shards finish on the cluster."""
     from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
     cluster = client = None
@@ -228,13 +255,13 @@ def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int 
         client = connect(scheduler, cluster)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
-        parts, index = {}, {f.key: i for i, f in enumerate(futures)}
+        index = {f.key: i for i, f in enumerate(futures)}
         for k, future in enumerate(as_finished(client, futures), start=1):
-            parts[index[future.key]] = future.result()
+            part = future.result()
             future.release()  # the worker frees the shard's result as soon as it is here
             if progress is not None:
                 progress(k * days)
-        return [parts[i] for i in range(len(futures))]
+            yield index[future.key], part
     finally:
         if client is not None:
             client.close()

@@ -71,3 +71,31 @@ def test_daily_estimate_agrees_with_population_engine(tmp_path, mechanism, param
         pop_agg = simulate_aggregate(mech, items, truth, np.random.SeedSequence(7, spawn_key=(r,)), path="direct")
         pop.append(mech.estimate(pop_agg, items) - truth)
     assert_same_distribution(np.array(sim), np.array(pop), alpha=1e-3, what=f"{mechanism}: estimate - truth")
+
+
+def test_shard_results_merge_in_shard_order_whatever_order_they_arrive():
+    """Float aggregates sum in shard order (bitwise the same serial or parallel), and each shard's
+    aggregates are folded in and dropped as soon as its predecessors are in (the client holds one set)."""
+    from ldpsim.simulator.deployment import DeploymentResult, _merge_in_order
+
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((6, 1000)) * 10.0 ** rng.integers(-8, 8, (6, 1000))
+
+    def part(i):
+        return DeploymentResult(aggregates={("u", 1): values[i].copy()}, truth={"t": np.ones(2)},
+                                records={"r": [i]}, ledger_spent=np.array([float(i)]),
+                                ledger_daily=np.array([0.0]), refused=0, counters={"c": 1}, tap=[],
+                                favourite={})
+    in_order = DeploymentResult.merge([part(i) for i in range(6)])
+    arrivals = [(i, part(i)) for i in (4, 1, 5, 0, 3, 2)]
+    seen = []
+
+    def arriving():
+        for k, (i, p) in enumerate(arrivals):
+            yield i, p
+            seen.append(sum(1 for _, q in arrivals[:k + 1] if q.aggregates))  # arrived, not folded yet
+
+    merged = _merge_in_order(arriving(), 6)
+    assert np.array_equal(merged.aggregates[("u", 1)], in_order.aggregates[("u", 1)])  # bitwise
+    assert merged.records["r"] == list(range(6)) and np.array_equal(merged.ledger_spent, np.arange(6.0))
+    assert seen == [1, 2, 3, 2, 3, 0]  # 0 arrives: 0 and 1 are folded, 4 and 5 wait; 2 arrives: all are
