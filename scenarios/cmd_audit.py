@@ -70,8 +70,8 @@ def add_arguments(parser):
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--target", metavar="NAME",
-                        help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), personalized "
-                             "'group0', 'group1', ... (default: the first; --all audits every target)")
+                        help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
+                             "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a mechanism parameter (JSON value), repeatable (default: the DEFAULTS of the module)")
     parser.add_argument("--client-arg", action="append", default=[], metavar="K=V",

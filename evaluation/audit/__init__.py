@@ -6,4 +6,5 @@ from ldpsim.evaluation.audit.bounds import clopper_pearson, epsilon_lower_bound,
 from ldpsim.evaluation.audit.plans import AuditPlan, plan_for, plan_targets
 
 __all__ = ["AuditPlan", "AuditResult", "audit_client", "audit_mechanism", "audit_plan", "audit_reports",
-           "clopper_pearson", "default_support", "epsilon_lower_bound", "load_callable", "plan_for", "plan_targets", "trials_to_detect"]
+           "clopper_pearson", "default_support", "epsilon_lower_bound", "load_callable", "plan_for", "plan_targets",
+           "trials_to_detect"]

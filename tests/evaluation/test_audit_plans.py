@@ -21,7 +21,8 @@ from tests.stats import z_bound
 WORDS = dict(length=4, alphabet="abcd")
 MECHS = [BLH(1.0, 10), SHE(1.0, 6), SHE(4.0, 3), OneBitMean(1.0, m=10.0), RAPPOR(2.0, num_bits=16, cohorts=8),
          RAPPOR(8.0, num_bits=32, num_hashes=3, cohorts=4, p=0.25, q=0.8),
-         PersonalizedSDGRR(1.0, 10, ((0, 1, 2, 3, 4), (0, 1))), PersonalizedSDPM(2.0, ((-0.5, 0.5), (-0.25, 0.25)), bins=16),
+         PersonalizedSDGRR(1.0, 10, ((0, 1, 2, 3, 4), (0, 1))),
+         PersonalizedSDPM(2.0, ((-0.5, 0.5), (-0.25, 0.25)), bins=16),
          SFP(1.0, hash_bits=4, word_k=16, word_m=64, fragment_k=16, fragment_m=64, **WORDS),
          PEM(2.0, start=1, pool=64, g=5, **WORDS), TreeHist(1.0, k=16, m=64, **WORDS),
          FLH(1.0, 6, pool_size=64), SUE(1.0, 6), THE(2.0, 6), DBitFlip(1.0, 6, d=2)]
