@@ -161,3 +161,11 @@ def test_the_battery_covers_the_whole_registry(capsys):
     assert "[permanent]" in capsys.readouterr().out
     assert main(["audit", "--mechanism", "rappor", "--target", "nope", "-q"]) == 2
     assert main(["audit", "--all", "--target", "report", "-q"]) == 2
+
+
+def test_the_battery_passes_on_the_real_clients(capsys):
+    """``--all --mode sample``: the 135 audits run every real client (RAPPOR's permanent response, each
+    personalized group) and PASS at family-wise 95 %."""
+    assert main(["audit", "--all", "--mode", "sample", "--trials", "2e4", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3)
