@@ -2,10 +2,11 @@
 
 Four ways in (exactly one):
 
-* ``--mechanism NAME [--param K=V ...]`` — one of ours; ``--mode exact`` (default) draws the event
-  counts from the mechanism's own probabilities, ``--mode sample`` runs its client;
-* ``--all`` — every mechanism that has an audit plan at each ``--epsilons`` (default 0.5 1 2 4 8),
-  each at confidence 1 − (1 − c)/K for K audits, so a correct battery FAILS with probability ≤ 1 − c;
+* ``--mechanism NAME [--param K=V ...] [--target T]`` — one of ours; ``--mode exact`` (default) draws
+  the event counts from the mechanism's own probabilities, ``--mode sample`` runs its client;
+* ``--all`` — every mechanism of the registry at each ``--epsilons`` (default 0.5 1 2 4 8), every
+  target of it (RAPPOR: one report and ε_∞; personalized: each group), each audit at confidence
+  1 − (1 − c)/K for K audits, so a correct battery FAILS with probability ≤ 1 − c;
 * ``--client MODULE:FUNC [--client-arg K=V ...] --domain-size D --epsilon E`` — any Python callable
   ``perturb(values, rng) -> reports`` (with ``--client-arg`` the callable is a factory returning it);
   ``--support MODULE:FUNC`` tells which item a report supports when it is not an id or a 0/1 row;
@@ -29,15 +30,23 @@ from ldpsim.scenarios import options
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
-#: parameters of every auditable mechanism besides ε (small domains; sketches with k = 64, m = 256)
+#: parameters of every mechanism of the registry besides ε (small domains and sketches: an audit's cost
+#: is its trials; the plans sit on the privacy boundary whatever the size)
 DEFAULTS = {
     "grr": {"domain_size": 10}, "rr": {}, "urr": {"domain_size": 10, "sensitive": [0, 1, 2]},
-    "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]}, "oue": {"domain_size": 10},
-    "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
+    "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]},
+    "personalized-sdgrr": {"domain_size": 10, "partitions": [[0, 1, 2, 3, 4], [0, 1]]},
+    "oue": {"domain_size": 10}, "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
     "pm": {}, "sdpm": {"low": [-0.5, 0.5]},
-    # oracles audited by the generic plans (transition matrix or enumerated reports; small domains)
-    "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "the": {"domain_size": 6},
-    "flh": {"domain_size": 6}, "dbitflip": {"domain_size": 6},
+    "personalized-sdpm": {"ranges": [[-0.5, 0.5], [-0.25, 0.25]], "bins": 64},
+    "rappor": {"num_bits": 16, "num_hashes": 2, "cohorts": 8},
+    "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "she": {"domain_size": 6}, "the": {"domain_size": 6},
+    "blh": {"domain_size": 10}, "flh": {"domain_size": 6}, "dbitflip": {"domain_size": 6, "d": 2},
+    "onebitmean": {"m": 10.0},
+    "sfp": {"length": 4, "alphabet": "abcd", "hash_bits": 4, "word_k": 16, "word_m": 64, "fragment_k": 16,
+            "fragment_m": 64},
+    "pem": {"length": 4, "alphabet": "abcd", "start": 1, "pool": 64},
+    "treehist": {"length": 4, "alphabet": "abcd", "k": 16, "m": 64},
 }
 
 
@@ -60,6 +69,9 @@ def add_arguments(parser):
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
+    parser.add_argument("--target", metavar="NAME",
+                        help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
+                             "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a mechanism parameter (JSON value), repeatable (default: the DEFAULTS of the module)")
     parser.add_argument("--client-arg", action="append", default=[], metavar="K=V",
@@ -97,16 +109,16 @@ def _make(name: str, epsilon: float, params: dict):
     from ldpsim.mechanisms import make
 
     merged = {**DEFAULTS.get(name.lower(), {}), **params, "epsilon": epsilon}
-    for key in ("sensitive", "high", "low"):
+    for key in ("sensitive", "high", "low", "partitions", "ranges"):
         if isinstance(merged.get(key), list):
-            merged[key] = tuple(merged[key])
+            merged[key] = tuple(tuple(v) if isinstance(v, list) else v for v in merged[key])
     return make(name, **merged)
 
 
 def _results(args) -> list:
     import numpy as np
 
-    from ldpsim.evaluation.audit import audit_client, audit_mechanism, audit_reports, load_callable
+    from ldpsim.evaluation.audit import audit_client, audit_mechanism, audit_reports, load_callable, plan_targets
 
     rng = np.random.default_rng(args.seed if args.seed is not None else 0)
     if args.pure_ldp:
@@ -117,16 +129,18 @@ def _results(args) -> list:
     if args.mechanism or args.all:
         params = _kv(args.param, "--param")
         if args.mechanism and args.mechanism.lower() not in DEFAULTS:
-            raise ValueError(f"no audit plan for mechanism {args.mechanism!r}; auditable: {', '.join(DEFAULTS)} "
-                             f"(the personalized ones report a group with each value: audit a group's SDGRR/SDPM)")
+            raise ValueError(f"no audit plan for mechanism {args.mechanism!r}; auditable: {', '.join(DEFAULTS)}")
+        if args.target and not args.mechanism:
+            raise ValueError("--target goes with --mechanism (--all audits every target)")
         if args.mechanism:
             eps = params.pop("epsilon", args.epsilon if args.epsilon is not None else 1.0)
-            jobs = [(args.mechanism, eps, params)]
+            jobs = [(_make(args.mechanism, eps, params), args.target)]
         else:
-            jobs = [(name, e, {}) for name in DEFAULTS for e in args.epsilons]
+            mechs = [_make(name, e, {}) for name in DEFAULTS for e in args.epsilons]
+            jobs = [(mech, target) for mech in mechs for target in plan_targets(mech)]
         # a battery splits the false-FAIL rate over its audits (Bonferroni): family-wise 1 − confidence
         each = 1 - (1 - args.confidence) / len(jobs)
-        return [audit_mechanism(_make(name, e, p), args.trials, rng, args.mode, each) for name, e, p in jobs]
+        return [audit_mechanism(mech, args.trials, rng, args.mode, each, target) for mech, target in jobs]
     if args.epsilon is None:
         raise ValueError("--epsilon (the claimed ε) is required for --client and --reports")
     support = load_callable(args.support) if args.support else None
@@ -177,7 +191,8 @@ def _print(results, args) -> None:
     head = f"{'subject':<44}{'ε claimed':>10}{'ε lower':>10}{'conf':>8}  {'pair':<12}{'trials':>12}  verdict  event"
     print(head)
     for r in results:
-        subject = r.subject if len(r.subject) <= 43 else r.subject[:40] + "..."
+        suffix = f" [{r.target}]" if r.target else ""
+        subject = r.subject + suffix if len(r.subject + suffix) <= 43 else r.subject[:40 - len(suffix)] + "..." + suffix
         print(f"{subject:<44}{r.epsilon_claimed:>10g}{r.epsilon_lower_bound:>10.4f}{r.confidence:>8.5g}  "
               f"{f'{r.x!r},{r.x_prime!r}':<12}{r.trials:>12,}  {r.verdict:<7}  {r.event}")
     total = sum(r.seconds for r in results)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound
-from ldpsim.evaluation.audit.plans import plan_for
+from ldpsim.evaluation.audit.plans import AuditPlan, plan_for
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 
 #: trials per client call in the sample modes (bounds memory; OUE rows of D bits each)
@@ -49,6 +49,7 @@ class AuditResult:
     mode: str
     seconds: float
     epsilon_event: float = float("nan")  #: ln(P[S|x]/P[S|x′]) claimed by the mechanism (ours only)
+    target: str = ""  #: what of the mechanism was audited (:func:`~.plans.plan_targets`; ours only)
 
     @property
     def passed(self) -> bool:
@@ -79,13 +80,14 @@ def _count(perturb, value, trials: int, rng, events) -> np.ndarray:
     return counts
 
 
-def audit_mechanism(mech, trials: int, rng=None, mode: str = "exact", confidence: float = 0.95) -> AuditResult:
+def audit_mechanism(mech, trials: int, rng=None, mode: str = "exact", confidence: float = 0.95,
+                    target: str | None = None) -> AuditResult:
     """Audit one of this package's mechanisms on its plan (see module docstring for the modes).
 
     Parameters
     ----------
     mech : Mechanism
-        GRR, RR, URR, SDGRR, OUE, OLH, CMS, HCMS, PM or SDPM (:func:`~.plans.plan_for`).
+        Any mechanism of the registry (:func:`~.plans.plan_for`).
     trials : int ≥ 1
         Reports per input.
     rng : int, Generator or None
@@ -94,27 +96,43 @@ def audit_mechanism(mech, trials: int, rng=None, mode: str = "exact", confidence
         Binomial counts from the mechanism's own probabilities, or the real client.
     confidence : float in (0, 1)
         Confidence of the lower bound (each Clopper–Pearson bound at (1 − confidence)/2).
+    target : str, optional
+        What to audit (:func:`~.plans.plan_targets`: RAPPOR's "report" or "permanent", a personalized
+        mechanism's "group<g>"); default the first.
 
     Returns
     -------
     AuditResult
-        ``epsilon_event`` is the plan's exact ln(P[S|x]/P[S|x′]) (= ε on the boundary).
+        ``epsilon_claimed`` is the plan's claim; ``epsilon_event`` its exact ln(P[S|x]/P[S|x′]) (= the
+        claim on the boundary).
+    """
+    plan = plan_for(mech, target)
+    return audit_plan(plan, trials, rng, mode, confidence, repr(mech), plan.client or mech.perturb)
+
+
+def audit_plan(plan: AuditPlan, trials: int, rng=None, mode: str = "exact", confidence: float = 0.95,
+               subject: str = "plan", perturb=None) -> AuditResult:
+    """Audit a plan: in the sample mode, count its event on reports of ``perturb`` (default: the plan's
+    client) — a different implementation of the same report format can be audited against the plan of
+    the mechanism it claims to be (e.g. a planted bug, :mod:`.planted`).
     """
     trials, confidence = _check(trials, confidence)
     if mode not in ("exact", "sample"):
         raise ValueError(f"The 'mode' parameter of audit must be one of ('exact', 'sample'). Got {mode!r} instead.")
     rng = as_generator(rng)
-    plan = plan_for(mech)
     start = time.perf_counter()
     if mode == "exact":
         k_x, k_xp = (int(v) for v in rng.binomial(trials, [plan.p_x, plan.p_x_prime]))
     else:
-        k_x = int(_count(mech.perturb, plan.x, trials, rng, [plan.event])[0])
-        k_xp = int(_count(mech.perturb, plan.x_prime, trials, rng, [plan.event])[0])
+        perturb = perturb or plan.client
+        if perturb is None:
+            raise ValueError("audit_plan: the sample mode needs a client (perturb) for this plan.")
+        k_x = int(_count(perturb, plan.x, trials, rng, [plan.event])[0])
+        k_xp = int(_count(perturb, plan.x_prime, trials, rng, [plan.event])[0])
     eps_lb = epsilon_lower_bound(k_x, trials, k_xp, trials, 1 - confidence)
-    return AuditResult(repr(mech), float(mech.epsilon), eps_lb, confidence, plan.x, plan.x_prime, plan.description,
+    return AuditResult(subject, float(plan.claim), eps_lb, confidence, plan.x, plan.x_prime, plan.description,
                        trials, k_x, k_xp, mode, time.perf_counter() - start,
-                       float(np.log(plan.p_x) - np.log(plan.p_x_prime)))
+                       float(np.log(plan.p_x) - np.log(plan.p_x_prime)), plan.target)
 
 
 def default_support(reports, item) -> np.ndarray:

@@ -11,41 +11,35 @@ Events ("supports x and not x′", the distinguishing attack of Arcolezi & Gambs
 * GRR, RR, URR, SDGRR (keep-or-uniform): the single output y and pair (x, x′) maximising
   P[y|x]/P[y|x′] over the pairs and outputs the mechanism's definition covers (URR: sensitive outputs
   only — ULDP; SDGRR: two high inputs, or any inputs on a high output — SDLDP);
-* OUE: bit x set and bit x′ clear: p(1−q) vs q(1−p);
-* OLH: H_s(x) = y ≠ H_s(x′): (1−1/g)·p vs (1−1/g)·q (ideal hash: P[H_s(x) ≠ H_s(x′)] = 1 − 1/g);
+* unary encodings (OUE, SUE, THE): bit x set and bit x′ clear: p(1−q) vs q(1−p);
+* OLH, BLH: H_s(x) = y ≠ H_s(x′): (1−1/g)·p vs (1−1/g)·q (ideal hash: P[H_s(x) ≠ H_s(x′)] = 1 − 1/g);
+  FLH: the same with the pool's exact share of functions separating x, x′;
 * CMS: bit h_j(x) is +1 and bit h_j(x′) is −1: c(1−f)² vs c·f², c the share of rows where x, x′ differ;
 * HCMS: w̃ = H[l, h_j(x)] ≠ H[l, h_j(x′)]: (c/2)(1−f′) vs (c/2)·f′;
-* PM, SDPM (pair 1, −1, both high for SDPM): report in [1, C] = the window of x = 1: p(C−1) vs q(C−1).
+* PM, SDPM (pair 1, −1, both high for SDPM): report in [1, C] = the window of x = 1: p(C−1) vs q(C−1);
+* PersonalizedSDGRR / PersonalizedSDPM, target "group<g>": a user who chose group g is audited with the
+  SDGRR / SDPM plan of that group's partition / low range (the ε-SDLDP that group is promised), on
+  reports of the personalized client with every user in group g; S also requires the clear group g;
+* SHE, 1BitMean, RAPPOR (one report and ε_∞): :mod:`.plans_deployed`; SFP, PEM, TreeHist (the whole
+  report against the composed ε): :mod:`.plans_discovery`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import replace
 
 import numpy as np
 
-from ldpsim.mechanisms import CMS, HCMS, OLH, OUE, PM, SDPM, SDGRR, URR
+from ldpsim.evaluation.audit.event import AuditPlan, differ_share, packed_bit, sketch_pair_event
+from ldpsim.evaluation.audit.plans_deployed import one_bit_mean_plan, rappor_plan, she_plan
+from ldpsim.evaluation.audit.plans_discovery import pem_plan, sketch_walk_plan, sfp_plan
+from ldpsim.mechanisms import (CMS, FLH, HCMS, OLH, PEM, PM, RAPPOR, SDPM, SDGRR, SFP, SHE, URR, OneBitMean,
+                               PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.mechanisms.hcms import hadamard_sign
 from ldpsim.mechanisms.mixture import KeepOrUniform
+from ldpsim.mechanisms.unary import UnaryEncoding
 
-
-@dataclass(frozen=True)
-class AuditPlan:
-    """Neighbouring inputs, the event S (a test on reports) and the mechanism's own P[S|x], P[S|x′]."""
-
-    x: object
-    x_prime: object
-    description: str
-    event: Callable  # reports -> bool array
-    p_x: float
-    p_x_prime: float
-
-
-def packed_bit(bits: np.ndarray, j) -> np.ndarray:
-    """Bit ``j`` (a scalar, or one index per row) of np.packbits rows (big-endian within each byte)."""
-    j = np.broadcast_to(np.asarray(j, dtype=np.int64), (bits.shape[0],))
-    return (bits[np.arange(bits.shape[0]), j >> 3] >> (7 - (j & 7))) & 1
+__all__ = ["AuditPlan", "packed_bit", "plan_for", "plan_targets"]
 
 
 def _keep_or_uniform(mech: KeepOrUniform) -> AuditPlan:
@@ -59,7 +53,8 @@ def _keep_or_uniform(mech: KeepOrUniform) -> AuditPlan:
         if isinstance(mech, SDGRR) and y not in mech.high:
             inputs = np.array(mech.high)  # SDLDP: low outputs constrain pairs of high inputs only
         col = T[inputs, y]
-        hi, lo = int(np.argmax(col)), int(np.argmin(col))
+        # first of (numerically) tied inputs, so the pair does not hinge on rounding (same pair at every ε)
+        hi, lo = int(np.argmax(col >= col.max() * (1 - 1e-12))), int(np.argmax(col <= col.min() * (1 + 1e-12)))
         ratio = np.log(col[hi]) - np.log(col[lo]) if col[lo] > 0 else np.inf
         if ratio > best[0]:
             best = (ratio, int(inputs[hi]), int(inputs[lo]), y)
@@ -67,7 +62,7 @@ def _keep_or_uniform(mech: KeepOrUniform) -> AuditPlan:
     return AuditPlan(x, xp, f"report == {y}", lambda r: np.asarray(r) == y, float(T[x, y]), float(T[xp, y]))
 
 
-def _oue(mech: OUE) -> AuditPlan:
+def _unary(mech: UnaryEncoding) -> AuditPlan:
     p, q = mech.p, mech.q
     return AuditPlan(0, 1, "bit 0 set, bit 1 clear",
                      lambda r: (packed_bit(r, 0) == 1) & (packed_bit(r, 1) == 0), p * (1 - q), q * (1 - p))
@@ -80,17 +75,12 @@ def _olh(mech: OLH) -> AuditPlan:
     return AuditPlan(0, 1, "H_s(0) = y != H_s(1)", event, share * mech.p, share * mech.q)
 
 
-def _differ_share(mech) -> float:
-    h = mech.family.hash([0, 1])
-    return float((h[:, 0] != h[:, 1]).mean())
-
-
 def _cms(mech: CMS) -> AuditPlan:
+    key, key_p = mech.family.keys([0, 1])
+
     def event(r):
-        pos = mech.family.hash_values(r.row, np.zeros(r.row.size, dtype=np.int64))
-        pos_p = mech.family.hash_values(r.row, np.ones(r.row.size, dtype=np.int64))
-        return (packed_bit(r.bits, pos) == 1) & (packed_bit(r.bits, pos_p) == 0)
-    c, f = _differ_share(mech), mech.flip
+        return sketch_pair_event(mech.family, r.bits, r.row, key, key_p)
+    c, f = differ_share(mech.family, key, key_p), mech.flip
     return AuditPlan(0, 1, "bit h_j(0) = +1, bit h_j(1) = -1", event, c * (1 - f) ** 2, c * f * f)
 
 
@@ -100,8 +90,19 @@ def _hcms(mech: HCMS) -> AuditPlan:
         s1 = hadamard_sign(r.col, mech.family.hash_values(r.row, np.ones(r.row.size, dtype=np.int64)))
         w = 2 * r.bit.astype(np.int64) - 1
         return (w == s0) & (s0 != s1)
-    c, f = _differ_share(mech), mech.flip
+    c, f = differ_share(mech.family, *mech.family.keys([0, 1])), mech.flip
     return AuditPlan(0, 1, "w = H[l, h_j(0)] != H[l, h_j(1)]", event, c / 2 * (1 - f), c / 2 * f)
+
+
+def _flh(mech: FLH) -> AuditPlan:
+    """Local hashing over a fixed pool: y = H_j(0) ≠ H_j(1), exact given the pool (not an ideal hash)."""
+    H = mech.hash_table([0, 1])
+    share = float(np.mean(H[:, 0] != H[:, 1]))
+
+    def event(r):
+        h, h_p = H[r.index, 0], H[r.index, 1]
+        return (r.y == h) & (h != h_p)
+    return AuditPlan(0, 1, "y = H_j(0) != H_j(1) (pool function j)", event, share * mech.p, share * mech.q)
 
 
 def _piecewise(mech) -> AuditPlan:
@@ -151,16 +152,70 @@ def _take(reports, r: int):
     return np.asarray(reports)[r:r + 1]
 
 
-_PLANS = ((KeepOrUniform, _keep_or_uniform), (OUE, _oue), (OLH, _olh), (CMS, _cms), (HCMS, _hcms),
-          (SDPM, _piecewise), (PM, _piecewise))
+def _personalized(mech, target: str) -> AuditPlan:
+    g = int(target[len("group"):])
+    inner = plan_for(mech.groups[g] if isinstance(mech, PersonalizedSDGRR) else mech.ems[g].mechanism)
+
+    def event(r):
+        return inner.event(r.y) & (np.asarray(r.group) == g)
+
+    def client(values, rng):
+        return mech.perturb(values, np.full(len(values), g), rng)
+    return AuditPlan(inner.x, inner.x_prime, f"group == {g} and {inner.description}", event, inner.p_x,
+                     inner.p_x_prime, claim=inner.claim, client=client)
 
 
-def plan_for(mech) -> AuditPlan:
+#: (class, plan maker); makers with targets take (mech, target)
+_PLANS = ((KeepOrUniform, _keep_or_uniform), (UnaryEncoding, _unary), (OLH, _olh), (FLH, _flh), (CMS, _cms),
+          (HCMS, _hcms), (SDPM, _piecewise), (PM, _piecewise), (SHE, she_plan), (OneBitMean, one_bit_mean_plan),
+          (SFP, sfp_plan), (PEM, pem_plan), (TreeHist, sketch_walk_plan))
+_TARGETED = ((RAPPOR, rappor_plan), (PersonalizedSDGRR, _personalized), (PersonalizedSDPM, _personalized))
+
+
+def plan_targets(mech) -> tuple[str, ...]:
+    """What can be audited of ``mech``: RAPPOR ("report": one report against ε₁, "permanent": the
+    permanent response against ε_∞), the personalized mechanisms ("group0", "group1", …: a user of that
+    group against the ε its partition/range promises); ("",) for every other mechanism (one plan)."""
+    if isinstance(mech, RAPPOR):
+        return ("report", "permanent")
+    if isinstance(mech, (PersonalizedSDGRR, PersonalizedSDPM)):
+        return tuple(f"group{g}" for g in range(mech.n_groups))
+    return ("",)
+
+
+def plan_for(mech, target: str | None = None) -> AuditPlan:
     """The audit plan of one of this package's mechanisms; ValueError for those without one.
 
+    Parameters
+    ----------
+    mech : Mechanism
+        Any mechanism of the registry.
+    target : str, optional
+        One of :func:`plan_targets` (default: the first).
+
+    Returns
+    -------
+    AuditPlan
+        With ``claim`` set (the mechanism's ε unless the plan states another).
+
     Specific plans first (table above); then any oracle with a transition matrix, then any with
-    enumerable reports (HR, SUE, THE, FLH, dBitFlip, ...): the single output of largest ratio.
+    enumerable reports (HR, dBitFlip, ...): the single output of largest ratio.
     """
+    targets = plan_targets(mech)
+    target = targets[0] if target is None else target
+    if target not in targets:
+        raise ValueError(f"The 'target' parameter of plan_for({type(mech).__name__}) must be one of "
+                         f"{list(targets)}. Got {target!r} instead.")
+    plan = _make_plan(mech, target)
+    if plan.claim is None:
+        plan = replace(plan, claim=float(mech.epsilon))
+    return replace(plan, target=target)
+
+
+def _make_plan(mech, target: str) -> AuditPlan:
+    for cls, make in _TARGETED:
+        if isinstance(mech, cls):
+            return make(mech, target)
     for cls, make in _PLANS:
         if isinstance(mech, cls):
             return make(mech)
@@ -169,5 +224,5 @@ def plan_for(mech) -> AuditPlan:
     if hasattr(mech, "report_distribution") and hasattr(mech, "all_reports"):
         return _enumerated(mech)
     raise ValueError(f"No audit plan for {type(mech).__name__}: supported are "
-                     f"{sorted(c.__name__ for c, _ in _PLANS)} and their subclasses (GRR, RR, URR, SDGRR), and "
+                     f"{sorted(c.__name__ for c, _ in _PLANS + _TARGETED)} and their subclasses, and "
                      f"oracles with a transition matrix or enumerable reports.")

@@ -1,4 +1,4 @@
-"""A planted bug for the auditor to catch: GRR whose flip probability is 10 % too small.
+"""Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small.
 
 Correct GRR keeps x w.p. p = e^ε/(e^ε+D−1) and "flips" to one of the D−1 other values w.p. 1 − p.
 This client flips w.p. (1 − p)·(1 − shortfall): P[x|x] = 1 − 0.9(1 − p), P[y|x] = 0.9·q, so its true ε is
@@ -7,6 +7,11 @@ ln((1 − 0.9(1 − p)) / (0.9 q)) — at ε = 1, D = 10: 1.391 instead of 1. Wr
 
 ``ldpsim audit --client ldpsim.evaluation.audit.planted:buggy_grr --client-arg epsilon=1
 --client-arg domain_size=10 --epsilon 1 --domain-size 10 --trials 20000``
+
+BLH (g = 2) reports (seed, y): y = H_s(x) w.p. p = e^ε/(e^ε+1), else the other bucket. The buggy client
+flips w.p. (1 − p)(1 − shortfall), so on BLH's own plan event (y = H_s(x) ≠ H_s(x′)) its ratio is
+(1 − 0.9(1 − p))/(0.9(1 − p)): true ε 1.141 at a claimed 1 (GRR with D = 2). It uses BLH's public
+hash (the report format is the protocol's) with its own perturbation.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ldpsim.mechanisms import BLH
+from ldpsim.mechanisms.olh import OLHReports
 
 
 def buggy_grr(epsilon: float, domain_size: int, shortfall: float = 0.1):
@@ -34,3 +42,17 @@ def true_epsilon(epsilon: float, domain_size: int, shortfall: float = 0.1) -> fl
     e = math.exp(epsilon)
     p, q = e / (e + domain_size - 1), 1 / (e + domain_size - 1)
     return math.log((1 - (1 - shortfall) * (1 - p)) / ((1 - shortfall) * q))
+
+
+def buggy_blh(epsilon: float, domain_size: int, shortfall: float = 0.1):
+    """A BLH client ``perturb(values, rng) -> OLHReports`` whose flip probability is ``shortfall`` too small."""
+    hasher = BLH(epsilon, domain_size)
+    flip = 1 / (math.exp(epsilon) + 1) * (1 - shortfall)
+
+    def perturb(values, rng):
+        x = np.asarray(values, dtype=np.int64)
+        seed = rng.integers(0, 1 << 32, size=x.size, dtype=np.uint32)
+        h = hasher.hash_items(seed, x).astype(np.int64)
+        return OLHReports(seed, np.where(rng.random(x.size) < flip, 1 - h, h))
+
+    return perturb

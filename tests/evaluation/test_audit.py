@@ -11,7 +11,7 @@ from scipy import stats
 from ldpsim.evaluation.audit import (audit_client, audit_mechanism, audit_reports, clopper_pearson,
                                      default_support, epsilon_lower_bound, plan_for, trials_to_detect)
 from ldpsim.evaluation.audit.planted import buggy_grr, true_epsilon
-from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE, PM, RR, SDGRR, SDPM, URR, PersonalizedSDGRR
+from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE, PM, RR, SDGRR, SDPM, URR
 from ldpsim.scenarios.cli import main
 from tests.stats import z_bound
 
@@ -113,11 +113,6 @@ def test_cli(tmp_path, capsys):
     assert main(["audit", "--client", "no_such_module:f", "--epsilon", "1", "--domain-size", "3"]) == 2
     assert main(["audit", "--client", "ldpsim.evaluation.audit.planted:buggy_grr", "--epsilon", "1"]) == 2
     assert "domain-size" in capsys.readouterr().err
-
-
-def test_unsupported_mechanisms_say_so():
-    with pytest.raises(ValueError, match="No audit plan"):
-        plan_for(PersonalizedSDGRR(epsilon=1.0, domain_size=4, partitions=((0, 1), (2,))))
 
 
 @pytest.mark.slow
