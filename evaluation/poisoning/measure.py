@@ -28,7 +28,7 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
 
     Parameters
     ----------
-    mech : GRR, OUE, OLH, CMS or HCMS
+    mech : an oracle of :data:`.gains.ORACLES`
     attack : {"rpa", "ria", "mga"}
     targets : sequence
         Target labels, a subset of ``items``.
@@ -55,7 +55,7 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
     gains = np.empty(repeats)
     for i in range(repeats):
         genuine = simulate_aggregate(mech, items, counts, rng, path="auto")
-        attacked = genuine + fake_aggregate(mech, attack, list(tgt), m, rng)
+        attacked = genuine + fake_aggregate(mech, attack, list(tgt), m, rng, mech_items)
         gains[i] = estimate(mech, attacked, mech_items)[idx].sum() - estimate(mech, genuine, mech_items)[idx].sum()
     return gains
 
