@@ -60,6 +60,17 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
     return gains
 
 
+def _concat(a, b):
+    """Two batches of reports as one (arrays, or NamedTuples of arrays field by field)."""
+    if isinstance(a, tuple):
+        return type(a)(*(np.concatenate([x, y]) for x, y in zip(a, b)))
+    return np.concatenate([a, b])
+
+
+def _select(reports, keep: np.ndarray):
+    return type(reports)(*(x[keep] for x in reports)) if isinstance(reports, tuple) else reports[keep]
+
+
 def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repeats: int, rng=None):
     """Gains when the server first removes the users :func:`.defenses.detect_fake_users` flags.
 
@@ -68,7 +79,6 @@ def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repe
     """
     from ldpsim.evaluation.poisoning.attacks import fake_reports
     from ldpsim.evaluation.poisoning.defenses import detect_fake_users
-    from ldpsim.mechanisms import OLHReports
 
     repeats = check_int("gain_after_detection", "repeats", repeats, low=1)
     rng = as_generator(rng)
@@ -77,16 +87,9 @@ def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repe
     out = np.empty((repeats, 3))
     for i in range(repeats):
         genuine = mech.perturb(values, rng)
-        fakes = fake_reports(mech, attack, list(idx), m, rng)
-        if isinstance(genuine, OLHReports):
-            both = OLHReports(np.concatenate([genuine.seed, fakes.seed]), np.concatenate([genuine.y, fakes.y]))
-            flag = detect_fake_users(mech, both)[0]
-            kept = OLHReports(*(a[~flag] for a in both))
-        else:
-            both = np.concatenate([genuine, fakes])
-            flag = detect_fake_users(mech, both)[0]
-            kept = both[~flag]
-        after = mech.estimate(mech.aggregate(kept), idx).sum() / max(int((~flag).sum()), 1)
+        both = _concat(genuine, fake_reports(mech, attack, list(idx), m, rng))
+        flag = detect_fake_users(mech, both)[0]
+        after = mech.estimate(mech.aggregate(_select(both, ~flag)), idx).sum() / max(int((~flag).sum()), 1)
         before = mech.estimate(mech.aggregate(genuine), idx).sum() / values.size
         out[i] = after - before, flag[values.size:].mean(), flag[:values.size].mean()
     return out[:, 0], float(out[:, 1].mean()), float(out[:, 2].mean())

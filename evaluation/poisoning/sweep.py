@@ -3,8 +3,13 @@
 A scenario file with a ``[poisoning]`` table (``scenarios/poisoning.toml``) is the grid; every cell
 measures ``repeats`` frequency gains in the population engine (:func:`.measure.measure_gain`) and
 stores the mean, its standard error and the closed form (:func:`.gains.expected_gain`) in one row.
-Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates) and ``detection``
-(fake-user detection, OUE and OLH only, per-report path with ``detection_repeats`` repeats).
+Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates), ``detection``
+(fake-user detection, MGA on the oracles whose reports support item sets — OUE, SUE, THE, OLH, BLH,
+FLH, dBitFlip — per-report path with ``detection_repeats`` repeats) and ``decoder`` (RAPPOR only: the
+paper's LASSO + least-squares decoding instead of plain least squares; non-linear, so measured without
+a closed form — its row's ``closed_form`` is the least-squares one, for comparison).
+
+Sensitive ids of URR and high ids of SDGRR: every ``sensitive_every``-th id (0, k, 2k, …).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.poisoning.defenses import normalized_frequencies
+from ldpsim.evaluation.poisoning.defenses import DETECTABLE, decoded_frequencies, normalized_frequencies
 from ldpsim.evaluation.poisoning.gains import ATTACKS, expected_gain
 from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_gain
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
@@ -22,8 +27,9 @@ from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.simulator.durable import write_file
 
-MECHANISMS = ("grr", "oue", "olh", "cms", "hcms")
-DEFENSES = ("none", "normalization", "detection")
+MECHANISMS = ("grr", "urr", "sdgrr", "hr", "oue", "sue", "the", "she", "olh", "blh", "flh", "dbitflip",
+              "cms", "hcms", "rappor")
+DEFENSES = ("none", "normalization", "detection", "decoder")
 
 
 def _subset(allowed):
@@ -53,6 +59,9 @@ SPEC = {
     "epsilon": Field(list, [1.0], _positive_list), "beta": Field(list, [0.01, 0.05], _fractions),
     "sketch_k": Field(int, 64, lambda v: None if v >= 1 else "must be >= 1"),
     "sketch_m": Field(int, 256, lambda v: None if v >= 2 and not v & (v - 1) else "must be a power of 2"),
+    "sensitive_every": Field(int, 2, lambda v: None if v >= 1 else "must be >= 1"),
+    "dbitflip_d": Field(int, 4, lambda v: None if v >= 1 else "must be >= 1"),
+    "flh_pool": Field(int, 1024, lambda v: None if v >= 1 else "must be >= 1"),
 }
 
 
@@ -93,9 +102,22 @@ def load_poisoning(path) -> dict:
 
 
 def _mechanism(name: str, eps: float, cfg: dict):
+    d = cfg["domain_size"]
     if name in ("cms", "hcms"):
         return make(name, epsilon=eps, k=cfg["sketch_k"], m=cfg["sketch_m"])
-    return make(name, epsilon=eps, domain_size=cfg["domain_size"])
+    if name == "rappor":
+        return make(name, epsilon=eps)
+    extra = {"urr": {"sensitive": list(range(0, d, cfg["sensitive_every"]))},
+             "sdgrr": {"high": list(range(0, d, cfg["sensitive_every"]))},
+             "dbitflip": {"d": min(cfg["dbitflip_d"], d)}, "flh": {"pool_size": cfg["flh_pool"]}}.get(name, {})
+    return make(name, epsilon=eps, domain_size=d, **extra)
+
+
+def _applies(mech, attack: str, defense: str) -> bool:
+    """Detection runs on MGA for oracles with item-set reports; the decoder on RAPPOR only."""
+    if defense == "detection":
+        return attack == "mga" and isinstance(mech, DETECTABLE)
+    return defense != "decoder" or mech.name == "RAPPOR"
 
 
 def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
@@ -105,7 +127,7 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
     root = np.random.SeedSequence(cfg["seed"])
     cells = [(mech, attack, eps, beta, defense) for mech in cfg["mechanisms"] for attack in cfg["attacks"]
              for eps in cfg["epsilon"] for beta in cfg["beta"] for defense in cfg["defenses"]
-             if defense != "detection" or (mech in ("oue", "olh") and attack == "mga")]
+             if _applies(_mechanism(mech, eps, cfg), attack, defense)]
     rows = []
     for i, ((name, attack, eps, beta, defense), child) in enumerate(zip(cells, root.spawn(len(cells)))):
         mech = _mechanism(name, eps, cfg)
@@ -121,7 +143,7 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
                                                          cfg["detection_repeats"], rng)
             row.update(fakes_flagged=fakes, genuine_flagged=genuine)
         else:
-            fn = normalized_frequencies if defense == "normalization" else None
+            fn = {"normalization": normalized_frequencies, "decoder": decoded_frequencies}.get(defense)
             gains = measure_gain(mech, attack, targets, w.counts, w.items, m, cfg["repeats"], rng, fn)
         row.update(gain=float(gains.mean()), gain_se=float(gains.std(ddof=1) / math.sqrt(gains.size))
                    if gains.size > 1 else float("nan"), repeats=int(gains.size))
@@ -140,9 +162,13 @@ def plot_gains(table: pd.DataFrame, path) -> str:
     eps = sorted(table["epsilon"].unique())[0]
     t = table[table["epsilon"] == eps]
     mechs = list(dict.fromkeys(t["mechanism"]))
-    fig, axes = plt.subplots(1, len(mechs), figsize=(3.0 * len(mechs), 3.2), sharey=False, squeeze=False)
+    cols = min(len(mechs), 5)
+    rows = -(-len(mechs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.8 * cols, 2.6 * rows), sharey=False, squeeze=False)
     colors = {"rpa": "tab:blue", "ria": "tab:orange", "mga": "tab:red"}
-    for ax, mech in zip(axes[0], mechs):
+    for ax in axes.flat[len(mechs):]:
+        ax.set_visible(False)
+    for ax, mech in zip(axes.flat, mechs):
         for attack, g in t[(t["mechanism"] == mech) & (t["defense"] == "none")].groupby("attack"):
             g = g.sort_values("beta")
             ax.plot(g["beta"], g["closed_form"], "-", color=colors[attack], lw=1, label=f"{attack.upper()} closed form")
@@ -154,11 +180,18 @@ def plot_gains(table: pd.DataFrame, path) -> str:
         det = t[(t["mechanism"] == mech) & (t["defense"] == "detection")]
         if not det.empty:
             ax.plot(det["beta"], det["gain"], "^:", ms=3, color="k", lw=0.8, label="MGA + detection")
-        ax.set(xscale="log", title=f"{mech.upper()} (ε = {eps:g})", xlabel="β (share of fake users)")
+        dec = t[(t["mechanism"] == mech) & (t["defense"] == "decoder") & (t["attack"] == "mga")]
+        if not dec.empty:
+            ax.plot(dec["beta"], dec["gain"], "v-.", ms=3, color="tab:green", lw=0.8, label="MGA, LASSO decoder")
+        ax.set(xscale="log", title=f"{mech.upper()} (ε = {eps:g})")
+        ax.tick_params(labelsize=7)
         ax.axhline(0, color="k", lw=0.5)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("frequency gain of the targets")
-    axes[0][0].legend(fontsize=6)
+    for row in axes:
+        row[0].set_ylabel("gain", fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("β (share of fake users)", fontsize=8)
+    axes[0][0].legend(fontsize=5)
     fig.tight_layout()
     write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
