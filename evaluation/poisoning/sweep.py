@@ -5,7 +5,7 @@ measures ``repeats`` frequency gains in the population engine (:func:`.measure.m
 stores the mean, its standard error and the closed form (:func:`.gains.expected_gain`) in one row.
 Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates), ``detection``
 (fake-user detection, MGA on the oracles whose reports support item sets — OUE, SUE, THE, OLH, BLH,
-FLH, dBitFlip — per-report path with ``detection_repeats`` repeats) and ``decoder`` (RAPPOR only: the
+FLH, dBitFlip — per-report path with ``detection_repeats`` repeats) and ``decoder`` (RAPPOR's MGA: the
 paper's LASSO + least-squares decoding instead of plain least squares; non-linear, so measured without
 a closed form — its row's ``closed_form`` is the least-squares one, for comparison).
 
@@ -114,10 +114,10 @@ def _mechanism(name: str, eps: float, cfg: dict):
 
 
 def _applies(mech, attack: str, defense: str) -> bool:
-    """Detection runs on MGA for oracles with item-set reports; the decoder on RAPPOR only."""
+    """Detection runs on MGA for oracles with item-set reports; the decoder on RAPPOR's MGA only."""
     if defense == "detection":
         return attack == "mga" and isinstance(mech, DETECTABLE)
-    return defense != "decoder" or mech.name == "RAPPOR"
+    return defense != "decoder" or (attack == "mga" and mech.name == "RAPPOR")
 
 
 def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
@@ -191,8 +191,12 @@ def plot_gains(table: pd.DataFrame, path) -> str:
         row[0].set_ylabel("gain", fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("β (share of fake users)", fontsize=8)
-    axes[0][0].legend(fontsize=5)
-    fig.tight_layout()
+    labels = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(label, handle)
+    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=min(len(labels), 5), fontsize=7)
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * (-(-len(labels) // 5)), 1, 1))
     write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return str(path)
