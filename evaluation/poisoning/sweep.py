@@ -2,7 +2,9 @@
 
 A scenario file with a ``[poisoning]`` table (``scenarios/poisoning.toml``) is the grid; every cell
 measures ``repeats`` frequency gains in the population engine (:func:`.measure.measure_gain`) and
-stores the mean, its standard error and the closed form (:func:`.gains.expected_gain`) in one row.
+stores the mean, its standard error, the closed form (:func:`.gains.expected_gain`) and, undefended,
+z = (mean − closed form)/se in one row; :func:`closed_form_check` tests every undefended cell at a
+family-wise false-alarm rate.
 Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates), ``detection``
 (fake-user detection, MGA on the oracles whose reports support item sets — OUE, SUE, THE, OLH, BLH,
 FLH, dBitFlip — per-report path with ``detection_repeats`` repeats) and ``decoder`` (RAPPOR's MGA: the
@@ -147,10 +149,25 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
             gains = measure_gain(mech, attack, targets, w.counts, w.items, m, cfg["repeats"], rng, fn)
         row.update(gain=float(gains.mean()), gain_se=float(gains.std(ddof=1) / math.sqrt(gains.size))
                    if gains.size > 1 else float("nan"), repeats=int(gains.size))
+        row["z"] = (row["gain"] - row["closed_form"]) / row["gain_se"] if defense == "none" else float("nan")
         rows.append(row)
         if progress:
             progress(i + 1, len(cells))
     return pd.DataFrame(rows)
+
+
+def closed_form_check(table: pd.DataFrame, alpha: float = 0.01) -> dict:
+    """Do the undefended cells agree with their closed forms? Largest |z| = |gain − closed form|/se against
+    the two-sided bound at family-wise false-alarm rate ``alpha`` (Bonferroni over the cells; Student's t
+    with repeats − 1 degrees of freedom, since se is estimated from the repeats)."""
+    from scipy import stats
+
+    none = table[table["defense"] == "none"]
+    z = none["z"].abs()
+    df = max(int(none["repeats"].min()) - 1, 1) if len(none) else 1
+    bound = float(stats.t.isf(alpha / (2 * max(len(z), 1)), df))
+    return {"cells": int(len(z)), "max_abs_z": float(z.max()) if len(z) else float("nan"), "bound": bound,
+            "alpha": alpha, "agree": bool((z <= bound).all())}
 
 
 def plot_gains(table: pd.DataFrame, path) -> str:

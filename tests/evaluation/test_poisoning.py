@@ -147,6 +147,9 @@ def test_ldpsim_poison_runs_a_tiny_sweep(tmp_path, capsys):
     assert len(table) == 8  # 3 oracles × (none, normalization) + OUE detection + RAPPOR decoder
     none = table[table["defense"] == "none"]
     assert (abs(none["gain"] - none["closed_form"]) < 6 * none["gain_se"] + 1e-9).all()
+    from ldpsim.evaluation.poisoning.sweep import closed_form_check
+    check = closed_form_check(table)
+    assert check["agree"] and check["cells"] == 3 and check["bound"] > 6  # t with 3 df, α = 0.01 over 3 cells
     assert (tmp_path / "out" / "plots" / "poisoning_gain_eps1.png").exists()
     scenario.write_text(TINY.replace("targets = 2", "target = 2"), encoding="utf-8")
     assert main(["poison", str(scenario), "--out", str(tmp_path / "out2"), "-q"]) == 2
