@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.evaluation.poisoning.crafted import (best_outputs, flh_best_cells, olh_seed_pool, output_weights,
-                                                 rappor_best, she_cap)
+                                                 rappor_best, she_cap, target_indices)
 from ldpsim.evaluation.poisoning.gains import check_attack, check_oracle, default_items
 from ldpsim.mechanisms import (CMS, FLH, HCMS, HR, OLH, RAPPOR, SHE, Aggregate, CMSReports, DBitFlip,
                                DBitFlipReports, FLHReports, HCMSReports, OLHReports, RAPPORReports)
@@ -120,6 +120,7 @@ def fake_reports(mech, attack: str, targets, m: int, rng=None, items=None):
     check_oracle(mech)
     check_attack(attack)
     m = check_int("fake_reports", "m", m, low=0)
+    target_indices(default_items(mech, targets, items), list(targets))
     rng = as_generator(rng)
     if attack == "ria":
         return mech.perturb(_ria_values(targets, m, rng), rng)
@@ -159,6 +160,8 @@ def fake_aggregate(mech, attack: str, targets, m: int, rng=None, items=None) -> 
     """The aggregate of ``m`` fake reports: exact direct draws where the law is simple, else the reports'."""
     check_oracle(mech)
     check_attack(attack)
+    m = check_int("fake_aggregate", "m", m, low=0)
+    target_indices(default_items(mech, targets, items), list(targets))
     rng = as_generator(rng)
     if attack == "ria":
         counts = rng.multinomial(m, np.full(len(targets), 1 / len(targets)))

@@ -34,6 +34,17 @@ _SEED_CHUNK = 1 << 18
 SHE_TAIL = 1e-6
 
 
+def target_indices(items, targets) -> np.ndarray:
+    """Positions of ``targets`` in ``items``; ``ValueError`` unless they are distinct members of ``items``."""
+    where = {item: i for i, item in enumerate(items)}
+    missing = [t for t in targets if t not in where]
+    if not len(targets) or missing or len(set(targets)) != len(targets):
+        raise ValueError(f"The 'targets' parameter must be a non-empty list of distinct items of the oracle "
+                         f"({len(where)} items). Got {list(targets)[:10]!r}"
+                         + (f" ({missing[:5]!r} not among the items)." if missing else "."))
+    return np.array([where[t] for t in targets], dtype=np.int64)
+
+
 def output_weights(mech, targets) -> np.ndarray:
     """w_y = Σ_{t∈T} (contribution of one report y to ĉ_t), over the K outputs of a one-output oracle."""
     t = np.asarray(targets, dtype=np.int64)
@@ -99,7 +110,7 @@ def rappor_weights(mech: RAPPOR, targets, items) -> np.ndarray:
     """W (C × k): one report (c, S) adds Σ_i W[c, i]·(S_i − p*) to Σ_t ĉ_t (least squares, C·A·t)."""
     items = list(items)
     _, A = mech._estimator(items)
-    idx = [items.index(t) for t in targets]
+    idx = target_indices(items, targets)
     qs, ps = mech.bit_probabilities()
     return mech.cohorts * A[idx].sum(axis=0).reshape(mech.cohorts, mech.num_bits) / (qs - ps)
 

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ldpsim.evaluation.poisoning.crafted import (flh_best_cells, olh_seed_pool, output_weights, rappor_best,
-                                                 rappor_weights, she_cap)
+                                                 rappor_weights, she_cap, target_indices)
 from ldpsim.mechanisms import CMS, FLH, HCMS, HR, OLH, RAPPOR, SHE, DBitFlip
 from ldpsim.mechanisms.mixture import KeepOrUniform
 from ldpsim.mechanisms.unary import UnaryEncoding
@@ -81,10 +81,10 @@ def fake_contribution(mech, attack: str, targets, items=None) -> float:
     """
     check_oracle(mech)
     check_attack(attack)
-    r = len(targets)
     items = default_items(mech, targets, items)
+    idx = target_indices(items, targets)
+    r = len(targets)
     if attack == "ria":  # the bias is linear in the counts: m/r fakes per target = (m/r) × one per target
-        idx = [items.index(t) for t in targets]
         ones = np.zeros(len(items), dtype=np.int64)
         ones[idx] = 1
         return float(_expected_estimates(mech, ones, items)[idx].sum()) / r
@@ -120,7 +120,7 @@ def fake_contribution(mech, attack: str, targets, items=None) -> float:
 def genuine_target_frequency(mech, counts, items, targets) -> float:
     """Σ_t (f_t + b_t): the genuine users' expected estimated frequency of the targets (before the attack)."""
     items = list(items)
-    idx = [items.index(t) for t in targets]
+    idx = target_indices(items, targets)
     return float(_expected_estimates(mech, counts, items)[idx].sum() / np.sum(counts))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.evaluation.poisoning.attacks import fake_aggregate
+from ldpsim.evaluation.poisoning.crafted import target_indices
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.simulator.population import items_for, simulate_aggregate
 
@@ -49,7 +50,7 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
     repeats = check_int("measure_gain", "repeats", repeats, low=1)
     rng = as_generator(rng)
     mech_items = items_for(mech, items)
-    idx = np.array([list(items).index(t) for t in targets])
+    idx = target_indices(list(items), targets)
     tgt = mech_items[idx]
     estimate = defense or frequencies
     gains = np.empty(repeats)
@@ -83,7 +84,7 @@ def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repe
     repeats = check_int("gain_after_detection", "repeats", repeats, low=1)
     rng = as_generator(rng)
     values = np.repeat(np.arange(len(items)), np.asarray(counts, dtype=np.int64))
-    idx = np.array([list(items).index(t) for t in targets])
+    idx = target_indices(list(items), targets)
     out = np.empty((repeats, 3))
     for i in range(repeats):
         genuine = mech.perturb(values, rng)

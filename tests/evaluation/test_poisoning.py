@@ -112,9 +112,14 @@ def test_detection_flags_every_mga_fake(mech):
     assert abs(gains.mean()) < expected_gain(mech, "mga", [36, 37, 38, 39], WORKLOAD.counts, np.arange(D), M) / 3
 
 
-def test_bad_attack_and_oracle_are_refused():
+def test_bad_attack_oracle_and_targets_are_refused():
     with pytest.raises(ValueError, match="'attack'"):
         fake_reports(GRR(1.0, 4), "nope", [1], 3)
+    for bad in ([], [1, 1], [7]):
+        with pytest.raises(ValueError, match="'targets'"):
+            expected_gain(GRR(1.0, 4), "mga", bad, [5, 5, 5, 5], np.arange(4), 3)
+        with pytest.raises(ValueError, match="'targets'"):
+            fake_aggregate(OUE(1.0, 4), "rpa", bad, 3)
     from ldpsim.mechanisms import PM
     with pytest.raises(ValueError, match="Poisoning is modelled"):
         fake_reports(PM(1.0), "rpa", [1], 3)
