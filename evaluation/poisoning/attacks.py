@@ -112,16 +112,20 @@ def _rappor(mech: RAPPOR, attack: str, targets, m: int, rng, items) -> RAPPORRep
     return RAPPORReports(np.full(m, c, dtype=np.int64), np.tile(np.packbits(best), (m, 1)))
 
 
+def _checked(mech, attack: str, targets, m: int, rng, items, owner: str):
+    """Validate the oracle, attack, targets (items of the oracle) and m; return (m, Generator)."""
+    check_oracle(mech)
+    check_attack(attack)
+    target_indices(default_items(mech, targets, items), list(targets))
+    return check_int(owner, "m", m, low=0), as_generator(rng)
+
+
 def fake_reports(mech, attack: str, targets, m: int, rng=None, items=None):
     """Reports of ``m`` fake users running ``attack`` for ``targets``, in ``mech``'s report format.
 
     ``items`` is the server's item list (RAPPOR's candidates; default :func:`.gains.default_items`).
     """
-    check_oracle(mech)
-    check_attack(attack)
-    m = check_int("fake_reports", "m", m, low=0)
-    target_indices(default_items(mech, targets, items), list(targets))
-    rng = as_generator(rng)
+    m, rng = _checked(mech, attack, targets, m, rng, items, "fake_reports")
     if attack == "ria":
         return mech.perturb(_ria_values(targets, m, rng), rng)
     t = list(targets)
@@ -158,11 +162,7 @@ def fake_reports(mech, attack: str, targets, m: int, rng=None, items=None):
 
 def fake_aggregate(mech, attack: str, targets, m: int, rng=None, items=None) -> Aggregate:
     """The aggregate of ``m`` fake reports: exact direct draws where the law is simple, else the reports'."""
-    check_oracle(mech)
-    check_attack(attack)
-    m = check_int("fake_aggregate", "m", m, low=0)
-    target_indices(default_items(mech, targets, items), list(targets))
-    rng = as_generator(rng)
+    m, rng = _checked(mech, attack, targets, m, rng, items, "fake_aggregate")
     if attack == "ria":
         counts = rng.multinomial(m, np.full(len(targets), 1 / len(targets)))
         if mech.takes_tokens:

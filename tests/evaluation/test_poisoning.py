@@ -72,9 +72,9 @@ def test_direct_fake_aggregates_match_the_reports():
              (RAPPOR(2.0, num_bits=8, cohorts=2), "rpa"), (RAPPOR(2.0, num_bits=8, cohorts=2), "mga")]
     diffs, ses = [], []
     for mech, attack in cells:
-        targets = ["c", "f"] if mech.takes_tokens else [2, 5]
-        direct = np.array([fake_aggregate(mech, attack, targets, 500, rng, items).data.ravel() for _ in range(200)])
-        reports = np.array([mech.aggregate(fake_reports(mech, attack, targets, 500, rng, items)).data.ravel()
+        targets, known = (["c", "f"], items) if mech.takes_tokens else ([2, 5], None)
+        direct = np.array([fake_aggregate(mech, attack, targets, 500, rng, known).data.ravel() for _ in range(200)])
+        reports = np.array([mech.aggregate(fake_reports(mech, attack, targets, 500, rng, known)).data.ravel()
                             for _ in range(200)])
         diffs.append(direct.mean(axis=0) - reports.mean(axis=0))
         ses.append(np.sqrt(direct.var(axis=0) / 200 + reports.var(axis=0) / 200) + 1e-9)
