@@ -6,7 +6,7 @@ item of rank ``--target-rank`` into the daily top 10 (``--fakes`` counts × ``--
 use case × the gate's defenses); writes ``fakes.csv`` and ``plots/fakes_top10.png``.
 
 Writes ``poisoning.csv`` (one row per oracle × attack × ε × β × defense: measured gain, its standard
-error, the closed form) and ``plots/poisoning_gain_eps<ε>.png`` into ``--out`` (default
+error, the closed form, z of the undefended cells) and ``plots/poisoning_gain_eps<ε>.png`` into ``--out`` (default
 ``runs/poisoning``), and prints the table.
 """
 
@@ -98,7 +98,7 @@ def _open_folder(out: Path):
 def run(args) -> int:
     if args.deployment:
         return _run_deployment(args)
-    from ldpsim.evaluation.poisoning.sweep import load_poisoning, plot_gains, run_poisoning
+    from ldpsim.evaluation.poisoning.sweep import closed_form_check, load_poisoning, plot_gains, run_poisoning
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
 
@@ -136,5 +136,9 @@ def run(args) -> int:
         folder.finalize(adopt=True)
     cols = ["mechanism", "attack", "epsilon", "beta", "defense", "gain", "gain_se", "closed_form"]
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    options.say(args, f"\nresults: {out / 'poisoning.csv'}, plots in {out / 'plots'}")
+    check = closed_form_check(table)
+    options.say(args, f"\nundefended cells vs closed forms: largest |z| = {check['max_abs_z']:.2f} over "
+                      f"{check['cells']} cells (bound {check['bound']:.2f} at family-wise α = {check['alpha']:g}: "
+                      f"{'all agree' if check['agree'] else 'DISAGREE'})")
+    options.say(args, f"results: {out / 'poisoning.csv'}, plots in {out / 'plots'}")
     return 0

@@ -5,26 +5,29 @@ m fake users join n genuine ones (β = m/(n+m)) and promote r target items T. Th
 G = Σ_{t∈T} (E f̃_t after − E f̃_t before), f̃ = estimated count / number of users. Every oracle here has
 a count estimator that is a sum of per-report contributions, so with c(t) the expected contribution of
 one fake report to the count estimate of t and E_gen(t) = f_t + b_t the genuine users' expected
-estimated frequency (b_t the oracle's bias, zero except for the sketches):
+estimated frequency (b_t the oracle's bias: the sketches', FLH's for its fixed pool, RAPPOR's when its
+design is rank-deficient; zero otherwise):
 
     G = β · [Σ_t c(t) − Σ_t (f_t + b_t)]                                  (docs/math.md §7.5)
 
-Per-report contributions (p, q the oracle's support probabilities, g OLH's hash range, w a sketch's
-width, c_ε and c′_ε the CMS and HCMS scale constants):
+Σ_t c(t) per oracle (p, q support probabilities, g hash range, w sketch width, k′ FLH pool, d and
+t = e^{ε/2} dBitFlip's, B SHE's cap; the paper's for GRR, OUE, OLH, derived here otherwise):
 
-| oracle | RPA (uniform random report) | RIA (honest report of a random target) | MGA (maximal gain) |
-|---|---|---|---|
-| GRR  | r(1/D − q)/(p − q)          | 1 | (1 − rq)/(p − q)         (Cao et al., Thms 1–3) |
-| OUE  | r(1/2 − q)/(p − q)          | 1 | r(1 − q)/(p − q)         (Cao et al., Thms 4–6) |
-| OLH  | 0                           | 1 | r(1 − 1/g)/(p − 1/g)     (Cao et al., Thms 7–9) |
-| CMS  | r·w/(w−1)·(1/2 − 1/w)       | 1 + Σ_t b_t(fakes)/m | r·w/(w−1)·((c_ε+1)/2 − 1/w)   (derived here) |
-| HCMS | −r/(w − 1)                  | 1 + Σ_t b_t(fakes)/m | r·w/(w−1)·(c′_ε − 1/w)        (derived here) |
+| oracle | RPA (uniform random report) | MGA (maximal gain) |
+|---|---|---|
+| GRR, URR, SDGRR, HR | mean_y w_y | max_y w_y  (w_y = Σ_t A[t, y]: :func:`.crafted.output_weights`) |
+| OUE, SUE, THE | r(1/2 − q)/(p − q) | r(1 − q)/(p − q) |
+| OLH, BLH | 0 | (s̄ − r/g)/(p − 1/g), s̄ = support of the seed pool (r when found) |
+| FLH | 0 | (N* − r/g)/(p − 1/g), N* = most targets sharing one pool cell |
+| CMS | r·w/(w−1)·(1/2 − 1/w) | r·w/(w−1)·((c_ε+1)/2 − 1/w) |
+| HCMS | −r/(w − 1) | r·w/(w−1)·(c′_ε − 1/w) |
+| dBitFlip | r/2 | min(d, r)·(k/d)·t/(t − 1) |
+| SHE | r/2 (uniform on [−B, 1+B]^D) | r(1 + B) |
+| RAPPOR (least squares) | (1/C)Σ_{c,i} W_ci(1/2 − p*) | max_c Σ_i max(W_ci(1 − p*), −W_ci p*) |
 
-RIA on a sketch: fake users are honest users holding targets, so their expected estimate is the
-oracle's own expectation (counts + :meth:`bias`) for the fake population (m/r per target). The MGA
-report of CMS is row j with +1 exactly at h_j(t) for t ∈ T and no flip; of HCMS the coefficient l = 0
-(H[0, ·] = +1 everywhere) with w̃ = +1, which maximises Σ_t w̃·H[l, h_j(t)] = r. OLH's MGA needs a seed
-that hashes every target to one value (:mod:`.attacks` searches; the formula assumes it was found).
+RIA (honest reports of a uniform target): Σ_t c(t) = 1 + Σ_t b_t(fakes)/m — the fakes' expected estimate
+under the oracle's own bias, linear in the counts (m/r per target). RAPPOR's LASSO decoder is not linear:
+no closed form (the sweep measures it as a separate estimator).
 """
 
 from __future__ import annotations
@@ -33,12 +36,17 @@ import math
 
 import numpy as np
 
-from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
+from ldpsim.evaluation.poisoning.crafted import (flh_best_cells, olh_seed_pool, output_weights, rappor_best,
+                                                 rappor_weights, she_cap, target_indices)
+from ldpsim.mechanisms import CMS, FLH, HCMS, HR, OLH, RAPPOR, SHE, DBitFlip
+from ldpsim.mechanisms.mixture import KeepOrUniform
+from ldpsim.mechanisms.unary import UnaryEncoding
 
 ATTACKS = ("rpa", "ria", "mga")
-#: the oracles with modelled attacks (RR is GRR with D = 2; URR and SDGRR, whose estimators differ per
-#: item class, are not modelled)
-ORACLES = (GRR, OUE, OLH, CMS, HCMS)
+#: the oracles with modelled attacks (KeepOrUniform: GRR, RR, URR, SDGRR; UnaryEncoding: OUE, SUE, THE;
+#: OLH includes BLH). Personalized SDGRR is not modelled: its plug-in inverse-variance weights make the
+#: estimator non-linear and its client takes a user-chosen partition.
+ORACLES = (KeepOrUniform, HR, UnaryEncoding, OLH, FLH, CMS, HCMS, DBitFlip, SHE, RAPPOR)
 
 
 def check_attack(attack: str) -> str:
@@ -52,45 +60,68 @@ def check_oracle(mech) -> None:
         raise ValueError(f"Poisoning is modelled for {[c.__name__ for c in ORACLES]}; got {type(mech).__name__}.")
 
 
-def fake_contribution(mech, attack: str, targets, m: int = 1) -> float:
+def default_items(mech, targets, items=None) -> list:
+    """The server's item list: ``items`` if given, else all ids (oracles on ids) or the targets (tokens)."""
+    if items is not None:
+        return list(items)
+    return list(targets) if mech.takes_tokens else list(range(mech.domain_size))
+
+
+def _expected_estimates(mech, counts, items) -> np.ndarray:
+    """E[ĉ] = counts + bias for a population with ``counts`` of ``items`` (every oracle's own theory)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return counts + mech.bias(counts, items if mech.takes_tokens else None)
+
+
+def fake_contribution(mech, attack: str, targets, items=None) -> float:
     """Σ_t c(t): expected contribution of one fake report to the targets' count estimates (table above).
 
-    ``m`` (the number of fakes) is accepted for symmetry; RIA on a sketch depends on the fake population's
-    composition (m/r per target), not on its size, because the bias is linear in the counts.
+    ``items`` is the server's item list (needed by RAPPOR, whose estimator depends on its candidates,
+    and by the biased oracles' RIA); default :func:`default_items`.
     """
     check_oracle(mech)
     check_attack(attack)
+    items = default_items(mech, targets, items)
+    idx = target_indices(items, targets)
     r = len(targets)
-    if attack == "ria":
-        if isinstance(mech, (CMS, HCMS)):
-            # the bias is linear in the counts: m/r fakes per target = (m/r) × one per target
-            return 1.0 + float(np.sum(mech.bias(np.ones(r, dtype=np.int64), list(targets)))) / r
-        return 1.0
-    if isinstance(mech, GRR):
+    if attack == "ria":  # the bias is linear in the counts: m/r fakes per target = (m/r) × one per target
+        ones = np.zeros(len(items), dtype=np.int64)
+        ones[idx] = 1
+        return float(_expected_estimates(mech, ones, items)[idx].sum()) / r
+    rpa = attack == "rpa"
+    if isinstance(mech, (KeepOrUniform, HR)):
+        w = output_weights(mech, targets)
+        return float(w.mean() if rpa else w.max())
+    if isinstance(mech, UnaryEncoding):
         p, q = mech.p, mech.q
-        return r * (1 / mech.domain_size - q) / (p - q) if attack == "rpa" else (1 - r * q) / (p - q)
-    if isinstance(mech, OUE):
-        p, q = mech.p, mech.q
-        return r * (0.5 - q) / (p - q) if attack == "rpa" else r * (1 - q) / (p - q)
-    if isinstance(mech, OLH):
-        g = 1 / mech.g
-        return 0.0 if attack == "rpa" else r * (1 - g) / (mech.p - g)
+        return r * ((0.5 if rpa else 1.0) - q) / (p - q)
+    if isinstance(mech, (OLH, FLH)):
+        if rpa:
+            return 0.0
+        shared = float(olh_seed_pool(mech, tuple(int(t) for t in targets))[2].mean()) if isinstance(mech, OLH) \
+            else flh_best_cells(mech, targets)[2]
+        return (shared - r / mech.g) / (mech.p - 1 / mech.g)
+    if isinstance(mech, DBitFlip):
+        t = math.exp(mech.epsilon / 2)
+        return r / 2 if rpa else min(mech.d, r) * mech.domain_size / mech.d * t / (t - 1)
+    if isinstance(mech, SHE):
+        return r / 2 if rpa else r * (1 + she_cap(mech))
+    if isinstance(mech, RAPPOR):
+        if rpa:
+            return float((rappor_weights(mech, targets, items) * (0.5 - mech.bit_probabilities()[1])).sum()) / mech.cohorts
+        return rappor_best(mech, targets, items)[2]
     w = mech.m
     scale = w / (w - 1)
     if isinstance(mech, CMS):
-        return r * scale * (0.5 - 1 / w) if attack == "rpa" else r * scale * ((mech.c_eps + 1) / 2 - 1 / w)
-    return -r / (w - 1) if attack == "rpa" else r * scale * (mech.c_eps - 1 / w)
+        return r * scale * (0.5 - 1 / w) if rpa else r * scale * ((mech.c_eps + 1) / 2 - 1 / w)
+    return -r / (w - 1) if rpa else r * scale * (mech.c_eps - 1 / w)
 
 
 def genuine_target_frequency(mech, counts, items, targets) -> float:
     """Σ_t (f_t + b_t): the genuine users' expected estimated frequency of the targets (before the attack)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    n = counts.sum()
-    idx = [list(items).index(t) for t in targets]
-    total = counts[idx].sum()
-    if isinstance(mech, (CMS, HCMS)):
-        total += float(np.sum(mech.bias(counts.astype(np.int64), list(items))[idx]))
-    return float(total / n)
+    items = list(items)
+    idx = target_indices(items, targets)
+    return float(_expected_estimates(mech, counts, items)[idx].sum() / np.sum(counts))
 
 
 def expected_gain(mech, attack: str, targets, counts, items, m: int) -> float:
@@ -98,10 +129,10 @@ def expected_gain(mech, attack: str, targets, counts, items, m: int) -> float:
 
     Parameters
     ----------
-    mech : GRR, OUE, OLH, CMS or HCMS
+    mech : an oracle of :data:`ORACLES`
     attack : {"rpa", "ria", "mga"}
     targets : sequence
-        Target labels as the oracle sees them (ids, or tokens for sketches).
+        Target labels as the oracle sees them (ids, or tokens for sketches and RAPPOR).
     counts, items : arrays
         Genuine true counts and the labels they belong to (``targets`` ⊂ ``items``).
     m : int ≥ 0
@@ -114,7 +145,8 @@ def expected_gain(mech, attack: str, targets, counts, items, m: int) -> float:
     """
     n = float(np.sum(counts))
     beta = m / (n + m)
-    return beta * (fake_contribution(mech, attack, targets, m) - genuine_target_frequency(mech, counts, items, targets))
+    return beta * (fake_contribution(mech, attack, targets, items)
+                   - genuine_target_frequency(mech, counts, items, targets))
 
 
 def paper_gain(kind: str, attack: str, epsilon: float, d: int, r: int, beta: float, f_t: float) -> float:

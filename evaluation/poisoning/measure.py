@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.evaluation.poisoning.attacks import fake_aggregate
+from ldpsim.evaluation.poisoning.crafted import target_indices
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.simulator.population import items_for, simulate_aggregate
 
@@ -28,7 +29,7 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
 
     Parameters
     ----------
-    mech : GRR, OUE, OLH, CMS or HCMS
+    mech : an oracle of :data:`.gains.ORACLES`
     attack : {"rpa", "ria", "mga"}
     targets : sequence
         Target labels, a subset of ``items``.
@@ -49,15 +50,26 @@ def measure_gain(mech, attack: str, targets, counts, items, m: int, repeats: int
     repeats = check_int("measure_gain", "repeats", repeats, low=1)
     rng = as_generator(rng)
     mech_items = items_for(mech, items)
-    idx = np.array([list(items).index(t) for t in targets])
+    idx = target_indices(list(items), targets)
     tgt = mech_items[idx]
     estimate = defense or frequencies
     gains = np.empty(repeats)
     for i in range(repeats):
         genuine = simulate_aggregate(mech, items, counts, rng, path="auto")
-        attacked = genuine + fake_aggregate(mech, attack, list(tgt), m, rng)
+        attacked = genuine + fake_aggregate(mech, attack, list(tgt), m, rng, mech_items)
         gains[i] = estimate(mech, attacked, mech_items)[idx].sum() - estimate(mech, genuine, mech_items)[idx].sum()
     return gains
+
+
+def _concat(a, b):
+    """Two batches of reports as one (arrays, or NamedTuples of arrays field by field)."""
+    if isinstance(a, tuple):
+        return type(a)(*(np.concatenate([x, y]) for x, y in zip(a, b)))
+    return np.concatenate([a, b])
+
+
+def _select(reports, keep: np.ndarray):
+    return type(reports)(*(x[keep] for x in reports)) if isinstance(reports, tuple) else reports[keep]
 
 
 def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repeats: int, rng=None):
@@ -68,25 +80,17 @@ def gain_after_detection(mech, attack: str, targets, counts, items, m: int, repe
     """
     from ldpsim.evaluation.poisoning.attacks import fake_reports
     from ldpsim.evaluation.poisoning.defenses import detect_fake_users
-    from ldpsim.mechanisms import OLHReports
 
     repeats = check_int("gain_after_detection", "repeats", repeats, low=1)
     rng = as_generator(rng)
     values = np.repeat(np.arange(len(items)), np.asarray(counts, dtype=np.int64))
-    idx = np.array([list(items).index(t) for t in targets])
+    idx = target_indices(list(items), targets)
     out = np.empty((repeats, 3))
     for i in range(repeats):
         genuine = mech.perturb(values, rng)
-        fakes = fake_reports(mech, attack, list(idx), m, rng)
-        if isinstance(genuine, OLHReports):
-            both = OLHReports(np.concatenate([genuine.seed, fakes.seed]), np.concatenate([genuine.y, fakes.y]))
-            flag = detect_fake_users(mech, both)[0]
-            kept = OLHReports(*(a[~flag] for a in both))
-        else:
-            both = np.concatenate([genuine, fakes])
-            flag = detect_fake_users(mech, both)[0]
-            kept = both[~flag]
-        after = mech.estimate(mech.aggregate(kept), idx).sum() / max(int((~flag).sum()), 1)
+        both = _concat(genuine, fake_reports(mech, attack, list(idx), m, rng))
+        flag = detect_fake_users(mech, both)[0]
+        after = mech.estimate(mech.aggregate(_select(both, ~flag)), idx).sum() / max(int((~flag).sum()), 1)
         before = mech.estimate(mech.aggregate(genuine), idx).sum() / values.size
         out[i] = after - before, flag[values.size:].mean(), flag[:values.size].mean()
     return out[:, 0], float(out[:, 1].mean()), float(out[:, 2].mean())

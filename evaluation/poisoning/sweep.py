@@ -2,9 +2,16 @@
 
 A scenario file with a ``[poisoning]`` table (``scenarios/poisoning.toml``) is the grid; every cell
 measures ``repeats`` frequency gains in the population engine (:func:`.measure.measure_gain`) and
-stores the mean, its standard error and the closed form (:func:`.gains.expected_gain`) in one row.
-Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates) and ``detection``
-(fake-user detection, OUE and OLH only, per-report path with ``detection_repeats`` repeats).
+stores the mean, its standard error, the closed form (:func:`.gains.expected_gain`) and, undefended,
+z = (mean − closed form)/se in one row; :func:`closed_form_check` tests every undefended cell at a
+family-wise false-alarm rate.
+Defenses: ``none``, ``normalization`` (Norm-Sub of the whole domain's estimates), ``detection``
+(fake-user detection, MGA on the oracles whose reports support item sets — OUE, SUE, THE, OLH, BLH,
+FLH, dBitFlip — per-report path with ``detection_repeats`` repeats) and ``decoder`` (RAPPOR's MGA: the
+paper's LASSO + least-squares decoding instead of plain least squares; non-linear, so measured without
+a closed form — its row's ``closed_form`` is the least-squares one, for comparison).
+
+Sensitive ids of URR and high ids of SDGRR: every ``sensitive_every``-th id (0, k, 2k, …).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.poisoning.defenses import normalized_frequencies
+from ldpsim.evaluation.poisoning.defenses import DETECTABLE, decoded_frequencies, normalized_frequencies
 from ldpsim.evaluation.poisoning.gains import ATTACKS, expected_gain
 from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_gain
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
@@ -22,8 +29,9 @@ from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.simulator.durable import write_file
 
-MECHANISMS = ("grr", "oue", "olh", "cms", "hcms")
-DEFENSES = ("none", "normalization", "detection")
+MECHANISMS = ("grr", "urr", "sdgrr", "hr", "oue", "sue", "the", "she", "olh", "blh", "flh", "dbitflip",
+              "cms", "hcms", "rappor")
+DEFENSES = ("none", "normalization", "detection", "decoder")
 
 
 def _subset(allowed):
@@ -53,6 +61,9 @@ SPEC = {
     "epsilon": Field(list, [1.0], _positive_list), "beta": Field(list, [0.01, 0.05], _fractions),
     "sketch_k": Field(int, 64, lambda v: None if v >= 1 else "must be >= 1"),
     "sketch_m": Field(int, 256, lambda v: None if v >= 2 and not v & (v - 1) else "must be a power of 2"),
+    "sensitive_every": Field(int, 2, lambda v: None if v >= 1 else "must be >= 1"),
+    "dbitflip_d": Field(int, 4, lambda v: None if v >= 1 else "must be >= 1"),
+    "flh_pool": Field(int, 1024, lambda v: None if v >= 1 else "must be >= 1"),
 }
 
 
@@ -93,9 +104,22 @@ def load_poisoning(path) -> dict:
 
 
 def _mechanism(name: str, eps: float, cfg: dict):
+    d = cfg["domain_size"]
     if name in ("cms", "hcms"):
         return make(name, epsilon=eps, k=cfg["sketch_k"], m=cfg["sketch_m"])
-    return make(name, epsilon=eps, domain_size=cfg["domain_size"])
+    if name == "rappor":
+        return make(name, epsilon=eps)
+    extra = {"urr": {"sensitive": list(range(0, d, cfg["sensitive_every"]))},
+             "sdgrr": {"high": list(range(0, d, cfg["sensitive_every"]))},
+             "dbitflip": {"d": min(cfg["dbitflip_d"], d)}, "flh": {"pool_size": cfg["flh_pool"]}}.get(name, {})
+    return make(name, epsilon=eps, domain_size=d, **extra)
+
+
+def _applies(mech, attack: str, defense: str) -> bool:
+    """Detection runs on MGA for oracles with item-set reports; the decoder on RAPPOR's MGA only."""
+    if defense == "detection":
+        return attack == "mga" and isinstance(mech, DETECTABLE)
+    return defense != "decoder" or (attack == "mga" and mech.name == "RAPPOR")
 
 
 def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
@@ -105,7 +129,7 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
     root = np.random.SeedSequence(cfg["seed"])
     cells = [(mech, attack, eps, beta, defense) for mech in cfg["mechanisms"] for attack in cfg["attacks"]
              for eps in cfg["epsilon"] for beta in cfg["beta"] for defense in cfg["defenses"]
-             if defense != "detection" or (mech in ("oue", "olh") and attack == "mga")]
+             if _applies(_mechanism(mech, eps, cfg), attack, defense)]
     rows = []
     for i, ((name, attack, eps, beta, defense), child) in enumerate(zip(cells, root.spawn(len(cells)))):
         mech = _mechanism(name, eps, cfg)
@@ -121,14 +145,29 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
                                                          cfg["detection_repeats"], rng)
             row.update(fakes_flagged=fakes, genuine_flagged=genuine)
         else:
-            fn = normalized_frequencies if defense == "normalization" else None
+            fn = {"normalization": normalized_frequencies, "decoder": decoded_frequencies}.get(defense)
             gains = measure_gain(mech, attack, targets, w.counts, w.items, m, cfg["repeats"], rng, fn)
         row.update(gain=float(gains.mean()), gain_se=float(gains.std(ddof=1) / math.sqrt(gains.size))
                    if gains.size > 1 else float("nan"), repeats=int(gains.size))
+        row["z"] = (row["gain"] - row["closed_form"]) / row["gain_se"] if defense == "none" else float("nan")
         rows.append(row)
         if progress:
             progress(i + 1, len(cells))
     return pd.DataFrame(rows)
+
+
+def closed_form_check(table: pd.DataFrame, alpha: float = 0.01) -> dict:
+    """Do the undefended cells agree with their closed forms? Largest |z| = |gain − closed form|/se against
+    the two-sided bound at family-wise false-alarm rate ``alpha`` (Bonferroni over the cells; Student's t
+    with repeats − 1 degrees of freedom, since se is estimated from the repeats)."""
+    from scipy import stats
+
+    none = table[table["defense"] == "none"]
+    z = none["z"].abs()
+    df = max(int(none["repeats"].min()) - 1, 1) if len(none) else 1
+    bound = float(stats.t.isf(alpha / (2 * max(len(z), 1)), df))
+    return {"cells": int(len(z)), "max_abs_z": float(z.max()) if len(z) else float("nan"), "bound": bound,
+            "alpha": alpha, "agree": bool((z <= bound).all())}
 
 
 def plot_gains(table: pd.DataFrame, path) -> str:
@@ -140,9 +179,13 @@ def plot_gains(table: pd.DataFrame, path) -> str:
     eps = sorted(table["epsilon"].unique())[0]
     t = table[table["epsilon"] == eps]
     mechs = list(dict.fromkeys(t["mechanism"]))
-    fig, axes = plt.subplots(1, len(mechs), figsize=(3.0 * len(mechs), 3.2), sharey=False, squeeze=False)
+    cols = min(len(mechs), 5)
+    rows = -(-len(mechs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.8 * cols, 2.6 * rows), sharey=False, squeeze=False)
     colors = {"rpa": "tab:blue", "ria": "tab:orange", "mga": "tab:red"}
-    for ax, mech in zip(axes[0], mechs):
+    for ax in axes.flat[len(mechs):]:
+        ax.set_visible(False)
+    for ax, mech in zip(axes.flat, mechs):
         for attack, g in t[(t["mechanism"] == mech) & (t["defense"] == "none")].groupby("attack"):
             g = g.sort_values("beta")
             ax.plot(g["beta"], g["closed_form"], "-", color=colors[attack], lw=1, label=f"{attack.upper()} closed form")
@@ -154,12 +197,23 @@ def plot_gains(table: pd.DataFrame, path) -> str:
         det = t[(t["mechanism"] == mech) & (t["defense"] == "detection")]
         if not det.empty:
             ax.plot(det["beta"], det["gain"], "^:", ms=3, color="k", lw=0.8, label="MGA + detection")
-        ax.set(xscale="log", title=f"{mech.upper()} (ε = {eps:g})", xlabel="β (share of fake users)")
+        dec = t[(t["mechanism"] == mech) & (t["defense"] == "decoder") & (t["attack"] == "mga")]
+        if not dec.empty:
+            ax.plot(dec["beta"], dec["gain"], "v-.", ms=3, color="tab:green", lw=0.8, label="MGA, LASSO decoder")
+        ax.set(xscale="log", title=f"{mech.upper()} (ε = {eps:g})")
+        ax.tick_params(labelsize=7)
         ax.axhline(0, color="k", lw=0.5)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("frequency gain of the targets")
-    axes[0][0].legend(fontsize=6)
-    fig.tight_layout()
+    for row in axes:
+        row[0].set_ylabel("gain", fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("β (share of fake users)", fontsize=8)
+    labels = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(label, handle)
+    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=min(len(labels), 5), fontsize=7)
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * (-(-len(labels) // 5)), 1, 1))
     write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return str(path)
