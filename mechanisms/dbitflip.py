@@ -111,7 +111,7 @@ class DBitFlip(FrequencyOracle):
         return (u < np.where(buckets == x[:, None], hi, lo)).astype(np.uint8)
 
     def perturb(self, values, rng=None) -> DBitFlipReports:
-        """One-time reports: bits drawn directly from the sent law (a_γ, b_γ)."""
+        # one-time reports: bits drawn directly from the sent law (a_γ, b_γ)
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         buckets = sample_subsets(x.size, self.domain_size, self.d, lambda step: rng.random(x.size))

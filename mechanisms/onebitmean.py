@@ -155,10 +155,8 @@ class OneBitMean(Mechanism):
 
         Parameters
         ----------
-        values : array_like of float, shape (n,)
-            Counters in [0, m].
-        keys : array_like of uint64, shape (n,)
-            Device keys.
+        values, keys : array_like, shape (n,)
+            Counters in [0, m] and uint64 device keys, as in :meth:`rounded_levels`.
         rng : numpy.random.Generator, int or None
             Source of the daily flips (γ > 0 only).
 

@@ -46,20 +46,25 @@ def test_exact_privacy_boundary():
     assert math.isclose((P[:, None] / P[None]).max(), math.exp(1.3), rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
-def test_mean_and_variance_match_theory(path):
-    mech = OneBitMean(epsilon=1.0, m=M, granularity=8)
+def _estimates(mech, path: str, repeats: int) -> np.ndarray:
+    """``repeats`` mean estimates of VALUES through one path (seeds 0..repeats−1), shape (repeats, 1)."""
     est = []
-    for seed in range(2000 if path != "direct" else 20_000):
+    for seed in range(repeats):
         rng = np.random.default_rng(seed)
         if path == "direct":
             agg = mech.sample_aggregate(VALUES, rng)
         elif path == "memoized":
-            agg = mech.aggregate(mech.perturb_memoized(VALUES, device_keys(VALUES.size, rng)))
+            agg = mech.aggregate(mech.perturb_memoized(VALUES, device_keys(VALUES.size, rng), rng))
         else:
             agg = mech.aggregate(mech.perturb(VALUES, rng))
         est.append(mech.estimate_mean(agg))
-    est = np.array(est)[:, None]
+    return np.array(est)[:, None]
+
+
+@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
+def test_mean_and_variance_match_theory(path):
+    mech = OneBitMean(epsilon=1.0, m=M, granularity=8)
+    est = _estimates(mech, path, 2000 if path != "direct" else 20_000)
     var = mech.mean_variance(VALUES)
     assert_mean(est, VALUES.mean(), var, what=f"1BitMean {path} mean")
     assert_variance(est, VALUES.mean(), var, what=f"1BitMean {path} variance")
@@ -138,17 +143,7 @@ def test_gamma_exact_privacy_boundary():
 def test_gamma_mean_and_variance_match_theory(path):
     """Estimator mean and variance with γ = 0.2 against the closed form (α = 1e-4 each)."""
     mech = OneBitMean(epsilon=1.0, m=M, granularity=8, gamma=0.2)
-    est = []
-    for seed in range(1500 if path != "direct" else 10_000):
-        rng = np.random.default_rng(seed)
-        if path == "direct":
-            agg = mech.sample_aggregate(VALUES, rng)
-        elif path == "memoized":
-            agg = mech.aggregate(mech.perturb_memoized(VALUES, device_keys(VALUES.size, rng), rng))
-        else:
-            agg = mech.aggregate(mech.perturb(VALUES, rng))
-        est.append(mech.estimate_mean(agg))
-    est = np.array(est)[:, None]
+    est = _estimates(mech, path, 1500 if path != "direct" else 10_000)
     e = math.exp(1.0)
     p = 0.2 + 0.6 * (1 / (e + 1) + VALUES / M * (e - 1) / (e + 1))      # P[sent bit = 1], by hand
     var = (M * (e + 1) / ((e - 1) * 0.6)) ** 2 * (p * (1 - p)).sum() / VALUES.size ** 2
