@@ -42,8 +42,10 @@ _MODEL_BLOCKS_DEVICES = 8192
 def log_likelihoods(mech, reports, items) -> np.ndarray:
     """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
 
-    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (docs/math.md §3): a
-    report either supports a candidate or not, with a fixed log-likelihood gap (``sketch.support``).
+    Discrete oracles: the transition matrix. RAPPOR and dBitFlip: the exact law of one report's bits
+    (``two_stage.report_log_likelihoods``, docs/math.md §7.5). Sketches and unary/hashed oracles
+    (docs/math.md §3): a report either supports a candidate or not, with a fixed log-likelihood gap
+    (``sketch.support``).
     """
     if hasattr(mech, "transition_matrix"):
         with np.errstate(divide="ignore"):

@@ -58,17 +58,15 @@ def _one_report(mech) -> tuple[float, float]:
 def layout(mech, reports, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """(S, P, T, log L): the bits (n, B), their position ids (n, B), the hit table T (positions ×
     candidates, T[p, x] = 1 iff x hits position p) and the log-number of equally likely layouts."""
+    stages(mech)  # TypeError unless RAPPOR or DBitFlip
     if isinstance(mech, RAPPOR):
         cohort, bits = mech._check_reports(reports, "layout")
         k = mech.num_bits
         S = np.unpackbits(bits, axis=1, count=k)
         return S, cohort[:, None] * k + np.arange(k)[None, :], mech.bloom_matrix(items), math.log(mech.cohorts)
-    if isinstance(mech, DBitFlip):
-        buckets, bits = mech._check_reports(reports, "layout")
-        T = (np.arange(mech.domain_size)[:, None] == np.asarray(items, np.int64)[None, :]).astype(float)
-        return bits, buckets, T, math.log(math.comb(mech.domain_size, mech.d))
-    stages(mech)  # raises the TypeError
-    raise AssertionError
+    buckets, bits = mech._check_reports(reports, "layout")
+    T = (np.arange(mech.domain_size)[:, None] == np.asarray(items, np.int64)[None, :]).astype(float)
+    return bits, buckets, T, math.log(math.comb(mech.domain_size, mech.d))
 
 
 def _scatter(weights: np.ndarray, positions: np.ndarray, T: np.ndarray) -> np.ndarray:

@@ -46,7 +46,9 @@ def small_run(tmp_path_factory):
 
 def test_memoized_device_repeats_its_bit_and_pays_once_per_level(small_run):
     cfg, result = small_run
+    assert all(t["rows"].shape[1] == 1 for t in result.tap)      # one byte per report on the wire
     device, day, level, bit = _tapped(cfg, result)
+    assert set(np.unique(bit).tolist()) == {0, 1}
     pair = device.astype(np.int64) * 64 + level
     uniq, inv, count = np.unique(pair, return_inverse=True, return_counts=True)
     assert (count > 1).sum() > 100                              # many devices stay on a level across days
@@ -59,11 +61,6 @@ def test_memoized_device_repeats_its_bit_and_pays_once_per_level(small_run):
     np.testing.assert_allclose(result.ledger_spent, EPS * per_device)              # ε once per level
     np.testing.assert_allclose(result.ledger_saved, EPS * (np.bincount(device, minlength=cfg.n_devices)
                                                            - per_device))
-
-
-def test_bytes_per_report_are_one():
-    mech = _config(10, 1).use_cases[0].make_mechanism()
-    assert mech.report_bytes == 1
 
 
 def test_daily_estimate_within_its_interval():
