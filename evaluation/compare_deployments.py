@@ -11,7 +11,10 @@ emoji use case replaced; the readings stay as the scenario has them. One row per
   ``epsilon_saved_mean``: what memoization did not charge;
 * ``linked`` / ``stripped``: the deployment observer's accuracy guessing each tapped device's
   favourite emoji from its linked reports, or from same-day reports after stripping and shuffling
-  (``deployment_metrics.adversary``).
+  (``deployment_metrics.adversary``);
+* per reading use case (the same in every variant, e.g. 1BitMean's typing speed): ``<reading>_mae``,
+  the mean over days of |estimated − true mean of the donated readings|, and ``<reading>_sd``, the mean
+  of the report's daily theory sd (raw units).
 
 ``python -m ldpsim.evaluation.compare_deployments industrial`` prints the table.
 """
@@ -67,8 +70,17 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
                      "epsilon_mean": s["epsilon_total_mean"], "epsilon_max": s["epsilon_total_max"],
                      "epsilon_saved_mean": float(saved.mean()),
                      "linked": s.get("adversary_linked", np.nan), "stripped": s.get("adversary_stripped", np.nan),
-                     "prior_only": s.get("adversary_prior_only", np.nan)})
+                     "prior_only": s.get("adversary_prior_only", np.nan), **_reading_columns(m["readings"])})
     return pd.DataFrame(rows)
+
+
+def _reading_columns(daily: pd.DataFrame) -> dict:
+    """``<reading>_mae`` and ``<reading>_sd`` per reading use case from the daily reading table."""
+    out = {}
+    for name, r in (daily.groupby("use_case") if not daily.empty else []):
+        out[f"{name}_mae"] = float((r["estimate"] - r["true_donated"]).abs().mean())
+        out[f"{name}_sd"] = float(r["sd"].mean())
+    return out
 
 
 def main(argv=None) -> int:

@@ -179,8 +179,9 @@ def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame
     """(daily, pooled): one row per (reading use case, day), and one per use case for the summed
     aggregate of every day. Estimated mean vs the mean of all sessions' readings (``true_event``) and
     of the donated ones as privatized, i.e. clipped to the use case's range (``true_donated``, what the
-    estimate targets); raw units. ``sd`` is the estimate's sd (``sd_method``): for the unbiased report
-    average (PM) its largest value, at |x| = 1, sqrt(Var[x*|1] / n); for an EM mean (no closed form) a
+    estimate targets); raw units. ``sd`` is the estimate's sd (``sd_method``): for an unbiased report
+    average its largest value over the input range, sqrt(max_x Var[x*|x] / n) (PM: |x| = 1; 1BitMean:
+    x = m/2, docs/math.md §7.3); for an EM mean (no closed form) a
     parametric bootstrap of 200 EM runs at the pooled estimate, scaled to each day's n by sqrt(n_pooled / n)
     and capped at half the range (docs/math.md §4.1)."""
     rng = np.random.default_rng(rng)
@@ -196,10 +197,12 @@ def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame
             continue
         aggs = {d: result.aggregates[(uc.name, d)] for d in days}
         total = sum(list(aggs.values())[1:], aggs[days[0]])
+        a, b = uc.input_range(mech)
         if uc.em_bins is not None:
             per_report, method = _em_unit_sd(aggregator, total, rng) ** 2 * total.n, "EM bootstrap"
-        else:
-            per_report, method = float(mech.report_variance(np.ones(1))[0]), "largest variance, |x| = 1"
+        else:  # PM: at |x| = 1; 1BitMean: at x = m/2 (π = 1/2); both on this grid
+            per_report = float(mech.report_variance(np.linspace(a, b, 257)).max())
+            method = "largest variance over the input range"
         # an EM mean lies in the range, so its sd is at most half the range (the scaling overshoots at tiny n)
         cap = (hi - lo) / 2 if uc.em_bins is not None else np.inf
         for out, ds, agg in [(daily, [d], aggs[d]) for d in days] + [(pooled, days, total)]:
@@ -207,7 +210,7 @@ def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame
             n_don = sum(t[f"{uc.name}:donated_n"][d] for d in ds)
             out.append({"use_case": uc.name, **({"day": ds[0]} if out is daily else {}), "reports": agg.n,
                         "estimate": debias_mean(uc.estimate_mean(aggregator, agg), uc.value_range, cfg.policy, A),
-                        "sd": scale * min((hi - lo) / 2 * np.sqrt(per_report / agg.n), cap), "sd_method": method,
+                        "sd": scale * min((hi - lo) / (b - a) * np.sqrt(per_report / agg.n), cap), "sd_method": method,
                         "true_event": sum(t[f"{uc.name}:all_sum"][d] for d in ds) / max(n_all, 1),
                         "true_donated": sum(t[f"{uc.name}:donated_sum"][d] for d in ds) / max(n_don, 1)})
     return pd.DataFrame(daily), pd.DataFrame(pooled)

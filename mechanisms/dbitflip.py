@@ -10,6 +10,11 @@ only through which sampled bucket holds it (one of d) or "none of them", so the 
 d + 1 responses; :meth:`DBitFlip.perturb_memoized` computes them as a deterministic function of a
 device key (:mod:`ldpsim.mechanisms.memo`). A device whose bucket does not change reports the same
 thing every day: the whole history is one ε-LDP report.
+
+Output perturbation (``gamma`` = γ ∈ [0, 0.5), default 0): every sent bit is the memoized bit flipped
+with probability γ, fresh each report, so a changed report no longer proves a changed value. The sent
+bit is 1 w.p. a_γ = γ + (1 − 2γ)a (own bucket) or b_γ = γ + (1 − 2γ)b, and the estimator debiases with
+these (docs/math.md §7.3).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
-from ldpsim.mechanisms.memo import keyed_uniforms, sample_subsets
+from ldpsim.mechanisms.memo import check_gamma, flip_bits, flipped_probability, keyed_uniforms, sample_subsets
 
 _TAG_BUCKETS, _TAG_BITS = 0xDB1, 0xDB2
 MAX_ENUMERATED = 1 << 16
@@ -43,10 +48,12 @@ class DBitFlip(FrequencyOracle):
 
     Privacy: two inputs change the law of at most two sent bits, each by a factor ≤ e^{ε/2}, so
     ε-LDP; the bound is reached (max ratio exactly e^ε) when d ≥ 2, while for d = 1 one bit differs
-    at most and the exact loss is ε/2 (:attr:`epsilon_report`).
+    at most and the exact loss is ε/2. With γ > 0 one report's exact loss is smaller,
+    (1 or 2)·ln(a_γ/b_γ) (:attr:`epsilon_report`); the ledger still charges ε once per memo class
+    (the flips are data-independent post-processing of the memoized bits).
     Server: per bucket, m_j = users who sampled j and c_j = their ones (data shape (2, k));
-    estimate ĉ_j = (k/d)·(c_j(t+1) − m_j)/(t−1) with t = e^{ε/2} (unbiased).
-    Var = f_j[(k/d)(t²−t+1)/(t−1)² − 1] + (n − f_j)(k/d)·t/(t−1)² (docs/math.md §7.3).
+    estimate ĉ_j = (k/d)·(c_j − b_γ m_j)/(a_γ − b_γ) (unbiased; (k/d)(c_j(t+1) − m_j)/(t−1) with
+    t = e^{ε/2} at γ = 0). Var = f_j(k/d − 1) + n(k/d)·b_γ(1 − b_γ)/(a_γ − b_γ)² (docs/math.md §7.3).
 
     Parameters
     ----------
@@ -56,6 +63,8 @@ class DBitFlip(FrequencyOracle):
         Number of buckets k, in [2, 2^32].
     d : int
         Buckets sampled per user, in [1, k] (default 1).
+    gamma : float
+        Output perturbation γ ∈ [0, 0.5): each sent bit is flipped w.p. γ (default 0: none).
 
     Examples
     --------
@@ -68,8 +77,11 @@ class DBitFlip(FrequencyOracle):
     epsilon: float
     domain_size: int
     d: int = 1
-    a: float = field(init=False, repr=False)
+    gamma: float = 0.0
+    a: float = field(init=False, repr=False)        # P[memoized bit = 1]: own bucket / other bucket
     b: float = field(init=False, repr=False)
+    a_sent: float = field(init=False, repr=False)   # P[sent bit = 1] after the γ flip
+    b_sent: float = field(init=False, repr=False)
 
     _items = DiscreteOracle._items
 
@@ -77,26 +89,33 @@ class DBitFlip(FrequencyOracle):
         eps = check_epsilon("DBitFlip", self.epsilon)
         k = check_int("DBitFlip", "domain_size", self.domain_size, low=2, high=1 << 32)
         d = check_int("DBitFlip", "d", self.d, low=1, high=k)
-        for name, value in (("epsilon", eps), ("domain_size", k), ("d", d)):
+        gamma = check_gamma("DBitFlip", self.gamma)
+        for name, value in (("epsilon", eps), ("domain_size", k), ("d", d), ("gamma", gamma)):
             object.__setattr__(self, name, value)
         t = math.exp(eps / 2)
         object.__setattr__(self, "a", t / (t + 1))
         object.__setattr__(self, "b", 1 / (t + 1))
+        object.__setattr__(self, "a_sent", flipped_probability(self.a, gamma))
+        object.__setattr__(self, "b_sent", flipped_probability(self.b, gamma))
 
     @property
     def epsilon_report(self) -> float:
-        """Exact privacy loss of one report: ε for d ≥ 2, ε/2 for d = 1."""
-        return self.epsilon if self.d >= 2 else self.epsilon / 2
+        """Exact privacy loss of one report: min(d, 2)·ln(a_γ/b_γ) (ε for d ≥ 2 and γ = 0, ε/2 for d = 1)."""
+        per_bit = self.epsilon / 2 if self.gamma == 0 else math.log(self.a_sent / self.b_sent)
+        return min(self.d, 2) * per_bit
 
     # client ------------------------------------------------------------------------------------
-    def _bits(self, buckets, x, u) -> np.ndarray:
-        return (u < np.where(buckets == x[:, None], self.a, self.b)).astype(np.uint8)
+    def _bits(self, buckets, x, u, sent: bool) -> np.ndarray:
+        """Bits 1 w.p. a or b (the memoized law) or a_γ or b_γ (``sent``: the law after the flip)."""
+        hi, lo = (self.a_sent, self.b_sent) if sent else (self.a, self.b)
+        return (u < np.where(buckets == x[:, None], hi, lo)).astype(np.uint8)
 
     def perturb(self, values, rng=None) -> DBitFlipReports:
+        # one-time reports: bits drawn directly from the sent law (a_γ, b_γ)
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         buckets = sample_subsets(x.size, self.domain_size, self.d, lambda step: rng.random(x.size))
-        return DBitFlipReports(buckets, self._bits(buckets, x, rng.random(buckets.shape)))
+        return DBitFlipReports(buckets, self._bits(buckets, x, rng.random(buckets.shape), sent=True))
 
     def memo_class(self, values, keys) -> np.ndarray:
         """Which of its d + 1 memoized responses each device sends: the position of the value's bucket
@@ -127,9 +146,10 @@ class DBitFlip(FrequencyOracle):
         hit = buckets == x[:, None]
         return x, buckets, np.where(hit.any(axis=1), hit.argmax(axis=1), self.d)
 
-    def perturb_memoized(self, values, keys) -> DBitFlipReports:
+    def perturb_memoized(self, values, keys, rng=None) -> DBitFlipReports:
         """The device's memoized report: buckets from its key alone; bits from (key, memo class,
-        position). Deterministic: no rng.
+        position), then each flipped w.p. γ with fresh randomness from ``rng`` (deterministic, rng
+        unused, when γ = 0).
 
         Parameters
         ----------
@@ -137,6 +157,8 @@ class DBitFlip(FrequencyOracle):
             Bucket ids.
         keys : array_like of uint64, shape (n,)
             Device keys (:func:`ldpsim.mechanisms.memo.device_keys`).
+        rng : numpy.random.Generator, int or None
+            Source of the daily flips (γ > 0 only).
 
         Returns
         -------
@@ -145,7 +167,8 @@ class DBitFlip(FrequencyOracle):
         x, buckets, memo_class = self._memo(values, keys, "perturb_memoized")
         keys = np.asarray(keys, dtype=np.uint64)
         u = keyed_uniforms(keys[:, None], _TAG_BITS, memo_class[:, None], np.arange(self.d)[None, :])
-        return DBitFlipReports(buckets, self._bits(buckets, x, u))
+        bits = self._bits(buckets, x, u, sent=False)
+        return DBitFlipReports(buckets, flip_bits(bits, self.gamma, as_generator(rng) if self.gamma else None))
 
     # server ------------------------------------------------------------------------------------
     def _check_reports(self, reports, what: str) -> DBitFlipReports:
@@ -175,21 +198,20 @@ class DBitFlip(FrequencyOracle):
         self._check_aggregate(agg)
         j = self._items(items)
         m, c = agg.data[0, j], agg.data[1, j]
-        t = math.exp(self.epsilon / 2)
-        return self.domain_size / self.d * (c * (t + 1) - m) / (t - 1)
+        return self.domain_size / self.d * (c - self.b_sent * m) / (self.a_sent - self.b_sent)
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
         counts = check_counts(self.name, true_counts, self.domain_size)
         f, n = counts[self._items(items)], counts.sum()
-        t, r = math.exp(self.epsilon / 2), self.domain_size / self.d
-        return f * (r * (t * t - t + 1) / (t - 1) ** 2 - 1) + (n - f) * r * t / (t - 1) ** 2
+        r, b = self.domain_size / self.d, self.b_sent
+        return f * (r - 1) + n * r * b * (1 - b) / (self.a_sent - b) ** 2
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact. Buckets are visited in order; a user still needing r of its d picks among the K
         buckets left takes the current one w.p. r/K (sequential form of a uniform d-subset). Users are
         tracked per (value, picks left) with binomial draws, so m_j and m_jj (users of value j who
-        sampled j) have their exact joint law; then c_j = Bin(m_jj, a) + Bin(m_j − m_jj, b). Once its own
+        sampled j) have their exact joint law; then c_j = Bin(m_jj, a_γ) + Bin(m_j − m_jj, b_γ). Once its own
         bucket is passed, an item's users are pooled with the others. Cost: about k·D·d/2 binomial draws.
 
         Parameters
@@ -227,7 +249,7 @@ class DBitFlip(FrequencyOracle):
                 own[j] = picks[0].sum()
                 pool += left[first]                           # from now on its users are like any other
                 first += 1
-        c = rng.binomial(own, self.a) + rng.binomial(m - own, self.b)
+        c = rng.binomial(own, self.a_sent) + rng.binomial(m - own, self.b_sent)
         return Aggregate(int(f.sum()), np.stack([m, c]), self.kind)
 
     def all_reports(self) -> DBitFlipReports:
@@ -240,10 +262,10 @@ class DBitFlip(FrequencyOracle):
         return DBitFlipReports(buckets, np.tile(patterns, (subsets.shape[0], 1)))
 
     def report_distribution(self, items=None) -> np.ndarray:
-        """``P[x, r]`` over :meth:`all_reports`: 1/C(k, d) × Π_i P[bit_i | bucket_i holds x or not]."""
+        """``P[x, r]`` over :meth:`all_reports`: 1/C(k, d) × Π_i P[sent bit_i | bucket_i holds x or not]."""
         buckets, bits = self.all_reports()
         x = self._items(items)[:, None, None]
-        prob1 = np.where(buckets[None] == x, self.a, self.b)
+        prob1 = np.where(buckets[None] == x, self.a_sent, self.b_sent)
         per_bit = np.where(bits[None] == 1, prob1, 1 - prob1)
         return per_bit.prod(axis=2) / math.comb(self.domain_size, self.d)
 

@@ -68,3 +68,23 @@ def sample_subsets(n: int, k: int, d: int, uniform) -> np.ndarray:
         out[:, step] = np.where(taken, j, t)
     out.sort(axis=1)
     return out
+
+
+def check_gamma(owner: str, gamma) -> float:
+    """The output-perturbation rate γ of a memoized bit, a float in [0, 0.5) (docs/math.md §7.3)."""
+    from ldpsim.mechanisms._validation import check_real
+
+    return check_real(owner, "gamma", gamma, 0.0, 0.5, low_open=False)
+
+
+def flipped_probability(p, gamma: float):
+    """P[sent bit = 1] when a bit that is 1 w.p. ``p`` is flipped w.p. γ: γ + (1 − 2γ)·p."""
+    return gamma + (1 - 2 * gamma) * p
+
+
+def flip_bits(bits: np.ndarray, gamma: float, rng) -> np.ndarray:
+    """Output perturbation: each bit flipped independently w.p. γ with fresh randomness from ``rng``
+    (a Generator); ``bits`` unchanged (and ``rng`` unused) when γ = 0."""
+    if gamma == 0:
+        return bits
+    return bits ^ (rng.random(bits.shape) < gamma).astype(bits.dtype)

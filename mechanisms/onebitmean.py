@@ -14,6 +14,11 @@ then the memoized 1BitMean bit of that level, a deterministic function of (key, 
 affine, E[π(L·m/s)] = π(x): over devices the bit has exactly the law of the plain 1BitMean bit, so
 the estimator and its theory are unchanged, while a device whose value stays at the same level
 reports the same bit every day (one ε for its whole history).
+
+Output perturbation (``gamma`` = γ ∈ [0, 0.5), default 0): the sent bit is the (memoized) bit flipped
+w.p. γ, fresh each report, so it is 1 w.p. π_γ(x) = γ + (1 − 2γ)π(x); the estimator debiases with π_γ:
+x̂ = m·((b − γ)(e^ε+1)/(1 − 2γ) − 1)/(e^ε − 1), Var = (m(e^ε+1)/((e^ε−1)(1−2γ)))²·π_γ(1 − π_γ) per
+device (docs/math.md §7.3).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import (as_generator, check_epsilon, check_finite_in, check_int, check_item_ids,
                                           check_real)
 from ldpsim.mechanisms.base import Aggregate, Mechanism
-from ldpsim.mechanisms.memo import keyed_uniforms
+from ldpsim.mechanisms.memo import check_gamma, flip_bits, flipped_probability, keyed_uniforms
 
 _TAG_ALPHA, _TAG_BIT = 0x1B1, 0x1B2
 
@@ -36,7 +41,9 @@ class OneBitMean(Mechanism):
     """1BitMean for counters x ∈ [0, m] (module docstring; docs/math.md §7.3); ``granularity`` s for
     α-point rounding.
 
-    Privacy: ε-LDP with equality: π(m)/π(0) = (1 − π(0))/(1 − π(m)) = e^ε.
+    Privacy: ε-LDP with equality at γ = 0: π(m)/π(0) = (1 − π(0))/(1 − π(m)) = e^ε. With γ > 0 one
+    report's exact loss is ln(π_γ(m)/π_γ(0)) < ε (:attr:`epsilon_report`); the ledger still charges ε
+    once per memoized level (the flips are data-independent post-processing of the memoized bit).
 
     Not a :class:`~ldpsim.mechanisms.numeric.NumericMechanism`: its inputs are counters in [0, m], not
     readings in [−1, 1], and its report is one bit (no piecewise density for EM); it has the same
@@ -51,6 +58,8 @@ class OneBitMean(Mechanism):
         Upper end of the counters' range [0, m], > 0 (default 1).
     granularity : int
         Rounding steps s ≥ 1 of α-point rounding (default 32).
+    gamma : float
+        Output perturbation γ ∈ [0, 0.5): each sent bit is flipped w.p. γ (default 0: none).
 
     Examples
     --------
@@ -62,12 +71,14 @@ class OneBitMean(Mechanism):
     epsilon: float
     m: float = 1.0
     granularity: int = 32
+    gamma: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon("OneBitMean", self.epsilon))
         object.__setattr__(self, "m", check_real("OneBitMean", "m", self.m, 0.0))
         object.__setattr__(self, "granularity", check_int("OneBitMean", "granularity", self.granularity,
                                                                  low=1, high=1 << 31))
+        object.__setattr__(self, "gamma", check_gamma("OneBitMean", self.gamma))
 
     def _check_values(self, values) -> np.ndarray:
         return check_finite_in(self.name, values, 0.0, self.m)
@@ -77,10 +88,27 @@ class OneBitMean(Mechanism):
         e = math.exp(self.epsilon)
         return 1 / (e + 1) + np.asarray(x, dtype=float) / self.m * (e - 1) / (e + 1)
 
+    def report_probability(self, x) -> np.ndarray:
+        """π_γ(x) = P[sent bit = 1 | x] = γ + (1 − 2γ)·π(x) (= π(x) at γ = 0; vectorized)."""
+        return flipped_probability(self.bit_probability(x), self.gamma)
+
     def transition_matrix(self, x) -> np.ndarray:
-        """Rows [P(b=0 | x_i), P(b=1 | x_i)] for the inputs ``x``."""
-        p1 = self.bit_probability(np.atleast_1d(x))
+        """Rows [P(sent b=0 | x_i), P(sent b=1 | x_i)] for the inputs ``x``."""
+        p1 = self.report_probability(np.atleast_1d(x))
         return np.stack([1 - p1, p1], axis=1)
+
+    @property
+    def epsilon_report(self) -> float:
+        """Exact privacy loss of one sent bit: ln(π_γ(m)/π_γ(0)) (= ε at γ = 0)."""
+        if self.gamma == 0:
+            return self.epsilon
+        p = self.report_probability(np.array([0.0, self.m]))
+        return float(np.log(p[1] / p[0]))
+
+    def _scale(self) -> float:
+        """m(e^ε + 1)/((e^ε − 1)(1 − 2γ)): the per-device estimate is scale·(b − π_γ(0))."""
+        e = math.exp(self.epsilon)
+        return self.m * (e + 1) / ((e - 1) * (1 - 2 * self.gamma))
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> np.ndarray:
@@ -98,7 +126,7 @@ class OneBitMean(Mechanism):
         reports
         """
         x = self._check_values(values)
-        return (as_generator(rng).random(x.size) < self.bit_probability(x)).astype(np.uint8)
+        return (as_generator(rng).random(x.size) < self.report_probability(x)).astype(np.uint8)
 
     def rounded_levels(self, values, keys) -> np.ndarray:
         """α-point rounding: L = ⌊x·s/m + α⌋ ∈ [0, s] with α = the device's keyed uniform.
@@ -121,14 +149,28 @@ class OneBitMean(Mechanism):
         alpha = keyed_uniforms(np.asarray(keys, dtype=np.uint64), _TAG_ALPHA)
         return np.minimum(np.floor(x * self.granularity / self.m + alpha), self.granularity).astype(np.int64)
 
-    def perturb_memoized(self, values, keys) -> np.ndarray:
-        """The memoized bit of each device: 1BitMean of its rounded value, keyed by (key, level)."""
+    def perturb_memoized(self, values, keys, rng=None) -> np.ndarray:
+        """The memoized bit of each device (1BitMean of its rounded value, keyed by (key, level)),
+        flipped w.p. γ with fresh randomness from ``rng`` (deterministic, rng unused, when γ = 0).
+
+        Parameters
+        ----------
+        values, keys : array_like, shape (n,)
+            Counters in [0, m] and uint64 device keys, as in :meth:`rounded_levels`.
+        rng : numpy.random.Generator, int or None
+            Source of the daily flips (γ > 0 only).
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n,)
+        """
         keys = np.asarray(keys, dtype=np.uint64)
         level = self.rounded_levels(values, keys)
         if keys.shape != level.shape:
             raise ValueError(f"{self.name}.perturb_memoized: {keys.size} keys for {level.size} values.")
         u = keyed_uniforms(keys, _TAG_BIT, level)
-        return (u < self.bit_probability(level * self.m / self.granularity)).astype(np.uint8)
+        bits = (u < self.bit_probability(level * self.m / self.granularity)).astype(np.uint8)
+        return flip_bits(bits, self.gamma, as_generator(rng) if self.gamma else None)
 
     # server ------------------------------------------------------------------------------------
     def _check_reports(self, reports, what: str) -> np.ndarray:
@@ -150,7 +192,7 @@ class OneBitMean(Mechanism):
         return Aggregate(b.size, np.array([int(b.sum())], dtype=np.int64), self.kind)
 
     def estimate_mean(self, agg: Aggregate) -> float:
-        """(m/n)·Σ (b_i(e^ε+1) − 1)/(e^ε−1) (nan for n = 0).
+        """(m/n)·Σ ((b_i − γ)(e^ε+1)/(1 − 2γ) − 1)/(e^ε−1) (nan for n = 0).
 
         Parameters
         ----------
@@ -164,19 +206,17 @@ class OneBitMean(Mechanism):
         self._check_aggregate(agg)
         if agg.n == 0:
             return float("nan")
-        e = math.exp(self.epsilon)
-        return float(self.m * (agg.data[0] * (e + 1) / agg.n - 1) / (e - 1))
+        return float(self._scale() * (agg.data[0] / agg.n - self.report_probability(0.0)))
 
     # theory ------------------------------------------------------------------------------------
     def report_mean(self, x) -> np.ndarray:
-        """E[m·(b(e^ε+1) − 1)/(e^ε−1) | x] = x (the per-device estimate is unbiased)."""
+        """E[scale·(b − π_γ(0)) | x] = x (the per-device estimate is unbiased)."""
         return np.asarray(x, dtype=float)
 
     def report_variance(self, x) -> np.ndarray:
-        """Var of one device's term m·(b(e^ε+1) − 1)/(e^ε−1): m²((e^ε+1)/(e^ε−1))²·π(1−π)."""
-        e = math.exp(self.epsilon)
-        p = self.bit_probability(x)
-        return (self.m * (e + 1) / (e - 1)) ** 2 * p * (1 - p)
+        """Var of one device's term: (m(e^ε+1)/((e^ε−1)(1−2γ)))²·π_γ(1−π_γ)."""
+        p = self.report_probability(x)
+        return self._scale() ** 2 * p * (1 - p)
 
     def mean_variance(self, values) -> float:
         """Exact variance of :meth:`estimate_mean` over the fixed population ``values``."""
@@ -184,7 +224,7 @@ class OneBitMean(Mechanism):
         return float(self.report_variance(x).sum() / max(x.size, 1) ** 2)
 
     def sample_aggregate(self, values, rng=None) -> Aggregate:
-        """Exact: the number of ones is Σ over distinct values v of Bin(count_v, π(v)) (one binomial
+        """Exact: the number of ones is Σ over distinct values v of Bin(count_v, π_γ(v)) (one binomial
         per distinct value: fast for counters with few distinct values, per-device otherwise).
 
         Parameters
@@ -200,7 +240,7 @@ class OneBitMean(Mechanism):
         """
         x = self._check_values(values)
         uniq, count = np.unique(x, return_counts=True)
-        ones = as_generator(rng).binomial(count, self.bit_probability(uniq)).sum()
+        ones = as_generator(rng).binomial(count, self.report_probability(uniq)).sum()
         return Aggregate(x.size, np.array([int(ones)], dtype=np.int64), self.kind)
 
     # wire form ---------------------------------------------------------------------------------

@@ -16,12 +16,13 @@ from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.em import EM
 from ldpsim.mechanisms.numeric import NumericMechanism
+from ldpsim.mechanisms.onebitmean import OneBitMean
 from ldpsim.mechanisms.words import DiscoveryProtocol
 
-#: kind of use case → the base class its mechanism must have: categorical events (emoji) take a
-#: frequency oracle, numeric readings (typing speed) a numeric mechanism, typed words (no
-#: dictionary: new slang must be found) a discovery protocol
-KINDS = {"event": FrequencyOracle, "reading": NumericMechanism, "word": DiscoveryProtocol}
+#: kind of use case → the base class(es) its mechanism must have: categorical events (emoji) take a
+#: frequency oracle, numeric readings (typing speed) a numeric mechanism on [−1, 1] or Microsoft's
+#: 1BitMean on [0, m], typed words (no dictionary: new slang must be found) a discovery protocol
+KINDS = {"event": FrequencyOracle, "reading": (NumericMechanism, OneBitMean), "word": DiscoveryProtocol}
 
 #: the numeric readings a typing session produces (names of reading use cases)
 READINGS = ("typing_speed", "session_length")
@@ -31,9 +32,9 @@ READINGS = ("typing_speed", "session_length")
 class UseCase:
     """One telemetry use case: what is collected, with which mechanism, how often.
 
-    A reading's mean is the mechanism's unbiased report average (PM, docs/math.md §2.1), or with
-    ``em_bins`` the mean of an EM estimate over that many bins (docs/math.md §2.3) — required for SDPM,
-    whose report average is biased (docs/math.md §2.2).
+    A reading's mean is the mechanism's unbiased report average (PM, docs/math.md §2.1; 1BitMean,
+    §7.3), or with ``em_bins`` the mean of an EM estimate over that many bins (docs/math.md §2.3) —
+    required for SDPM, whose report average is biased (docs/math.md §2.2).
 
     Parameters
     ----------
@@ -41,7 +42,7 @@ class UseCase:
         An identifier; for readings one of ``READINGS`` ("typing_speed", "session_length").
     kind : {"event", "reading"}
         "event": categorical events (emoji) through a frequency oracle; "reading": a numeric value per
-        session through a numeric mechanism (PM, SDPM).
+        session through a numeric mechanism (PM, SDPM) or 1BitMean.
     mechanism : str
         Registry name of the mechanism (:data:`ldpsim.mechanisms.MECHANISMS`) fitting ``kind``.
     params : tuple of (str, value) pairs, or a mapping
@@ -56,8 +57,9 @@ class UseCase:
         Readings only: estimate the mean by EM over this many bins (≥ 2); required when the report
         average is biased (SDPM).
     memoize : bool, default False
-        Events only: a device re-sends the same report for a value it has reported before, charged
-        once (``simulator/memoization.py``).
+        A device re-sends the same report for a value it has reported before, charged once
+        (``simulator/memoization.py``): events, and readings through 1BitMean, whose memo class is
+        the device's α-point-rounded level (docs/math.md §7.3).
     mech_epsilon, cost : float, optional
         Set by the multi-attribute policy (``simulator/attributes.py``): the ε the mechanism runs at
         and the ledger cost of one donation (default: the ``epsilon`` of ``params``).
@@ -98,11 +100,14 @@ class UseCase:
         check_int(owner, "daily_limit", self.daily_limit, low=1)
         if not isinstance(self.memoize, bool):
             raise TypeError(f"The 'memoize' parameter of {owner} must be a bool. Got {self.memoize!r} instead.")
-        if self.memoize and self.kind != "event":
-            raise ValueError(f"The 'memoize' parameter of {owner} may be true only for an event use case "
-                             f"(a finite domain of values to memoize). Got {self.memoize!r} instead.")
+        if self.memoize and not (self.kind == "event" or (self.kind == "reading" and self.mechanism == "onebitmean")):
+            raise ValueError(f"The 'memoize' parameter of {owner} may be true only for an event use case or a "
+                             f"reading through onebitmean (a finite set of memo classes). Got {self.memoize!r} instead.")
         if self.em_bins is not None:
             check_int(owner, "em_bins", self.em_bins, low=2)
+            if self.mechanism == "onebitmean":
+                raise ValueError(f"The 'em_bins' parameter of {owner} must be None for onebitmean (its bit "
+                                 f"average is unbiased). Got {self.em_bins!r} instead.")
         check_int(owner, "top_k", self.top_k, low=1)
         if self.kind == "reading" and self.name not in READINGS:
             raise ValueError(f"The 'name' parameter of a reading UseCase must be one of {READINGS}. "
@@ -139,11 +144,23 @@ class UseCase:
         mechanism = self.make_mechanism() if mechanism is None else mechanism
         return EM(mechanism, bins=self.em_bins) if self.em_bins is not None else mechanism
 
+    def input_range(self, mechanism=None) -> tuple[float, float]:
+        """The reading mechanism's input interval: [0, m] for 1BitMean, [−1, 1] otherwise."""
+        mechanism = self.make_mechanism() if mechanism is None else mechanism
+        return (0.0, mechanism.m) if isinstance(mechanism, OneBitMean) else (-1.0, 1.0)
+
+    def to_input(self, values, mechanism=None) -> np.ndarray:
+        """Raw readings mapped linearly from ``value_range`` onto :meth:`input_range` (clipped)."""
+        a, b = self.input_range(mechanism)
+        lo, hi = self.value_range
+        return a + np.clip((np.asarray(values, float) - lo) / (hi - lo), 0.0, 1.0) * (b - a)
+
     def estimate_mean(self, aggregator, agg) -> float:
         """Mean of a reading in raw units from an aggregate of ``aggregator`` (see ``make_aggregator``)."""
         unit = aggregator.mean(agg) if isinstance(aggregator, EM) else aggregator.estimate_mean(agg)
+        a, b = self.input_range(aggregator.mechanism if isinstance(aggregator, EM) else aggregator)
         lo, hi = self.value_range
-        return lo + (unit + 1) / 2 * (hi - lo)
+        return lo + (unit - a) / (b - a) * (hi - lo)
 
 
 def _evening_rhythm() -> tuple:

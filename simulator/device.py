@@ -79,7 +79,7 @@ class Devices:
                 self.truth[f"{uc.name}:{level}_n"] = np.zeros(cfg.n_days, np.int64)
         self.tap: list[dict] = []  # the linked view of the first devices (for the adversary)
         self.bundles = BundleTable(mechanisms, cfg.max_attempts, cfg.n_days)
-        self.memos = {uc.name: Memo(self.n, len(cfg.items), memo_base(cfg.seed, i))
+        self.memos = {uc.name: Memo(self.n, self._memo_classes(uc), memo_base(cfg.seed, i))
                       for i, uc in enumerate(cfg.use_cases) if uc.memoize}
 
     # ---- donation ------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class Devices:
                 if plan is not None:  # rows of real and (RS+FD) fake inputs, in device order
                     chosen, granted, rows, row_dev, row_val = self._policy_donate(uc, u, plan, dev, val, rng, day)
                 elif uc.name in self.memos:
-                    chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng)
+                    chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng, traits.device)
                     rows = self._privatize(uc, val[chosen], rng, traits.device[dev[chosen]])
                 else:
                     granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit),
@@ -154,13 +154,25 @@ class Devices:
         rows = self._privatize(uc, r_val, rng)
         return chosen, np.bincount(r_dev, minlength=n), rows, r_dev, r_val
 
-    def _memo_select(self, uc, day: int, dev, val, available, lo: int, hi: int, rng):
-        """Memoized use case: up to the daily limit of records; a value new to the device costs ε
-        (as far as the ledger grants), a value already paid for is re-sent for free."""
+    def _memo_classes(self, uc) -> int:
+        """Memo classes of a memoized use case: the items (events), or 1BitMean's s + 1 rounded levels."""
+        return len(self.cfg.items) if uc.kind == "event" else self.mechanisms[uc.name].granularity + 1
+
+    def _memo_class(self, uc, values: np.ndarray, device: np.ndarray) -> np.ndarray:
+        """Memo class of each record: the item, or the level of the reading after the device's α-point
+        rounding (keyed by its device key; docs/math.md §7.3)."""
+        if uc.kind == "event":
+            return values
+        mech = self.mechanisms[uc.name]
+        return mech.rounded_levels(uc.to_input(values, mech), device_keys(self.memos[uc.name].base, device))
+
+    def _memo_select(self, uc, day: int, dev, val, available, lo: int, hi: int, rng, global_ids):
+        """Memoized use case: up to the daily limit of records; a memo class (value, or rounded level)
+        new to the device costs ε (as far as the ledger grants), one already paid for is re-sent for free."""
         chosen = sample_per_device(dev, np.minimum(available, uc.daily_limit), rng)
         sent, repeats = self.memos[uc.name].select(
-            lo + dev[chosen], val[chosen], lambda new: self.ledger.grant(day, uc.epsilon, new, slice(lo, hi)),
-            lo, hi - lo)
+            lo + dev[chosen], self._memo_class(uc, val[chosen], global_ids[dev[chosen]]),
+            lambda new: self.ledger.grant(day, uc.epsilon, new, slice(lo, hi)), lo, hi - lo)
         self.ledger.book_saved(uc.epsilon, repeats, slice(lo, hi))
         chosen = chosen[sent]
         return chosen, np.bincount(dev[chosen], minlength=hi - lo)
@@ -173,10 +185,11 @@ class Devices:
         elif uc.kind == "word":
             x = np.asarray(self.cfg.words, dtype=object)[values]
         else:
-            lo, hi = uc.value_range
-            x = np.clip((values - lo) / (hi - lo) * 2.0 - 1.0, -1.0, 1.0)
+            x = uc.to_input(values, mech)
         if device is None:
             reports = mech.perturb(x, rng)
+        elif uc.kind == "reading":  # 1BitMean: the memoized bit of the device's rounded level
+            reports = mech.perturb_memoized(x, device_keys(self.memos[uc.name].base, device), rng)
         else:
             base = self.memos[uc.name].base
             reports = keyed_perturb(mech, values, report_keys(base, device, values), x if mech.takes_tokens else None,

@@ -13,6 +13,9 @@ permanent response, Erlingsson et al. 2014; Ding et al. 2017's memoization). The
 device's days, and a change of the report reveals a change of the value
 (``evaluation/adversary/linking.py`` measures both).
 
+For a reading collected with 1BitMean the memoized "value" is the device's α-point-rounded level
+(D = s + 1 levels; docs/math.md §7.3), and its report comes from ``OneBitMean.perturb_memoized``.
+
 Sound for any mechanism, since the whole report is memoized. Vectorized keyed samplers exist for the
 mechanisms with a transition matrix (rr, grr, urr, sdgrr), OUE, OLH, CMS and HCMS; a mechanism may
 bring its own as ``perturb_memoized(values, keys[, rng])`` (RAPPOR's permanent response and

@@ -12,8 +12,12 @@ the Bayes rule argmax_x P(fav = x) · P(its reports | fav = x) (docs/math.md §3
   given its favourite (they are independent given θ; this is the model's one approximation).
 
 P(y | x) is the mechanism's likelihood (``log_likelihoods``: the transition matrix of discrete
-oracles; for sketches and unary/hashed oracles a report either supports x or not, with the log gap
-of ``adversary.sketch.support``).
+oracles; RAPPOR's and dBitFlip's exact law of the bits, ``adversary.two_stage``; for sketches and
+unary/hashed oracles a report either supports x or not, with the log gap of ``adversary.sketch.support``).
+When RAPPOR or dBitFlip is memoized the reports of one value share their permanent response, so a
+linked device's reports are not independent given x: the observer then scores a device's reports
+jointly (``two_stage.device_log_likelihoods``: shared permanent, fresh instantaneous response, the
+favourite's share ρ mixed per position with the workload's background).
 
 *Linked*: reports keep the device id; the observer combines all of a device's reports.
 *Stripped and shuffled*: the store holds no id. A report then has the same likelihood whichever
@@ -28,6 +32,7 @@ import dataclasses
 
 import numpy as np
 
+from ldpsim.evaluation.adversary import two_stage
 from ldpsim.evaluation.adversary.sketch import support
 
 #: devices of the model fleet that estimates the prior of favourites and ρ
@@ -37,12 +42,16 @@ _MODEL_BLOCKS_DEVICES = 8192
 def log_likelihoods(mech, reports, items) -> np.ndarray:
     """log P[y_r | x] up to a per-report constant, for every report r and item x (n_reports × n_items).
 
-    Discrete oracles: the transition matrix. Sketches and unary/hashed oracles (docs/math.md §3): a
-    report either supports a candidate or not, with a fixed log-likelihood gap (``sketch.support``).
+    Discrete oracles: the transition matrix. RAPPOR and dBitFlip: the exact law of one report's bits
+    (``two_stage.report_log_likelihoods``, docs/math.md §7.5). Sketches and unary/hashed oracles
+    (docs/math.md §3): a report either supports a candidate or not, with a fixed log-likelihood gap
+    (``sketch.support``).
     """
     if hasattr(mech, "transition_matrix"):
         with np.errstate(divide="ignore"):
             return np.log(mech.transition_matrix()[:, np.asarray(reports)].T)
+    if isinstance(mech, two_stage.MECHANISMS):
+        return two_stage.report_log_likelihoods(mech, reports, items)
     try:
         supported, gap = support(mech, reports, items)
     except TypeError as exc:
@@ -95,14 +104,20 @@ def guesses(cfg, result) -> dict | None:
     mech = uc.make_mechanism()
     device = np.concatenate([t["device"] for t in taps])
     rows = np.concatenate([t["rows"] for t in taps])
-    try:
-        candidates = cfg.items if mech.takes_tokens else np.arange(len(cfg.items))  # id oracles take ids
-        ll = log_likelihoods(mech, mech.decode(rows.tobytes()), candidates)
-    except NotImplementedError:
-        return {}
+    candidates = cfg.items if mech.takes_tokens else np.arange(len(cfg.items))  # id oracles take ids
+    reports = mech.decode(rows.tobytes())
     prior_fav, rho = favourite_model(cfg)
+    pi = np.asarray(cfg.item_weights)
     ids, dev_idx = np.unique(device, return_inverse=True)
-    post = device_posteriors(ll, dev_idx, ids.size, np.log(prior_fav), np.asarray(cfg.item_weights), rho)
+    if uc.memoize and isinstance(mech, two_stage.MECHANISMS):  # shared permanent response: joint per device
+        post = np.log(prior_fav) + two_stage.device_log_likelihoods(mech, reports, candidates, dev_idx, ids.size,
+                                                                    rho, pi)
+    else:
+        try:
+            ll = log_likelihoods(mech, reports, candidates)
+        except NotImplementedError:
+            return {}
+        post = device_posteriors(ll, dev_idx, ids.size, np.log(prior_fav), pi, rho)
     return {"favourite": np.array([result.favourite[i] for i in ids.tolist()]), "linked": post.argmax(axis=1),
             "prior": np.full(ids.size, int(np.argmax(prior_fav))), "reports": int(device.size), "rho": float(rho)}
 

@@ -76,6 +76,8 @@ def _cases():
         Case("flh", FLH, {"epsilon": 2.0, "domain_size": 8, "pool_size": 4}, counts6 + (0, 60)),
         Case("dbitflip", DBitFlip, {"epsilon": 1.0, "domain_size": 6}, counts6, pure_ldp=False),
         Case("dbitflip-d3", DBitFlip, {"epsilon": 2.0, "domain_size": 6, "d": 3}, counts6),
+        # output perturbation γ: every sent bit is the memoized bit flipped w.p. γ (docs/math.md §7.3)
+        Case("dbitflip-gamma", DBitFlip, {"epsilon": 2.0, "domain_size": 6, "d": 2, "gamma": 0.15}, counts6),
         Case("rappor", RAPPOR, {"epsilon": 4 * math.log(3), "num_bits": 8, "num_hashes": 2, "cohorts": 4},
              counts6, items=("the", "of", "and", "to", "a", "in"), pure_ldp=False),
     ]

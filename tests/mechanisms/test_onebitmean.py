@@ -46,20 +46,25 @@ def test_exact_privacy_boundary():
     assert math.isclose((P[:, None] / P[None]).max(), math.exp(1.3), rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
-def test_mean_and_variance_match_theory(path):
-    mech = OneBitMean(epsilon=1.0, m=M, granularity=8)
+def _estimates(mech, path: str, repeats: int) -> np.ndarray:
+    """``repeats`` mean estimates of VALUES through one path (seeds 0..repeats−1), shape (repeats, 1)."""
     est = []
-    for seed in range(2000 if path != "direct" else 20_000):
+    for seed in range(repeats):
         rng = np.random.default_rng(seed)
         if path == "direct":
             agg = mech.sample_aggregate(VALUES, rng)
         elif path == "memoized":
-            agg = mech.aggregate(mech.perturb_memoized(VALUES, device_keys(VALUES.size, rng)))
+            agg = mech.aggregate(mech.perturb_memoized(VALUES, device_keys(VALUES.size, rng), rng))
         else:
             agg = mech.aggregate(mech.perturb(VALUES, rng))
         est.append(mech.estimate_mean(agg))
-    est = np.array(est)[:, None]
+    return np.array(est)[:, None]
+
+
+@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
+def test_mean_and_variance_match_theory(path):
+    mech = OneBitMean(epsilon=1.0, m=M, granularity=8)
+    est = _estimates(mech, path, 2000 if path != "direct" else 20_000)
     var = mech.mean_variance(VALUES)
     assert_mean(est, VALUES.mean(), var, what=f"1BitMean {path} mean")
     assert_variance(est, VALUES.mean(), var, what=f"1BitMean {path} variance")
@@ -112,3 +117,62 @@ def test_levels_are_the_memo_classes():
         for j in range(i + 1, xs.size):
             same = levels[i] == levels[j]
             assert np.all(bits[i][same] == bits[j][same])
+
+
+# output perturbation γ (docs/math.md §7.3) -------------------------------------------------------
+@pytest.mark.parametrize("bad", [-0.1, 0.5, float("inf")])
+def test_bad_gamma(bad):
+    with pytest.raises(ValueError, match=r"'gamma' parameter of OneBitMean must be a float in the range \[0, 0.5\)"):
+        OneBitMean(epsilon=1.0, gamma=bad)
+
+
+def test_gamma_exact_privacy_boundary():
+    """Sent-bit law with γ: the largest ratio over the input range is exactly e^{ε_report}, with
+    ε_report = ln(((1−γ)e^ε + γ)/(γe^ε + 1 − γ)) < ε."""
+    mech = OneBitMean(epsilon=1.3, m=M, gamma=0.1)
+    P = mech.transition_matrix(np.linspace(0, M, 101))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    e = math.exp(1.3)
+    closed = math.log((0.9 * e + 0.1) / (0.1 * e + 0.9))
+    assert math.isclose(mech.epsilon_report, closed, rel_tol=1e-12)
+    assert math.isclose((P[:, None] / P[None]).max(), math.exp(closed), rel_tol=1e-12)
+    assert closed < mech.epsilon
+
+
+@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
+def test_gamma_mean_and_variance_match_theory(path):
+    """Estimator mean and variance with γ = 0.2 against the closed form (α = 1e-4 each)."""
+    mech = OneBitMean(epsilon=1.0, m=M, granularity=8, gamma=0.2)
+    est = _estimates(mech, path, 1500 if path != "direct" else 10_000)
+    e = math.exp(1.0)
+    p = 0.2 + 0.6 * (1 / (e + 1) + VALUES / M * (e - 1) / (e + 1))      # P[sent bit = 1], by hand
+    var = (M * (e + 1) / ((e - 1) * 0.6)) ** 2 * (p * (1 - p)).sum() / VALUES.size ** 2
+    assert math.isclose(var, mech.mean_variance(VALUES), rel_tol=1e-12)
+    assert_mean(est, VALUES.mean(), var, what=f"1BitMean γ {path} mean")
+    assert_variance(est, VALUES.mean(), var, what=f"1BitMean γ {path} variance")
+
+
+def test_gamma_direct_sampler_matches_reports_path():
+    mech = OneBitMean(epsilon=0.5, m=M, gamma=0.25)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(6).spawn(1200)]
+    direct = [mech.sample_aggregate(VALUES, r).data for r in rngs[:600]]
+    users = [mech.aggregate(mech.perturb(VALUES, r)).data for r in rngs[600:]]
+    assert_same_distribution(np.array(direct), np.array(users), what="1BitMean γ ones")
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.1])
+def test_gamma_report_changes_on_a_day_without_value_change(gamma):
+    """Linking: same devices and values on two days, fresh flips: the sent bit differs w.p.
+    2γ(1 − γ) (0 without output perturbation); binomial z-test, α = 1e-3."""
+    mech = OneBitMean(epsilon=1.0, m=M, gamma=gamma)
+    n = 100_000
+    keys = device_keys(n, np.random.default_rng(1))
+    x = np.random.default_rng(2).uniform(0, M, n)
+    day1 = mech.perturb_memoized(x, keys, rng=np.random.default_rng(3))
+    day2 = mech.perturb_memoized(x, keys, rng=np.random.default_rng(4))
+    changed = (day1 != day2).mean()
+    share = 2 * gamma * (1 - gamma)
+    if gamma == 0:
+        assert changed == 0
+    else:
+        assert_z(changed, share, math.sqrt(share * (1 - share) / n), alpha=1e-3, what="changed-bit share")
