@@ -49,7 +49,8 @@ class SFP(DiscoveryProtocol):
     Aggregate: both CMS aggregates (data flattened and concatenated); it does not depend on any
     candidate, so it merges by addition.
     Server (:meth:`discover`): for every position l, hash value r and valid fragment, the fragment
-    sketch's estimate; a fragment is frequent if it is at least ``threshold``·σ (σ the CMS noise s.d.
+    sketch's estimate (one vectorized query: the tokens are the codes 0 … 2^bits·(L/2)·b² − 1,
+    docs/math.md §7.4.1); a fragment is frequent if it is at least ``threshold``·σ (σ the CMS noise s.d.
     of a count among n users, docs/math.md §1.5) and among the ``per_slot`` largest of its (r, l).
     For each r, every combination of its frequent fragments over the L/2 positions is a candidate
     word; kept are valid padded words whose own hash is r. The word sketch estimates the candidates;
@@ -87,9 +88,9 @@ class SFP(DiscoveryProtocol):
     bits instead of the paper's 8 give the same or better F1 (the false candidates number
     ≈ ``per_slot``^{L/2} whatever the hash size, since each hash value keeps 1/2^bits of its
     combinations) with 4× fewer tokens to query. The word sketch is 1024 × 256 (32-byte reports):
-    its noise n(c_ε²−1)/4 dwarfs the collision term (Σ f²/(mk) + n/m, docs/math.md §1.5), so a
-    narrower sketch costs no accuracy and a quarter of the client's bits; the fragment sketch keeps
-    64 × 1024, where that collision term is ≈ 15 % of the noise and a smaller m·k would cost accuracy.
+    its noise n(c_ε²−1)/4 dwarfs its collision term (0.9 % of it at n = 10⁶, docs/math.md §7.4.1),
+    so the narrow sketch costs no accuracy and a quarter of the client's bits; the fragment sketch
+    keeps 64 × 1024, where the collision term is already 22 % of the noise at n = 10⁶.
 
     >>> sfp = SFP(epsilon=8.0, length=4, alphabet="abc", hash_bits=2, word_k=8, word_m=64,
     ...           fragment_k=8, fragment_m=64)
