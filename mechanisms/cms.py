@@ -388,9 +388,13 @@ class CMS(Sketch):
             Biased by hash collisions for a fixed family (:meth:`bias`).
         """
         self._check_aggregate(agg)
-        s = self._query_sums(agg.data, items)  # columns < m: the ones counts
-        n, c, m = agg.n, self.c_eps, self.m
-        return m / (m - 1) * (c * s - (c - 1) / 2 * n - n / m)  # docs/math.md §1.5 via M (class docstring)
+        return self.estimates_from_sums(agg.n, self._query_sums(agg.data, items))  # columns < m: ones counts
+
+    def estimates_from_sums(self, n: int, sums) -> np.ndarray:
+        """f̂ = m/(m−1)·(c_ε·S − (c_ε−1)/2·n − n/m) from S = Σ_l ones[l, h_l(d)] over n users: the map
+        :meth:`estimate` applies (docs/math.md §1.5 via M, class docstring); increasing in S."""
+        c, m = self.c_eps, self.m
+        return m / (m - 1) * (c * np.asarray(sums) - (c - 1) / 2 * n - n / m)
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:

@@ -187,15 +187,21 @@ def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.n
             flat = flat.astype(np.int32)  # half the memory traffic of the gathers; sums stay int64
         shift = np.uint64(64 - (m.bit_length() - 1))
         a, _, c = family.row_params
-        step = max(1, (1 << 18) // keys.size)
+        offset = np.arange(family.k, dtype=np.uint64) * np.uint64(table.shape[1])
+        # blocks of ≈ 2^16 (row, key) pairs, every row of a block of keys at once: temporaries stay in
+        # cache and the sum over rows runs along contiguous rows
+        rows_step = min(family.k, 1 << 16)
+        keys_step = max(1, (1 << 16) // rows_step)
         with np.errstate(over="ignore"):
-            for l0 in range(0, family.k, step):
-                rows = np.arange(l0, min(l0 + step, family.k))
-                v = a[rows, None] * keys[None, :]
-                v += c[rows, None]
-                v >>= shift
-                v += (rows.astype(np.uint64) * np.uint64(table.shape[1]))[:, None]
-                total += flat.take(v.view(np.int64)).sum(axis=0, dtype=total.dtype)
+            for l0 in range(0, family.k, rows_step):
+                rows = slice(l0, min(l0 + rows_step, family.k))
+                a_l, c_l, off_l = a[rows, None], c[rows, None], offset[rows, None]
+                for k0 in range(0, keys.size, keys_step):
+                    v = a_l * keys[None, k0:k0 + keys_step]
+                    v += c_l
+                    v >>= shift
+                    v += off_l
+                    total[k0:k0 + keys_step] += flat.take(v.view(np.int64)).sum(axis=0, dtype=total.dtype)
         return total
     for rows, H in family.row_blocks(keys, 1 << 18):
         H += (rows * table.shape[1])[:, None]

@@ -173,3 +173,33 @@ def test_sketch_sums_match_the_hash_family(m, high):
     keys = rng.integers(0, high, 3000, dtype=np.uint64)
     expected = table[np.arange(37)[:, None], fam.evaluate(np.arange(37)[:, None], keys[None, :])].sum(axis=0)
     assert np.array_equal(sketch_sums(fam, table, keys), expected)
+
+
+def _slot_by_slot_fragments(mech, agg, threshold, per_slot):
+    """SFP's frequent fragments the plain way: per (hash r, position l) estimate every valid fragment
+    through CMS.estimate, stable sort, keep the ``per_slot`` largest that reach threshold·σ."""
+    _, frag_agg = mech.parts(agg)
+    cms, n, b = mech.fragment_cms, agg.n, mech.codec.base
+    sigma = cms.m / (cms.m - 1) * math.sqrt(n * (cms.c_eps ** 2 - 1) / 4 + n / cms.m)
+    out = np.full((1 << mech.hash_bits, mech.positions, per_slot), -1, dtype=np.int64)
+    for r in range(1 << mech.hash_bits):
+        for pos in range(mech.positions):
+            frags = [s * b + t for s in range(b) for t in range(b)
+                     if not (s == 0 and t != 0) and not (pos == 0 and s == 0)]
+            est = cms.estimate(frag_agg, [(r * mech.positions + pos) * b * b + f for f in frags])
+            order = np.argsort(-est, kind="stable")[:per_slot]
+            kept = [frags[i] for i in order if est[i] >= threshold * sigma]
+            out[r, pos, :len(kept)] = kept
+    return out
+
+
+@pytest.mark.parametrize("per_slot", [1, 3, 16])
+def test_sfp_fragments_match_slot_by_slot_reference(per_slot):
+    """The vectorized server (one query over all tokens, integer ranks, argpartition) picks exactly the
+    fragments of the slot-by-slot definition, ties (frequent with these small integer sketches) included."""
+    mech = make("sfp", **SMALL["sfp"])
+    for seed in range(5):
+        agg = mech.sample_aggregate(COUNTS, np.random.default_rng(seed), WORDS)
+        for threshold in (0.0, 1.5):
+            assert np.array_equal(mech.frequent_fragments(agg, threshold, per_slot),
+                                  _slot_by_slot_fragments(mech, agg, threshold, per_slot)), (seed, threshold)
