@@ -106,6 +106,19 @@ class PEM(DiscoveryProtocol):
     def groups(self) -> int:
         return self.length - self.start + 1
 
+    @property
+    def estimate_groups(self) -> int:
+        return self.groups
+
+    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(w, τ) of one user's term (1[y = H_s(x)] − 1/g)/(p − 1/g) in the estimate of full word
+        ``codes[i]`` when the user holds ``codes[j]``: with γ the share of the pool under which the two
+        collide, π = q + (p − q)γ, w = (π − 1/g)/(p − 1/g), τ = π(1 − π)/(p − 1/g)² (docs/math.md §7.1, §7.4.1)."""
+        keys = np.asarray(codes, dtype=np.int64).astype(np.uint64)
+        pi = self.q + (self.p - self.q) * self.family.key_collision_counts(keys) / self.pool
+        scale = self.p - 1.0 / self.g
+        return (pi - 1.0 / self.g) / scale, pi * (1 - pi) / scale ** 2
+
     def _prefix_codes(self, rows: np.ndarray) -> np.ndarray:
         """(D × G) codes of each word's prefix reported by each group."""
         return np.stack([self.codec.prefix_codes(rows, self.start + i) for i in range(self.groups)], axis=1)

@@ -123,6 +123,10 @@ class SFP(DiscoveryProtocol):
     def positions(self) -> int:
         return self.length // 2
 
+    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The word sketch's per-user (w, τ) (docs/math.md §1.5); every user reports a word, no split."""
+        return self.word_cms.user_moments(codes)
+
     # tokens ------------------------------------------------------------------------------------
     def _word_hash(self, codes: np.ndarray) -> np.ndarray:
         return self.word_hash.evaluate(0, np.asarray(codes, dtype=np.int64).astype(np.uint64))

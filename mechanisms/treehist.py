@@ -91,6 +91,14 @@ class TreeHist(DiscoveryProtocol):
     def levels(self) -> int:
         return self.length
 
+    @property
+    def estimate_groups(self) -> int:
+        return self.levels
+
+    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The level sketch's per-user (w, τ) for full-word codes (docs/math.md §1.5, §7.4.1)."""
+        return self.cms.user_moments(codes)
+
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> TreeHistReports:
         rng = as_generator(rng)

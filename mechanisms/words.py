@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.mechanisms._validation import check_counts, check_int
 from ldpsim.mechanisms.base import Mechanism
@@ -165,6 +166,36 @@ def word_rows(protocol, true_counts, items) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.bincount(inv, weights=counts, minlength=rows.shape[0]).astype(np.int64)
 
 
+def expected_inverse(n: int, share: float) -> float:
+    """E[1/N | N ≥ 1] for N ~ Binomial(n, share), summed over the pmf (terms beyond 40 s.d. of the
+    mean weigh < 10⁻³⁰⁰ and are left out)."""
+    if share >= 1.0:
+        return 1.0 / n
+    mu, sd = n * share, math.sqrt(n * share * (1 - share))
+    k = np.arange(max(1, math.floor(mu - 40 * sd)), min(n, math.ceil(mu + 40 * sd)) + 1)
+    pmf = stats.binom.pmf(k, n, share)
+    return float((pmf / k).sum() / stats.binom.sf(0, n, share))
+
+
+def split_moments(counts: np.ndarray, w: np.ndarray, tau: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """(bias, variance) of f̂(x_i) = (n/N)·Σ_{u in the group} Y_u, the group a uniform 1-in-``groups``
+    split of the n users (N its size, N ≥ 1), given the users' words — docs/math.md §7.4.1.
+
+    ``w[i, j]``, ``tau[i, j]``: mean and variance of Y_u for estimate i when user u holds word j
+    (``w[i, i]`` = 1); ``counts[j]`` users hold word j. With w̄_i, s²_i the mean and variance of
+    w[i, word_u] over all n users and τ̄_i the mean of tau[i, word_u]:
+    bias = Σ_j counts[j]·w[i, j] − counts[i], variance = n²·E[1/N]·(τ̄ + n·s²/(n−1)) − n²·s²/(n−1).
+    """
+    f = np.asarray(counts, dtype=float)
+    n = f.sum()
+    w_mean = w @ f / n
+    w_var = np.maximum((w * w) @ f / n - w_mean ** 2, 0.0)
+    tau_mean = tau @ f / n
+    spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
+    inv = expected_inverse(int(n), 1.0 / groups)
+    return n * w_mean - f, n * n * inv * (tau_mean + spread) - n * spread
+
+
 def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``keep`` codes with the largest estimates, largest first (ties: smaller code first)."""
     order = np.lexsort((codes, -estimates))[:keep]
@@ -216,6 +247,22 @@ class CodeCMS(CMS):
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
         return sketch_sums(self.family, table, self._value_keys(items))
+
+    def collision_fractions(self, items) -> np.ndarray:
+        """γ[i, j] = share of the k rows where codes ``items[i]`` and ``items[j]`` hash alike (D × D)."""
+        return self.family.key_collision_counts(self._value_keys(items)) / self.k
+
+    def _collision_sums(self, items: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g = self.collision_fractions(items)  # the codes are the keys (CMS's own hashes mmh3 digests)
+        np.fill_diagonal(g, 0.0)
+        return g @ f, (g * g) @ f
+
+    def user_moments(self, items) -> tuple[np.ndarray, np.ndarray]:
+        """(w, τ): mean and variance of one user's term in the estimate of ``items[i]`` when the user
+        holds ``items[j]``: w = m/(m−1)·(γ − 1/m), τ = (m/(m−1))²·((c_ε²−1)/4 + γ(1−γ)) (docs/math.md §1.5)."""
+        g = self.collision_fractions(items)
+        r = self.m / (self.m - 1)
+        return r * (g - 1.0 / self.m), r * r * ((self.c_eps ** 2 - 1) / 4 + g * (1 - g))
 
 
 def cms_log_likelihood(cms: CodeCMS, bits: np.ndarray, row: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -349,6 +396,56 @@ class DiscoveryProtocol(Mechanism):
         Aggregate
         """
         return self.aggregate(self.perturb(values, rng))
+
+    # theory of the reported estimates ------------------------------------------------------------
+    @property
+    def estimate_groups(self) -> int:
+        """Users are split uniformly over this many groups; the reported estimate uses the last one."""
+        return 1
+
+    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+        """(w, τ) of the final frequency oracle for full-word ``codes`` (:func:`split_moments`)."""
+        raise NotImplementedError
+
+    def _theory(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if items is None:
+            raise ValueError(f"{self.name}: 'items' (the words) is required by bias and variance.")
+        rows, inv = self.codec.symbols(items)
+        counts = np.bincount(inv, weights=check_counts(self.name, true_counts, inv.size), minlength=rows.shape[0])
+        if counts.sum() < 1:
+            raise ValueError(f"{self.name}: 'true_counts' must hold at least one user; got {counts.sum():g}.")
+        w, tau = self.user_moments(self.codec.prefix_codes(rows, self.length))
+        bias, var = split_moments(counts, w, tau, self.estimate_groups)
+        return bias[inv], var[inv], counts
+
+    def bias(self, true_counts, items=None) -> np.ndarray:
+        """E[estimate] − truth of the count ``discover`` reports for each of ``items`` when it is found.
+
+        Over the users' randomness (group split, hash choice, flips) for this hash family, given the
+        true counts and a non-empty final group; docs/math.md §7.4.1. Zero on average over families.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            Users holding each of ``items`` (the whole population).
+        items : sequence of str
+            The words (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
+        return self._theory(true_counts, items)[0]
+
+    def variance(self, true_counts, items=None) -> np.ndarray:
+        """Exact variance of the count ``discover`` reports for each of ``items`` (parameters, what is
+        conditioned on: :meth:`bias`); docs/math.md §7.4.1."""
+        return self._theory(true_counts, items)[1]
+
+    def mse(self, true_counts, items=None) -> np.ndarray:
+        """variance + bias² (parameters of :meth:`bias`)."""
+        bias, var, _ = self._theory(true_counts, items)
+        return var + bias ** 2
 
     def privacy_parts(self) -> dict[str, float]:  # pragma: no cover - overridden
         """Part name → the largest log likelihood ratio of that part between two inputs."""

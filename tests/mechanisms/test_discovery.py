@@ -14,7 +14,7 @@ from ldpsim.mechanisms.pem import PEM
 from ldpsim.mechanisms.sfp import SFP
 from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.words import DEFAULT_ALPHABET, WordCodec
-from tests.stats import assert_same_distribution, assert_z
+from tests.stats import assert_mean, assert_same_distribution, assert_variance, assert_z
 
 #: tiny configurations: every cell of the aggregate is hit often, collisions matter
 SMALL = {
@@ -159,6 +159,70 @@ def test_discovered_estimates_unbiased(name):
     est = np.array(estimates)
     assert_z(est.mean(axis=0), LARGE_COUNTS[:heavy], est.std(axis=0, ddof=1) / math.sqrt(reps),
              what=f"{name} mean estimate of discovered words")
+
+
+def _discovered(mech, agg, heavy, top_k=5):
+    res = mech.discover(agg, top_k=top_k)
+    found = dict(zip(res.words.tolist(), res.counts.tolist()))
+    assert set(LARGE_WORDS[:heavy]) <= set(found), found  # selection cannot bias these words
+    return [found[w] for w in LARGE_WORDS[:heavy]]
+
+
+def _check_moments(mech, estimates, counts, heavy, what):
+    """Mean by z against truth + bias, variance by χ² against the closed form (α = 1e-3 each,
+    Bonferroni over the words inside tests/stats)."""
+    bias, var = mech.bias(counts, LARGE_WORDS)[:heavy], mech.variance(counts, LARGE_WORDS)[:heavy]
+    mean = np.asarray(counts[:heavy], float) + bias
+    assert_mean(estimates, mean, var, alpha=1e-3, what=f"{what} mean")
+    assert_variance(estimates, mean, var, alpha=1e-3, what=f"{what} variance")
+
+
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_discovered_estimates_match_closed_form_direct(name):
+    """For one fixed hash family, the estimates of always-discovered words over 400 direct draws have
+    the closed-form mean (truth + collision bias) and variance (split + scaling included, §7.4.1)."""
+    mech = make(name, **LARGE[name])
+    est = [_discovered(mech, mech.sample_aggregate(LARGE_COUNTS, np.random.default_rng(s), LARGE_WORDS), 5)
+           for s in np.random.SeedSequence(12).spawn(400)]
+    _check_moments(mech, np.array(est), LARGE_COUNTS, 5, f"{name} direct")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_discovered_estimates_match_closed_form_per_user(name):
+    """The same closed forms on the per-user path (300 runs of 10⁴ users each; the 4 heaviest words)."""
+    mech = make(name, **LARGE[name])
+    counts = tuple(c // 10 for c in LARGE_COUNTS)
+    est = []
+    for s in np.random.SeedSequence(13).spawn(300):
+        rng = np.random.default_rng(s)
+        est.append(_discovered(mech, mech.aggregate(mech.perturb(users(rng, counts, LARGE_WORDS), rng)), 4))
+    _check_moments(mech, np.array(est), counts, 4, f"{name} per-user")
+
+
+def test_split_moments_reduce_to_the_oracle():
+    """One group (no split, no scaling): the variance is the oracle's own Σ_j counts[j]·τ[i, j]; the
+    split's E[1/N] matches a direct sum."""
+    from scipy import stats
+
+    from ldpsim.mechanisms.words import expected_inverse, split_moments
+    rng = np.random.default_rng(0)
+    counts = np.array([50.0, 30.0, 20.0])
+    w, tau = rng.uniform(0, 0.2, (3, 3)), rng.uniform(0.5, 1.0, (3, 3))
+    np.fill_diagonal(w, 1.0)
+    bias, var = split_moments(counts, w, tau, 1)
+    assert np.allclose(var, tau @ counts) and np.allclose(bias, w @ counts - counts)
+    k = np.arange(1, 101)
+    assert expected_inverse(100, 0.25) == pytest.approx((stats.binom.pmf(k, 100, 0.25) / k).sum()
+                                                        / (1 - 0.75 ** 100), rel=1e-12)
+
+
+def test_theory_rejects_bad_input():
+    mech = make("pem", **LARGE["pem"])
+    with pytest.raises(ValueError, match="'items'"):
+        mech.variance([1, 2])
+    with pytest.raises(ValueError, match="at least one user"):
+        mech.variance([0, 0], ["ab", "ba"])
 
 
 @pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32)])
