@@ -123,6 +123,25 @@ def run_peers(jobs: list[PeerJob], counts, seed: int = 0, venv: Path | None = No
             return [{**results[f"j{i}"], "frequencies": est[f"j{i}"]} for i in range(len(jobs))]
 
 
+def run_discovery_peers(jobs: list[dict], workloads: list, repeats: list[int], seed: int = 0,
+                        venv: Path | None = None, log=print) -> list[list[dict]]:
+    """Run pure-ldp's heavy-hitter ``jobs`` (:meth:`DiscoveryPeerCase.job
+    <ldpsim.evaluation.bench.discovery_peers.DiscoveryPeerCase.job>`) on the workloads' true counts.
+
+    Returns, per job, one ``{"seconds", "words", "counts"}`` per repeat.
+    """
+    python = ensure_venv(venv, log)
+    spec = {"seed": int(seed), "discovery": [
+        {"id": f"d{i}", **job, "items": [str(x) for x in w.items], "counts": [int(c) for c in w.counts],
+         "repeats": int(r)} for i, (job, w, r) in enumerate(zip(jobs, workloads, repeats))]}
+    with tempfile.TemporaryDirectory(prefix="ldpsim-peers-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "jobs.json").write_text(json.dumps(spec))
+        subprocess.run([str(python), "-I", str(SCRIPT), str(tmp), str(tmp)], check=True)
+        results = json.loads((tmp / "discovery.json").read_text())
+    return [results[f"d{i}"] for i in range(len(jobs))]
+
+
 def mse_comparison(ours, theirs, truth) -> dict:
     """Frequency-scale MSEs over the items and a paired z-test of "equal MSE".
 
