@@ -158,7 +158,7 @@ def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: in
     others at ``n_fast``) and compare speed and MSE on the same true counts."""
     pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") not in ("skip", "ERROR")]
     if not pairs:
-        print("peers: none of the compared cases ran; nothing to compare")
+        print("peers: none of the compared frequency-oracle cases ran; no frequency-oracle peers")
         return []
     results = {}
     for n, d in dict.fromkeys((n_slow if job.slow else n_fast, job.d or items) for *_, job, _ in pairs):
