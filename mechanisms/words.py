@@ -284,7 +284,8 @@ class DiscoveryProtocol(Mechanism):
     from its exact law given the true word counts, ``encode``/``decode``/``report_bytes``; the server
     side is ``discover(agg, top_k)`` → :class:`DiscoveryResult`, a deterministic function of the
     aggregate (all the adaptivity of PEM/TreeHist lives there). ``epsilon`` is the ε-LDP guarantee of
-    one user's whole report; ``privacy_parts()`` lists the parts it composes.
+    one user's whole report; ``privacy_parts()`` lists the parts it composes. ``bias``/``variance``/``mse``
+    give the exact theory of the count reported for a discovered word (docs/math.md §7.4.1).
     """
 
     takes_tokens = True
