@@ -14,7 +14,7 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, DiscoveryProtocol, DiscoveryResult, WordCodec, grouped_counts,
-                                     sketch_sums, split_counts, top, word_rows)
+                                     UserModel, sketch_sums, split_counts, top, word_rows)
 
 
 class PEMReports(NamedTuple):
@@ -110,14 +110,14 @@ class PEM(DiscoveryProtocol):
     def estimate_groups(self) -> int:
         return self.groups
 
-    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(w, τ) of one user's term (1[y = H_s(x)] − 1/g)/(p − 1/g) in the estimate of full word
-        ``codes[i]`` when the user holds ``codes[j]``: with γ the share of the pool under which the two
-        collide, π = q + (p − q)γ, w = (π − 1/g)/(p − 1/g), τ = π(1 − π)/(p − 1/g)² (docs/math.md §7.1, §7.4.1)."""
-        keys = np.asarray(codes, dtype=np.int64).astype(np.uint64)
-        pi = self.q + (self.p - self.q) * self.family.key_collision_counts(keys) / self.pool
-        scale = self.p - 1.0 / self.g
-        return (pi - 1.0 / self.g) / scale, pi * (1 - pi) / scale ** 2
+    def user_model(self) -> UserModel:
+        """One user's term (1[y = H_s(x)] − 1/g)/(p − 1/g) in a group's estimate of x: with γ the share
+        of the pool under which x and the user's prefix collide, π = q + (p − q)γ supports x, so
+        w = (p − q)(γ − 1/g)/(p − 1/g) and τ = π(1 − π)/(p − 1/g)² (docs/math.md §7.1, §7.4.1)."""
+        d, s = self.p - self.q, (self.p - 1.0 / self.g) ** 2
+        q = self.q
+        return UserModel(self.family, d / (self.p - 1.0 / self.g), 1.0 / self.g,
+                         (q * (1 - q) / s, d * (1 - 2 * q) / s, -d * d / s))
 
     def _prefix_codes(self, rows: np.ndarray) -> np.ndarray:
         """(D × G) codes of each word's prefix reported by each group."""

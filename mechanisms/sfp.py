@@ -17,7 +17,7 @@ from ldpsim.mechanisms.cms import CMSReports
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
                                      cms_log_likelihood,
-                                     grouped_counts, split_counts, top, word_rows)
+                                     UserModel, grouped_counts, split_counts, top, word_rows)
 
 
 class SFPReports(NamedTuple):
@@ -123,9 +123,9 @@ class SFP(DiscoveryProtocol):
     def positions(self) -> int:
         return self.length // 2
 
-    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The word sketch's per-user (w, τ) (docs/math.md §1.5); every user reports a word, no split."""
-        return self.word_cms.user_moments(codes)
+    def user_model(self) -> UserModel:
+        """The word sketch's per-user terms (docs/math.md §1.5); every user reports a word, no split."""
+        return self.word_cms.user_model()
 
     # tokens ------------------------------------------------------------------------------------
     def _word_hash(self, codes: np.ndarray) -> np.ndarray:

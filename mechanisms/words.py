@@ -177,6 +177,39 @@ def expected_inverse(n: int, share: float) -> float:
     return float((pmf / k).sum() / stats.binom.sf(0, n, share))
 
 
+class UserModel(NamedTuple):
+    """A frequency oracle's estimate as a sum of per-user terms whose law depends on the user's word v only
+    through γ, the share of the family's ``rows`` functions under which v and the estimated word x collide:
+    mean w(γ) = slope·(γ − mu), variance τ(γ) = t0 + t1·γ + t2·γ² (w(1) = 1) — docs/math.md §7.4.1."""
+
+    family: HashFamily
+    slope: float
+    mu: float  #: E γ over random families (a collision's probability)
+    tau: tuple  #: (t0, t1, t2)
+
+    def moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(w, τ) matrices for the estimate of ``codes[i]`` and a user holding ``codes[j]``, this family."""
+        g = self.family.key_collision_counts(np.asarray(codes, dtype=np.int64).astype(np.uint64)) / self.family.k
+        t0, t1, t2 = self.tau
+        return self.slope * (g - self.mu), t0 + t1 * g + t2 * g * g
+
+    def family_averaged(self, counts: np.ndarray, groups: int) -> np.ndarray:
+        """MSE of :func:`split_moments`' estimate over random families too: γ(x, v) for v ≠ x independent,
+        each the mean of ``rows`` independent collisions of probability ``mu`` (E γ = μ,
+        Var γ = μ(1 − μ)/rows), so the bias averages to 0 and adds its variance Σ_{v≠x} f_v²·slope²·Var γ."""
+        f = np.asarray(counts, dtype=float)
+        n = f.sum()
+        var_g = self.mu * (1 - self.mu) / self.family.k
+        t0, t1, t2 = self.tau
+        ww = self.slope ** 2 * var_g                     # E w_v², v ≠ x (E w_v = 0)
+        others, squares = n - f, (f * f).sum() - f * f
+        tau_mean = (f * (t0 + t1 + t2) + others * (t0 + t1 * self.mu + t2 * (var_g + self.mu ** 2))) / n
+        w_var = (f + others * ww) / n - (f * f + squares * ww) / n ** 2
+        spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
+        inv = expected_inverse(int(n), 1.0 / groups)
+        return n * n * inv * (tau_mean + spread) - n * spread + squares * ww
+
+
 def split_moments(counts: np.ndarray, w: np.ndarray, tau: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
     """(bias, variance) of f̂(x_i) = (n/N)·Σ_{u in the group} Y_u, the group a uniform 1-in-``groups``
     split of the n users (N its size, N ≥ 1), given the users' words — docs/math.md §7.4.1.
@@ -257,12 +290,11 @@ class CodeCMS(CMS):
         np.fill_diagonal(g, 0.0)
         return g @ f, (g * g) @ f
 
-    def user_moments(self, items) -> tuple[np.ndarray, np.ndarray]:
-        """(w, τ): mean and variance of one user's term in the estimate of ``items[i]`` when the user
-        holds ``items[j]``: w = m/(m−1)·(γ − 1/m), τ = (m/(m−1))²·((c_ε²−1)/4 + γ(1−γ)) (docs/math.md §1.5)."""
-        g = self.collision_fractions(items)
+    def user_model(self) -> "UserModel":
+        """One user's term in an estimate (docs/math.md §1.5): w = m/(m−1)·(γ − 1/m),
+        τ = (m/(m−1))²·((c_ε²−1)/4 + γ − γ²)."""
         r = self.m / (self.m - 1)
-        return r * (g - 1.0 / self.m), r * r * ((self.c_eps ** 2 - 1) / 4 + g * (1 - g))
+        return UserModel(self.family, r, 1.0 / self.m, (r * r * (self.c_eps ** 2 - 1) / 4, r * r, -r * r))
 
 
 def cms_log_likelihood(cms: CodeCMS, bits: np.ndarray, row: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -404,19 +436,23 @@ class DiscoveryProtocol(Mechanism):
         """Users are split uniformly over this many groups; the reported estimate uses the last one."""
         return 1
 
-    def user_moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
-        """(w, τ) of the final frequency oracle for full-word ``codes`` (:func:`split_moments`)."""
+    def user_model(self) -> UserModel:  # pragma: no cover - overridden
+        """The per-user terms of the final frequency oracle's estimate of a whole word."""
         raise NotImplementedError
 
-    def _theory(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _words(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(full-word codes of the distinct ``items``, their summed counts, inverse)."""
         if items is None:
             raise ValueError(f"{self.name}: 'items' (the words) is required by bias and variance.")
         rows, inv = self.codec.symbols(items)
         counts = np.bincount(inv, weights=check_counts(self.name, true_counts, inv.size), minlength=rows.shape[0])
         if counts.sum() < 1:
             raise ValueError(f"{self.name}: 'true_counts' must hold at least one user; got {counts.sum():g}.")
-        w, tau = self.user_moments(self.codec.prefix_codes(rows, self.length))
-        bias, var = split_moments(counts, w, tau, self.estimate_groups)
+        return self.codec.prefix_codes(rows, self.length), counts, inv
+
+    def _theory(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        codes, counts, inv = self._words(true_counts, items)
+        bias, var = split_moments(counts, *self.user_model().moments(codes), self.estimate_groups)
         return bias[inv], var[inv], counts
 
     def bias(self, true_counts, items=None) -> np.ndarray:
@@ -447,6 +483,12 @@ class DiscoveryProtocol(Mechanism):
         """variance + bias² (parameters of :meth:`bias`)."""
         bias, var, _ = self._theory(true_counts, items)
         return var + bias ** 2
+
+    def family_averaged_mse(self, true_counts, items=None) -> np.ndarray:
+        """Mean squared error of the reported count over random hash families as well (a fresh
+        ``seed``), for an ideal family (:meth:`UserModel.family_averaged`); parameters of :meth:`bias`."""
+        _, counts, inv = self._words(true_counts, items)
+        return self.user_model().family_averaged(counts, self.estimate_groups)[inv]
 
     def privacy_parts(self) -> dict[str, float]:  # pragma: no cover - overridden
         """Part name → the largest log likelihood ratio of that part between two inputs."""

@@ -159,6 +159,11 @@ def test_discovered_estimates_unbiased(name):
     est = np.array(estimates)
     assert_z(est.mean(axis=0), LARGE_COUNTS[:heavy], est.std(axis=0, ddof=1) / math.sqrt(reps),
              what=f"{name} mean estimate of discovered words")
+    # and their mean squared error is the family-averaged closed form (z on the mean of the squared
+    # errors with their own s.d.: no normality needed; α = 1e-3, Bonferroni over words)
+    sq = (est - np.asarray(LARGE_COUNTS[:heavy], float)) ** 2
+    assert_z(sq.mean(axis=0), make(name, **LARGE[name]).family_averaged_mse(LARGE_COUNTS, LARGE_WORDS)[:heavy],
+             sq.std(axis=0, ddof=1) / math.sqrt(reps), alpha=1e-3, what=f"{name} family-averaged MSE")
 
 
 def _discovered(mech, agg, heavy, top_k=5):
@@ -201,8 +206,8 @@ def test_discovered_estimates_match_closed_form_per_user(name):
 
 
 def test_split_moments_reduce_to_the_oracle():
-    """One group (no split, no scaling): the variance is the oracle's own Σ_j counts[j]·τ[i, j]; the
-    split's E[1/N] matches a direct sum."""
+    """One group (no split, no scaling): the variance is the oracle's own Σ_j counts[j]·τ[i, j] and the
+    family-averaged MSE the sketch's own; the split's E[1/N] matches a direct sum."""
     from scipy import stats
 
     from ldpsim.mechanisms.words import expected_inverse, split_moments
@@ -212,6 +217,10 @@ def test_split_moments_reduce_to_the_oracle():
     np.fill_diagonal(w, 1.0)
     bias, var = split_moments(counts, w, tau, 1)
     assert np.allclose(var, tau @ counts) and np.allclose(bias, w @ counts - counts)
+    sfp = make("sfp", **LARGE["sfp"])  # SFP: one group, so the word sketch's own family-averaged variance
+    codes = sfp.codec.word_codes(list(LARGE_WORDS))[0]
+    assert np.allclose(sfp.family_averaged_mse(LARGE_COUNTS, LARGE_WORDS),
+                       sfp.word_cms.family_averaged_variance(LARGE_COUNTS, codes), rtol=1e-12)
     k = np.arange(1, 101)
     assert expected_inverse(100, 0.25) == pytest.approx((stats.binom.pmf(k, 100, 0.25) / k).sum()
                                                         / (1 - 0.75 ** 100), rel=1e-12)
