@@ -5,7 +5,8 @@ peers live in a separate virtual environment (default ``~/.cache/ldpsim/peers-ve
 first use and recreated when broken — only when ldpsim created it: a venv ldpsim made holds the
 marker file :data:`MARKER`; any other existing folder is refused, never deleted) and never constrain ldpsim's own dependencies. Data goes
 through a temporary directory: true counts in (``counts.npy`` + ``jobs.json``), frequency
-estimates and timings out; the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
+estimates and timings out (discovery jobs: words and counts in, discovered lists and timings out);
+the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
 
 :func:`mse_comparison` states the statistical test used to call two MSEs equal.
 """
