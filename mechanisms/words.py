@@ -205,9 +205,13 @@ class UserModel(NamedTuple):
         others, squares = n - f, (f * f).sum() - f * f
         tau_mean = (f * (t0 + t1 + t2) + others * (t0 + t1 * self.mu + t2 * (var_g + self.mu ** 2))) / n
         w_var = (f + others * ww) / n - (f * f + squares * ww) / n ** 2
-        spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
-        inv = expected_inverse(int(n), 1.0 / groups)
-        return n * n * inv * (tau_mean + spread) - n * spread + squares * ww
+        return split_variance(n, tau_mean, w_var, groups) + squares * ww
+
+
+def split_variance(n: float, tau_mean: np.ndarray, w_var: np.ndarray, groups: int) -> np.ndarray:
+    """n²·E[1/N]·(τ̄ + n·s²/(n−1)) − n²·s²/(n−1) (:func:`split_moments`; s² = ``w_var``)."""
+    spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
+    return n * n * expected_inverse(int(n), 1.0 / groups) * (tau_mean + spread) - n * spread
 
 
 def split_moments(counts: np.ndarray, w: np.ndarray, tau: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -223,10 +227,7 @@ def split_moments(counts: np.ndarray, w: np.ndarray, tau: np.ndarray, groups: in
     n = f.sum()
     w_mean = w @ f / n
     w_var = np.maximum((w * w) @ f / n - w_mean ** 2, 0.0)
-    tau_mean = tau @ f / n
-    spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
-    inv = expected_inverse(int(n), 1.0 / groups)
-    return n * w_mean - f, n * n * inv * (tau_mean + spread) - n * spread
+    return n * w_mean - f, split_variance(n, tau @ f / n, w_var, groups)
 
 
 def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
