@@ -457,10 +457,15 @@ class DiscoveryProtocol(Mechanism):
         return bias[inv], var[inv], counts
 
     def bias(self, true_counts, items=None) -> np.ndarray:
-        """E[estimate] − truth of the count ``discover`` reports for each of ``items`` when it is found.
+        """E[estimate] − truth of the count ``discover`` reports for each of ``items`` when it is found
+        (parameters, what is conditioned on: :meth:`variance`); zero on average over families."""
+        return self._theory(true_counts, items)[0]
+
+    def variance(self, true_counts, items=None) -> np.ndarray:
+        """Exact variance of the count ``discover`` reports for each of ``items`` when it is found.
 
         Over the users' randomness (group split, hash choice, flips) for this hash family, given the
-        true counts and a non-empty final group; docs/math.md §7.4.1. Zero on average over families.
+        true counts and a non-empty final group; docs/math.md §7.4.1.
 
         Parameters
         ----------
@@ -472,22 +477,18 @@ class DiscoveryProtocol(Mechanism):
         Returns
         -------
         numpy.ndarray of float
+            Count-scale variance per word.
         """
-        return self._theory(true_counts, items)[0]
-
-    def variance(self, true_counts, items=None) -> np.ndarray:
-        """Exact variance of the count ``discover`` reports for each of ``items`` (parameters, what is
-        conditioned on: :meth:`bias`); docs/math.md §7.4.1."""
         return self._theory(true_counts, items)[1]
 
     def mse(self, true_counts, items=None) -> np.ndarray:
-        """variance + bias² (parameters of :meth:`bias`)."""
+        """variance + bias² (parameters of :meth:`variance`)."""
         bias, var, _ = self._theory(true_counts, items)
         return var + bias ** 2
 
     def family_averaged_mse(self, true_counts, items=None) -> np.ndarray:
         """Mean squared error of the reported count over random hash families as well (a fresh
-        ``seed``), for an ideal family (:meth:`UserModel.family_averaged`); parameters of :meth:`bias`."""
+        ``seed``), for an ideal family (:meth:`UserModel.family_averaged`); parameters of :meth:`variance`."""
         _, counts, inv = self._words(true_counts, items)
         return self.user_model().family_averaged(counts, self.estimate_groups)[inv]
 
