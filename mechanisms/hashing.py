@@ -236,7 +236,12 @@ class HashFamily:
         memory O(D²).
         """
         uniq, inv = factorize(_tokens(items))
-        keys = self.keys(uniq)
+        G = self.key_collision_counts(self.keys(uniq), rows_per_step)
+        return G[np.ix_(inv, inv)]
+
+    def key_collision_counts(self, keys, rows_per_step: int = 1024) -> np.ndarray:
+        """:meth:`collision_counts` of 64-bit keys given directly (no mmh3 step), dense int64 D × D."""
+        keys = np.asarray(keys, dtype=np.uint64)
         d = keys.size
         G = np.zeros((d, d), dtype=np.int64)
         for rows, H in self.row_blocks(keys, max(rows_per_step * d, 1)):
@@ -244,7 +249,7 @@ class HashFamily:
             E = sparse.csr_matrix((np.ones(cols.size, dtype=np.int64), cols.T.ravel(),
                                    np.arange(0, cols.size + 1, rows.size)), shape=(d, rows.size * self.m))
             G += (E @ E.T).toarray()
-        return G[np.ix_(inv, inv)]
+        return G
 
     def collision_sums(self, items, weights) -> tuple[np.ndarray, np.ndarray]:
         """Per item d: (Σ_{d'≠d} w(d')·γ(d, d'), Σ_{d'≠d} w(d')·γ(d, d')²), with γ = G / k."""

@@ -14,7 +14,7 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, DiscoveryProtocol, DiscoveryResult, WordCodec, grouped_counts,
-                                     sketch_sums, split_counts, top, word_rows)
+                                     UserModel, sketch_sums, split_counts, top, word_rows)
 
 
 class PEMReports(NamedTuple):
@@ -105,6 +105,19 @@ class PEM(DiscoveryProtocol):
     @property
     def groups(self) -> int:
         return self.length - self.start + 1
+
+    @property
+    def estimate_groups(self) -> int:
+        return self.groups
+
+    def user_model(self) -> UserModel:
+        """One user's term (1[y = H_s(x)] − 1/g)/(p − 1/g) in a group's estimate of x: with γ the share
+        of the pool under which x and the user's prefix collide, π = q + (p − q)γ supports x, so
+        w = (p − q)(γ − 1/g)/(p − 1/g) and τ = π(1 − π)/(p − 1/g)² (docs/math.md §7.1, §7.4.1)."""
+        d, s = self.p - self.q, (self.p - 1.0 / self.g) ** 2
+        q = self.q
+        return UserModel(self.family, d / (self.p - 1.0 / self.g), 1.0 / self.g,
+                         (q * (1 - q) / s, d * (1 - 2 * q) / s, -d * d / s))
 
     def _prefix_codes(self, rows: np.ndarray) -> np.ndarray:
         """(D × G) codes of each word's prefix reported by each group."""

@@ -16,7 +16,7 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.cms import CMSReports
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
-                                     cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
+                                     UserModel, cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
                                      word_rows)
 
 
@@ -137,6 +137,10 @@ class SFP(DiscoveryProtocol):
     @property
     def positions(self) -> int:
         return self.length // 2
+
+    def user_model(self) -> UserModel:
+        """The word sketch's per-user terms (docs/math.md §1.5); every user reports a word, no split."""
+        return self.word_cms.user_model()
 
     # tokens ------------------------------------------------------------------------------------
     def _word_hash(self, codes: np.ndarray) -> np.ndarray:

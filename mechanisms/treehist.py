@@ -15,7 +15,7 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints
 from ldpsim.mechanisms.cms import CMSReports
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec, cms_log_likelihood,
-                                     grouped_counts, split_counts, top, word_rows)
+                                     UserModel, grouped_counts, split_counts, top, word_rows)
 
 
 class TreeHistReports(NamedTuple):
@@ -90,6 +90,14 @@ class TreeHist(DiscoveryProtocol):
     @property
     def levels(self) -> int:
         return self.length
+
+    @property
+    def estimate_groups(self) -> int:
+        return self.levels
+
+    def user_model(self) -> UserModel:
+        """The level sketch's per-user terms (docs/math.md §1.5, §7.4.1)."""
+        return self.cms.user_model()
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> TreeHistReports:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.mechanisms._validation import check_counts, check_int
 from ldpsim.mechanisms.base import Mechanism
@@ -165,6 +166,70 @@ def word_rows(protocol, true_counts, items) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.bincount(inv, weights=counts, minlength=rows.shape[0]).astype(np.int64)
 
 
+def expected_inverse(n: int, share: float) -> float:
+    """E[1/N | N ≥ 1] for N ~ Binomial(n, share), summed over the pmf (terms beyond 40 s.d. of the
+    mean weigh < 10⁻³⁰⁰ and are left out)."""
+    if share >= 1.0:
+        return 1.0 / n
+    mu, sd = n * share, math.sqrt(n * share * (1 - share))
+    k = np.arange(max(1, math.floor(mu - 40 * sd)), min(n, math.ceil(mu + 40 * sd)) + 1)
+    pmf = stats.binom.pmf(k, n, share)
+    return float((pmf / k).sum() / stats.binom.sf(0, n, share))
+
+
+class UserModel(NamedTuple):
+    """A frequency oracle's estimate as a sum of per-user terms whose law depends on the user's word v only
+    through γ, the share of the family's ``rows`` functions under which v and the estimated word x collide:
+    mean w(γ) = slope·(γ − mu), variance τ(γ) = t0 + t1·γ + t2·γ² (w(1) = 1) — docs/math.md §7.4.1."""
+
+    family: HashFamily
+    slope: float
+    mu: float  #: E γ over random families (a collision's probability)
+    tau: tuple  #: (t0, t1, t2)
+
+    def moments(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(w, τ) matrices for the estimate of ``codes[i]`` and a user holding ``codes[j]``, this family."""
+        g = self.family.key_collision_counts(np.asarray(codes, dtype=np.int64).astype(np.uint64)) / self.family.k
+        t0, t1, t2 = self.tau
+        return self.slope * (g - self.mu), t0 + t1 * g + t2 * g * g
+
+    def family_averaged(self, counts: np.ndarray, groups: int) -> np.ndarray:
+        """MSE of :func:`split_moments`' estimate over random families too: γ(x, v) for v ≠ x independent,
+        each the mean of ``rows`` independent collisions of probability ``mu`` (E γ = μ,
+        Var γ = μ(1 − μ)/rows), so the bias averages to 0 and adds its variance Σ_{v≠x} f_v²·slope²·Var γ."""
+        f = np.asarray(counts, dtype=float)
+        n = f.sum()
+        var_g = self.mu * (1 - self.mu) / self.family.k
+        t0, t1, t2 = self.tau
+        ww = self.slope ** 2 * var_g                     # E w_v², v ≠ x (E w_v = 0)
+        others, squares = n - f, (f * f).sum() - f * f
+        tau_mean = (f * (t0 + t1 + t2) + others * (t0 + t1 * self.mu + t2 * (var_g + self.mu ** 2))) / n
+        w_var = (f + others * ww) / n - (f * f + squares * ww) / n ** 2
+        return split_variance(n, tau_mean, w_var, groups) + squares * ww
+
+
+def split_variance(n: float, tau_mean: np.ndarray, w_var: np.ndarray, groups: int) -> np.ndarray:
+    """n²·E[1/N]·(τ̄ + n·s²/(n−1)) − n²·s²/(n−1) (:func:`split_moments`; s² = ``w_var``)."""
+    spread = n * w_var / (n - 1) if n > 1 else np.zeros_like(w_var)
+    return n * n * expected_inverse(int(n), 1.0 / groups) * (tau_mean + spread) - n * spread
+
+
+def split_moments(counts: np.ndarray, w: np.ndarray, tau: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """(bias, variance) of f̂(x_i) = (n/N)·Σ_{u in the group} Y_u, the group a uniform 1-in-``groups``
+    split of the n users (N its size, N ≥ 1), given the users' words — docs/math.md §7.4.1.
+
+    ``w[i, j]``, ``tau[i, j]``: mean and variance of Y_u for estimate i when user u holds word j
+    (``w[i, i]`` = 1); ``counts[j]`` users hold word j. With w̄_i, s²_i the mean and variance of
+    w[i, word_u] over all n users and τ̄_i the mean of tau[i, word_u]:
+    bias = Σ_j counts[j]·w[i, j] − counts[i], variance = n²·E[1/N]·(τ̄ + n·s²/(n−1)) − n²·s²/(n−1).
+    """
+    f = np.asarray(counts, dtype=float)
+    n = f.sum()
+    w_mean = w @ f / n
+    w_var = np.maximum((w * w) @ f / n - w_mean ** 2, 0.0)
+    return n * w_mean - f, split_variance(n, tau @ f / n, w_var, groups)
+
+
 def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``keep`` codes with the largest estimates, largest first (ties: smaller code first)."""
     order = np.lexsort((codes, -estimates))[:keep]
@@ -223,6 +288,21 @@ class CodeCMS(CMS):
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
         return sketch_sums(self.family, table, self._value_keys(items))
 
+    def collision_fractions(self, items) -> np.ndarray:
+        """γ[i, j] = share of the k rows where codes ``items[i]`` and ``items[j]`` hash alike (D × D)."""
+        return self.family.key_collision_counts(self._value_keys(items)) / self.k
+
+    def _collision_sums(self, items: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g = self.collision_fractions(items)  # the codes are the keys (CMS's own hashes mmh3 digests)
+        np.fill_diagonal(g, 0.0)
+        return g @ f, (g * g) @ f
+
+    def user_model(self) -> "UserModel":
+        """One user's term in an estimate (docs/math.md §1.5): w = m/(m−1)·(γ − 1/m),
+        τ = (m/(m−1))²·((c_ε²−1)/4 + γ − γ²)."""
+        r = self.m / (self.m - 1)
+        return UserModel(self.family, r, 1.0 / self.m, (r * r * (self.c_eps ** 2 - 1) / 4, r * r, -r * r))
+
 
 def cms_log_likelihood(cms: CodeCMS, bits: np.ndarray, row: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """log P[(bits_u, row_u) | token code_u] of CMS reports: −log k + (m − d)·log(1−f) + d·log f, d the
@@ -243,7 +323,8 @@ class DiscoveryProtocol(Mechanism):
     from its exact law given the true word counts, ``encode``/``decode``/``report_bytes``; the server
     side is ``discover(agg, top_k)`` → :class:`DiscoveryResult`, a deterministic function of the
     aggregate (all the adaptivity of PEM/TreeHist lives there). ``epsilon`` is the ε-LDP guarantee of
-    one user's whole report; ``privacy_parts()`` lists the parts it composes.
+    one user's whole report; ``privacy_parts()`` lists the parts it composes. ``bias``/``variance``/``mse``
+    give the exact theory of the count reported for a discovered word (docs/math.md §7.4.1).
     """
 
     takes_tokens = True
@@ -355,6 +436,67 @@ class DiscoveryProtocol(Mechanism):
         Aggregate
         """
         return self.aggregate(self.perturb(values, rng))
+
+    # theory of the reported estimates ------------------------------------------------------------
+    @property
+    def estimate_groups(self) -> int:
+        """Users are split uniformly over this many groups; the reported estimate uses the last one."""
+        return 1
+
+    def user_model(self) -> UserModel:  # pragma: no cover - overridden
+        """The per-user terms of the final frequency oracle's estimate of a whole word."""
+        raise NotImplementedError
+
+    def _words(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(full-word codes of the distinct ``items``, their summed counts, inverse)."""
+        if items is None:
+            raise ValueError(f"{self.name}: 'items' (the words) is required by bias and variance.")
+        rows, inv = self.codec.symbols(items)
+        counts = np.bincount(inv, weights=check_counts(self.name, true_counts, inv.size), minlength=rows.shape[0])
+        if counts.sum() < 1:
+            raise ValueError(f"{self.name}: 'true_counts' must hold at least one user; got {counts.sum():g}.")
+        return self.codec.prefix_codes(rows, self.length), counts, inv
+
+    def _theory(self, true_counts, items) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        codes, counts, inv = self._words(true_counts, items)
+        bias, var = split_moments(counts, *self.user_model().moments(codes), self.estimate_groups)
+        return bias[inv], var[inv], counts
+
+    def bias(self, true_counts, items=None) -> np.ndarray:
+        """E[estimate] − truth of the count ``discover`` reports for each of ``items`` when it is found
+        (parameters, what is conditioned on: :meth:`variance`); zero on average over families."""
+        return self._theory(true_counts, items)[0]
+
+    def variance(self, true_counts, items=None) -> np.ndarray:
+        """Exact variance of the count ``discover`` reports for each of ``items`` when it is found.
+
+        Over the users' randomness (group split, hash choice, flips) for this hash family, given the
+        true counts and a non-empty final group; docs/math.md §7.4.1.
+
+        Parameters
+        ----------
+        true_counts : array_like of non-negative numbers
+            Users holding each of ``items`` (the whole population).
+        items : sequence of str
+            The words (required), aligned with ``true_counts``.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            Count-scale variance per word.
+        """
+        return self._theory(true_counts, items)[1]
+
+    def mse(self, true_counts, items=None) -> np.ndarray:
+        """variance + bias² (parameters of :meth:`variance`)."""
+        bias, var, _ = self._theory(true_counts, items)
+        return var + bias ** 2
+
+    def family_averaged_mse(self, true_counts, items=None) -> np.ndarray:
+        """Mean squared error of the reported count over random hash families as well (a fresh
+        ``seed``), for an ideal family (:meth:`UserModel.family_averaged`); parameters of :meth:`variance`."""
+        _, counts, inv = self._words(true_counts, items)
+        return self.user_model().family_averaged(counts, self.estimate_groups)[inv]
 
     def privacy_parts(self) -> dict[str, float]:  # pragma: no cover - overridden
         """Part name → the largest log likelihood ratio of that part between two inputs."""

@@ -5,7 +5,9 @@ Scenario: n users on a harmonic workload over ``--items`` items (seed 003's shap
 are per 10⁶ users on the 2-core reference machine (issue 2), extrapolated linearly when n ≠ 10⁶.
 With ``--peers`` the peer libraries run the same true counts in their own venv; the table gives the
 speed ratio (peer time / ours, both per 10⁶ users) and both frequency-scale MSEs with a paired
-z-test (:func:`ldpsim.evaluation.bench.peers.mse_comparison`; "equal" at p ≥ 0.01).
+z-test (:func:`ldpsim.evaluation.bench.peers.mse_comparison`; "equal" at p ≥ 0.01). A second table
+puts the discovery protocols beside pure-ldp's heavy hitters on a configuration both can run
+(:mod:`ldpsim.evaluation.bench.discovery_peers`: time and F1 over paired repeats).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpsim.evaluation.bench import cases as bench, peers
+from ldpsim.evaluation.bench import cases as bench, discovery_peers, peers
 from ldpsim.evaluation.workloads.synthetic import harmonic
 from ldpsim.scenarios import options
 
@@ -104,6 +106,23 @@ PEER_COLUMNS = [("peer", "peer", 32, ""), ("ours", "ours", 10, ""), ("n_peer", "
                 ("mse_theory", "MSE theory", 11, ".3e"), ("p", "p(equal)", 9, ".3f"), ("verdict", "verdict", 0, "")]
 
 
+DISCOVERY_COLUMNS = [("case", "case", 20, ""), ("n", "n", 9, ","), ("repeats", "reps", 5, ""),
+                     ("peer_s", "peer s", 9, ".2f"), ("ours_user_s", "ours s", 9, ".3f"),
+                     ("ours_direct_s", "direct s", 9, ".3f"), ("speedup", "speed-up", 9, ".0f"),
+                     ("speedup_direct", "direct ×", 9, ".0f"), ("f1_peer", "F1 peer", 8, ".2f"),
+                     ("f1_ours", "F1 ours", 8, ".2f"), ("f1_direct", "F1 dir.", 8, ".2f"), ("diff", "ΔF1", 7, "+.2f"),
+                     ("p", "p(equal)", 9, ".3f"), ("verdict", "verdict", 0, "")]
+
+
+def discovery_peer_rows(cases: list, seed: int, venv, run_peer=peers.run_discovery_peers) -> list[dict]:
+    """Ours and pure-ldp's heavy hitters on each case (:mod:`ldpsim.evaluation.bench.discovery_peers`)."""
+    print(f"\npeers: {len(cases)} discovery cases, pure-ldp beside ours "
+          f"({', '.join(f'{c.name} n={c.n:,} ×{c.repeats}' for c in cases)})")
+    runs = run_peer([c.job() for c in cases], [c.workload() for c in cases], [c.repeats for c in cases], seed, venv)
+    return [discovery_peers.compare(c, discovery_peers.run_ours(c, seed), discovery_peers.peer_scores(c, r))
+            for c, r in zip(cases, runs)]
+
+
 def _theory_mse(case: bench.BenchCase, counts, n: int) -> float:
     """Mean over items of the mechanism's own count-scale MSE, on the frequency scale."""
     try:
@@ -139,7 +158,7 @@ def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: in
     others at ``n_fast``) and compare speed and MSE on the same true counts."""
     pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") not in ("skip", "ERROR")]
     if not pairs:
-        print("peers: none of the compared cases ran; nothing to compare")
+        print("peers: none of the compared frequency-oracle cases ran; no frequency-oracle peers")
         return []
     results = {}
     for n, d in dict.fromkeys((n_slow if job.slow else n_fast, job.d or items) for *_, job, _ in pairs):
@@ -187,6 +206,23 @@ def run(args) -> int:
             for row in prows:
                 print_row(row, PEER_COLUMNS)
         all_rows += [{"table": "peers", **r} for r in prows]
+        dcases = discovery_peers.select(args.only)
+        drows = []
+        if dcases:
+            try:
+                drows = discovery_peer_rows(dcases, args.seed, args.peers_venv)
+            except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+                print(f"peers: discovery failed ({exc}); the tables above stand", file=sys.stderr)
+                status = 1
+        if drows:
+            print(f"\ntimes: medians over the repeats (ours in this process after a warm-up; the peer from building "
+                  f"its server to find_heavy_hitters); speed-up = peer ÷ ours per-user (direct ×: ÷ ours direct); "
+                  f"F1 of the top {dcases[0].top_k}, mean over repeats; ΔF1 = ours per-user − peer, p(equal) = "
+                  f"exact paired sign-flip test (equal at p ≥ {discovery_peers.EQUAL_P})")
+            print_header(DISCOVERY_COLUMNS)
+            for row in drows:
+                print_row(row, DISCOVERY_COLUMNS)
+        all_rows += [{"table": "discovery-peers", **r} for r in drows]
     if args.out:
         from ldpsim.simulator.durable import make_dirs, write_file
         out = make_dirs(Path(args.out))

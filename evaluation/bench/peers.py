@@ -5,7 +5,8 @@ peers live in a separate virtual environment (default ``~/.cache/ldpsim/peers-ve
 first use and recreated when broken — only when ldpsim created it: a venv ldpsim made holds the
 marker file :data:`MARKER`; any other existing folder is refused, never deleted) and never constrain ldpsim's own dependencies. Data goes
 through a temporary directory: true counts in (``counts.npy`` + ``jobs.json``), frequency
-estimates and timings out; the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
+estimates and timings out (discovery jobs: words and counts in, discovered lists and timings out);
+the script run there is :mod:`ldpsim.evaluation.bench.peers_script`.
 
 :func:`mse_comparison` states the statistical test used to call two MSEs equal.
 """
@@ -121,6 +122,25 @@ def run_peers(jobs: list[PeerJob], counts, seed: int = 0, venv: Path | None = No
         results = json.loads((tmp / "results.json").read_text())
         with np.load(tmp / "estimates.npz") as est:
             return [{**results[f"j{i}"], "frequencies": est[f"j{i}"]} for i in range(len(jobs))]
+
+
+def run_discovery_peers(jobs: list[dict], workloads: list, repeats: list[int], seed: int = 0,
+                        venv: Path | None = None, log=print) -> list[list[dict]]:
+    """Run pure-ldp's heavy-hitter ``jobs`` (:meth:`DiscoveryPeerCase.job
+    <ldpsim.evaluation.bench.discovery_peers.DiscoveryPeerCase.job>`) on the workloads' true counts.
+
+    Returns, per job, one ``{"seconds", "words", "counts"}`` per repeat.
+    """
+    python = ensure_venv(venv, log)
+    spec = {"seed": int(seed), "discovery": [
+        {"id": f"d{i}", **job, "items": [str(x) for x in w.items], "counts": [int(c) for c in w.counts],
+         "repeats": int(r)} for i, (job, w, r) in enumerate(zip(jobs, workloads, repeats))]}
+    with tempfile.TemporaryDirectory(prefix="ldpsim-peers-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "jobs.json").write_text(json.dumps(spec))
+        subprocess.run([str(python), "-I", str(SCRIPT), str(tmp), str(tmp)], check=True)
+        results = json.loads((tmp / "discovery.json").read_text())
+    return [results[f"d{i}"] for i in range(len(jobs))]
 
 
 def mse_comparison(ours, theirs, truth) -> dict:

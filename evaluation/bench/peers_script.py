@@ -3,7 +3,8 @@
 Usage: ``python -I peers_script.py IN_DIR OUT_DIR``. ``IN_DIR/jobs.json`` holds
 ``{"seed": int, "jobs": [{"id", "lib", "mech", "epsilon", "k", "m"}, ...]}`` and ``IN_DIR/counts.npy``
 the true count of each item id 0..D−1. Writes ``OUT_DIR/results.json`` (seconds and n per job id)
-and ``OUT_DIR/estimates.npz`` (frequency-scale estimates per job id).
+and ``OUT_DIR/estimates.npz`` (frequency-scale estimates per job id). A ``jobs.json`` with a
+``"discovery"`` list instead runs pure-ldp's heavy-hitter protocols (:func:`discovery_main`).
 
 This file imports only the standard library, numpy and the peer libraries (pure-ldp 1.2.0,
 multi-freq-ldpy 0.2.5), never ldpsim: the peers need numpy < 2. It uses their public APIs as their
@@ -106,10 +107,94 @@ def _multi_freq(job, values, d):
 
 LIBS = {"pure-ldp": _pure_ldp, "multi-freq-ldpy": _multi_freq}
 
+#: padding symbol of the discovery runs: in the alphabet, so every word is sent as exactly L symbols
+PAD = "_"
+
+
+def base_index(symbols):
+    """Index mapper of fixed-length strings over ``symbols``: the base-|symbols| number they spell
+    (distinct strings of one length map to distinct ints below |symbols|^length, as pure-ldp's
+    local-hashing oracles need)."""
+    digit = {c: i for i, c in enumerate(symbols)}
+    base = len(symbols)
+
+    def index(text):
+        code = 0
+        for c in text:
+            code = code * base + digit[c]
+        return code
+    return index
+
+
+def pad_words(values, length):
+    """Each word padded on the right with :data:`PAD` to ``length`` symbols (ldpsim's ∅ padding)."""
+    return [w + PAD * (length - len(w)) for w in values]
+
+
+def _pure_ldp_discovery(job, values):
+    """One pure-ldp heavy-hitter run (``job["mech"]`` in pem, treehist, sfp) on padded words: server and
+    client built, every user privatised and aggregated, ``find_heavy_hitters(k=top_k)`` — all timed.
+    Returns (seconds, words, estimated counts), at most ``top_k`` words, largest estimate first."""
+    from pure_ldp.frequency_oracles import CMSClient, CMSServer, FastLHClient, FastLHServer
+    from pure_ldp.heavy_hitters import PEMClient, PEMServer, SFPClient, SFPServer, TreeHistClient, TreeHistServer
+    eps, length, top_k, mech = job["epsilon"], job["length"], job["top_k"], job["mech"]
+    symbols = list(job["alphabet"] + PAD)
+    padded = pad_words(values, length)
+    t0 = time.perf_counter()
+    if mech == "pem":  # FLH with a pool of k hashes (ldpsim's PEM); groups report prefixes of 2 .. L symbols
+        index = base_index(symbols)
+        server = PEMServer(eps, 1, length, 1, alphabet=symbols, index_mapper=index,
+                           fo_server=FastLHServer(eps, 1, job["k"], use_olh=True))
+        client = PEMClient(eps, 1, length, 1, alphabet=symbols, index_mapper=index,
+                           fo_client=FastLHClient(eps, 1, job["k"], use_olh=True))
+    else:  # count-mean sketches of k rows and m columns for the words and the fragments / prefixes
+        cms = CMSServer(eps, job["k"], job["m"])
+        cms_client = CMSClient(eps, cms.get_hash_funcs(), job["m"])
+        if mech == "treehist":  # one symbol per level
+            server = TreeHistServer(eps, length, 1, alphabet=symbols, fo_server=cms)
+            client = TreeHistClient(eps, 1, length, alphabet=symbols, fo_client=cms_client)
+        elif mech == "sfp":  # 2-symbol fragments, 256 word hashes (pure-ldp's fixed choice)
+            server = SFPServer(eps, 2, length, alphabet=set(symbols), fo_server=cms)
+            client = SFPClient(eps, 2, length, alphabet=set(symbols), fo_client=cms_client)
+        else:
+            raise ValueError(f"pure-ldp has no discovery job {mech!r}")
+    for v in padded:
+        server.aggregate(client.privatise(v))
+    words, freqs = server.find_heavy_hitters(k=top_k)
+    seconds = time.perf_counter() - t0
+    order = sorted(range(len(words)), key=lambda i: -float(freqs[i]))[:top_k]  # SFP returns every candidate
+    return seconds, [words[i].rstrip(PAD).rstrip("*") for i in order], [float(freqs[i]) for i in order]
+
+
+def discovery_main(spec, out_dir):
+    """Discovery jobs: ``spec["discovery"]`` = [{"id", "items", "counts", "repeats", **job}]; repeat r
+    draws its user order and seeds the peer's global generators from child r of ``SeedSequence(seed)``.
+    Writes ``discovery.json``: per job id, per repeat, seconds, words and estimated counts."""
+    results = {}
+    for job in spec["discovery"]:
+        items = np.array(job["items"], dtype=object)
+        runs = []
+        for r, seed in enumerate(np.random.SeedSequence(spec["seed"]).spawn(job["repeats"])):
+            values = list(items[np.random.default_rng(seed).permutation(np.repeat(np.arange(items.size), job["counts"]))])
+            state = seed.generate_state(2)
+            random.seed(int(state[0]))
+            np.random.seed(int(state[1]))
+            print(f"  peer pure-ldp {job['mech']} n={len(values):,} repeat {r + 1}/{job['repeats']} ...",
+                  file=sys.stderr, flush=True)
+            seconds, words, counts = _pure_ldp_discovery(job, values)
+            print(f"    {seconds:.2f} s", file=sys.stderr, flush=True)
+            runs.append({"seconds": seconds, "words": words, "counts": counts})
+        results[job["id"]] = runs
+    (out_dir / "discovery.json").write_text(json.dumps(results))
+
 
 def main(in_dir, out_dir):
     in_dir, out_dir = Path(in_dir), Path(out_dir)
     spec = json.loads((in_dir / "jobs.json").read_text())
+    if "discovery" in spec:
+        import warnings
+        warnings.simplefilter("ignore")  # pure-ldp warns about small n on every estimate
+        return discovery_main(spec, out_dir)
     counts = np.load(in_dir / "counts.npy")
     d = int(counts.size)
     seeds = np.random.SeedSequence(spec["seed"]).spawn(len(spec["jobs"]))

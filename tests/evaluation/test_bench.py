@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -94,3 +95,63 @@ def test_accuracy_rows_measure_against_theory():
         small = {k: (min(v, 16) if k in ("num_bits", "pool_size") else v) for k, v in params.items()}
         row = accuracy.measure(name, small, min(d, 12) or 0, 400, 2)
         assert np.isfinite(row["mse"]) and row["theory"] > 0, label
+
+
+# ---- discovery beside pure-ldp's heavy hitters (the peer itself needs its venv: faked here) ----------
+def _tiny_discovery(case):
+    return dataclasses.replace(case, n=2000, repeats=2)
+
+
+def test_discovery_peer_rows_with_a_fake_peer(capsys):
+    """The --peers discovery table's wiring: ours runs both paths per repeat, the peer's runs become F1
+    and times, one row per case. The fake peer returns the true top 20 (F1 = 1) in 100 s."""
+    from ldpsim.evaluation.bench import discovery_peers as dp
+    from ldpsim.scenarios import cmd_bench
+
+    cases = [_tiny_discovery(c) for c in dp.select(["sfp", "pem", "treehist"])]
+    assert {c.name for c in cases} == {"sfp", "pem", "treehist"} and dp.select(["grr"]) == []
+    calls = []
+
+    def fake_peer(jobs, workloads, repeats, seed, venv):
+        calls.append((jobs, repeats))
+        return [[{"seconds": 100.0, "words": list(w.items[:20]), "counts": [float(c) for c in w.counts[:20]]}] * r
+                for w, r in zip(workloads, repeats)]
+
+    rows = cmd_bench.discovery_peer_rows(cases, 0, None, run_peer=fake_peer)
+    jobs, repeats = calls[0]
+    assert [j["mech"] for j in jobs] == [c.name for c in cases] and repeats == [2, 2, 2]
+    assert jobs[0]["alphabet"] == dp.AZ and jobs[0]["top_k"] == 20
+    for case, row in zip(cases, rows):
+        assert row["case"] == case.label and row["repeats"] == 2 and row["f1_peer"] == 1.0
+        assert 0.0 <= row["f1_ours"] <= 1.0 and 0.0 <= row["f1_direct"] <= 1.0
+        assert row["speedup"] == pytest.approx(100.0 / row["ours_user_s"])
+        assert row["verdict"].startswith(("PASS", "FAIL")) and "F1" in row["verdict"]
+    for row in rows:
+        cmd_bench.print_row(row, cmd_bench.DISCOVERY_COLUMNS)
+    assert capsys.readouterr().out.count("a–z L") >= 3
+
+
+def test_paired_f1_sign_flip_is_exact():
+    """Identical F1s: p = 1. Ten repeats all in our favour: only 2 of the 2^10 sign patterns reach the
+    observed |mean|, so p = 2/1024 (< 0.01: "better"); a brute-force count agrees on a mixed case."""
+    from ldpsim.evaluation.bench.discovery_peers import paired_f1
+
+    assert paired_f1([0.8] * 10, [0.8] * 10)["p"] == 1.0
+    better = paired_f1(np.linspace(0.8, 0.9, 10), np.full(10, 0.5))
+    assert better["p"] == pytest.approx(2 / 1024) and better["diff"] > 0
+    d = np.array([0.1, -0.05, 0.2, 0.0, 0.15, -0.1])
+    count = sum(abs(np.dot(s, np.abs(d))) >= abs(d.sum()) - 1e-12
+                for s in np.array(np.meshgrid(*[[1, -1]] * 6)).reshape(6, -1).T)
+    assert paired_f1(d, np.zeros(6))["p"] == pytest.approx(count / 64)
+
+
+def test_peer_script_pads_and_indexes_words():
+    """Words reach pure-ldp padded to L with '_' (ldpsim's ∅); the index of fixed-length strings is
+    injective and below |Σ|^L, as pure-ldp's local-hashing oracles need."""
+    from ldpsim.evaluation.bench.peers_script import PAD, base_index, pad_words
+
+    assert pad_words(["a", "the"], 4) == ["a___", "the_"]
+    symbols = list("abc" + PAD)
+    index = base_index(symbols)
+    codes = [index("".join(t)) for t in itertools.product(symbols, repeat=3)]
+    assert sorted(codes) == list(range(len(symbols) ** 3))

@@ -14,7 +14,7 @@ from ldpsim.mechanisms.pem import PEM
 from ldpsim.mechanisms.sfp import SFP
 from ldpsim.mechanisms.treehist import TreeHist
 from ldpsim.mechanisms.words import DEFAULT_ALPHABET, WordCodec
-from tests.stats import assert_same_distribution, assert_z
+from tests.stats import assert_mean, assert_same_distribution, assert_variance, assert_z
 
 #: tiny configurations: every cell of the aggregate is hit often, collisions matter
 SMALL = {
@@ -134,8 +134,9 @@ def test_direct_equals_reports_in_distribution(name):
 
 
 #: realistic sizes: heavy words are discovered every time, so selection does not bias their estimates
+#: (SFP at its earlier word share 0.3: with 0.2 the word sketch may rank the 4th heavy word below the 5th)
 LARGE = {
-    "sfp": dict(epsilon=4.0, length=4, alphabet="abcdefgh", hash_bits=4, word_k=64, word_m=256,
+    "sfp": dict(epsilon=4.0, length=4, alphabet="abcdefgh", hash_bits=4, word_share=0.3, word_k=64, word_m=256,
                 fragment_k=16, fragment_m=256),
     "pem": dict(epsilon=4.0, length=4, alphabet="abcdefgh", start=1, pool=256),
     "treehist": dict(epsilon=4.0, length=4, alphabet="abcdefgh", k=64, m=256),
@@ -159,6 +160,79 @@ def test_discovered_estimates_unbiased(name):
     est = np.array(estimates)
     assert_z(est.mean(axis=0), LARGE_COUNTS[:heavy], est.std(axis=0, ddof=1) / math.sqrt(reps),
              what=f"{name} mean estimate of discovered words")
+    # and their mean squared error is the family-averaged closed form (z on the mean of the squared
+    # errors with their own s.d.: no normality needed; α = 1e-3, Bonferroni over words)
+    sq = (est - np.asarray(LARGE_COUNTS[:heavy], float)) ** 2
+    assert_z(sq.mean(axis=0), make(name, **LARGE[name]).family_averaged_mse(LARGE_COUNTS, LARGE_WORDS)[:heavy],
+             sq.std(axis=0, ddof=1) / math.sqrt(reps), alpha=1e-3, what=f"{name} family-averaged MSE")
+
+
+def _discovered(mech, agg, heavy, top_k=5):
+    res = mech.discover(agg, top_k=top_k)
+    found = dict(zip(res.words.tolist(), res.counts.tolist()))
+    assert set(LARGE_WORDS[:heavy]) <= set(found), found  # selection cannot bias these words
+    return [found[w] for w in LARGE_WORDS[:heavy]]
+
+
+def _check_moments(mech, estimates, counts, heavy, what):
+    """Mean by z against truth + bias, variance by χ² against the closed form (α = 1e-3 each,
+    Bonferroni over the words inside tests/stats)."""
+    bias, var = mech.bias(counts, LARGE_WORDS)[:heavy], mech.variance(counts, LARGE_WORDS)[:heavy]
+    mean = np.asarray(counts[:heavy], float) + bias
+    assert_mean(estimates, mean, var, alpha=1e-3, what=f"{what} mean")
+    assert_variance(estimates, mean, var, alpha=1e-3, what=f"{what} variance")
+
+
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_discovered_estimates_match_closed_form_direct(name):
+    """For one fixed hash family, the estimates of always-discovered words over 400 direct draws have
+    the closed-form mean (truth + collision bias) and variance (split + scaling included, §7.4.1)."""
+    mech = make(name, **LARGE[name])
+    est = [_discovered(mech, mech.sample_aggregate(LARGE_COUNTS, np.random.default_rng(s), LARGE_WORDS), 5)
+           for s in np.random.SeedSequence(12).spawn(400)]
+    _check_moments(mech, np.array(est), LARGE_COUNTS, 5, f"{name} direct")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_discovered_estimates_match_closed_form_per_user(name):
+    """The same closed forms on the per-user path (300 runs of 10⁴ users each; the 4 heaviest words)."""
+    mech = make(name, **LARGE[name])
+    counts = tuple(c // 10 for c in LARGE_COUNTS)
+    est = []
+    for s in np.random.SeedSequence(13).spawn(300):
+        rng = np.random.default_rng(s)
+        est.append(_discovered(mech, mech.aggregate(mech.perturb(users(rng, counts, LARGE_WORDS), rng)), 4))
+    _check_moments(mech, np.array(est), counts, 4, f"{name} per-user")
+
+
+def test_split_moments_reduce_to_the_oracle():
+    """One group (no split, no scaling): the variance is the oracle's own Σ_j counts[j]·τ[i, j] and the
+    family-averaged MSE the sketch's own; the split's E[1/N] matches a direct sum."""
+    from scipy import stats
+
+    from ldpsim.mechanisms.words import expected_inverse, split_moments
+    rng = np.random.default_rng(0)
+    counts = np.array([50.0, 30.0, 20.0])
+    w, tau = rng.uniform(0, 0.2, (3, 3)), rng.uniform(0.5, 1.0, (3, 3))
+    np.fill_diagonal(w, 1.0)
+    bias, var = split_moments(counts, w, tau, 1)
+    assert np.allclose(var, tau @ counts) and np.allclose(bias, w @ counts - counts)
+    sfp = make("sfp", **LARGE["sfp"])  # SFP: one group, so the word sketch's own family-averaged variance
+    codes = sfp.codec.word_codes(list(LARGE_WORDS))[0]
+    assert np.allclose(sfp.family_averaged_mse(LARGE_COUNTS, LARGE_WORDS),
+                       sfp.word_cms.family_averaged_variance(LARGE_COUNTS, codes), rtol=1e-12)
+    k = np.arange(1, 101)
+    assert expected_inverse(100, 0.25) == pytest.approx((stats.binom.pmf(k, 100, 0.25) / k).sum()
+                                                        / (1 - 0.75 ** 100), rel=1e-12)
+
+
+def test_theory_rejects_bad_input():
+    mech = make("pem", **LARGE["pem"])
+    with pytest.raises(ValueError, match="'items'"):
+        mech.variance([1, 2])
+    with pytest.raises(ValueError, match="at least one user"):
+        mech.variance([0, 0], ["ab", "ba"])
 
 
 @pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32)])
