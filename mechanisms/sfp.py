@@ -13,7 +13,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate
-from ldpsim.mechanisms.cms import CMSReports
+from ldpsim.mechanisms.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
                                      UserModel, cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
@@ -36,30 +36,35 @@ class SFP(DiscoveryProtocol):
 
     Each user sends two count-mean sketch reports (:class:`~ldpsim.mechanisms.words.CodeCMS`):
     the padded word's code through a word CMS at ε_w = ``word_share``·ε, and a fragment token
-    through a fragment CMS at ε_f = ε − ε_w. The token is (r, l, s_{2l} s_{2l+1}): r the
-    ``hash_bits``-bit hash of the word, l uniform in {0 .. L/2 − 1} (independent of the word), and the
-    two symbols at positions 2l, 2l+1 — the paper's (hash(word) mod 256, position, 2-character fragment).
-    The position l is also sent in clear: it does not depend on the word, so it costs no privacy, and
-    it makes the fragment part's likelihood a single CMS term (not a mixture over positions), whose
-    ratio bound is attained.
+    through a fragment CMS at ε_f = ε − ε_w, with a position l uniform in {0 .. L/2 − 1} (independent
+    of the word) sent in clear. The token is (r, s_{2l} s_{2l+1}): r the ``hash_bits``-bit hash of the
+    word and the two symbols at positions 2l, 2l+1 — with l, the paper's (hash(word) mod 256, position,
+    2-character fragment). The position costs no privacy (it does not depend on the word) and makes the
+    fragment part's likelihood a single CMS term (not a mixture over positions), whose ratio bound is
+    attained.
     Privacy: ε-LDP by sequential composition; each part's likelihood ratio is at most e^{ε_w} resp.
     e^{ε_f}, attained, and both at once for reports equal to one word's one-hot vectors in both
     sketches, so the joint ratio is exactly e^ε at its boundary (:meth:`privacy_parts`,
     :meth:`log_likelihood`).
-    Aggregate: both CMS aggregates (data flattened and concatenated); it does not depend on any
-    candidate, so it merges by addition.
-    Server (:meth:`discover`): for every position l, hash value r and valid fragment, the fragment
-    sketch's estimate (one vectorized query: the tokens are the codes 0 … 2^bits·(L/2)·b² − 1,
-    docs/math.md §7.4.1); a fragment is frequent if it is at least ``threshold``·σ (σ the CMS noise s.d.
-    of a count among n users, docs/math.md §1.5) and among the ``per_slot`` largest of its (r, l).
+    Aggregate: the word CMS aggregate and one fragment CMS aggregate per position l, filled by the
+    n_l users who sent l (each with its own row sizes N_{l,j}; data flattened and concatenated,
+    :meth:`parts`); it does not depend on any candidate, so it merges by addition. Per position, a
+    fragment's count (≈ 2n_w/L of a word's n_w users) meets the noise of n_l ≈ 2n/L users, not of all n
+    (docs/math.md §7.4.1).
+    Server (:meth:`discover`): for every position l, hash value r and valid fragment, position l's
+    sketch estimate with n_l (one vectorized query: the tokens are the codes 0 … 2^bits·b² − 1, hashed
+    once and read from every position's sketch, docs/math.md §7.4.1); a fragment is frequent if it is at
+    least ``threshold``·σ_l (σ_l the CMS noise s.d. of a count among n_l users, docs/math.md §1.5) and
+    among the ``per_slot`` largest of its (r, l).
     For each r, every combination of its frequent fragments over the L/2 positions is a candidate
     word; kept are valid padded words whose own hash is r. The word sketch estimates the candidates;
     the ``top_k`` largest are returned with those estimates (the word CMS estimator: unbiased up to
     the sketch's hash-collision bias, docs/math.md §1.5).
     Direct path (exact): the word sketch is drawn by CMS's direct sampler from the word counts; each
-    word's users are split over the positions by a multinomial and the fragment sketch is drawn from the
-    resulting token counts. Given the true counts the two sketches are independent (each user's two
-    reports use independent randomness), so the joint law equals the per-user path's.
+    word's users are split over the positions by a multinomial and each position's fragment sketch is
+    drawn from that position's token counts. Given the true counts and the split, the sketches are
+    independent (each user's two reports use independent randomness; a position's sketch holds only its
+    own users), so the joint law equals the per-user path's.
 
     Parameters
     ----------
@@ -146,15 +151,12 @@ class SFP(DiscoveryProtocol):
     def _word_hash(self, codes: np.ndarray) -> np.ndarray:
         return self.word_hash.evaluate(0, np.asarray(codes, dtype=np.int64).astype(np.uint64))
 
-    def _fragment_tokens(self, r, position, fragment) -> np.ndarray:
-        """Code of the token (r, l, fragment): (r·L/2 + l)·b² + fragment."""
-        return (np.asarray(r) * self.positions + position) * self.codec.base ** 2 + fragment
-
     def _word_tokens(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(word codes, D × L/2 fragment tokens at every position) of padded symbol rows."""
+        """(word codes, D × L/2 fragment tokens) of padded symbol rows; column l is the token (r, fragment
+        at l) = r·b² + fragment, counted in position l's sketch."""
         codes = self.codec.prefix_codes(rows, self.length)
         frag = rows[:, 0::2] * self.codec.base + rows[:, 1::2]
-        return codes, self._fragment_tokens(self._word_hash(codes)[:, None], np.arange(self.positions), frag)
+        return codes, self._word_hash(codes)[:, None] * self.codec.base ** 2 + frag
 
     # client ------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> SFPReports:
@@ -182,28 +184,40 @@ class SFP(DiscoveryProtocol):
             raise ValueError(f"{self.name}.{what}: position must hold ints in [0, {self.positions}).")
         return SFPReports(*word, *frag, position.astype(np.int64))
 
-    def _join(self, word: Aggregate, frag: Aggregate) -> Aggregate:
-        return Aggregate(word.n, np.concatenate([word.data.ravel(), frag.data.ravel()]), self.kind)
+    def _join(self, word: Aggregate, frag: np.ndarray) -> Aggregate:
+        """The SFP aggregate of the word aggregate and the stacked fragment sketches (L/2, k, m+1)."""
+        return Aggregate(word.n, np.concatenate([word.data.ravel(), frag.ravel()]), self.kind)
 
-    def parts(self, agg: Aggregate) -> tuple[Aggregate, Aggregate]:
-        """(word CMS aggregate, fragment CMS aggregate) of an SFP aggregate."""
+    def _fragment_tables(self, agg: Aggregate) -> np.ndarray:
+        """Position l's fragment sketch data at [l] (L/2 × k × (m+1)); column m: row sizes N_{l,j}."""
+        return agg.data[self.word_k * (self.word_m + 1):].reshape(self.positions, self.fragment_k,
+                                                                    self.fragment_m + 1)
+
+    def parts(self, agg: Aggregate) -> tuple[Aggregate, tuple[Aggregate, ...]]:
+        """(word CMS aggregate, the L/2 fragment CMS aggregates: position l's of its n_l users)."""
         self._check_aggregate(agg)
-        size = self.word_k * (self.word_m + 1)
-        word = agg.data[:size].reshape(self.word_k, self.word_m + 1)
-        frag = agg.data[size:].reshape(self.fragment_k, self.fragment_m + 1)
-        return Aggregate(agg.n, word, self.word_cms.kind), Aggregate(agg.n, frag, self.fragment_cms.kind)
+        word = agg.data[:self.word_k * (self.word_m + 1)].reshape(self.word_k, self.word_m + 1)
+        frags = tuple(Aggregate(int(t[:, -1].sum()), t, self.fragment_cms.kind) for t in self._fragment_tables(agg))
+        return Aggregate(agg.n, word, self.word_cms.kind), frags
 
     def aggregate(self, reports) -> Aggregate:
         r = self._check_reports(reports, "aggregate")
-        return self._join(self.word_cms.aggregate(CMSReports(*r[:2])), self.fragment_cms.aggregate(CMSReports(*r[2:4])))
+        k, m = self.fragment_k, self.fragment_m
+        row = r.position * k + r.fragment_row  # row j of position l's sketch is row l·k + j of the stack
+        frag = np.empty((self.positions * k, m + 1), dtype=np.int64)
+        frag[:, :m] = grouped_column_counts(r.fragment_bits, row, self.positions * k, m)
+        frag[:, m] = np.bincount(row, minlength=self.positions * k)
+        return self._join(self.word_cms.aggregate(CMSReports(*r[:2])), frag)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
         codes, tokens = self._word_tokens(rows)
         word = self.word_cms.sample_aggregate(counts, rng, codes)
-        uniq, c = grouped_counts(tokens, split_counts(counts, self.positions, rng))
-        return self._join(word, self.fragment_cms.sample_aggregate(c, rng, uniq))
+        split = split_counts(counts, self.positions, rng)  # (D, L/2): each word's users per position
+        frags = [self.fragment_cms.sample_aggregate(c, rng, uniq).data
+                 for uniq, c in (grouped_counts(tokens[:, l], split[:, l]) for l in range(self.positions))]
+        return self._join(word, np.stack(frags))
 
     def _valid_fragments(self) -> np.ndarray:
         """valid[l, s·b + t]: the fragment can occur at position l (no letter after ∅; no word starts
@@ -217,22 +231,25 @@ class SFP(DiscoveryProtocol):
     def frequent_fragments(self, agg: Aggregate, threshold: float = 1.5, per_slot: int = 4) -> np.ndarray:
         """F[r, l, j]: the ``per_slot`` most frequent fragments of hash r at position l (−1: none).
 
-        All R·(L/2)·b² tokens are the codes 0 … R·(L/2)·b² − 1 (:meth:`_fragment_tokens`), so one
-        vectorized sketch query over ``arange`` gives every slot's sums; ranking uses the integer sums
-        (the estimate increases with them), ties broken towards the smaller fragment code."""
-        _, frag_agg = self.parts(agg)
-        n, c, m, b2 = frag_agg.n, self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
+        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`), so one
+        vectorized sketch query over ``arange``, hashed once and read from every position's sketch, gives
+        every slot's sums; ranking uses the integer sums (within a position the estimate increases with
+        them), ties broken towards the smaller fragment code. Position l's estimates and cut-off
+        threshold·σ_l use its own n_l users (docs/math.md §7.4.1)."""
+        tables = self._fragment_tables(agg)
+        n = tables[:, :, -1].sum(axis=1)[None, :, None]  # n_l, shaped for the (R, L/2, ·) slots
+        c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
         n_r = 1 << self.hash_bits
-        keys = np.arange(n_r * self.positions * b2, dtype=np.uint64)
-        sums = sketch_sums(self.fragment_cms.family, frag_agg.data, keys).reshape(n_r, self.positions, b2)
+        keys = np.arange(n_r * b2, dtype=np.uint64)
+        sums = sketch_sums(self.fragment_cms.family, tables, keys).reshape(self.positions, n_r, b2).transpose(1, 0, 2)
         rank = sums * b2 + (b2 - 1 - np.arange(b2))  # unique per slot: larger sum first, then smaller code
         rank[:, ~self._valid_fragments()] = -1
         keep = min(per_slot, b2)
         best = np.argpartition(-rank, keep - 1, axis=2)[:, :, :keep]
         best = np.take_along_axis(best, np.argsort(-np.take_along_axis(rank, best, axis=2), axis=2), axis=2)
         est = self.fragment_cms.estimates_from_sums(n, np.take_along_axis(sums, best, axis=2))
-        cut = threshold * m / (m - 1) * math.sqrt(n * (c * c - 1) / 4 + n / m)
-        ok = (est >= cut) & np.take_along_axis(rank >= 0, best, axis=2)
+        cut = threshold * m / (m - 1) * np.sqrt(n * (c * c - 1) / 4 + n / m)
+        ok = (est >= cut) & (n > 0) & np.take_along_axis(rank >= 0, best, axis=2)
         out = np.full((n_r, self.positions, per_slot), -1, dtype=np.int64)
         out[:, :, :keep] = np.where(ok, best, -1)
         return out

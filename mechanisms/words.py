@@ -238,21 +238,23 @@ def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray
 
 def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Σ_l table[l, h_l(key)] for each 64-bit key (table: k rows of ≥ m columns, C-contiguous),
-    vectorized over blocks of (row, key) pairs.
+    vectorized over blocks of (row, key) pairs. A stack of P such tables (P × k × columns) gives the
+    P × keys sums of every table, the keys hashed once (SFP's per-position fragment sketches).
 
     Keys below 2^32 (SFP's fragment tokens, short prefixes) take a shortcut with the same result as
     :meth:`HashFamily.evaluate`: their high half is 0, so g_l = ((A_l·x + C_l) mod 2^64) >> 32, and
     for m = 2^w, ⌊g_l·m/2^32⌋ = ((A_l·x + C_l) mod 2^64) >> (64 − w) — one multiply-add and a shift.
     """
-    flat = table.reshape(-1)
-    total = np.zeros(keys.size, dtype=table.dtype)
-    m = family.m
+    stack = table.reshape((-1,) + table.shape[-2:])           # (P, k, columns), P = 1 for one table
+    flats = stack.reshape(stack.shape[0], -1)
+    total = np.zeros((stack.shape[0], keys.size), dtype=table.dtype)
+    m, cols = family.m, stack.shape[2]
     if keys.size and int(keys.max()) < 2 ** 32 and m & (m - 1) == 0:
-        if flat.size and np.issubdtype(flat.dtype, np.integer) and 0 <= flat.min() and flat.max() < 2 ** 31:
-            flat = flat.astype(np.int32)  # half the memory traffic of the gathers; sums stay int64
+        if flats.size and np.issubdtype(flats.dtype, np.integer) and 0 <= flats.min() and flats.max() < 2 ** 31:
+            flats = flats.astype(np.int32)  # half the memory traffic of the gathers; sums stay int64
         shift = np.uint64(64 - (m.bit_length() - 1))
         a, _, c = family.row_params
-        offset = np.arange(family.k, dtype=np.uint64) * np.uint64(table.shape[1])
+        offset = np.arange(family.k, dtype=np.uint64) * np.uint64(cols)
         # blocks of ≈ 2^16 (row, key) pairs, every row of a block of keys at once: temporaries stay in
         # cache and the sum over rows runs along contiguous rows
         rows_step = min(family.k, 1 << 16)
@@ -266,12 +268,15 @@ def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.n
                     v += c_l
                     v >>= shift
                     v += off_l
-                    total[k0:k0 + keys_step] += flat.take(v.view(np.int64)).sum(axis=0, dtype=total.dtype)
-        return total
-    for rows, H in family.row_blocks(keys, 1 << 18):
-        H += (rows * table.shape[1])[:, None]
-        total += flat.take(H).sum(axis=0)
-    return total
+                    cells = v.view(np.int64)
+                    for p, flat in enumerate(flats):
+                        total[p, k0:k0 + keys_step] += flat.take(cells).sum(axis=0, dtype=total.dtype)
+    else:
+        for rows, H in family.row_blocks(keys, 1 << 18):
+            H += (rows * cols)[:, None]
+            for p, flat in enumerate(flats):
+                total[p] += flat.take(H).sum(axis=0)
+    return total.reshape(table.shape[:-2] + (keys.size,))
 
 
 @dataclass(frozen=True)
