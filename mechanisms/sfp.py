@@ -94,8 +94,8 @@ class SFP(DiscoveryProtocol):
     ≈ ``per_slot``^{L/2} whatever the hash size, since each hash value keeps 1/2^bits of its
     combinations) with 4× fewer tokens to query. The word sketch is 1024 × 256 (32-byte reports):
     its noise n(c_ε²−1)/4 dwarfs its collision term (0.9 % of it at n = 10⁶, docs/math.md §7.4.1),
-    so the narrow sketch costs no accuracy and a quarter of the client's bits; the fragment sketch
-    keeps 64 × 1024, where the collision term is already 22 % of the noise at n = 10⁶.
+    so the narrow sketch costs no accuracy and a quarter of the client's bits; each position's fragment
+    sketch keeps 64 × 1024, where the collision term is already 16–31 % of the noise at n = 10⁶.
 
     >>> sfp = SFP(epsilon=8.0, length=4, alphabet="abc", hash_bits=2, word_k=8, word_m=64,
     ...           fragment_k=8, fragment_m=64)
