@@ -71,7 +71,7 @@ class SFP(DiscoveryProtocol):
     epsilon : float in (0, inf)
         ε of one report (word and fragment parts together).
     word_share : float in (0, 1)
-        Share of ε spent on the word report (default 0.2: fragments are the bottleneck, Notes).
+        Share of ε spent on the word report (default 0.3: fragments are the bottleneck, Notes).
     length : even int in [2, L_max]
         Longest word, in symbols.
     alphabet : str
@@ -88,8 +88,9 @@ class SFP(DiscoveryProtocol):
     Notes
     -----
     Defaults, measured on words-slang at n = 10⁵ … 10⁷ (README "Discovering new words"): the server
-    misses words because their fragments — n_w/(L/2) users each — drown among the b² fragments of
-    their slot, not because the word sketch ranks badly, so 80 % of ε goes to the fragment. 6 hash
+    misses words mainly because their fragments — n_w/(L/2) users each — drown among the b² fragments
+    of their slot, so most of ε goes to the fragment: 70 % since the fragment sketches are per position
+    (with one sketch over all n users 80 % was best; 60 % loses F1 at ε ≤ 2 and n = 10⁵). 6 hash
     bits instead of the paper's 8 give the same or better F1 (the false candidates number
     ≈ ``per_slot``^{L/2} whatever the hash size, since each hash value keeps 1/2^bits of its
     combinations) with 4× fewer tokens to query. The word sketch is 1024 × 256 (32-byte reports):
@@ -105,7 +106,7 @@ class SFP(DiscoveryProtocol):
     """
 
     epsilon: float
-    word_share: float = 0.2
+    word_share: float = 0.3
     length: int = 8
     alphabet: str = DEFAULT_ALPHABET
     hash_bits: int = 6

@@ -134,7 +134,7 @@ def test_direct_equals_reports_in_distribution(name):
 
 
 #: realistic sizes: heavy words are discovered every time, so selection does not bias their estimates
-#: (SFP at its earlier word share 0.3: at the default 0.2 one per-user run missed the 4th heavy word in its top 5)
+#: (SFP's word share pinned at 0.3, its default: at 0.2 one per-user run missed the 4th heavy word in its top 5)
 LARGE = {
     "sfp": dict(epsilon=4.0, length=4, alphabet="abcdefgh", hash_bits=4, word_share=0.3, word_k=64, word_m=256,
                 fragment_k=16, fragment_m=256),
