@@ -237,6 +237,7 @@ class SFP(DiscoveryProtocol):
         every slot's sums; ranking uses the integer sums (within a position the estimate increases with
         them), ties broken towards the smaller fragment code. Position l's estimates and cut-off
         threshold·σ_l use its own n_l users (docs/math.md §7.4.1)."""
+        self._check_aggregate(agg)
         tables = self._fragment_tables(agg)
         n = tables[:, :, -1].sum(axis=1)[None, :, None]  # n_l, shaped for the (R, L/2, ·) slots
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
