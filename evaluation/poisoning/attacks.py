@@ -117,8 +117,8 @@ def fake_reports(mech, attack: str, targets, m: int, rng=None):
             bits[:] = rng.random((m, mech.m)) < 0.5
         else:
             bits = np.zeros((m, mech.m), dtype=bool)
-            pos = mech.family.hash(t)  # k × r
-            bits[np.arange(m)[:, None], pos[rows]] = True
+            keys = mech._value_keys(np.asarray(t, dtype=object))  # the sketch's own keys (CodeCMS: the codes)
+            bits[np.arange(m)[:, None], mech.family.evaluate(rows[:, None], keys[None, :])] = True
         return CMSReports(np.packbits(bits, axis=1)[:, :width], rows)
     if attack == "rpa":
         return HCMSReports(rng.integers(0, 2, size=m).astype(np.uint8), rows, rng.integers(0, mech.m, size=m))

@@ -77,7 +77,7 @@ def fake_sweep(cfg, target_index: int, fakes=(0, 50, 100, 200, 400), epsilons=(2
         run_cfg = with_event_epsilon(cfg, eps)
         mech = run_cfg.use_case("event").make_mechanism()
         fleet_target = target if mech.takes_tokens else target_index
-        fleet = FakeFleet(n_fakes, fleet_target, mga_reports, seed=cfg.seed, **DEFENSES[defense])
+        fleet = FakeFleet(n_fakes, fleet_target, mga_reports, **DEFENSES[defense])
         with tempfile.TemporaryDirectory(prefix="ldpsim-fakes-") as tmp:
             result = run_deployment(run_cfg, tmp, components=(fleet.component,))
         rows.append({"epsilon": eps, "fakes": n_fakes, "defense": defense,

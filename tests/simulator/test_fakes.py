@@ -62,3 +62,48 @@ def test_deployment_share_matches_the_closed_form(tiny_cfg, tmp_path):
     sd = np.sqrt(var.sum()) / var.size
     assert abs(got["estimated_share"] - got["closed_form_share"]) <= 4 * sd
     assert got["closed_form_share"] > 3 * got["true_share"]
+
+
+def _gated_cms_fleet():
+    """A CMS emoji use case (the MGA report's row is random) and fakes whose 4 identities lie in blocks
+    0..3, so 2 shards ([0, 1, 2], [3, 4]) both run fakes; 7 of 10 are attested, 1 report per identity
+    per day: 10 sent, 3 refused by attestation, 3 by the rate limit, 4 accepted a day."""
+    from ldpsim.simulator.config import UseCase
+    from tests.simulator.test_device import ITEMS, tiny_config
+    emoji = UseCase("emoji", "event", "cms", (("epsilon", 2.0), ("k", 16), ("m", 32), ("seed", 5)), 1)
+    cfg = tiny_config(n_days=2, use_cases=(emoji,))
+    return cfg, FakeFleet(10, ITEMS[3], mga_reports, attested=0.7, identities=4, rate_limit=1)
+
+
+def _same_with_fakes(cfg, a, b):
+    from tests.simulator.test_device import same_aggregates
+    same_aggregates(a.aggregates, b.aggregates)
+    from ldpsim.evaluation.deployment_metrics import daily_estimates
+    pd_a, pd_b = daily_estimates(cfg, a), daily_estimates(cfg, b)
+    assert pd_a["estimate"].to_numpy().tolist() == pd_b["estimate"].to_numpy().tolist()
+    gate = {k: v for k, v in a.counters.items() if k.startswith("fake_")}
+    assert gate == {k: v for k, v in b.counters.items() if k.startswith("fake_")}
+    return gate
+
+
+@pytest.mark.parametrize("n_shards", [2, 5])
+def test_fakes_give_the_same_result_for_any_sharding(tmp_path, n_shards):
+    cfg, fleet = _gated_cms_fleet()
+    one = run(cfg, tmp_path / "one", components=(fleet.component,))
+    gate = _same_with_fakes(cfg, one, run(cfg, tmp_path / "many", n_shards, components=(fleet.component,)))
+    days = cfg.n_days
+    assert gate == {"fake_sent": 10 * days, "fake_refused_attestation": 3 * days,
+                    "fake_refused_rate_limit": 3 * days, "fake_accepted": 4 * days}
+    assert fleet.accepted_per_day() == fleet.accepted_reports().size == 4
+    base = run(cfg, tmp_path / "base")
+    assert sum(a.n for a in one.aggregates.values()) == sum(a.n for a in base.aggregates.values()) + 4 * days
+
+
+@pytest.mark.slow  # ~13 s under load, nearly all of it the local cluster's start (as test_deployment's Dask test)
+def test_fakes_on_dask_equal_the_serial_run(tmp_path):
+    """2 shards on a 2-worker local Dask cluster: same daily estimates and gate counts as one process."""
+    cfg, fleet = _gated_cms_fleet()
+    serial = run(cfg, tmp_path / "one", components=(fleet.component,))
+    dask = run(cfg, tmp_path / "dask", 2, scheduler="local", components=(fleet.component,), n_workers=2)
+    assert dask.shards == 2
+    assert _same_with_fakes(cfg, serial, dask)["fake_accepted"] == 4 * cfg.n_days
