@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, mga_reports
@@ -107,3 +108,65 @@ def test_fakes_on_dask_equal_the_serial_run(tmp_path):
     dask = run(cfg, tmp_path / "dask", 2, scheduler="local", components=(fleet.component,), n_workers=2)
     assert dask.shards == 2
     assert _same_with_fakes(cfg, serial, dask)["fake_accepted"] == 4 * cfg.n_days
+
+
+def _words_cfg(tmp_path, devices=1200, days=3):
+    from tests.simulator.test_scenario import _write
+    from tests.simulator.test_words import WORDS
+    text = WORDS.replace("devices = 2000", f"devices = {devices}").replace("days = 3", f"days = {days}")
+    return load_deployment(_write(tmp_path, text, "words.toml"))[0]
+
+
+def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tmp_path):
+    """PEM fakes for a word nobody types: on the last night its estimated count is exactly the genuine
+    walk's estimate of it plus m_R·c, scaled by N/n_R (the fakes' reports are deterministic supports),
+    the nights agree with the cut-off prediction, and 1 or 3 shards give the same aggregates."""
+    from ldpsim.evaluation.poisoning import words as word_attack
+    from ldpsim.evaluation.poisoning.deployment_attack import word_nights, word_reports
+    from tests.simulator.test_device import same_aggregates
+    cfg = _words_cfg(tmp_path)
+    fleet = FakeFleet(70, "xqzw", word_reports, use_case="word")
+    one = run(cfg, tmp_path / "one", components=(fleet.component,))
+    same_aggregates(one.aggregates, run(cfg, tmp_path / "three", 3, components=(fleet.component,)).aggregates)
+    base = run(cfg, tmp_path / "base")
+    got = word_nights(cfg, one, fleet)
+    assert got["days_in_top"] == got["predicted_days_in_top"] == cfg.n_days
+    mech = cfg.use_case("word").make_mechanism()
+    total = sum(one.aggregates[("words", d)] for d in range(1, cfg.n_days))
+    total += one.aggregates[("words", 0)]
+    genuine = sum(base.aggregates[("words", d)] for d in range(1, cfg.n_days)) + base.aggregates[("words", 0)]
+    last = mech.groups - 1
+    code = mech._prefix_codes(mech.codec.symbols(["xqzw"])[0])[0][last:]
+    m_last = word_attack.fakes_per_round(mech, fleet.accepted_reports(), cfg.n_days)[last]
+    n_last = int(total.data[last, :, mech.g].sum())
+    expected = total.n / n_last * (mech.group_estimate(genuine, last, code)[0][0] + m_last * word_attack.contribution(mech))
+    assert got["estimated_share"] * total.n == pytest.approx(expected, rel=1e-9)
+
+
+def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
+    """A sweep stopped after its first deployment (and a torn store part of the next one left behind)
+    resumes from the journaled cell, deletes the leftover, and ends with the uninterrupted table."""
+    from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep
+    from ldpsim.evaluation.runfolder import RunFolder, verify_folder
+    cfg = _words_cfg(tmp_path, devices=600, days=2)
+    kw = dict(fakes=(0, 60), epsilons=(4.0,), defenses=("none", "attestation 50%"), use_case="word")
+    reference = fake_sweep(cfg, "xqzw", **kw)
+    out = tmp_path / "sweep"
+
+    def stop(done, total):
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True) as folder:
+        with pytest.raises(KeyboardInterrupt):
+            fake_sweep(cfg, "xqzw", progress=stop, folder=folder, **kw)
+    torn = out / "stores" / "eps4-fakes60-none" / "use_case=words" / "day=0" / "part-s0-0.parquet"
+    torn.parent.mkdir(parents=True)
+    torn.write_bytes(b"torn")
+    assert sorted(p.name for p in (out / "cells").iterdir()) == ["eps4-fakes0-none.json"]
+    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True, log=lambda m: None) as folder:
+        assert not torn.exists() and folder.finished("cells/") == {"cells/eps4-fakes0-none.json"}
+        table = fake_sweep(cfg, "xqzw", folder=folder, **kw)
+        folder.finalize(adopt=True)
+    pd.testing.assert_frame_equal(table, reference)
+    assert not verify_folder(out) and not (out / "stores").exists()
