@@ -25,19 +25,11 @@ import pandas as pd
 import pytest
 
 from tests.simulator.test_scenario import TINY
+from tests.simulator.test_words import WORDS
 from tests.test_run_folders import SWEEP
 
 RUN_TOML = TINY.replace("devices = 150", "devices = 400").replace("days = 2", "days = 4")
-POISON_DEPLOYMENT = TINY.replace("[server]", """[use_case.words]
-mechanism = "pem"
-epsilon = 4.0
-top_k = 10
-pool = 64
-
-[words]
-top = 200
-
-[server]""").replace("devices = 150", "devices = 600")
+POISON_DEPLOYMENT = WORDS.replace("devices = 2000", "devices = 600")
 POISON_TOML = """[poisoning_fleet]
 scenario = "{path}"
 use_case = "word"

@@ -113,7 +113,7 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
         share = float(res.frequencies[hit][0]) if hit.any() else 0.0
         days = max(0, day - fleet.start_day + 1)
         m_round = word_attack.fakes_per_round(mech, accepted, days)
-        n_round = _round_sizes(mech, running)
+        n_round = word_attack.round_sizes(mech, running)
         closed = word_attack.expected_count(mech, running.n, n_round, m_round) / running.n
         if isinstance(mech, word_attack.PEM):
             genuine = running if fake is None else Aggregate(running.n - fake.n, running.data - fake.data, running.kind)
@@ -125,15 +125,6 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
             "estimated_share": share, "closed_form_share": closed, "true_share": 0.0,
             "predicted_days_in_top": int(sum(predicted)) if predicted else None,
             "fakes_needed_per_day": need_per_day}
-
-
-def _round_sizes(mech, agg) -> np.ndarray:
-    """Reports per round of a discovery aggregate (PEM groups, TreeHist levels; SFP: all, one entry)."""
-    if isinstance(mech, word_attack.PEM):
-        return agg.data[:, :, mech.g].sum(axis=1)
-    if isinstance(mech, word_attack.TreeHist):
-        return np.array([mech.level_aggregate(agg, l).n for l in range(mech.levels)])
-    return np.array([agg.n])
 
 
 def _cell_name(eps: float, n_fakes: int, defense: str) -> str:

@@ -99,6 +99,16 @@ def _sketch_reports(cms, codes: np.ndarray, rng):
     return bits, row
 
 
+def round_sizes(mech, agg: Aggregate) -> np.ndarray:
+    """n_i: reports per round of an aggregate (PEM groups, TreeHist levels; SFP: all reports, one entry)."""
+    _check(mech)
+    if isinstance(mech, PEM):
+        return agg.data[:, :, mech.g].sum(axis=1)
+    if isinstance(mech, TreeHist):
+        return np.array([mech.level_aggregate(agg, l).n for l in range(mech.levels)])
+    return np.array([agg.n])
+
+
 def fakes_per_round(mech, accepted: np.ndarray, days: int = 1) -> np.ndarray:
     """m_i: fake reports in each round over ``days`` days, from a day's accepted report indices."""
     return days * np.bincount(np.asarray(accepted, dtype=np.int64) % rounds(mech), minlength=rounds(mech))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.poisoning.words import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
-                                               rounds, sfp_contributions, word_mga_reports)
+                                               round_sizes, rounds, sfp_contributions, word_mga_reports)
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from tests.stats import assert_mean
 
@@ -57,15 +57,6 @@ def test_each_maximal_report_adds_exactly_c_to_its_rounds_target_piece(mech):
     np.testing.assert_allclose(shift, expected, rtol=1e-9)
 
 
-def _round_sizes(mech, agg) -> np.ndarray:
-    """Reports per round (PEM: per group; TreeHist: per level; SFP: all reports, one entry)."""
-    if isinstance(mech, PEM):
-        return agg.data[:, :, mech.g].sum(axis=1)
-    if isinstance(mech, TreeHist):
-        return np.array([mech.level_aggregate(agg, l).n for l in range(mech.levels)])
-    return np.array([agg.n])
-
-
 def _unheld_variance(mech, n: int, per_word: np.ndarray) -> float:
     """Variance, over the randomness *and* the hash family, of the estimated count of a word no one
     holds, from n reports of which per_word hold each genuine word's piece. Given the family: the
@@ -93,7 +84,7 @@ def test_expected_count_of_the_made_up_word_matches_the_closed_form(mech):
     for r in range(reps):
         mech_r = dataclasses.replace(mech, seed=100 + r)
         agg = mech_r.sample_aggregate(COUNTS, r, WORDS) + mech_r.aggregate(word_mga_reports(mech_r, TARGET, m, r))
-        n_round, m_round = _round_sizes(mech_r, agg), fakes_per_round(mech_r, np.arange(m))
+        n_round, m_round = round_sizes(mech_r, agg), fakes_per_round(mech_r, np.arange(m))
         if isinstance(mech_r, SFP):
             got, scale, n_gen, split = _pieces(mech_r, agg, TARGET)[0], 1.0, agg.n - m, 1
         else:
