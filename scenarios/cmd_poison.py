@@ -40,7 +40,7 @@ def add_arguments(parser):
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS,
-                        help="--deployment: ε of the event use case (default: 2 4 8)")
+                        help="--deployment: ε of the attacked use case (default: 2 4 8)")
     parser.add_argument("--target-rank", type=options.positive_int, default=TARGET_RANK,
                         help="--deployment: the pushed item's rank in the workload (default: 80)")
     parser.add_argument("--word", help="--deployment: push this made-up word into the words use case's nightly "

@@ -75,11 +75,11 @@ def _unheld_variance(mech, n: int, per_word: np.ndarray) -> float:
 @pytest.mark.parametrize("mech", _protocols(), ids=lambda m: m.name)
 def test_expected_count_of_the_made_up_word_matches_the_closed_form(mech):
     """R = 60 repeats, each with a fresh hash family (the closed form averages the collision bias over
-    families) and 40 fakes: the target's final estimated count — PEM/TreeHist (N/n_R)·f̂_R(x), SFP the word
+    families) and 400 fakes: the target's final estimated count — PEM/TreeHist (N/n_R)·f̂_R(x), SFP the word
     sketch's f̂(x) — has mean :func:`expected_count`; tolerance from the genuine part's variance
     (:func:`_unheld_variance`, the genuine words' counts split evenly over the rounds), α = 1e-4."""
     import dataclasses
-    reps, m = 60, 40
+    reps, m = 60, 400
     diff, var = [], []
     for r in range(reps):
         mech_r = dataclasses.replace(mech, seed=100 + r)
