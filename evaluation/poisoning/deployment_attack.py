@@ -109,9 +109,10 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
             continue
         res = mech.discover(running, top_k=uc.top_k)
         hit = res.words == fleet.target
-        found.append(bool(hit.any()))
+        if hit.any():
+            found.append(day)
         share = float(res.frequencies[hit][0]) if hit.any() else 0.0
-        days = max(0, day - fleet.start_day + 1)
+        days = max(0, day - fleet.start_day + 1)  # nights with fakes so far
         m_round = word_attack.fakes_per_round(mech, accepted, days)
         n_round = word_attack.round_sizes(mech, running)
         closed = word_attack.expected_count(mech, running.n, n_round, m_round) / running.n
@@ -119,9 +120,8 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
             genuine = running if fake is None else Aggregate(running.n - fake.n, running.data - fake.data, running.kind)
             need = word_attack.pem_fakes_needed(mech, genuine, fleet.target, uc.top_k)["need"]
             predicted.append(bool((m_round >= need).all()))
-            need_per_day = mech.groups * float(need.max()) / max(day - fleet.start_day + 1, 1)
-    listed = [d for d, f in enumerate(found) if f]
-    return {"days_in_top": len(listed), "first_day_in_top": listed[0] if listed else None,
+            need_per_day = mech.groups * float(need.max()) / max(days, 1)
+    return {"days_in_top": len(found), "first_day_in_top": found[0] if found else None,
             "estimated_share": share, "closed_form_share": closed, "true_share": 0.0,
             "predicted_days_in_top": int(sum(predicted)) if predicted else None,
             "fakes_needed_per_day": need_per_day}

@@ -170,3 +170,11 @@ def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
         folder.finalize(adopt=True)
     pd.testing.assert_frame_equal(table, reference)
     assert not verify_folder(out) and not (out / "stores").exists()
+
+
+@pytest.mark.parametrize("word", ["the", "x-y"])  # typed by the fleet; '-' is not in the alphabet
+def test_poison_refuses_a_word_that_is_not_made_up(tmp_path, capsys, word):
+    from ldpsim.scenarios.cli import main
+    code = main(["poison", "--deployment", "--word", word, "--devices", "100", "--days", "1", "-q",
+                 "--out", str(tmp_path / "out")])
+    assert code == 2 and "--word" in capsys.readouterr().err and not (tmp_path / "out").exists()
