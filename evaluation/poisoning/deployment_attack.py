@@ -221,7 +221,7 @@ def plot_fake_sweep(table: pd.DataFrame, path) -> str:
         ax.set(title=defense, xlabel="fake devices")
         ax.grid(alpha=0.3)
     words = "use_case" in table and (table["use_case"] == "word").all()
-    axes[0][0].set_ylabel(f"nights the word is discovered (of {int(table['days'].iloc[0])}; dashed: predicted)"
+    axes[0][0].set_ylabel(f"nights listed (of {int(table['days'].iloc[0])}); dashed: predicted"
                           if words else f"days in the estimated top 10 (of {int(table['days'].iloc[0])})")
     axes[0][0].legend(fontsize=7)
     if not base.empty and not words:
