@@ -3,11 +3,11 @@ discovered top-k, and for how many days?
 
 Runs the SimPy deployment with a :class:`ldpsim.simulator.fakes.FakeFleet` — the maximal gain attack on
 the event use case (:func:`mga_reports`) or on the words use case (:func:`word_reports`,
-:mod:`.words`) — sharded, serially or on Dask like any deployment, and reads the target's daily ranks.
+:mod:`.word_attack`) — sharded, serially or on Dask like any deployment, and reads the target's daily ranks.
 The defenses are the fleet's gate: device attestation (share of fakes that authenticate) and
 per-identity rate limits. One row per (ε, fakes, defense): days in the top list, the first such day,
 the target's estimated share beside its closed form and its true share; for words also the nights
-predicted from the genuine aggregate's per-round cut-offs (PEM, :func:`.words.pem_fakes_needed`).
+predicted from the genuine aggregate's per-round cut-offs (PEM, :func:`.word_attack.pem_fakes_needed`).
 
 A sweep given a locked run folder (:class:`ldpsim.evaluation.runfolder.RunFolder`) writes each
 deployment's server store under ``stores/<cell>/`` (deleted once the cell's row is journaled as
@@ -28,7 +28,7 @@ import pandas as pd
 
 from ldpsim.evaluation.deployment_metrics import daily_estimates
 from ldpsim.evaluation.poisoning.attacks import fake_reports
-from ldpsim.evaluation.poisoning import words as word_attack
+from ldpsim.evaluation.poisoning import word_attack
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.simulator.deployment import run as run_deployment
 from ldpsim.simulator.fakes import FakeFleet
@@ -45,7 +45,7 @@ def mga_reports(mech, target, n: int, rng):
 
 
 def word_reports(mech, target: str, n: int, rng):
-    """Maximal reports for one made-up word (:func:`.words.word_mga_reports`; module-level, so fleets pickle)."""
+    """Maximal reports for one made-up word (:func:`.word_attack.word_mga_reports`; module-level, so fleets pickle)."""
     return word_attack.word_mga_reports(mech, target, n, rng)
 
 
@@ -88,7 +88,7 @@ def target_ranks(cfg, result, target_index: int, k: int = 10, fakes_per_day: int
 def word_nights(cfg, result, fleet: FakeFleet) -> dict:
     """The made-up word ``fleet.target`` in the nightly discovery job (all word reports so far, the use
     case's top_k): nights it is listed, the first, its estimated share on the last night beside the
-    closed form (:func:`.words.expected_count` over N), and — PEM — the nights predicted from the genuine
+    closed form (:func:`.word_attack.expected_count` over N), and — PEM — the nights predicted from the genuine
     aggregate's cut-offs (the run's aggregate minus the fakes' own, rebuilt from their day streams) and
     the fakes a day that the last night needs (R·max_i m_i*/days, spread evenly over the R groups)."""
     uc = cfg.use_case("word")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.poisoning.words import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
+from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
                                                round_sizes, rounds, sfp_contributions, word_mga_reports)
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from tests.stats import assert_mean

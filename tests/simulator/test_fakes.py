@@ -121,7 +121,7 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
     """PEM fakes for a word nobody types: on the last night its estimated count is exactly the genuine
     walk's estimate of it plus m_R·c, scaled by N/n_R (the fakes' reports are deterministic supports),
     the nights agree with the cut-off prediction, and 1 or 3 shards give the same aggregates."""
-    from ldpsim.evaluation.poisoning import words as word_attack
+    from ldpsim.evaluation.poisoning import word_attack
     from ldpsim.evaluation.poisoning.deployment_attack import word_nights, word_reports
     from tests.simulator.test_device import same_aggregates
     cfg = _words_cfg(tmp_path)
