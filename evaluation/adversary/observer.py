@@ -197,26 +197,23 @@ def guesses(cfg, result) -> dict | None:
     device = np.concatenate([t["device"] for t in taps])
     rows = np.concatenate([t["rows"] for t in taps])
     candidates = cfg.items if mech.takes_tokens else np.arange(len(cfg.items))  # id oracles take ids
-    reports = mech.decode(rows.tobytes())
     prior_fav, rho = favourite_model(cfg)
     pi = np.asarray(cfg.item_weights)
     ids, dev_idx = np.unique(device, return_inverse=True)
     if uc.memoize and isinstance(mech, two_stage.MECHANISMS):  # shared permanent response: joint per device
-        post = np.log(prior_fav) + two_stage.device_log_likelihoods(mech, reports, candidates, dev_idx, ids.size,
-                                                                    rho, pi)
-    elif uc.memoize:  # the whole report memoized: identical reports are one value's memo
-        first, group_dev, counts = report_groups(dev_idx, rows)
-        try:
-            ll = log_likelihoods(mech, mech.decode(rows[first].tobytes()), candidates)
-        except NotImplementedError:
-            return {}
-        post = np.log(prior_fav) + memo_device_log_likelihoods(ll, group_dev, counts, ids.size, pi, rho)
+        post = np.log(prior_fav) + two_stage.device_log_likelihoods(mech, mech.decode(rows.tobytes()), candidates,
+                                                                    dev_idx, ids.size, rho, pi)
     else:
+        if uc.memoize:  # the whole report memoized: a group of identical reports is one value's memo
+            first, group_dev, counts = report_groups(dev_idx, rows)
         try:
-            ll = log_likelihoods(mech, reports, candidates)
+            ll = log_likelihoods(mech, mech.decode((rows[first] if uc.memoize else rows).tobytes()), candidates)
         except NotImplementedError:
             return {}
-        post = device_posteriors(ll, dev_idx, ids.size, np.log(prior_fav), pi, rho)
+        if uc.memoize:
+            post = np.log(prior_fav) + memo_device_log_likelihoods(ll, group_dev, counts, ids.size, pi, rho)
+        else:
+            post = device_posteriors(ll, dev_idx, ids.size, np.log(prior_fav), pi, rho)
     return {"favourite": np.array([result.favourite[i] for i in ids.tolist()]), "linked": post.argmax(axis=1),
             "prior": np.full(ids.size, int(np.argmax(prior_fav))), "reports": int(device.size), "rho": float(rho)}
 
