@@ -148,6 +148,11 @@ def memo_device_log_likelihoods(ll: np.ndarray, group_dev: np.ndarray, counts: n
         Background frequencies of the values (normalized here).
     rho : float
         Probability that a day's value is the favourite, in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n_devices, n_items)
+        0 in every column for a device without reports.
     """
     ll = np.asarray(ll, float)
     c = np.asarray(counts, float)[:, None]
