@@ -70,7 +70,9 @@ LAYOUTS = {
     # reproductions accumulate figures by name in one folder: resumed, never cleared
     "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
     # `ldpsim poison` and `ldpsim audit`: one table each, plus figures
-    "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",)}),
+    # (fake devices in a deployment: one journaled row per cell, and each cell's store until its row is)
+    "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
+                                                      "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
     "audit": Layout(("audit.csv", "detection.csv"), {}),
 }
 
@@ -306,6 +308,21 @@ class RunFolder:
                     if not os.listdir(dirpath):
                         os.rmdir(dirpath)
         self.parts = {}
+        durable.fsync_dir(self.root)
+        return n
+
+    def remove(self, rel: str) -> int:
+        """Delete the files ldpsim wrote under the sub-folder ``rel`` (a finished cell's scratch store), then
+        the folders that emptied, up to the layout's own folder; returns the number of files deleted."""
+        prefix = rel.rstrip("/") + "/"
+        n = sum(self._unlink_own(f) for f in self._own_files(None) if f.startswith(prefix))
+        base = self._inside(rel)
+        if base.is_dir():
+            for dirpath, _dirs, _files in sorted(os.walk(base, followlinks=False), reverse=True):
+                if not os.listdir(dirpath):
+                    os.rmdir(dirpath)
+        if base.parent != self.root and base.parent.is_dir() and not os.listdir(base.parent):
+            os.rmdir(base.parent)
         durable.fsync_dir(self.root)
         return n
 

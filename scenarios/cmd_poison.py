@@ -1,9 +1,13 @@
 """``ldpsim poison [SCENARIO]``: the poisoning sweep (default: the shipped ``poisoning`` scenario).
 
-A scenario with a ``[poisoning_fleet]`` table (``scenarios/poisoning_fleet.toml``), or ``--deployment``
-with a deployment scenario (default ``keyboard``), runs fake devices in the deployment instead: they push the
-item of rank ``--target-rank`` into the daily top 10 (``--fakes`` counts × ``--epsilons`` of the event
-use case × the gate's defenses); writes ``fakes.csv`` and ``plots/fakes_top10.png``.
+A scenario with a ``[poisoning_fleet]`` table (``scenarios/poisoning_fleet.toml``,
+``poisoning_words.toml``), or ``--deployment`` with a deployment scenario (default ``keyboard``), runs fake
+devices in the deployment instead: they push the item of rank ``--target-rank`` into the daily top 10, or
+with ``--word WORD`` (``use_case = "word"``) a made-up word into the nightly discovered top-k (``--fakes``
+counts × ``--epsilons`` of the attacked use case × the gate's defenses); writes ``fakes.csv`` and
+``plots/fakes_top10.png`` (words: ``plots/fakes_words.png``). Each deployment is sharded over
+``--workers`` (a local Dask cluster; ``--scheduler``: an existing one); the folder journals each finished
+deployment, so a killed sweep rerun with the same settings resumes.
 
 Writes ``poisoning.csv`` (one row per oracle × attack × ε × β × defense: measured gain, its standard
 error, the closed form, z of the undefended cells) and ``plots/poisoning_gain_eps<ε>.png`` into ``--out`` (default
@@ -12,6 +16,9 @@ error, the closed form, z of the undefended cells) and ``plots/poisoning_gain_ep
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -33,18 +40,22 @@ def add_arguments(parser):
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS,
-                        help="--deployment: ε of the event use case (default: 2 4 8)")
+                        help="--deployment: ε of the attacked use case (default: 2 4 8)")
     parser.add_argument("--target-rank", type=options.positive_int, default=TARGET_RANK,
                         help="--deployment: the pushed item's rank in the workload (default: 80)")
+    parser.add_argument("--word", help="--deployment: push this made-up word into the words use case's nightly "
+                                       "discovered top-k instead of an emoji (default: off)")
+    options.add_workers(parser, "1; each deployment is sharded over the workers")
     options.add_out(parser, "runs/<name>")
 
 
 def _run_deployment(args, fleet: dict | None = None) -> int:
     """Fake devices in a deployment: settings from a ``[poisoning_fleet]`` table, else from the flags."""
-    from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, plot_fake_sweep
+    from ldpsim.evaluation.poisoning.deployment_attack import DEFENSES, fake_sweep, plot_fake_sweep
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
+    from ldpsim.simulator.cluster import ClusterError
 
     if fleet is not None:  # the table's values, unless a flag was given explicitly
         args.devices = args.devices or fleet["devices"]
@@ -53,43 +64,81 @@ def _run_deployment(args, fleet: dict | None = None) -> int:
         args.fakes = fleet["fakes"] if args.fakes == FAKES else args.fakes
         args.epsilons = fleet["epsilon"] if args.epsilons == EPSILONS else args.epsilons
         args.target_rank = fleet["target_rank"] if args.target_rank == TARGET_RANK else args.target_rank
-    defenses = tuple(fleet["defenses"]) if fleet is not None else None
+        if fleet["use_case"] == "word" and args.word is None:
+            args.word = fleet["word"]
+    defenses = tuple(fleet["defenses"]) if fleet is not None else tuple(DEFENSES)
     try:
         scenario = fleet["scenario"] if fleet is not None else (
             "keyboard" if args.scenario == "poisoning" else args.scenario)
         cfg, meta = load_deployment(resolve(scenario), args.devices, args.days, args.seed)
-        if args.target_rank > len(cfg.items):
-            raise ScenarioError(scenario, "--target-rank", f"must be <= {len(cfg.items)} items")
+        target = _target(cfg, scenario, args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or Path("runs") / f"{meta['name']}-fakes")
-    folder = _open_folder(out)
+    use_case = "event" if args.word is None else "word"
+    shards = min(args.workers or 1, cfg.n_blocks)
+    scheduler = args.scheduler or ("local" if shards > 1 else None)
+    settings = json.dumps([dataclasses.asdict(cfg), args.fakes, args.epsilons, defenses, use_case, target],
+                          default=str, ensure_ascii=False)
+    out = Path(args.out or Path("runs") / f"{meta['name']}-fakes{'-words' if args.word else ''}")
+    folder = _open_folder(out, hashlib.sha256(settings.encode()).hexdigest()[:16], cfg.seed, resume=True)
     if folder is None:
         return 2
+    plot = out / "plots" / ("fakes_words.png" if args.word else "fakes_top10.png")
     with folder:
+        for note in folder.notes:
+            options.say(args, note)
+        if folder.finished("cells/"):
+            options.say(args, f"resuming: {len(folder.finished('cells/'))} deployment(s) already done in {out}")
         bar = options.Progress(1, "deployments", options.show_progress(args))
 
         def progress(done, total):
             bar.total = total
             bar.update_to(done)
-        kwargs = {"defenses": defenses} if defenses else {}
-        table = fake_sweep(cfg, args.target_rank - 1, args.fakes, args.epsilons, progress=progress, **kwargs)
+        try:
+            table = fake_sweep(cfg, target, args.fakes, args.epsilons, defenses, use_case, progress, folder, shards,
+                               scheduler, args.workers)
+        except ClusterError as exc:
+            print(f"error: {exc}\n({out} is marked incomplete)", file=sys.stderr)
+            return 2
         bar.close()
         write_file(out / "fakes.csv", lambda tmp: table.to_csv(tmp, index=False))
         make_dirs(out / "plots")
-        plot_fake_sweep(table, out / "plots" / "fakes_top10.png")
+        plot_fake_sweep(table, plot)
         folder.finalize(adopt=True)
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    options.say(args, f"\nresults: {out / 'fakes.csv'}, plot {out / 'plots' / 'fakes_top10.png'}")
+    cols = [c for c in table.columns if c not in ("use_case", "devices", "days", "shards", "fake_sent",
+                                                   "fake_refused_attestation", "fake_refused_rate_limit")]
+    print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    options.say(args, f"\nresults: {out / 'fakes.csv'}, plot {plot}")
     return 0
 
 
-def _open_folder(out: Path):
-    """Lock ``out`` as a poisoning folder (new, empty or an earlier one of ours); None after printing why not."""
-    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
+def _target(cfg, scenario, args):
+    """The index of the pushed item, or the made-up word (checked: in the alphabet, typed by no one)."""
+    from ldpsim.evaluation.scenario.schema import ScenarioError
+    if args.word is None:
+        if args.target_rank > len(cfg.items):
+            raise ScenarioError(scenario, "--target-rank", f"must be <= {len(cfg.items)} items")
+        return args.target_rank - 1
+    uc = cfg.use_case("word")
+    if uc is None:
+        raise ScenarioError(scenario, "--word", "the deployment has no words use case ([use_case.words])")
     try:
-        return RunFolder.open(out, "poison", {"fingerprint": "poisoning"}, resume=False, replace=True)
+        uc.make_mechanism().codec.check_word(args.word)
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(scenario, "--word", str(exc)) from None
+    if args.word in cfg.words:
+        raise ScenarioError(scenario, "--word", f"{args.word!r} is typed by the fleet; choose a made-up word")
+    return args.word
+
+
+def _open_folder(out: Path, fingerprint: str = "poisoning", seed: int | None = None, resume: bool = False):
+    """Lock ``out`` as a poisoning folder (new, empty or an earlier one of ours; with ``resume``, the journaled
+    cells of the same settings are kept); None after printing why not."""
+    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
+    identity = {"fingerprint": fingerprint} if seed is None else {"fingerprint": fingerprint, "seed": seed}
+    try:
+        return RunFolder.open(out, "poison", identity, resume=resume, replace=True)
     except RunFolderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None

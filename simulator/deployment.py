@@ -118,8 +118,9 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
               on_day=None, components=()) -> DeploymentResult:
     """Simulate the devices of ``blocks`` with their own channel and server in one environment.
 
-    ``components``: extra fleet members, each ``component(env, server, mechanisms, cfg, shard)``
-    starting its processes (e.g. :class:`ldpsim.simulator.fakes.FakeFleet`).
+    ``components``: extra fleet members, each ``component(env, server, mechanisms, cfg, blocks)``
+    starting the processes of its members that belong to ``blocks`` (e.g.
+    :class:`ldpsim.simulator.fakes.FakeFleet`); like the devices', their draws must not depend on the sharding.
     """
     t0 = time.perf_counter()
     env = simpy.Environment()
@@ -135,7 +136,7 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     devices.server = server
     env.process(devices.days())
     for component in components:
-        component(env, server, mechanisms, cfg, shard)
+        component(env, server, mechanisms, cfg, blocks)
     if cfg.crash_at_h is not None:
         env.process(server.crash(cfg.crash_at_h * 3600.0, cfg.restart_s))
     end_day = cfg.n_days + cfg.drain_days
@@ -192,7 +193,8 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
     progress : callable, optional
         Called with the number of shard-days completed so far.
     components : sequence of callables, optional
-        Extra fleet members passed to :func:`run_shard` (e.g. fake devices); serial runs only.
+        Extra fleet members passed to :func:`run_shard` of every shard (e.g. fake devices), serial or on
+        Dask (picklable: bound methods of frozen dataclasses with module-level functions).
     n_workers : int, optional
         Worker processes of the local Dask cluster (``scheduler="local"``; default: one per shard);
         with more shards than workers the shards queue, and a worker holds one shard at a time.
@@ -215,9 +217,7 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
                 progress(done[0])
         finished = ((i, run_shard(cfg, g, store_root, i, on_day, components)) for i, g in enumerate(groups))
     else:
-        if components:
-            raise ValueError("Fleet components run in serial deployments only (scheduler=None).")
-        finished = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers)
+        finished = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers, components)
     merged = _merge_in_order(finished, len(groups))
     merged.seconds = time.perf_counter() - t0
     return merged
@@ -244,7 +244,7 @@ def _merge_in_order(finished, n: int) -> DeploymentResult:
     return merged
 
 
-def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None):
+def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None, components=()):
     """Yield (shard index, result) as the shards finish on the cluster."""
     from ldpsim.simulator.cluster import as_finished, connect, local_cluster
 
@@ -253,7 +253,8 @@ def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int 
         if scheduler == "local":
             cluster = local_cluster(min(len(groups), n_workers or len(groups)))
         client = connect(scheduler, cluster)
-        futures = [client.submit(run_shard, cfg, g, str(store_root), i, pure=False) for i, g in enumerate(groups)]
+        futures = [client.submit(run_shard, cfg, g, str(store_root), i, None, tuple(components), pure=False)
+                   for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days
         index = {f.key: i for i, f in enumerate(futures)}
         for k, future in enumerate(as_finished(client, futures), start=1):

@@ -34,7 +34,7 @@ import numpy as np
 from ldpsim.simulator.config import DeploymentConfig
 
 #: stream roles (the first spawn-key entry)
-ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5, "policy": 6}
+ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5, "policy": 6, "fakes": 7}
 
 
 def block_rng(seed: int, role: str, block: int, day: int = 0) -> np.random.Generator:

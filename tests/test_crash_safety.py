@@ -1,4 +1,5 @@
-"""``kill -9`` at random moments of ``ldpsim run`` and ``ldpsim sweep``: never a folder that claims to be complete
+"""``kill -9`` at random moments of ``ldpsim run``, ``ldpsim sweep`` and ``ldpsim poison`` (fake devices in
+deployments, resumed from its journaled cells): never a folder that claims to be complete
 and is not, and a rerun always converges to the uninterrupted result.
 
 Each trial starts the command in its own process group, SIGKILLs the group after a random delay
@@ -24,9 +25,22 @@ import pandas as pd
 import pytest
 
 from tests.simulator.test_scenario import TINY
+from tests.simulator.test_words import WORDS
 from tests.test_run_folders import SWEEP
 
 RUN_TOML = TINY.replace("devices = 150", "devices = 400").replace("days = 2", "days = 4")
+POISON_DEPLOYMENT = WORDS.replace("devices = 2000", "devices = 600")
+POISON_TOML = """[poisoning_fleet]
+scenario = "{path}"
+use_case = "word"
+word = "xqzw"
+devices = 600
+days = 2
+seed = 5
+fakes = [0, 40]
+epsilon = [4.0]
+defenses = ["none", "attestation 50%"]
+"""
 SWEEP_TOML = SWEEP.replace('path = "direct"', 'path = "reports"').replace("n = 2_000", "n = 200_000") \
     .replace("epsilon = [1.0, 2.0]", "epsilon = [0.5, 1.0, 2.0, 4.0]")
 
@@ -54,6 +68,8 @@ def _result(kind: str, out: Path) -> pd.DataFrame:
     if kind == "sweep":
         from ldpsim.evaluation.sweep.store import read_results
         return read_results(out).drop(columns="elapsed_s")
+    if kind == "poison":
+        return pd.read_csv(out / "fakes.csv")
     return pd.read_parquet(out / "daily_estimates.parquet")
 
 
@@ -64,7 +80,11 @@ def trials(kind: str, n: int, root: Path, seed: int = 0, workers: int = 1) -> di
     from ldpsim.evaluation.runfolder import read_manifest, verify_folder
     root.mkdir(parents=True, exist_ok=True)
     scenario = root / f"{kind}.toml"
-    scenario.write_text(RUN_TOML if kind == "run" else SWEEP_TOML)
+    if kind == "poison":
+        (root / "deployment.toml").write_text(POISON_DEPLOYMENT)
+        scenario.write_text(POISON_TOML.format(path=(root / "deployment.toml").as_posix()))
+    else:
+        scenario.write_text(RUN_TOML if kind == "run" else SWEEP_TOML)
     start = time.perf_counter()
     assert _run(_cmd(kind, scenario, root / "reference", workers)) == 0
     full = time.perf_counter() - start
@@ -108,7 +128,7 @@ TEST_TRIALS = 8
 
 
 @pytest.mark.slow  # ~2 min: 8 trials of each command
-@pytest.mark.parametrize("kind", ["run", "sweep"])
+@pytest.mark.parametrize("kind", ["run", "sweep", "poison"])
 def test_kill_9_never_leaves_a_false_complete_folder_and_reruns_converge(tmp_path, kind):
     tally = trials(kind, TEST_TRIALS, tmp_path)
     assert tally["false_complete"] == 0, tally
@@ -121,6 +141,6 @@ if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     n_workers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     with tempfile.TemporaryDirectory(prefix="ldpsim-kill9-") as tmp:
-        for kind in ("run", "sweep"):
+        for kind in ("run", "sweep", "poison"):
             result = trials(kind, n, Path(tmp) / kind, seed=1, workers=n_workers)
             print(json.dumps({"kind": kind, "workers": n_workers, **result}), flush=True)

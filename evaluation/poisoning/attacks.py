@@ -96,8 +96,8 @@ def _sketch(mech, attack: str, targets, m: int, rng):
         if attack == "rpa":
             bits[:] = rng.random((m, mech.m)) < 0.5
         else:
-            pos = mech.family.hash(list(targets))  # k × r
-            bits[np.arange(m)[:, None], pos[rows]] = True
+            keys = mech._value_keys(np.asarray(list(targets), dtype=object))  # the sketch's own keys (CodeCMS: codes)
+            bits[np.arange(m)[:, None], mech.family.evaluate(rows[:, None], keys[None, :])] = True
         return CMSReports(np.packbits(bits, axis=1)[:, :width], rows)
     if attack == "rpa":
         return HCMSReports(rng.integers(0, 2, size=m).astype(np.uint8), rows, rng.integers(0, mech.m, size=m))

@@ -81,6 +81,9 @@ FLEET_SPEC = {
     "epsilon": Field(list, [2.0, 4.0, 8.0], _positive_list),
     "defenses": Field(list, ["none", "attestation 50%", "rate limit 10 ids × 5/day"],
                       _subset(("none", "attestation 50%", "rate limit 10 ids × 5/day"))),
+    # "event": push the emoji of rank target_rank; "word": push the made-up `word` into the nightly discovery
+    "use_case": Field(str, "event", lambda v: None if v in ("event", "word") else "must be 'event' or 'word'"),
+    "word": Field(str, "xqzw"),
 }
 
 

@@ -1,0 +1,164 @@
+"""Fake reports that push a made-up word into a discovery protocol's top list — docs/math.md §7.5.
+
+The maximal gain attack (Cao, Jia, Gong 2021) carried over to discovery (derived here): a discovery
+protocol splits its users into rounds (PEM's groups, TreeHist's levels, SFP's fragment positions) and
+estimates, in each round, prefixes or fragments of candidate words with a linear estimator. Fake report
+number j goes to round j mod R (R rounds: the fakes are spread evenly) and is the report that supports
+the target's piece of that round with no noise:
+
+* PEM: group i, any hash index s (uniform), bucket y = H_s(prefix_i(target));
+* TreeHist: level ℓ, a CMS report with +1 exactly at h_row(prefix_ℓ(target)) (uniform row);
+* SFP: the word CMS report of the target's code, and one fragment CMS report that supports the
+  target's tokens at *every* position (+1 at each of their L/2 columns in the report's row: the
+  position sent in clear is not used by the estimator), so SFP's rounds need no split.
+
+Each such report adds exactly ``c`` (:func:`contribution`) to its round's estimate of the target's
+piece: PEM (1 − 1/g)/(p − 1/g) (a supporting report adds 1 to S_x and to n_i), the sketches
+w/(w−1)·((c_ε + 1)/2 − 1/w) per supported token (the CMS maximal report, §7.5). Other candidates: in
+PEM a fake hits their bucket w.p. γ (1/g over pools), which the n_i/g term takes back — mean zero; a
+sketch's maximal report has no flips, so it *lowers* every other candidate of its sketch by
+w/(w−1)·((c_ε − 1)/2 + 1/w − c_ε·γ) (γ ≈ 1/w the chance their columns coincide), which only helps the
+target's rank. So, given the genuine aggregate A, the target's round-i estimate with m_i fakes in
+round i is est_i(A) + m_i·c, and in PEM the target survives round i when that exceeds the round's
+cut-off — the survivors-th largest estimate of the other candidates (:func:`pem_fakes_needed`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpsim.evaluation.poisoning.attacks import fake_reports
+from ldpsim.evaluation.poisoning.gains import fake_contribution
+from ldpsim.mechanisms import PEM, SFP, TreeHist
+from ldpsim.mechanisms._validation import as_generator, check_int
+from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.pem import PEMReports
+from ldpsim.mechanisms.sfp import SFPReports
+from ldpsim.mechanisms.treehist import TreeHistReports
+from ldpsim.mechanisms.words import top
+
+PROTOCOLS = (PEM, TreeHist, SFP)
+
+
+def _check(mech) -> None:
+    if not isinstance(mech, PROTOCOLS):
+        raise ValueError(f"The word attack is modelled for {[c.__name__ for c in PROTOCOLS]}; "
+                         f"got {type(mech).__name__}.")
+
+
+def rounds(mech) -> int:
+    """R: PEM's groups, TreeHist's levels, SFP's fragment positions."""
+    _check(mech)
+    return mech.groups if isinstance(mech, PEM) else mech.levels if isinstance(mech, TreeHist) else mech.positions
+
+
+def contribution(mech) -> float:
+    """c: what one fake report adds to the count estimate of the target's piece in its round (module
+    docstring; SFP: the word sketch's, :func:`sfp_contributions` gives both sketches')."""
+    _check(mech)
+    if isinstance(mech, PEM):
+        return (1 - 1 / mech.g) / (mech.p - 1 / mech.g)
+    if isinstance(mech, TreeHist):
+        return fake_contribution(mech.cms, "mga", [0])
+    return sfp_contributions(mech)[0]
+
+
+def sfp_contributions(mech: SFP) -> tuple[float, float]:
+    """(c of the word sketch, c of the fragment sketch per target token) of one SFP maximal report."""
+    return fake_contribution(mech.word_cms, "mga", [0]), fake_contribution(mech.fragment_cms, "mga", [0])
+
+
+def word_mga_reports(mech, target: str, n: int, rng=None):
+    """``n`` maximal reports for the word ``target`` (report j in round j mod R; module docstring)."""
+    _check(mech)
+    n = check_int("word_mga_reports", "n", n, low=0)
+    rng = as_generator(rng)
+    rows = mech.codec.symbols([target])[0]
+    where = np.arange(n) % rounds(mech)
+    if isinstance(mech, PEM):
+        code = mech._prefix_codes(rows)[0][where]
+        seed = rng.integers(0, mech.pool, size=n)
+        return PEMReports(where, seed, mech._hash(seed, code))
+    if isinstance(mech, TreeHist):
+        codes = np.array([mech.codec.prefix_codes(rows, l + 1)[0] for l in range(mech.levels)])
+        bits, row = _sketch_reports(mech.cms, codes[where], rng)
+        return TreeHistReports(where, bits, row)
+    code, tokens = mech._word_tokens(rows)
+    word = fake_reports(mech.word_cms, "mga", [int(code[0])], n, rng)
+    frag = fake_reports(mech.fragment_cms, "mga", tokens[0].tolist(), n, rng)  # every fragment at once
+    return SFPReports(*word, *frag, where)
+
+
+def _sketch_reports(cms, codes: np.ndarray, rng):
+    """CMS maximal reports, report u supporting codes[u] (one attack call per distinct code)."""
+    bits = np.zeros((codes.size, -(-cms.m // 8)), dtype=np.uint8)
+    row = np.zeros(codes.size, dtype=np.int64)
+    for code in np.unique(codes):
+        sel = np.flatnonzero(codes == code)
+        bits[sel], row[sel] = fake_reports(cms, "mga", [int(code)], sel.size, rng)
+    return bits, row
+
+
+def round_sizes(mech, agg: Aggregate) -> np.ndarray:
+    """n_i: reports per round of an aggregate (PEM groups, TreeHist levels; SFP: all reports, one entry)."""
+    _check(mech)
+    if isinstance(mech, PEM):
+        return agg.data[:, :, mech.g].sum(axis=1)
+    if isinstance(mech, TreeHist):
+        return np.array([mech.level_aggregate(agg, l).n for l in range(mech.levels)])
+    return np.array([agg.n])
+
+
+def fakes_per_round(mech, accepted: np.ndarray, days: int = 1) -> np.ndarray:
+    """m_i: fake reports in each round over ``days`` days, from a day's accepted report indices."""
+    return days * np.bincount(np.asarray(accepted, dtype=np.int64) % rounds(mech), minlength=rounds(mech))
+
+
+def expected_count(mech, n_total: int, n_round: np.ndarray, m_round: np.ndarray) -> float:
+    """Expected estimated count of a word no genuine user holds (collision bias aside: zero on average
+    over hash families), given the reports: ``n_total`` in all, ``n_round`` per round (fakes included),
+    ``m_round`` fakes per round. PEM and TreeHist scale the last round's estimate, (N/n_R)·m_R·c; SFP's
+    word sketch covers every report, Σ_i m_i·c_word."""
+    _check(mech)
+    m_round = np.asarray(m_round, dtype=np.float64)
+    if isinstance(mech, SFP):
+        return float(m_round.sum() * sfp_contributions(mech)[0])
+    return float(n_total / max(int(n_round[-1]), 1) * m_round[-1] * contribution(mech))
+
+
+def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, survivors: int | None = None) -> dict:
+    """Fakes each PEM group needs so that ``target`` survives every round of ``discover`` on ``genuine``
+    plus the fakes (docs/math.md §7.5): round i keeps the ``survivors`` largest candidates (the last
+    ``top_k``); the target's piece x_i survives when est_i(x_i) + m_i·c exceeds the cut-off κ_i, the
+    ``survivors``-th (``top_k``-th) largest genuine estimate among the other candidates — the walk keeps
+    x_i and the survivors − 1 best others, as the attacked walk does when x_i passes.
+
+    Returns
+    -------
+    dict
+        ``need`` (m_i* = max(0, (κ_i − est_i(x_i))/c) per group, group scale), ``cutoff`` κ_i,
+        ``target_estimate`` est_i(x_i), ``n_group`` (genuine reports per group).
+    """
+    if not isinstance(mech, PEM):
+        raise ValueError(f"pem_fakes_needed: the mechanism must be PEM; got {type(mech).__name__}.")
+    survivors = 2 * top_k if survivors is None else survivors
+    x = mech._prefix_codes(mech.codec.symbols([target])[0])[0]
+    c = contribution(mech)
+    alive = np.zeros(0, dtype=np.int64)
+    for l in range(mech.start - 1):
+        alive = mech.codec.extend(alive, l)
+    out = {"need": [], "cutoff": [], "target_estimate": [], "n_group": []}
+    for i in range(mech.groups):
+        keep = top_k if i == mech.groups - 1 else survivors
+        cand = mech.codec.extend(alive, mech.start - 1 + i)
+        cand = cand[cand != x[i]]
+        est, n_i = mech.group_estimate(genuine, i, np.r_[cand, x[i]])
+        est, own = est[:-1], float(est[-1])
+        order = np.sort(est)[::-1]
+        cut = float(order[keep - 1]) if order.size >= keep else -np.inf
+        out["need"].append(max(0.0, (cut - own) / c))
+        out["cutoff"].append(cut)
+        out["target_estimate"].append(own)
+        out["n_group"].append(n_i)
+        alive = np.r_[top(cand, est, keep - 1)[0], x[i]]
+    return {k: np.asarray(v) for k, v in out.items()}
