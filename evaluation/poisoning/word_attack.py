@@ -8,9 +8,9 @@ the target's piece of that round with no noise:
 
 * PEM: group i, any hash index s (uniform), bucket y = H_s(prefix_i(target));
 * TreeHist: level ℓ, a CMS report with +1 exactly at h_row(prefix_ℓ(target)) (uniform row);
-* SFP: the word CMS report of the target's code, and one fragment CMS report that supports the
-  target's tokens at *every* position (+1 at each of their L/2 columns in the report's row: the
-  position sent in clear is not used by the estimator), so SFP's rounds need no split.
+* SFP: the word CMS report of the target's code (the word sketch holds every report), and position
+  l's fragment CMS report with +1 exactly at h_row of the target's token at l (only position l's
+  fragment sketch counts it, docs/math.md §7.4.1).
 
 Each such report adds exactly ``c`` (:func:`contribution`) to its round's estimate of the target's
 piece: PEM (1 − 1/g)/(p − 1/g) (a supporting report adds 1 to S_x and to n_i), the sketches
@@ -85,8 +85,7 @@ def word_mga_reports(mech, target: str, n: int, rng=None):
         return TreeHistReports(where, bits, row)
     code, tokens = mech._word_tokens(rows)
     word = fake_reports(mech.word_cms, "mga", [int(code[0])], n, rng)
-    frag = fake_reports(mech.fragment_cms, "mga", tokens[0].tolist(), n, rng)  # every fragment at once
-    return SFPReports(*word, *frag, where)
+    return SFPReports(*word, *_sketch_reports(mech.fragment_cms, tokens[0][where], rng), where)
 
 
 def _sketch_reports(cms, codes: np.ndarray, rng):
@@ -100,13 +99,13 @@ def _sketch_reports(cms, codes: np.ndarray, rng):
 
 
 def round_sizes(mech, agg: Aggregate) -> np.ndarray:
-    """n_i: reports per round of an aggregate (PEM groups, TreeHist levels; SFP: all reports, one entry)."""
+    """n_i: reports per round of an aggregate (PEM groups, TreeHist levels, SFP fragment positions)."""
     _check(mech)
     if isinstance(mech, PEM):
         return agg.data[:, :, mech.g].sum(axis=1)
     if isinstance(mech, TreeHist):
         return np.array([mech.level_aggregate(agg, l).n for l in range(mech.levels)])
-    return np.array([agg.n])
+    return np.array([frag.n for frag in mech.parts(agg)[1]])
 
 
 def fakes_per_round(mech, accepted: np.ndarray, days: int = 1) -> np.ndarray:

@@ -27,7 +27,7 @@ def _protocols():
 
 def _pieces(mech, agg, word):
     """The round estimates of ``word``'s pieces (PEM: per group; TreeHist: per level; SFP: word, then
-    the fragment token at each position)."""
+    the fragment token at each position in that position's sketch)."""
     rows = mech.codec.symbols([word])[0]
     if isinstance(mech, PEM):
         codes = mech._prefix_codes(rows)[0]
@@ -36,8 +36,9 @@ def _pieces(mech, agg, word):
         return np.array([mech.cms.estimate(mech.level_aggregate(agg, l), mech.codec.prefix_codes(rows, l + 1))[0]
                          for l in range(mech.levels)])
     code, tokens = mech._word_tokens(rows)
-    word_agg, frag_agg = mech.parts(agg)
-    return np.r_[mech.word_cms.estimate(word_agg, code), mech.fragment_cms.estimate(frag_agg, tokens[0])]
+    word_agg, frag_aggs = mech.parts(agg)
+    return np.r_[mech.word_cms.estimate(word_agg, code),
+                 [mech.fragment_cms.estimate(a, tokens[0, l:l + 1])[0] for l, a in enumerate(frag_aggs)]]
 
 
 @pytest.mark.parametrize("mech", _protocols(), ids=lambda m: m.name)
@@ -51,7 +52,7 @@ def test_each_maximal_report_adds_exactly_c_to_its_rounds_target_piece(mech):
     assert m.sum() == 23 and m.max() - m.min() <= 1 and m.size == rounds(mech)
     if isinstance(mech, SFP):
         c_word, c_frag = sfp_contributions(mech)
-        expected = np.r_[23 * c_word, np.full(mech.positions, 23 * c_frag)]  # every fragment at once
+        expected = np.r_[23 * c_word, m * c_frag]  # the word sketch holds all 23, position l's sketch m_l
     else:
         expected = m * contribution(mech)
     np.testing.assert_allclose(shift, expected, rtol=1e-9)
