@@ -19,42 +19,42 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from ldpsim.evaluation.bench import cases as bench, discovery_peers, peers
-from ldpsim.evaluation.workloads.synthetic import harmonic
 from ldpsim.scenarios import options
 
-#: (our case label, our path, peer job, required speed-up) — issue 2's peer targets
-PEER_PAIRS = [
-    ("cms k256 m1024 ε4", "per-user", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 10),
-    ("cms k256 m1024 ε4", "direct", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 300),
-    ("cms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "cms", 1.0, 256, 1024), 10),
-    ("hcms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "hcms", 1.0, 256, 1024), None),
-    ("grr", "per-user", peers.PeerJob("pure-ldp", "grr", 1.0), None),
-    ("grr", "per-user", peers.PeerJob("multi-freq-ldpy", "grr", 1.0), None),
-    ("oue", "per-user", peers.PeerJob("pure-ldp", "oue", 1.0), None),
-    ("oue", "per-user", peers.PeerJob("multi-freq-ldpy", "oue", 1.0), None),
-    ("olh", "per-user", peers.PeerJob("pure-ldp", "olh", 1.0), None),
-    ("olh", "per-user", peers.PeerJob("multi-freq-ldpy", "olh", 1.0), None),
-    # issue 12: the peers' other oracles (pure-ldp's RAPPOR has no instantaneous response: compared with ours
-    # at p = 0, q = 1; it estimates by non-negative ridge regression, ours by least squares)
-    ("rappor no-IRR d200", "per-user", peers.PeerJob("pure-ldp", "rappor", 4 * math.log(3), 2, 128, d=200), None),
-    ("hr ε1", "per-user", peers.PeerJob("pure-ldp", "hr", 1.0), None),
-    ("hr ε4", "per-user", peers.PeerJob("pure-ldp", "hr", 4.0), None),
-    ("sue", "per-user", peers.PeerJob("pure-ldp", "sue", 1.0), None),
-    ("sue", "per-user", peers.PeerJob("multi-freq-ldpy", "sue", 1.0), None),
-    ("she", "per-user", peers.PeerJob("pure-ldp", "she", 1.0), None),
-    ("the", "per-user", peers.PeerJob("pure-ldp", "the", 1.0), None),
-    ("blh", "per-user", peers.PeerJob("pure-ldp", "blh", 1.0), None),
-    ("blh", "per-user", peers.PeerJob("multi-freq-ldpy", "blh", 1.0), None),
-    ("flh k1024", "per-user", peers.PeerJob("pure-ldp", "flh", 1.0, 1024), None),
-]
 EQUAL_P = 0.01
 
 
+def peer_pairs() -> list[tuple]:
+    """(our case label, our path, peer job, required speed-up) — issue 2's peer targets, then issue 12's."""
+    from ldpsim.evaluation.bench import peers
+    return [
+        ("cms k256 m1024 ε4", "per-user", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 10),
+        ("cms k256 m1024 ε4", "direct", peers.PeerJob("pure-ldp", "cms", 4.0, 256, 1024), 300),
+        ("cms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "cms", 1.0, 256, 1024), 10),
+        ("hcms k256 m1024 ε1", "per-user", peers.PeerJob("pure-ldp", "hcms", 1.0, 256, 1024), None),
+        ("grr", "per-user", peers.PeerJob("pure-ldp", "grr", 1.0), None),
+        ("grr", "per-user", peers.PeerJob("multi-freq-ldpy", "grr", 1.0), None),
+        ("oue", "per-user", peers.PeerJob("pure-ldp", "oue", 1.0), None),
+        ("oue", "per-user", peers.PeerJob("multi-freq-ldpy", "oue", 1.0), None),
+        ("olh", "per-user", peers.PeerJob("pure-ldp", "olh", 1.0), None),
+        ("olh", "per-user", peers.PeerJob("multi-freq-ldpy", "olh", 1.0), None),
+        # issue 12: the peers' other oracles (pure-ldp's RAPPOR has no instantaneous response: compared with ours
+        # at p = 0, q = 1; it estimates by non-negative ridge regression, ours by least squares)
+        ("rappor no-IRR d200", "per-user", peers.PeerJob("pure-ldp", "rappor", 4 * math.log(3), 2, 128, d=200), None),
+        ("hr ε1", "per-user", peers.PeerJob("pure-ldp", "hr", 1.0), None),
+        ("hr ε4", "per-user", peers.PeerJob("pure-ldp", "hr", 4.0), None),
+        ("sue", "per-user", peers.PeerJob("pure-ldp", "sue", 1.0), None),
+        ("sue", "per-user", peers.PeerJob("multi-freq-ldpy", "sue", 1.0), None),
+        ("she", "per-user", peers.PeerJob("pure-ldp", "she", 1.0), None),
+        ("the", "per-user", peers.PeerJob("pure-ldp", "the", 1.0), None),
+        ("blh", "per-user", peers.PeerJob("pure-ldp", "blh", 1.0), None),
+        ("blh", "per-user", peers.PeerJob("multi-freq-ldpy", "blh", 1.0), None),
+        ("flh k1024", "per-user", peers.PeerJob("pure-ldp", "flh", 1.0, 1024), None),
+    ]
+
+
 def add_arguments(parser):
-    parser.add_argument("--users", type=options.positive_int, default=bench.PER, help="users per case (default: 10⁶)")
+    parser.add_argument("--users", type=options.positive_int, default=10**6, help="users per case (default: 10⁶)")
     parser.add_argument("--items", type=_two_or_more, default=2000,
                         help="items of the harmonic workload (default: 2000)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels (default: all)")
@@ -114,8 +114,11 @@ DISCOVERY_COLUMNS = [("case", "case", 20, ""), ("n", "n", 9, ","), ("repeats", "
                      ("p", "p(equal)", 9, ".3f"), ("verdict", "verdict", 0, "")]
 
 
-def discovery_peer_rows(cases: list, seed: int, venv, run_peer=peers.run_discovery_peers) -> list[dict]:
-    """Ours and pure-ldp's heavy hitters on each case (:mod:`ldpsim.evaluation.bench.discovery_peers`)."""
+def discovery_peer_rows(cases: list, seed: int, venv, run_peer=None) -> list[dict]:
+    """Ours and pure-ldp's heavy hitters on each case (:mod:`ldpsim.evaluation.bench.discovery_peers`);
+    ``run_peer`` defaults to :func:`ldpsim.evaluation.bench.peers.run_discovery_peers`."""
+    from ldpsim.evaluation.bench import discovery_peers, peers
+    run_peer = run_peer or peers.run_discovery_peers
     print(f"\npeers: {len(cases)} discovery cases, pure-ldp beside ours "
           f"({', '.join(f'{c.name} n={c.n:,} ×{c.repeats}' for c in cases)})")
     runs = run_peer([c.job() for c in cases], [c.workload() for c in cases], [c.repeats for c in cases], seed, venv)
@@ -125,6 +128,7 @@ def discovery_peer_rows(cases: list, seed: int, venv, run_peer=peers.run_discove
 
 def _theory_mse(case: bench.BenchCase, counts, n: int) -> float:
     """Mean over items of the mechanism's own count-scale MSE, on the frequency scale."""
+    import numpy as np
     try:
         mech = case.make(counts.size)
         return float(np.mean(mech.mse(counts, np.arange(counts.size)))) / n ** 2
@@ -135,6 +139,7 @@ def _theory_mse(case: bench.BenchCase, counts, n: int) -> float:
 def _compare(label: str, path: str, need, job: peers.PeerJob, res: dict, case, ours_row: dict, counts,
              seed: int) -> dict:
     """One peer row: our same path rerun in-process at the peer's n on the same counts, for the MSEs."""
+    from ldpsim.evaluation.bench import cases as bench, peers
     n = res["n"]
     _, ours_est = bench.RUNNERS[path](case, n, counts.size, seed)
     cmp = peers.mse_comparison(ours_est / n, res["frequencies"], counts / n)
@@ -156,7 +161,9 @@ def _compare(label: str, path: str, need, job: peers.PeerJob, res: dict, case, o
 def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: int, seed: int, venv) -> list[dict]:
     """Run every peer job whose counterpart was measured (OUE/OLH peers at ``n_slow`` users, the
     others at ``n_fast``) and compare speed and MSE on the same true counts."""
-    pairs = [p for p in PEER_PAIRS if bench_rows.get(p[:2], {}).get("pass", "skip") not in ("skip", "ERROR")]
+    from ldpsim.evaluation.bench import peers
+    from ldpsim.evaluation.workloads.synthetic import harmonic
+    pairs = [p for p in peer_pairs() if bench_rows.get(p[:2], {}).get("pass", "skip") not in ("skip", "ERROR")]
     if not pairs:
         print("peers: none of the compared frequency-oracle cases ran; no frequency-oracle peers")
         return []
@@ -173,6 +180,7 @@ def peer_rows(bench_rows: dict, cases: dict, n_fast: int, n_slow: int, items: in
 
 
 def run(args) -> int:
+    from ldpsim.evaluation.bench import cases as bench, discovery_peers
     if args.seed is None:
         args.seed = 0
     cases = bench.select(bench.CASES, args.only)

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from ldpsim.scenarios import options
-from ldpsim.simulator.durable import make_dirs, write_file
+
 
 FAKES, EPSILONS, TARGET_RANK = [0, 10, 20, 40, 80], [2.0, 4.0, 8.0], 80
 
@@ -56,6 +56,7 @@ def _run_deployment(args, fleet: dict | None = None) -> int:
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
     from ldpsim.simulator.cluster import ClusterError
+    from ldpsim.simulator.durable import make_dirs, write_file
 
     if fleet is not None:  # the table's values, unless a flag was given explicitly
         args.devices = args.devices or fleet["devices"]
@@ -150,6 +151,7 @@ def run(args) -> int:
     from ldpsim.evaluation.poisoning.sweep import closed_form_check, load_poisoning, plot_gains, run_poisoning
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
+    from ldpsim.simulator.durable import make_dirs, write_file
 
     try:
         path = resolve(args.scenario)

@@ -54,8 +54,9 @@ def test_drawing_commands_take_seed_and_folders_take_out():
         assert {"--workers", "--scheduler"} <= set(_options(name)), name
 
 
-def test_help_imports_no_heavy_library():
-    code = ("import sys; from ldpsim.scenarios.cli import main; main(['--help']); "
+@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["audit"], ["poison"], ["bench"], ["check"]])
+def test_help_imports_no_heavy_library(command):
+    code = (f"import sys; from ldpsim.scenarios.cli import main; main({command + ['--help']!r}); "
             "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy', 'dask', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
