@@ -121,7 +121,8 @@ class HR(DiscreteOracle):
         return self._s * math.exp(self.epsilon) + self.n_outputs - self._s
 
     @property
-    def _kappa(self) -> float:
+    def kappa(self) -> float:
+        """The estimator's scale κ: an output o adds κ·(2·[o ∈ C_x] − [o in x's block]) to item x's count."""
         return self._z / (self._s * math.expm1(self.epsilon))
 
     def _place(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +189,7 @@ class HR(DiscreteOracle):
         """
         self._check_aggregate(agg)
         signed = fwht(agg.data.reshape(self.blocks, self.block_size))[:, 1:].ravel()
-        return self._kappa * signed[self._items(items)]
+        return self.kappa * signed[self._items(items)]
 
     # theory ------------------------------------------------------------------------------------
     def variance(self, true_counts, items=None) -> np.ndarray:
@@ -197,7 +198,7 @@ class HR(DiscreteOracle):
         per = self.block_size - 1
         F = np.bincount(np.arange(self.domain_size) // per, weights=f, minlength=self.blocks)[x // per]
         e, s = math.exp(self.epsilon), self._s
-        return self._kappa ** 2 * (F * s * (e + 1) + (f.sum() - F) * 2 * s) / self._z - f[x]
+        return self.kappa ** 2 * (F * s * (e + 1) + (f.sum() - F) * 2 * s) / self._z - f[x]
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         """Exact: a_x = Bin(f_x, λ) users uniform on C_x (a multinomial over its s cells, or one uniform

@@ -272,8 +272,9 @@ class RAPPOR(FrequencyOracle):
         qs, ps = self.bit_probabilities()
         return ((agg.data[:, :-1] - ps * agg.data[:, -1:]) / (qs - ps)).ravel()
 
-    def _estimator(self, items) -> tuple[np.ndarray, np.ndarray]:
-        """(X, pinv(X)) of the candidates, cached per candidate tuple (sweeps query the same list)."""
+    def design(self, items) -> tuple[np.ndarray, np.ndarray]:
+        """(X, pinv(X)): the candidates' Bloom-bit design matrix and its pseudo-inverse, which maps the
+        debiased bit counts to :meth:`estimate` (cached per candidate tuple: sweeps query the same list)."""
         items = _required(items)
         return _design(self, tuple(items.tolist() if isinstance(items, np.ndarray) else items))
 
@@ -293,17 +294,17 @@ class RAPPOR(FrequencyOracle):
         -------
         numpy.ndarray of float, shape (len(items),)
         """
-        X, A = self._estimator(items)
+        X, A = self.design(items)
         return self.cohorts * (A @ self.bit_estimates(agg))
 
     # theory ----------------------------------------------------------------------------------
     def bias(self, true_counts, items=None) -> np.ndarray:
-        X, A = self._estimator(items)
+        X, A = self.design(items)
         f = check_counts(self.name, true_counts, X.shape[1]).astype(float)
         return (A @ X) @ f - f
 
     def variance(self, true_counts, items=None) -> np.ndarray:
-        X, A = self._estimator(items)
+        X, A = self.design(items)
         f = check_counts(self.name, true_counts, X.shape[1]).astype(float)
         C, k = self.cohorts, self.num_bits
         M = np.einsum("vci,ciw->cvw", A.reshape(-1, C, k), X.reshape(C, k, -1))
@@ -329,7 +330,7 @@ class RAPPOR(FrequencyOracle):
         -------
         Aggregate
         """
-        X, _ = self._estimator(items)
+        X, _ = self.design(items)
         f = check_counts(self.name, true_counts, X.shape[1])
         rng = as_generator(rng)
         C, k = self.cohorts, self.num_bits

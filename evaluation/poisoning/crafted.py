@@ -52,7 +52,7 @@ def output_weights(mech, targets) -> np.ndarray:
         o = np.arange(mech.n_outputs)
         in_block = (o[None, :] // mech.block_size) == (t[:, None] // (mech.block_size - 1))
         sign = 1 - 2 * _parity((t[:, None] % (mech.block_size - 1) + 1) & (o[None, :] % mech.block_size))
-        return mech._kappa * (in_block * sign).sum(axis=0)   # κ(2·[o ∈ C_t] − [o in t's block])
+        return mech.kappa * (in_block * sign).sum(axis=0)   # κ(2·[o ∈ C_t] − [o in t's block])
     return mech.estimator_matrix()[t].sum(axis=0)
 
 
@@ -109,7 +109,7 @@ def flh_best_cells(mech, targets) -> tuple[np.ndarray, np.ndarray, int]:
 def rappor_weights(mech: RAPPOR, targets, items) -> np.ndarray:
     """W (C × k): one report (c, S) adds Σ_i W[c, i]·(S_i − p*) to Σ_t ĉ_t (least squares, C·A·t)."""
     items = list(items)
-    _, A = mech._estimator(items)
+    _, A = mech.design(items)
     idx = target_indices(items, targets)
     qs, ps = mech.bit_probabilities()
     return mech.cohorts * A[idx].sum(axis=0).reshape(mech.cohorts, mech.num_bits) / (qs - ps)
