@@ -302,11 +302,7 @@ class RunFolder:
             n += self._unlink_own(rel)
         (self.root / JOURNAL).unlink(missing_ok=True)
         for folder in self.layout.dirs:
-            base = self._inside(folder)
-            if base.is_dir():
-                for dirpath, _dirs, _files in sorted(os.walk(base, followlinks=False), reverse=True):
-                    if not os.listdir(dirpath):
-                        os.rmdir(dirpath)
+            _remove_empty_dirs(self._inside(folder))
         self.parts = {}
         durable.fsync_dir(self.root)
         return n
@@ -317,10 +313,7 @@ class RunFolder:
         prefix = rel.rstrip("/") + "/"
         n = sum(self._unlink_own(f) for f in self._own_files(None) if f.startswith(prefix))
         base = self._inside(rel)
-        if base.is_dir():
-            for dirpath, _dirs, _files in sorted(os.walk(base, followlinks=False), reverse=True):
-                if not os.listdir(dirpath):
-                    os.rmdir(dirpath)
+        _remove_empty_dirs(base)
         if base.parent != self.root and base.parent.is_dir() and not os.listdir(base.parent):
             os.rmdir(base.parent)
         durable.fsync_dir(self.root)
@@ -455,3 +448,12 @@ def verify_folder(root) -> list[str]:
         elif st.st_size != e["size"] or durable.sha256_file(path) != e["sha256"]:
             problems.append(f"{rel}: changed or damaged (size/checksum differ)")
     return problems
+
+
+def _remove_empty_dirs(base: Path) -> None:
+    """Remove the empty folders under ``base`` and ``base`` itself if it empties, deepest first
+    (never following a link)."""
+    if base.is_dir():
+        for dirpath, _dirs, _files in sorted(os.walk(base, followlinks=False), reverse=True):
+            if not os.listdir(dirpath):
+                os.rmdir(dirpath)

@@ -12,9 +12,10 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.discovery_theory import UserModel
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, DiscoveryProtocol, DiscoveryResult, WordCodec, grouped_counts,
-                                     UserModel, sketch_sums, split_counts, top, word_rows)
+                                     sketch_sums, split_counts, top, word_rows)
 
 
 class PEMReports(NamedTuple):

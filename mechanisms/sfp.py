@@ -15,8 +15,9 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
+from ldpsim.mechanisms.discovery_theory import UserModel
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
-                                     UserModel, cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
+                                     cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
                                      word_rows)
 
 

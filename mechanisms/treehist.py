@@ -14,8 +14,9 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate, decode_uints
 from ldpsim.mechanisms.cms import CMSReports
+from ldpsim.mechanisms.discovery_theory import UserModel
 from ldpsim.mechanisms.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec, cms_log_likelihood,
-                                     UserModel, grouped_counts, split_counts, top, word_rows)
+                                     grouped_counts, split_counts, top, word_rows)
 
 
 class TreeHistReports(NamedTuple):

@@ -211,7 +211,7 @@ def test_split_moments_reduce_to_the_oracle():
     family-averaged MSE the sketch's own; the split's E[1/N] matches a direct sum."""
     from scipy import stats
 
-    from ldpsim.mechanisms.words import expected_inverse, split_moments
+    from ldpsim.mechanisms.discovery_theory import expected_inverse, split_moments
     rng = np.random.default_rng(0)
     counts = np.array([50.0, 30.0, 20.0])
     w, tau = rng.uniform(0, 0.2, (3, 3)), rng.uniform(0.5, 1.0, (3, 3))
