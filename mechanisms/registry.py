@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-from ldpsim.mechanisms.cms import CMS
-from ldpsim.mechanisms.dbitflip import DBitFlip
-from ldpsim.mechanisms.grr import GRR
-from ldpsim.mechanisms.hadamard_response import HR
-from ldpsim.mechanisms.hcms import HCMS
-from ldpsim.mechanisms.histogram_encoding import SHE, THE
-from ldpsim.mechanisms.local_hashing import BLH, FLH
-from ldpsim.mechanisms.olh import OLH
-from ldpsim.mechanisms.onebitmean import OneBitMean
-from ldpsim.mechanisms.oue import OUE
-from ldpsim.mechanisms.personalized import PersonalizedSDGRR
-from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
-from ldpsim.mechanisms.pem import PEM
-from ldpsim.mechanisms.pm import PM
-from ldpsim.mechanisms.rappor import RAPPOR
-from ldpsim.mechanisms.rr import RR
-from ldpsim.mechanisms.sdgrr import SDGRR
-from ldpsim.mechanisms.sdpm import SDPM
-from ldpsim.mechanisms.sue import SUE
-from ldpsim.mechanisms.sfp import SFP
-from ldpsim.mechanisms.treehist import TreeHist
-from ldpsim.mechanisms.urr import URR
+from ldpsim.mechanisms.sketches.cms import CMS
+from ldpsim.mechanisms.frequency.dbitflip import DBitFlip
+from ldpsim.mechanisms.frequency.grr import GRR
+from ldpsim.mechanisms.frequency.hadamard_response import HR
+from ldpsim.mechanisms.sketches.hcms import HCMS
+from ldpsim.mechanisms.frequency.histogram_encoding import SHE, THE
+from ldpsim.mechanisms.frequency.local_hashing import BLH, FLH
+from ldpsim.mechanisms.frequency.olh import OLH
+from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
+from ldpsim.mechanisms.frequency.oue import OUE
+from ldpsim.mechanisms.frequency.personalized import PersonalizedSDGRR
+from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.discovery.pem import PEM
+from ldpsim.mechanisms.numeric.pm import PM
+from ldpsim.mechanisms.frequency.rappor import RAPPOR
+from ldpsim.mechanisms.frequency.rr import RR
+from ldpsim.mechanisms.frequency.sdgrr import SDGRR
+from ldpsim.mechanisms.numeric.sdpm import SDPM
+from ldpsim.mechanisms.frequency.sue import SUE
+from ldpsim.mechanisms.discovery.sfp import SFP
+from ldpsim.mechanisms.discovery.treehist import TreeHist
+from ldpsim.mechanisms.frequency.urr import URR
 
 #: name used in scenario files → mechanism class
 MECHANISMS: dict[str, type] = {

@@ -229,8 +229,8 @@ def run(args) -> int:
 
 def _write_table(out: Path, name: str, table) -> None:
     """Write ``table`` durably as ``out/name`` in a locked audit folder (new, empty or an earlier audit's)."""
-    from ldpsim.evaluation.runfolder import RunFolder
-    from ldpsim.simulator.durable import write_file
+    from ldpsim.runtime.runfolder import RunFolder
+    from ldpsim.runtime.durable import write_file
     with RunFolder.open(out, "audit", {"fingerprint": "audit"}, resume=False, replace=True) as folder:
         write_file(out / name, lambda tmp: table.to_csv(tmp, index=False))
         folder.finalize(adopt=True)

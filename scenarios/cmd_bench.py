@@ -232,7 +232,7 @@ def run(args) -> int:
                 print_row(row, DISCOVERY_COLUMNS)
         all_rows += [{"table": "discovery-peers", **r} for r in drows]
     if args.out:
-        from ldpsim.simulator.durable import make_dirs, write_file
+        from ldpsim.runtime.durable import make_dirs, write_file
         out = make_dirs(Path(args.out))
         fields = list(dict.fromkeys(k for r in all_rows for k in r))
 

@@ -33,7 +33,7 @@ def _mark(pairs):
 def run(args) -> int:
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.plots import plot_run
-    from ldpsim.evaluation.runfolder import hold, read_manifest
+    from ldpsim.runtime.runfolder import hold, read_manifest
     try:
         mark = _mark(args.mark)
         folder = hold(args.run_dir) if read_manifest(args.run_dir) is not None else None

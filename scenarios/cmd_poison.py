@@ -55,8 +55,8 @@ def _run_deployment(args, fleet: dict | None = None) -> int:
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
-    from ldpsim.simulator.cluster import ClusterError
-    from ldpsim.simulator.durable import make_dirs, write_file
+    from ldpsim.runtime.cluster import ClusterError
+    from ldpsim.runtime.durable import make_dirs, write_file
 
     if fleet is not None:  # the table's values, unless a flag was given explicitly
         args.devices = args.devices or fleet["devices"]
@@ -136,7 +136,7 @@ def _target(cfg, scenario, args):
 def _open_folder(out: Path, fingerprint: str = "poisoning", seed: int | None = None, resume: bool = False):
     """Lock ``out`` as a poisoning folder (new, empty or an earlier one of ours; with ``resume``, the journaled
     cells of the same settings are kept); None after printing why not."""
-    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
+    from ldpsim.runtime.runfolder import RunFolder, RunFolderError
     identity = {"fingerprint": fingerprint} if seed is None else {"fingerprint": fingerprint, "seed": seed}
     try:
         return RunFolder.open(out, "poison", identity, resume=resume, replace=True)
@@ -151,7 +151,7 @@ def run(args) -> int:
     from ldpsim.evaluation.poisoning.sweep import closed_form_check, load_poisoning, plot_gains, run_poisoning
     from ldpsim.evaluation.scenario.schema import ScenarioError
     from ldpsim.scenarios.catalog import resolve
-    from ldpsim.simulator.durable import make_dirs, write_file
+    from ldpsim.runtime.durable import make_dirs, write_file
 
     try:
         path = resolve(args.scenario)

@@ -38,7 +38,7 @@ def run(args) -> int:
     import pandas as pd
 
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.runfolder import RunFolder, RunFolderError
+    from ldpsim.runtime.runfolder import RunFolder, RunFolderError
     from ldpsim.scenarios.reproductions import available, reproduce
     if args.list:
         return _list()

@@ -1,7 +1,7 @@
 """``ldpsim run [SCENARIO]``: simulate a deployment (default: the keyboard fleet), measure it, write a run folder.
 
 The folder (``--out``, default ``runs/<name>-seed<seed>``) is a locked run folder of kind ``"run"``
-(:mod:`ldpsim.evaluation.runfolder`: ``.lock`` while running, ``manifest.json`` saying ``running`` until
+(:mod:`ldpsim.runtime.runfolder`: ``.lock`` while running, ``manifest.json`` saying ``running`` until
 every output is on disk, then ``complete`` with each file's size and SHA-256). It holds ``config.json`` (the resolved
 config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store), tables
 (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.csv``, ``daily_reports.csv``,
@@ -44,16 +44,16 @@ def add_arguments(parser):
 def _prepare(out: Path, config_json: str, seed: int):
     """Lock ``out`` as a run folder: new, empty, or an earlier ``ldpsim run`` folder, whose outputs (only
     files ldpsim wrote; never through a symbolic link) are deleted first, since shards append to the
-    store. The manifest says ``running`` until :meth:`~ldpsim.evaluation.runfolder.RunFolder.finalize`."""
-    from ldpsim.evaluation.runfolder import RunFolder
+    store. The manifest says ``running`` until :meth:`~ldpsim.runtime.runfolder.RunFolder.finalize`."""
+    from ldpsim.runtime.runfolder import RunFolder
     identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": seed}
     return RunFolder.open(out, "run", identity, resume=False, replace=True)
 
 
 def run(args) -> int:
     from ldpsim.evaluation.cost import CostError, deployment_plan
-    from ldpsim.evaluation.runfolder import RunFolderError
-    from ldpsim.simulator.cluster import ClusterError
+    from ldpsim.runtime.runfolder import RunFolderError
+    from ldpsim.runtime.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.scenarios.catalog import resolve
     try:
@@ -89,9 +89,9 @@ def _simulate(args, cfg, meta: dict, workers: int, out: Path) -> None:
     """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
     import numpy as np
 
-    from ldpsim.evaluation.deployment_metrics import measure
+    from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.shuffle_ledger import add_to_run as add_central_epsilon
+    from ldpsim.evaluation.privacy.shuffle_ledger import add_to_run as add_central_epsilon
     from ldpsim.simulator.deployment import run as run_deployment
     shards = min(workers, cfg.n_blocks)
     scheduler = args.scheduler or ("local" if shards > 1 else None)
@@ -111,7 +111,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     import pandas as pd
 
     from ldpsim.evaluation.report.deployment_plots import write_plots
-    from ldpsim.simulator.durable import write_file, write_text
+    from ldpsim.runtime.durable import write_file, write_text
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for name, key in (("pooled_estimates", "pooled"), ("top", "top"), ("daily_estimates", "daily"),
@@ -175,7 +175,7 @@ def _days(n: int) -> str:
 
 
 def _uc_label(uc) -> str:
-    from ldpsim.evaluation.deployment_metrics import mechanism_label
+    from ldpsim.evaluation.deployment.estimates import mechanism_label
     return mechanism_label(uc)
 
 
@@ -206,7 +206,7 @@ def headline(tables: dict, cfg) -> list[str]:
 
 def budget(tables: dict, cfg) -> list[str]:
     """Budget exhaustion milestones per use case, and whether the daily budget binds."""
-    from ldpsim.evaluation.deployment_budget import milestones
+    from ldpsim.evaluation.deployment.budget import milestones
     b = tables["budget"]
     if b.empty:
         return []
@@ -231,7 +231,7 @@ def budget(tables: dict, cfg) -> list[str]:
 
 def per_day(tables: dict, cfg) -> list[str]:
     """Reports per day per use case (every day up to 21 days; selected days beyond)."""
-    from ldpsim.evaluation.deployment_budget import milestones
+    from ldpsim.evaluation.deployment.budget import milestones
     b = tables["budget"]
     if b.empty:
         return []
@@ -265,7 +265,7 @@ def per_day(tables: dict, cfg) -> list[str]:
 
 def distinguishability(tables: dict, cfg, k: int = 10) -> list[str]:
     """The warning: days whose estimates rest on fewer reports than the top-k needs."""
-    from ldpsim.evaluation.deployment_budget import day_ranges
+    from ldpsim.evaluation.deployment.budget import day_ranges
     s, b, uc = tables["summary"], tables["budget"], cfg.use_case("event")
     n_star = s.get(f"top{k}_n_star")
     if n_star is None or uc is None:
@@ -317,7 +317,7 @@ def new_word(tables: dict, cfg) -> list[str]:
 
 
 def readings(tables: dict, cfg) -> list[str]:
-    from ldpsim.evaluation.deployment_metrics import READING_UNITS
+    from ldpsim.evaluation.deployment.estimates import READING_UNITS
     p, lines = tables["pooled_readings"], []
     for _, r in p.iterrows():
         uc = next(u for u in cfg.readings() if u.name == r["use_case"])
@@ -352,8 +352,8 @@ def operations(tables: dict, cfg) -> list[str]:
 
 
 def central(tables: dict, cfg) -> list[str]:
-    """The central ε the server's shuffle buys, beside the local ε spent (:mod:`ldpsim.evaluation.shuffle_ledger`)."""
-    from ldpsim.evaluation.shuffle_ledger import format_central
+    """The central ε the server's shuffle buys, beside the local ε spent (:mod:`ldpsim.evaluation.privacy.shuffle_ledger`)."""
+    from ldpsim.evaluation.privacy.shuffle_ledger import format_central
     parts = format_central(tables["summary"])
     return [_line("central ε" if i == 0 else "", part) for i, part in enumerate(parts)]
 

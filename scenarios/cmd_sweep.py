@@ -35,11 +35,11 @@ def run(args) -> int:
 
     from ldpsim.evaluation.cost import CostError, sweep_plan
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.runfolder import RunFolderError, read_manifest
+    from ldpsim.runtime.runfolder import RunFolderError, read_manifest
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.runner import run_sweep
     from ldpsim.scenarios.catalog import resolve
-    from ldpsim.simulator.cluster import ClusterError
+    from ldpsim.runtime.cluster import ClusterError
     try:
         path = resolve(args.scenario)
         scenario = load_scenario(path)

@@ -14,10 +14,10 @@ import numpy as np
 
 from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
 from ldpsim.mechanisms._validation import check_int, check_real
-from ldpsim.mechanisms.em import EM
-from ldpsim.mechanisms.numeric import NumericMechanism
-from ldpsim.mechanisms.onebitmean import OneBitMean
-from ldpsim.mechanisms.words import DiscoveryProtocol
+from ldpsim.mechanisms.numeric.em import EM
+from ldpsim.mechanisms.numeric.interface import NumericMechanism
+from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
+from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 
 #: kind of use case → the base class(es) its mechanism must have: categorical events (emoji) take a
 #: frequency oracle, numeric readings (typing speed) a numeric mechanism on [−1, 1] or Microsoft's

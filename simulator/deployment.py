@@ -203,7 +203,7 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
     -------
     DeploymentResult
         Daily aggregates per use case, truth, ledger, counters and the observer's tap, merged over
-        shards; measure it with :func:`ldpsim.evaluation.deployment_metrics.measure`.
+        shards; measure it with :func:`ldpsim.evaluation.deployment.estimates.measure`.
     """
     store_root = Path(out_dir) / "store"
     groups = shard_blocks(cfg, n_shards)
@@ -246,7 +246,7 @@ def _merge_in_order(finished, n: int) -> DeploymentResult:
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None, components=()):
     """Yield (shard index, result) as the shards finish on the cluster."""
-    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
+    from ldpsim.runtime.cluster import as_finished, connect, local_cluster
 
     cluster = client = None
     try:

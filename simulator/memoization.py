@@ -30,7 +30,7 @@ import numpy as np
 from ldpsim.mechanisms import CMS, HCMS, OLH, OUE
 from ldpsim.mechanisms.memo import keyed_uniforms as _uniforms
 from ldpsim.mechanisms.memo import keyed_words
-from ldpsim.mechanisms.olh import OLHReports
+from ldpsim.mechanisms.frequency.olh import OLHReports
 
 #: uniforms per keyed-sampler chunk (bounds the temporary memory of OUE and CMS reports)
 _CHUNK = 1 << 22
@@ -85,7 +85,7 @@ def _olh(mech: OLH, x, keys):
 
 
 def _cms(mech: CMS, tokens, keys):
-    from ldpsim.mechanisms.cms import CMSReports
+    from ldpsim.mechanisms.sketches.cms import CMSReports
     rows = _keyed_ints(keys, mech.k, 0)
     pos = mech.family.evaluate(rows, mech._value_keys(tokens))
     bits = np.empty((keys.size, -(-mech.m // 8)), np.uint8)
@@ -97,7 +97,7 @@ def _cms(mech: CMS, tokens, keys):
 
 
 def _hcms(mech: HCMS, tokens, keys):
-    from ldpsim.mechanisms.hcms import HCMSReports, hadamard_sign
+    from ldpsim.mechanisms.sketches.hcms import HCMSReports, hadamard_sign
     rows = _keyed_ints(keys, mech.k, 0)
     pos = mech.family.evaluate(rows, mech._value_keys(tokens))
     col = _keyed_ints(keys, mech.m, 1)

@@ -6,7 +6,7 @@ identifies a device. The upload ids (random nonces) of the bundles in a part are
 key-value metadata, so the dedupe set survives a crash. Each part is written to a temporary name and
 renamed into place (atomic on POSIX): a part is either complete or absent; with ``fsync`` (the
 default) its bytes are on disk before the rename and the rename is on disk (folder fsynced) before
-the server acknowledges (:mod:`ldpsim.simulator.durable`). Writers of different
+the server acknowledges (:mod:`ldpsim.runtime.durable`). Writers of different
 shards use different ``writer`` names, so shard stores merge by sitting in the same tree.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ldpsim.simulator import durable
+from ldpsim.runtime import durable
 
 _IDS_KEY = b"upload_ids"
 

@@ -77,7 +77,7 @@ def trials(kind: str, n: int, root: Path, seed: int = 0, workers: int = 1) -> di
     """``n`` kill-and-rerun trials of ``kind`` ("run" or "sweep") on ``workers`` processes (> 1: a local Dask
     cluster, killed with its process group); returns the tallies."""
 
-    from ldpsim.evaluation.runfolder import read_manifest, verify_folder
+    from ldpsim.runtime.runfolder import read_manifest, verify_folder
     root.mkdir(parents=True, exist_ok=True)
     scenario = root / f"{kind}.toml"
     if kind == "poison":

@@ -118,7 +118,7 @@ def test_constructor_bad_parameter(name, param, label, value):
 
 def _mechanism_kinds():
     from ldpsim.mechanisms import FrequencyOracle
-    from ldpsim.mechanisms.numeric import NumericMechanism
+    from ldpsim.mechanisms.numeric.interface import NumericMechanism
     freq = sorted(n for n, c in MECHANISMS.items() if issubclass(c, FrequencyOracle)
                   and list(inspect.signature(c.perturb).parameters) == ["self", "values", "rng"])
     numeric = sorted(n for n, c in MECHANISMS.items() if issubclass(c, NumericMechanism)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_subpackage_is_listed_in_the_build():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {"ldpsim"} | {"ldpsim." + ".".join(p.parent.relative_to(ROOT).parts)
-                          for top in ("mechanisms", "simulator", "evaluation", "scenarios")
+                          for top in ("mechanisms", "simulator", "evaluation", "scenarios", "runtime")
                           for p in (ROOT / top).rglob("__init__.py")} | {"ldpsim.scenarios.baselines"}
     assert found == listed
 
@@ -25,7 +25,7 @@ def test_version_is_the_distributions():
 
 def test_installed_package_holds_the_subpackages_and_scenarios():
     installed = Path(ldpsim.__file__).parent
-    for name in ("mechanisms", "simulator", "evaluation", "scenarios"):
+    for name in ("mechanisms", "simulator", "evaluation", "scenarios", "runtime"):
         assert (installed / name / "__init__.py").is_file()
     assert (installed / "scenarios" / "keyboard.toml").is_file()
 
@@ -39,15 +39,15 @@ def test_short_api_is_lazy():
 
 def test_no_two_modules_share_a_name():
     """One concept per module name: two files of the same name in different folders would do different things."""
-    names = [p.name for top in ("mechanisms", "simulator", "evaluation", "scenarios")
+    names = [p.name for top in ("mechanisms", "simulator", "evaluation", "scenarios", "runtime")
              for p in (ROOT / top).rglob("*.py") if p.name != "__init__.py"]
     assert sorted({n for n in names if names.count(n) > 1}) == []
 
 
 def test_imports_point_one_way():
-    """scenarios → evaluation → simulator → mechanisms: no module imports a layer above its own."""
+    """scenarios → evaluation → simulator → mechanisms → runtime: no module imports a layer above its own."""
     import ast
-    layers = ["mechanisms", "simulator", "evaluation", "scenarios"]
+    layers = ["runtime", "mechanisms", "simulator", "evaluation", "scenarios"]
     wrong = []
     for rank, top in enumerate(layers):
         above = tuple(f"ldpsim.{name}" for name in layers[rank + 1:])

@@ -23,12 +23,12 @@ from tests.simulator.test_scenario import TINY
 
 # imported on use, so that this module also runs (and fails finding by finding) on the code before the fix
 def read_manifest(path):
-    from ldpsim.evaluation.runfolder import read_manifest
+    from ldpsim.runtime.runfolder import read_manifest
     return read_manifest(path)
 
 
 def verify_folder(path):
-    from ldpsim.evaluation.runfolder import verify_folder
+    from ldpsim.runtime.runfolder import verify_folder
     return verify_folder(path)
 
 SWEEP = """
@@ -145,7 +145,7 @@ def test_4_an_interrupted_run_is_marked_incomplete_and_old_outputs_are_gone(tmp_
     out = tmp_path / "c"
     assert run("run", deployment, "--out", out) == 0
     assert read_manifest(out)["status"] == "complete" and verify_folder(out) == []
-    import ldpsim.evaluation.deployment_metrics as dm
+    import ldpsim.evaluation.deployment.estimates as dm
 
     def killed(*a, **k):
         raise KeyboardInterrupt
@@ -213,7 +213,7 @@ def test_5_symlinks_in_a_run_folder_are_never_written_through(tmp_path, deployme
     (out / "report.md").symlink_to(target)
     assert run("run", deployment, "--out", out) == 2  # was: report.md's target overwritten
     assert target.read_text() == "mine" and "symbolic link" in capsys.readouterr().err
-    from ldpsim.simulator import durable
+    from ldpsim.runtime import durable
     with pytest.raises(OSError, match="symbolic link"):
         durable.write_text(out / "report.md", "x")
     assert target.read_text() == "mine"
@@ -260,7 +260,7 @@ def test_6_every_single_bit_flip_in_a_part_is_detected(tmp_path, sweep_toml):
 
 
 def test_6_durable_writes_fsync_file_then_rename_then_folder_and_respect_umask(tmp_path, monkeypatch):
-    from ldpsim.simulator import durable
+    from ldpsim.runtime import durable
     calls = []
     real_fsync, real_replace = os.fsync, os.replace
     monkeypatch.setattr(os, "fsync", lambda fd: calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
@@ -278,7 +278,7 @@ def test_6_durable_writes_fsync_file_then_rename_then_folder_and_respect_umask(t
 def test_6_report_store_fsyncs_the_folder_after_the_rename(tmp_path, monkeypatch):
     import numpy as np
 
-    from ldpsim.simulator import durable
+    from ldpsim.runtime import durable
     from ldpsim.simulator.report_store import ReportStore
     synced = []
     monkeypatch.setattr(durable, "fsync_dir", lambda path: synced.append(str(path)))
@@ -288,7 +288,7 @@ def test_6_report_store_fsyncs_the_folder_after_the_rename(tmp_path, monkeypatch
 
 
 def test_lock_and_manifest_of_a_finished_sweep(tmp_path, sweep_toml):
-    from ldpsim.evaluation.runfolder import RunFolder
+    from ldpsim.runtime.runfolder import RunFolder
     out, _, _ = _sweep_done(tmp_path, sweep_toml)
     manifest = read_manifest(out)
     assert manifest["kind"] == "sweep" and manifest["status"] == "complete" and manifest["seed"] == 5
@@ -353,7 +353,7 @@ def test_plot_refuses_a_folder_in_use(tmp_path, sweep_toml, capsys):
 def test_audit_and_poison_outputs_respect_foreign_folders(tmp_path, capsys):
     """`ldpsim audit --out` and `ldpsim poison --out` refuse an unrelated non-empty folder, leave its files
     alone, and write a complete, locked folder of their own otherwise."""
-    from ldpsim.evaluation.runfolder import read_manifest
+    from ldpsim.runtime.runfolder import read_manifest
     from ldpsim.scenarios.cli import main
     foreign = tmp_path / "thesis"
     foreign.mkdir()

@@ -51,7 +51,7 @@ def grid_density(mechanism, grid, y) -> np.ndarray:
     """f(y_i | g_j) for every report and grid point (len(y) × len(grid)).
 
     Same law as ``mechanism.output_density`` (tested equal), but the piecewise law of each grid
-    point (``_pieces``, see :mod:`ldpsim.mechanisms.numeric`) is computed once instead of once per report.
+    point (``_pieces``, see :mod:`ldpsim.mechanisms.numeric.interface`) is computed once instead of once per report.
     """
     edges, dens, _ = mechanism._pieces(grid)
     yy = y[:, None]

@@ -21,10 +21,10 @@ import math
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_item_ids
-from ldpsim.mechanisms.cms import CMS
-from ldpsim.mechanisms.hcms import HCMS, hadamard_sign
-from ldpsim.mechanisms.olh import OLH
-from ldpsim.mechanisms.oue import OUE
+from ldpsim.mechanisms.sketches.cms import CMS
+from ldpsim.mechanisms.sketches.hcms import HCMS, hadamard_sign
+from ldpsim.mechanisms.frequency.olh import OLH
+from ldpsim.mechanisms.frequency.oue import OUE
 
 from ldpsim.evaluation.adversary.bayes import TIE_RTOL, binomial_rate, normalized_prior
 

@@ -34,8 +34,8 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp, xlog1py, xlogy
 
-from ldpsim.mechanisms.dbitflip import DBitFlip
-from ldpsim.mechanisms.rappor import RAPPOR
+from ldpsim.mechanisms.frequency.dbitflip import DBitFlip
+from ldpsim.mechanisms.frequency.rappor import RAPPOR
 
 MECHANISMS = (RAPPOR, DBitFlip)
 

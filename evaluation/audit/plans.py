@@ -35,9 +35,9 @@ from ldpsim.evaluation.audit.plans_deployed import one_bit_mean_plan, rappor_pla
 from ldpsim.evaluation.audit.plans_discovery import pem_plan, sketch_walk_plan, sfp_plan
 from ldpsim.mechanisms import (CMS, FLH, HCMS, OLH, PEM, PM, RAPPOR, SDPM, SDGRR, SFP, SHE, URR, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
-from ldpsim.mechanisms.hcms import hadamard_sign
-from ldpsim.mechanisms.mixture import KeepOrUniform
-from ldpsim.mechanisms.unary import UnaryEncoding
+from ldpsim.mechanisms.sketches.hcms import hadamard_sign
+from ldpsim.mechanisms.frequency.mixture import KeepOrUniform
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
 __all__ = ["AuditPlan", "packed_bit", "plan_for", "plan_targets"]
 

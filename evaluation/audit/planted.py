@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ldpsim.mechanisms import BLH
-from ldpsim.mechanisms.olh import OLHReports
+from ldpsim.mechanisms.frequency.olh import OLHReports
 
 
 def buggy_grr(epsilon: float, domain_size: int, shortfall: float = 0.1):

@@ -38,9 +38,9 @@ import numpy as np
 
 from ldpsim.mechanisms import registry
 from ldpsim.mechanisms._validation import as_generator
-from ldpsim.mechanisms.em import EM
+from ldpsim.mechanisms.numeric.em import EM
 
-from ldpsim.evaluation.discovery_metrics import run_scores
+from ldpsim.evaluation.discovery.scores import run_scores
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import harmonic
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.evaluation.discovery_metrics import run_scores
+from ldpsim.evaluation.discovery.scores import run_scores
 from ldpsim.evaluation.workloads.slang import carried_words
 from ldpsim.evaluation.workloads.types import Workload
 from ldpsim.mechanisms import registry

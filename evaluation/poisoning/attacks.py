@@ -24,8 +24,8 @@ from ldpsim.mechanisms import (CMS, FLH, HCMS, HR, OLH, RAPPOR, SHE, Aggregate, 
                                DBitFlipReports, FLHReports, HCMSReports, OLHReports, RAPPORReports)
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.bitsampling import bernoulli_words
-from ldpsim.mechanisms.mixture import KeepOrUniform
-from ldpsim.mechanisms.unary import UnaryEncoding
+from ldpsim.mechanisms.frequency.mixture import KeepOrUniform
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
 
 def _ria_values(targets, m: int, rng) -> np.ndarray:

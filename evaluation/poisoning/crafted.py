@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ldpsim.mechanisms import HR, RAPPOR
-from ldpsim.mechanisms.hadamard_response import _parity
+from ldpsim.mechanisms.frequency.hadamard_response import _parity
 
 #: seeds the OLH attacker tries at most (vectorized, 2^18 at a time): finds a full collision of r
 #: targets when g^(r−1) ≲ 10⁷

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.mechanisms import FLH, OLH, DBitFlip, DBitFlipReports, FLHReports, OLHReports
-from ldpsim.mechanisms.unary import UnaryEncoding
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
 #: oracles whose reports support sets of items (fake-user detection applies)
 DETECTABLE = (UnaryEncoding, OLH, FLH, DBitFlip)

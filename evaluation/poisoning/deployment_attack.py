@@ -9,7 +9,7 @@ per-identity rate limits. One row per (ε, fakes, defense): days in the top list
 the target's estimated share beside its closed form and its true share; for words also the nights
 predicted from the genuine aggregate's per-round cut-offs (PEM, :func:`.word_attack.pem_fakes_needed`).
 
-A sweep given a locked run folder (:class:`ldpsim.evaluation.runfolder.RunFolder`) writes each
+A sweep given a locked run folder (:class:`ldpsim.runtime.runfolder.RunFolder`) writes each
 deployment's server store under ``stores/<cell>/`` (deleted once the cell's row is journaled as
 ``cells/<cell>.json``): a killed sweep resumes from its journaled cells, and the unjournaled store
 parts of the interrupted cell are deleted when the folder is reopened, so no report is counted twice.
@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.deployment_metrics import daily_estimates
+from ldpsim.evaluation.deployment.estimates import daily_estimates
 from ldpsim.evaluation.poisoning.attacks import fake_reports
 from ldpsim.evaluation.poisoning import word_attack
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.simulator.deployment import run as run_deployment
 from ldpsim.simulator.fakes import FakeFleet
-from ldpsim.simulator.durable import write_file
+from ldpsim.runtime.durable import write_file
 
 #: defense settings of the sweep: name → FakeFleet keyword arguments
 DEFENSES = {"none": {}, "attestation 50%": {"attested": 0.5},
@@ -157,7 +157,7 @@ def fake_sweep(cfg, target, fakes=(0, 50, 100, 200, 400), epsilons=(2.0, 4.0, 8.
     pandas.DataFrame
         One row per cell.
     """
-    from ldpsim.simulator.cluster import local_cluster
+    from ldpsim.runtime.cluster import local_cluster
     jobs = [(e, f, d) for e in epsilons for f in fakes for d in defenses if f > 0 or d == "none"]
     cluster = None
     if scheduler == "local":

@@ -39,8 +39,8 @@ import numpy as np
 from ldpsim.evaluation.poisoning.crafted import (flh_best_cells, olh_seed_pool, output_weights, rappor_best,
                                                  rappor_weights, she_cap, target_indices)
 from ldpsim.mechanisms import CMS, FLH, HCMS, HR, OLH, RAPPOR, SHE, DBitFlip
-from ldpsim.mechanisms.mixture import KeepOrUniform
-from ldpsim.mechanisms.unary import UnaryEncoding
+from ldpsim.mechanisms.frequency.mixture import KeepOrUniform
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
 ATTACKS = ("rpa", "ria", "mga")
 #: the oracles with modelled attacks (KeepOrUniform: GRR, RR, URR, SDGRR; UnaryEncoding: OUE, SUE, THE;

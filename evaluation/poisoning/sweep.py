@@ -27,7 +27,7 @@ from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_ga
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
-from ldpsim.simulator.durable import write_file
+from ldpsim.runtime.durable import write_file
 
 MECHANISMS = ("grr", "urr", "sdgrr", "hr", "oue", "sue", "the", "she", "olh", "blh", "flh", "dbitflip",
               "cms", "hcms", "rappor")

@@ -32,10 +32,10 @@ from ldpsim.evaluation.poisoning.gains import fake_contribution
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.base import Aggregate
-from ldpsim.mechanisms.pem import PEMReports
-from ldpsim.mechanisms.sfp import SFPReports
-from ldpsim.mechanisms.treehist import TreeHistReports
-from ldpsim.mechanisms.words import top
+from ldpsim.mechanisms.discovery.pem import PEMReports
+from ldpsim.mechanisms.discovery.sfp import SFPReports
+from ldpsim.mechanisms.discovery.treehist import TreeHistReports
+from ldpsim.mechanisms.discovery.words import top
 
 PROTOCOLS = (PEM, TreeHist, SFP)
 

@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ldpsim.evaluation.deployment_metrics import READING_UNITS, mechanism_label
+from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.plots import item_label
 
 DAY = "day of the run (0 = first)"
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    from ldpsim.simulator.durable import write_file
+    from ldpsim.runtime.durable import write_file
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     return write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
@@ -177,7 +177,7 @@ def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
                             f"Daily mean {uc.name.replace('_', ' ')} ({READING_UNITS.get(uc.name, 'raw units')}): "
                             "estimate vs the truth of donated and of all readings."))
     paths = [_save(fig, folder / name) for name, fig, _ in figures]
-    from ldpsim.simulator.durable import write_text
+    from ldpsim.runtime.durable import write_text
     write_text(folder / "captions.json", json.dumps({name: cap for name, _, cap in figures}, indent=1,
                                                     ensure_ascii=False))
     return paths

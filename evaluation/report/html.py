@@ -153,7 +153,7 @@ def write_report_html(path, title: str, sections, *, config=None, seed=None, max
     ``Figure`` (embedded as PNG). A final "Reproducibility" section holds ``seed``, the versions
     (:func:`versions`) and the resolved ``config``. Everything is escaped.
     """
-    from ldpsim.simulator.durable import make_dirs, write_text
+    from ldpsim.runtime.durable import make_dirs, write_text
     path = Path(path)
     make_dirs(path.parent)
     return write_text(path, render_html(title, sections, config=config, seed=seed, max_rows=max_rows))

@@ -111,7 +111,7 @@ def _slug(text: str) -> str:
 
 def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
     fig.tight_layout()
-    from ldpsim.simulator.durable import write_file
+    from ldpsim.runtime.durable import write_file
     return [write_file(out / f"{stem}.{fmt}", lambda tmp, fmt=fmt: fig.savefig(tmp, dpi=120, format=fmt))
             for fmt in FORMATS]
 
@@ -341,7 +341,7 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
         raise FileNotFoundError(f"{run_dir}: no finished cells to plot")
     if mark is None:
         mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
-    from ldpsim.simulator.durable import make_dirs, write_text
+    from ldpsim.runtime.durable import make_dirs, write_text
     out = make_dirs(Path(run_dir) / "plots")
     written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
                + metric_vs_epsilon(summary, out, prefix="adversary")

@@ -31,7 +31,7 @@ Schema (every table checked; unknown keys get a did-you-mean)::
 
 Discovery protocols (``sfp``, ``pem``, ``treehist``) make *discovery* cells
 (:mod:`ldpsim.evaluation.sweep.discovery_cell`): ``top`` is the k of the discovered top-k and the
-metrics are :data:`ldpsim.evaluation.discovery_metrics.DISCOVERY_METRICS` (the default when every
+metrics are :data:`ldpsim.evaluation.discovery.scores.DISCOVERY_METRICS` (the default when every
 mechanism is a discovery protocol); a scenario does not mix the two kinds' metrics.
 
     [plots]
@@ -59,9 +59,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldpsim.mechanisms.registry import MECHANISMS, make
-from ldpsim.mechanisms.words import DiscoveryProtocol
+from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 
-from ldpsim.evaluation.discovery_metrics import DISCOVERY_METRICS
+from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload

@@ -3,7 +3,7 @@ TreeHist; docs/math.md §7.4) instead of a frequency oracle estimating known ite
 
 Per repeat the population engine draws the protocol's aggregate (``path``: direct sampler or per-user
 reports, :mod:`ldpsim.simulator.population`), ``discover(agg, top_k=cell.top)`` finds the top list,
-and :func:`ldpsim.evaluation.discovery_metrics.run_scores` scores it against the workload's true top-k
+and :func:`ldpsim.evaluation.discovery.scores.run_scores` scores it against the workload's true top-k
 (and the planted slang word, the first of ``workload.params["slang"]`` when the workload has one).
 Output rows have the shapes of a frequency cell's: estimates (one row per discovered string and
 repeat; ``true_rank``/``true_count`` NaN/0 for strings that are not items) and summary rows
@@ -17,7 +17,7 @@ import pandas as pd
 
 from ldpsim.simulator.population import simulate_aggregate
 
-from ldpsim.evaluation.discovery_metrics import run_scores, summarize_runs
+from ldpsim.evaluation.discovery.scores import run_scores, summarize_runs
 
 
 def discovery_rows(cell, mech, workload, seeds) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -87,7 +87,7 @@ def make_baseline(scenario, summary: pd.DataFrame) -> dict:
 def write_baseline(path, baseline: dict) -> Path:
     """Write ``baseline`` as indented JSON (stable key order, so diffs stay readable)."""
     path = Path(path)
-    from ldpsim.simulator.durable import make_dirs, write_text
+    from ldpsim.runtime.durable import make_dirs, write_text
     make_dirs(path.parent)
     write_text(path, json.dumps(baseline, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path

@@ -204,12 +204,12 @@ def _run_dask(cells, seed, finish, scheduler, n_workers) -> tuple[int, float]:
     """Run ``cells`` on Dask, calling ``finish`` as each completes; returns (workers, startup seconds).
 
     An unreachable scheduler, or a cluster whose workers all died, raises
-    :class:`~ldpsim.simulator.cluster.ClusterError` (finished cells are already stored: a rerun resumes).
+    :class:`~ldpsim.runtime.cluster.ClusterError` (finished cells are already stored: a rerun resumes).
     """
     import dask
     import distributed  # noqa: F401 - loads Dask's distributed config before dask.config.set below
 
-    from ldpsim.simulator.cluster import as_finished, connect, local_cluster
+    from ldpsim.runtime.cluster import as_finished, connect, local_cluster
 
     start, cluster, client = time.perf_counter(), None, None
     try:

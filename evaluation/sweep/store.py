@@ -1,6 +1,6 @@
 """The results of one sweep run on disk: a locked run folder of Parquet files, one per finished cell.
 
-Layout of ``RUN_DIR`` (a run folder of kind ``"sweep"``, see :mod:`ldpsim.evaluation.runfolder`)::
+Layout of ``RUN_DIR`` (a run folder of kind ``"sweep"``, see :mod:`ldpsim.runtime.runfolder`)::
 
     manifest.json            kind, scenario fingerprint, seed, status (running/complete), version
     parts.jsonl              one line per finished file: path, size, SHA-256, fingerprint
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ldpsim.evaluation.runfolder import RunFolder, RunFolderError, read_manifest
-from ldpsim.simulator import durable
+from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_manifest
+from ldpsim.runtime import durable
 
 TABLES = ("summary", "estimates")
 
@@ -75,7 +75,7 @@ class RunStore:
 
         With ``force`` the old results (only files ldpsim wrote) are deleted first. The same scenario
         and seed resume: verified finished cells are kept. Call :meth:`close` (or use the returned
-        :class:`~ldpsim.evaluation.runfolder.RunFolder` as a context manager) to release the lock.
+        :class:`~ldpsim.runtime.runfolder.RunFolder` as a context manager) to release the lock.
 
         Parameters
         ----------

@@ -4,7 +4,7 @@ The discovery protocols (SFP, PEM, TreeHist) are judged on this workload:
 
 * **Real words**: wordfreq's English list in frequency order (emoji excluded, as the ``words``
   workload), keeping only words the protocols can carry — 1 to ``length`` characters, every character
-  in the alphabet (:data:`ldpsim.mechanisms.words.DEFAULT_ALPHABET`: a–z, the apostrophe, accented
+  in the alphabet (:data:`ldpsim.mechanisms.discovery.words.DEFAULT_ALPHABET`: a–z, the apostrophe, accented
   letters and one-code-point emoji); the first ``top`` such words, weighted by
   ``wordfreq.word_frequency``. Longer words and words with other characters are *dropped*, not
   truncated (a truncated word would be a different string).
@@ -13,7 +13,7 @@ The discovery protocols (SFP, PEM, TreeHist) are judged on this workload:
   if wordfreq knows it (frequency > 0) — so no dictionary holds them. Slang word i is typed by a
   share ``slang_shares[i]`` of the users (the real words share the rest, in their wordfreq
   proportions) from day ``start_day`` on (used by the deployment; a sweep sees every word).
-* **Padding / termination** (the protocols' rule, :mod:`ldpsim.mechanisms.words`): each word is padded
+* **Padding / termination** (the protocols' rule, :mod:`ldpsim.mechanisms.discovery.words`): each word is padded
   on the right with the padding symbol ∅ to ``length`` symbols; ∅ is also the terminator, so "a" and
   "ab" are different padded strings.
 
@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
-from ldpsim.mechanisms.words import DEFAULT_ALPHABET, WordCodec
+from ldpsim.mechanisms.discovery.words import DEFAULT_ALPHABET, WordCodec
 
 from ldpsim.evaluation.workloads.types import Workload
 

@@ -190,7 +190,7 @@ def write_outputs(table: pd.DataFrame, fig: Figure, config: dict, out, start: fl
     The runtime is measured from ``start`` (a ``time.perf_counter()`` value) to the last figure
     written; returns the paths and that runtime in seconds.
     """
-    from ldpsim.simulator.durable import make_dirs, write_file, write_text
+    from ldpsim.runtime.durable import make_dirs, write_file, write_text
     out = make_dirs(Path(out))
     name = config["name"]
     paths = [write_file(out / f"{name}.csv", lambda tmp: table.to_csv(tmp, index=False, float_format="%.6g"))]

@@ -1,7 +1,7 @@
 """Seed 002: the central-DP histogram release, side by side with LDP at the same ε (docs/math.md §6).
 
 Scenario: n users hold one value of a categorical attribute (``emoji`` top-100, ``census-education``).
-*Central* (trusted server, :class:`ldpsim.mechanisms.central_dp.LaplaceHistogram`): z = θ + Lap(Δ/ε) on the
+*Central* (trusted server, :class:`ldpsim.mechanisms.central.central_dp.LaplaceHistogram`): z = θ + Lap(Δ/ε) on the
 normalized histogram θ, Δ = 2/n (one record replaced, seed 002's 2/(nα)); ``central-raw`` is z as
 is, ``central-L1`` its minimum-L1 projection onto the simplex, ``central-lattice`` the projection
 onto the 1/n lattice, ``central-synthetic`` the histogram of n synthetic records drawn from the
@@ -23,7 +23,7 @@ from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
+from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, one_of_each, positive

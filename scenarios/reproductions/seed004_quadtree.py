@@ -2,7 +2,7 @@
 
 Scenario: n keyboard taps (``tap-positions``, points in [−1, 1]²) are counted in a quadtree of
 height h (a 2^h × 2^h leaf grid, level 0 = leaves, level h = root); each level's counts get Laplace
-noise of scale 1/ε_i with Σ ε_i = ε (:mod:`ldpsim.mechanisms.quadtree`). Allocations: uniform, Cormode's
+noise of scale 1/ε_i with Σ ε_i = ε (:mod:`ldpsim.mechanisms.central.quadtree`). Allocations: uniform, Cormode's
 geometric (q = 2^{1/3}), seed 004's arithmetic (difference d) and geometric (ratio q) series.
 
 The table (column ``part``) holds
@@ -28,7 +28,7 @@ from scipy import optimize
 
 from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
-from ldpsim.mechanisms.quadtree import NoisyQuadtree, arithmetic_allocation, cormode_allocation, geometric_allocation, \
+from ldpsim.mechanisms.central.quadtree import NoisyQuadtree, arithmetic_allocation, cormode_allocation, geometric_allocation, \
     level_errors, uniform_allocation, worst_case_nodes_per_level
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive

@@ -12,8 +12,8 @@ from ldpsim.evaluation.adversary.bayes import (accuracy_by_input, bayes_guess, e
                                   guess_probabilities, high_mask)
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR
-from ldpsim.mechanisms.sdgrr import SDGRR
-from ldpsim.mechanisms.urr import URR
+from ldpsim.mechanisms.frequency.sdgrr import SDGRR
+from ldpsim.mechanisms.frequency.urr import URR
 from tests.stats import assert_chisquare_gof, assert_z
 
 

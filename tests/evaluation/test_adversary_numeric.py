@@ -10,8 +10,8 @@ import pytest
 
 from ldpsim.evaluation.adversary.continuous import (decide, empirical_numeric_accuracy, expected_numeric_accuracy,
                                           grid_density, input_grid, numeric_guesses, prior_from_values)
-from ldpsim.mechanisms.pm import PM
-from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.numeric.pm import PM
+from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.stats import assert_z
 
 CELLS = 200

@@ -12,7 +12,7 @@ import pytest
 from ldpsim.evaluation.adversary.sketch import empirical_sketch_accuracy, sketch_guesses, support
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import CMS, GRR, HCMS, OLH, OUE
-from ldpsim.mechanisms.hcms import hadamard_sign
+from ldpsim.mechanisms.sketches.hcms import hadamard_sign
 from tests.stats import assert_z
 
 N = 20_000

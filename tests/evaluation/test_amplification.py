@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.amplification import (closed_form_epsilon, compose, numerical_epsilon,
+from ldpsim.evaluation.privacy.amplification import (closed_form_epsilon, compose, numerical_epsilon,
                                              shuffle_delta)
 
 

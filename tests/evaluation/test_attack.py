@@ -7,7 +7,7 @@ import pytest
 
 from ldpsim.evaluation.adversary.attack import attack
 from ldpsim.mechanisms import CMS, GRR, OUE, PM, SDPM
-from ldpsim.mechanisms.sdgrr import SDGRR
+from ldpsim.mechanisms.frequency.sdgrr import SDGRR
 
 
 @pytest.mark.parametrize("mech, extra", [(GRR(1.0, 5), "class"), (SDGRR(1.0, 5, high=[0]), "class"),

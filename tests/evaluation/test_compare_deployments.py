@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpsim.evaluation.compare_deployments import compare, load_variants
+from ldpsim.evaluation.deployment.compare import compare, load_variants
 from ldpsim.evaluation.scenario.deployment_file import load_deployment
 
 INDUSTRIAL = Path(__file__).resolve().parents[2] / "scenarios" / "industrial.toml"

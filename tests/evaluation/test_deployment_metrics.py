@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from ldpsim.evaluation.deployment_budget import budget_by_day, day_ranges, milestones, top_k_threshold
-from ldpsim.evaluation.deployment_metrics import Z95, daily_estimates, measure, pooled_estimates, share_theory
-from ldpsim.mechanisms.grr import GRR
+from ldpsim.evaluation.deployment.budget import budget_by_day, day_ranges, milestones, top_k_threshold
+from ldpsim.evaluation.deployment.estimates import Z95, daily_estimates, measure, pooled_estimates, share_theory
+from ldpsim.mechanisms.frequency.grr import GRR
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
 from tests.simulator.test_device import ITEMS, tiny_config
@@ -166,9 +166,9 @@ def test_em_bootstrap_sd_matches_repeated_collections():
     collections vs the parametric bootstrap from ONE collection. The empirical sd of 200 draws is within
     ±17% of the true sd at α = 1e-3 (chi-square, df = 199); the bootstrap adds its own 200-draw error and
     the plug-in error of f̂, so the ratio is asserted within [0.7, 1.4]."""
-    from ldpsim.evaluation.deployment_metrics import _em_unit_sd
-    from ldpsim.mechanisms.em import EM
-    from ldpsim.mechanisms.sdpm import SDPM
+    from ldpsim.evaluation.deployment.estimates import _em_unit_sd
+    from ldpsim.mechanisms.numeric.em import EM
+    from ldpsim.mechanisms.numeric.sdpm import SDPM
 
     em = EM(SDPM(epsilon=2.0, low=(-2 / 3, 0.0)), bins=16)
     rng = np.random.default_rng(8)

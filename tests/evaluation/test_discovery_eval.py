@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.discovery_metrics import DISCOVERY_METRICS, first_reaching, run_scores, summarize_runs
+from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS, first_reaching, run_scores, summarize_runs
 from ldpsim.evaluation.report.plots import discovery_curves
 from ldpsim.evaluation.scenario.grid import scenario_from_dict
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.evaluation.sweep.runner import run_cell
 from ldpsim.evaluation.workloads.make import make_workload
-from ldpsim.mechanisms.words import WordCodec
+from ldpsim.mechanisms.discovery.words import WordCodec
 
 
 def test_run_scores_by_hand():

@@ -87,7 +87,7 @@ def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir,
     from ldpsim.evaluation.report.plots import _cells, _theory_sd
     from ldpsim.evaluation.sweep.store import RunStore
     from ldpsim.evaluation.workloads.make import make_workload
-    from ldpsim.mechanisms.grr import GRR
+    from ldpsim.mechanisms.frequency.grr import GRR
 
     store = RunStore(run_dir)
     estimates = store.read("estimates")

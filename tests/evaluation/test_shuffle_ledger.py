@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ldpsim.evaluation.amplification import numerical_epsilon
-from ldpsim.evaluation.shuffle_ledger import central_summary, format_central
+from ldpsim.evaluation.privacy.amplification import numerical_epsilon
+from ldpsim.evaluation.privacy.shuffle_ledger import central_summary, format_central
 from ldpsim.scenarios.cli import main
 from ldpsim.simulator.config import UseCase
 from tests.simulator.test_scenario import TINY

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
+from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from tests.stats import ALPHA, assert_chisquare_gof, assert_mean
 
 

@@ -14,7 +14,7 @@ from scipy import stats
 import ldpsim.mechanisms.binomial as binomial_module
 from ldpsim.mechanisms import CMS
 from ldpsim.mechanisms.binomial import binomial_rows
-from ldpsim.mechanisms.cms import grouped_column_counts
+from ldpsim.mechanisms.sketches.cms import grouped_column_counts
 from tests.stats import assert_chisquare_gof, assert_same_distribution, assert_variance, assert_z
 
 ITEMS = ("the", "of", "and", "to", "a", "in")

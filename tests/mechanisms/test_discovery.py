@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms.pem import PEM
-from ldpsim.mechanisms.sfp import SFP
-from ldpsim.mechanisms.treehist import TreeHist
-from ldpsim.mechanisms.words import DEFAULT_ALPHABET, WordCodec
+from ldpsim.mechanisms.discovery.pem import PEM
+from ldpsim.mechanisms.discovery.sfp import SFP
+from ldpsim.mechanisms.discovery.treehist import TreeHist
+from ldpsim.mechanisms.discovery.words import DEFAULT_ALPHABET, WordCodec
 from tests.stats import assert_mean, assert_same_distribution, assert_variance, assert_z
 
 #: tiny configurations: every cell of the aggregate is hit often, collisions matter
@@ -211,7 +211,7 @@ def test_split_moments_reduce_to_the_oracle():
     family-averaged MSE the sketch's own; the split's E[1/N] matches a direct sum."""
     from scipy import stats
 
-    from ldpsim.mechanisms.discovery_theory import expected_inverse, split_moments
+    from ldpsim.mechanisms.discovery.theory import expected_inverse, split_moments
     rng = np.random.default_rng(0)
     counts = np.array([50.0, 30.0, 20.0])
     w, tau = rng.uniform(0, 0.2, (3, 3)), rng.uniform(0.5, 1.0, (3, 3))
@@ -240,7 +240,7 @@ def test_sketch_sums_match_the_hash_family(m, high):
     """The 32-bit-key shortcut (m a power of two) and the general path give Σ_l table[l, h_l(key)],
     for one table and for each of a stack of tables (SFP's per-position sketches)."""
     from ldpsim.mechanisms.hashing import HashFamily
-    from ldpsim.mechanisms.words import sketch_sums
+    from ldpsim.mechanisms.discovery.words import sketch_sums
 
     fam = HashFamily(37, m, 5)
     rng = np.random.default_rng(0)

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.mechanisms.em import EM, _DenseOperator, _PiecewiseOperator, smooth
-from ldpsim.mechanisms.pm import PM
-from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.numeric.em import EM, _DenseOperator, _PiecewiseOperator, smooth
+from ldpsim.mechanisms.numeric.pm import PM
+from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.stats import assert_variance
 
 ALPHA = 1e-4

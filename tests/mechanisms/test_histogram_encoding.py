@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ldpsim.mechanisms import SHE, SUE, THE, make
-from ldpsim.mechanisms.histogram_encoding import optimal_theta, the_bit_probabilities
+from ldpsim.mechanisms.frequency.histogram_encoding import optimal_theta, the_bit_probabilities
 from tests.stats import assert_same_distribution
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ldpsim.mechanisms import OLH, OLHReports, make
-from ldpsim.mechanisms.olh import MAX_G
+from ldpsim.mechanisms.frequency.olh import MAX_G
 from tests.stats import assert_chisquare_gof, assert_z
 
 _MASK = (1 << 64) - 1

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms.personalized import PersonalizedReports, PersonalizedSDGRR, combine_inverse_variance
+from ldpsim.mechanisms.frequency.personalized import PersonalizedReports, PersonalizedSDGRR, combine_inverse_variance
 from tests.stats import assert_chisquare_gof, assert_mean, assert_same_distribution, assert_variance
 
 

@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 
 from ldpsim.mechanisms.base import Aggregate
-from ldpsim.mechanisms.em import EM
-from ldpsim.mechanisms.personalized import combine_inverse_variance
-from ldpsim.mechanisms.personalized_numeric import PersonalizedSDPM
-from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.numeric.em import EM
+from ldpsim.mechanisms.frequency.personalized import combine_inverse_variance
+from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.mechanisms.test_em import _draw, _fisher_covariance
 from tests.stats import assert_variance
 

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.mechanisms.pm import PM
-from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.numeric.pm import PM
+from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.stats import assert_chisquare_gof, assert_mean, assert_variance, assert_z
 
 NUMERIC = {

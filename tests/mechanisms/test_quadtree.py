@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from ldpsim.mechanisms.quadtree import (NoisyQuadtree, arithmetic_allocation, cormode_allocation,
+from ldpsim.mechanisms.central.quadtree import (NoisyQuadtree, arithmetic_allocation, cormode_allocation,
                                  geometric_allocation, level_errors, uniform_allocation,
                                  worst_case_nodes_per_level)
 from tests.stats import assert_mean

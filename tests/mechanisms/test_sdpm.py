@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.mechanisms.pm import PM
-from ldpsim.mechanisms.sdpm import SDPM
+from ldpsim.mechanisms.numeric.pm import PM
+from ldpsim.mechanisms.numeric.sdpm import SDPM
 
 LOW = (-0.3, 0.6)
 

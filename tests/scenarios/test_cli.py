@@ -134,7 +134,7 @@ def test_python_api(tmp_path, monkeypatch):
 
 def test_local_cluster_needs_no_fixed_port():
     """Port 8787 taken (a Jupyter Dask dashboard, say): a local cluster starts without a warning."""
-    from ldpsim.simulator.cluster import local_cluster
+    from ldpsim.runtime.cluster import local_cluster
     blocker = socket.socket()
     try:
         blocker.bind(("127.0.0.1", 8787))

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.mechanisms.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
-from ldpsim.mechanisms.quadtree import level_errors, worst_case_nodes_per_level
+from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
+from ldpsim.mechanisms.central.quadtree import level_errors, worst_case_nodes_per_level
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.reproductions import KINDS, SEED_REPRODUCTIONS, available
 from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree

@@ -116,7 +116,7 @@ def test_rsfd_deployment_estimates_are_debiased_within_their_intervals(tmp_path)
     """The report's RS+FD shares are debiased (A·f̂ − (A−1)/D) with the A²-scaled theory: the pooled 95%
     intervals hold the true donated shares (P[≤ 4 of 8 covered] < 1e-4 when the theory holds); without
     the debiasing the estimates sit near (1/A)·f + (1 − 1/A)/D and most intervals miss."""
-    from ldpsim.evaluation.deployment_metrics import pooled_estimates
+    from ldpsim.evaluation.deployment.estimates import pooled_estimates
     cfg = tiny_config(policy="rsfd", n_days=3, n_devices=3000)
     pooled = pooled_estimates(cfg, run(cfg, tmp_path))
     assert pooled["covered"].sum() >= 5

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from ldpsim.simulator.cluster import ClusterError, as_finished, connect
+from ldpsim.runtime.cluster import ClusterError, as_finished, connect
 
 
 def _die():
@@ -44,7 +44,7 @@ def test_a_cluster_without_workers_fails_instead_of_hanging():
 def test_sweep_on_a_workerless_cluster_fails_then_resumes(tmp_path, monkeypatch, capsys):
     from dask.distributed import LocalCluster
 
-    from ldpsim.evaluation.runfolder import read_manifest
+    from ldpsim.runtime.runfolder import read_manifest
     from ldpsim.evaluation.sweep import runner
     from ldpsim.scenarios.cli import main
     from tests.test_run_folders import SWEEP

@@ -53,7 +53,7 @@ def test_deployment_share_matches_the_closed_form(tiny_cfg, tmp_path):
     """GRR's MGA reports are deterministic, so the daily estimated share is the genuine estimate plus m·c
     over N: its mean over days matches the closed form within z = 4 sd of the genuine estimates' noise
     (the oracle's theoretical sd given each day's donated counts, ``sd``)."""
-    from ldpsim.evaluation.deployment_metrics import daily_estimates
+    from ldpsim.evaluation.deployment.estimates import daily_estimates
     from ldpsim.evaluation.poisoning.deployment_attack import target_ranks
     fleet = FakeFleet(25, 10, mga_reports)
     result = run(tiny_cfg, tmp_path, components=(fleet.component,))
@@ -79,7 +79,7 @@ def _gated_cms_fleet():
 def _same_with_fakes(cfg, a, b):
     from tests.simulator.test_device import same_aggregates
     same_aggregates(a.aggregates, b.aggregates)
-    from ldpsim.evaluation.deployment_metrics import daily_estimates
+    from ldpsim.evaluation.deployment.estimates import daily_estimates
     pd_a, pd_b = daily_estimates(cfg, a), daily_estimates(cfg, b)
     assert pd_a["estimate"].to_numpy().tolist() == pd_b["estimate"].to_numpy().tolist()
     gate = {k: v for k, v in a.counters.items() if k.startswith("fake_")}
@@ -147,7 +147,7 @@ def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
     """A sweep stopped after its first deployment (and a torn store part of the next one left behind)
     resumes from the journaled cell, deletes the leftover, and ends with the uninterrupted table."""
     from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep
-    from ldpsim.evaluation.runfolder import RunFolder, verify_folder
+    from ldpsim.runtime.runfolder import RunFolder, verify_folder
     cfg = _words_cfg(tmp_path, devices=600, days=2)
     kw = dict(fakes=(0, 60), epsilons=(4.0,), defenses=("none", "attestation 50%"), use_case="word")
     reference = fake_sweep(cfg, "xqzw", **kw)

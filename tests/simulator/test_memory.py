@@ -43,7 +43,7 @@ def test_ledger_counts_exhausted_budgets_per_day_like_the_full_matrix():
     tests/evaluation/test_deployment_metrics.py::test_budget_by_day_from_the_ledger computes from it."""
     from types import SimpleNamespace
 
-    from ldpsim.evaluation.deployment_budget import budget_by_day
+    from ldpsim.evaluation.deployment.budget import budget_by_day
     from ldpsim.simulator.config import UseCase
 
     led = PrivacyLedger(3, 3, budget_daily=8.0, budget_total=16.0, thresholds=(4.0, 2.0, 1.0))

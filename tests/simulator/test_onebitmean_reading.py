@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.deployment_metrics import reading_estimates
+from ldpsim.evaluation.deployment.estimates import reading_estimates
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fleet import memo_base

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.deployment_metrics import measure
+from ldpsim.evaluation.deployment.estimates import measure
 from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
@@ -66,7 +66,7 @@ def test_slang_is_found_and_accounted(tmp_path):
 
 
 def test_slang_discovery_probability_by_day(tmp_path):
-    from ldpsim.evaluation.deployment_words import slang_discovery_by_day
+    from ldpsim.evaluation.deployment.discovery_job import slang_discovery_by_day
 
     cfg, _ = load_deployment(_write(tmp_path, WORDS))
     by_day, first = slang_discovery_by_day(cfg, [1, 2, 3], tmp_path / "runs")

@@ -1,0 +1,1 @@
+"""Metrics of discovery without a dictionary."""

@@ -1,0 +1,1 @@
+"""Privacy accounting above the mechanisms: amplification by shuffling and the central ledger of a run."""

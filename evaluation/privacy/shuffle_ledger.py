@@ -1,0 +1,198 @@
+"""The central (ε, δ) that the server's shuffle buys in a deployment run — docs/math.md §7.5.
+
+The server shuffles each batch window's reports per (use case, collection day) partition
+(``simulator/server.py``; the run records one row per window and partition in ``records["flushes"]``).
+For a report shuffled among n reports of ε₀-LDP randomizers, :mod:`ldpsim.evaluation.privacy.amplification`
+bounds the central ε at a δ (Feldman–McMillan–Talwar 2021, numerical bound).
+
+Accounting, per device (the privacy unit):
+
+* a use case with ``daily_limit`` L lets a device put at most L reports into one partition; those are
+  treated as one (L·ε)-LDP randomizer output, and the window's n is its number of devices,
+  at least ⌈reports / L⌉ (fewer devices, more privacy loss: the bound stays valid). With L = 1 (the
+  shipped scenarios) this is exactly FMT's one-report-per-user setting. A device's reports of one
+  partition are assumed to travel in one upload bundle, hence one window (always true for L = 1);
+* a partition (use case, day) is read two ways: its least amplified window (a bound for every device)
+  and the window of its median report (a typical device);
+* a day composes its partitions (one per use case), the run composes all partitions, with
+  ``dp-accounting`` (:func:`~ldpsim.evaluation.privacy.amplification.compose`). Every partition gets
+  δ_p = δ / (2·P) for P partitions, so the composed δ stays below the reported δ.
+A central ε is never reported above the local one it amplifies (shuffling is post-processing).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
+from ldpsim.runtime.durable import make_dirs, write_file
+
+#: central δ of a run (per device, over the whole run) unless the caller chooses another
+DEFAULT_DELTA = 1e-6
+
+
+@lru_cache(maxsize=4096)
+def _central(eps0: float, n: int, delta: float) -> float:
+    return min(eps0, numerical_epsilon(eps0, n, delta, tol=1e-4))
+
+
+def window_table(cfg, result, delta_p: float) -> pd.DataFrame:
+    """One row per shuffled batch (window × use case × collection day × shard): n devices and central ε."""
+    flushes = pd.DataFrame(result.records.get("flushes", []))
+    cols = ["use_case", "day", "t_s", "reports", "n", "epsilon_local", "epsilon_central"]
+    if flushes.empty:
+        return pd.DataFrame(columns=cols)
+    limits = {uc.name: (uc.daily_limit, uc.daily_limit * uc.epsilon) for uc in cfg.use_cases}
+    lim = flushes["use_case"].map(lambda name: limits[name][0]).to_numpy()
+    w = flushes.assign(n=np.ceil(flushes["reports"].to_numpy() / lim).astype(int),
+                       epsilon_local=flushes["use_case"].map(lambda name: limits[name][1]))
+    w["epsilon_central"] = [_central(float(e), int(n), delta_p) for e, n in zip(w["epsilon_local"], w["n"])]
+    return w[cols]
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    order = np.argsort(values)
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
+def partition_table(windows: pd.DataFrame, delta_p: float) -> pd.DataFrame:
+    """One row per (use case, day) partition: its worst window and the window of the median report."""
+    rows = []
+    for (name, day), g in windows.groupby(["use_case", "day"]):
+        eps0 = float(g["epsilon_local"].iloc[0])
+        worst = float(g["epsilon_central"].max())
+        typical = _weighted_median(g["epsilon_central"].to_numpy(), g["reports"].to_numpy())
+        rows.append({"use_case": name, "day": int(day), "windows": len(g), "reports": int(g["reports"].sum()),
+                     "n_min": int(g["n"].min()), "epsilon_local": eps0, "epsilon_central_worst": worst,
+                     "delta_worst": 0.0 if worst >= eps0 else delta_p, "epsilon_central_median": typical,
+                     "delta_median": 0.0 if typical >= eps0 else delta_p})
+    return pd.DataFrame(rows)
+
+
+def _composed(rows: pd.DataFrame, which: str, delta: float) -> tuple[float, str]:
+    got = compose(zip(rows[f"epsilon_central_{which}"], rows[f"delta_{which}"]), delta)
+    return min(got.epsilon, float(rows["epsilon_local"].sum())), got.method
+
+
+def central_summary(cfg, result, delta: float = DEFAULT_DELTA) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Window table, per-day table and a flat summary of the central ε of a run at ``delta``.
+
+    Two readings of every partition: ``worst`` (its least amplified window: a bound for every device)
+    and ``median`` (the window of its median report: what a typical device gets).
+
+    Returns
+    -------
+    (windows, days, summary)
+        ``days``: per day the local ε (Σ over the day's partitions) and the composed central ε, worst
+        and median; ``summary``: the run's composition, per-report medians and the accounting method.
+    """
+    flushes = result.records.get("flushes", [])
+    n_parts = max(1, len({(r["use_case"], r["day"]) for r in flushes}))
+    delta_p = delta / (2 * n_parts)
+    windows = window_table(cfg, result, delta_p)
+    if windows.empty:
+        return windows, pd.DataFrame(), {"central_delta": delta}
+    parts = partition_table(windows, delta_p)
+    days = []
+    for day, g in parts.groupby("day"):
+        worst, _ = _composed(g, "worst", delta)
+        median, _ = _composed(g, "median", delta)
+        days.append({"day": int(day), "epsilon_local": float(g["epsilon_local"].sum()),
+                     "epsilon_central_worst": worst, "epsilon_central_median": median, "delta": delta})
+    days = pd.DataFrame(days)
+    run_worst, method = _composed(parts, "worst", delta)
+    run_median, _ = _composed(parts, "median", delta)
+    # no device spends more than the ledger let it: the composition over every partition is a bound,
+    # and so is the largest local ε actually spent (shuffling is post-processing)
+    spent = getattr(result, "ledger_spent", None)
+    local_run = float(parts["epsilon_local"].sum())
+    if spent is not None and np.size(spent):
+        local_run = min(local_run, float(np.max(spent)))
+    run_worst, run_median = min(run_worst, local_run), min(run_median, local_run)
+    unamplified = windows["epsilon_central"] >= windows["epsilon_local"]
+    summary = {
+        "central_delta": delta, "central_delta_per_partition": delta_p, "central_accounting": method,
+        "central_epsilon_run_worst": run_worst, "central_epsilon_run_median": run_median,
+        "local_epsilon_run_all_partitions": local_run,
+        "central_epsilon_day_max_worst": float(days["epsilon_central_worst"].max()),
+        "central_epsilon_day_max_median": float(days["epsilon_central_median"].max()),
+        "local_epsilon_day_max": float(days["epsilon_local"].max()),
+        "central_reports_unamplified": float(windows.loc[unamplified, "reports"].sum() / windows["reports"].sum()),
+        "central_window_n_median": _weighted_median(windows["n"].to_numpy().astype(float),
+                                                    windows["reports"].to_numpy()),
+        "central_per_report": {name: [float(g["epsilon_local"].iloc[0]),
+                                      _weighted_median(g["epsilon_central"].to_numpy(), g["reports"].to_numpy())]
+                               for name, g in windows.groupby("use_case")},
+    }
+    return windows, days, summary
+
+
+def format_central(summary: dict) -> list[str]:
+    """The summary's central-ε lines: per report, per device-day and per run, and how they were computed."""
+    if "central_epsilon_run_worst" not in summary:
+        return ["no report was shuffled"]
+    per_uc = ", ".join(f"{name} {local:g}→{central:.3f}" for name, (local, central)
+                       in summary["central_per_report"].items())
+    return [f"per report, local→central (median report, shuffled among {summary['central_window_n_median']:,.0f}): "
+            f"{per_uc}; {100 * summary['central_reports_unamplified']:.1f}% of reports in windows too small to "
+            f"amplify.",
+            f"per device-day {summary['central_epsilon_day_max_median']:.3f} typical, "
+            f"{summary['central_epsilon_day_max_worst']:.3f} worst window (local {summary['local_epsilon_day_max']:g}); "
+            f"whole run {summary['central_epsilon_run_median']:.3f} typical, {summary['central_epsilon_run_worst']:.3f} "
+            f"worst (local ≤ {summary['local_epsilon_run_all_partitions']:g}), δ = {summary['central_delta']:g}.",
+            f"[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: {summary['central_accounting']}]"]
+
+
+def plot_central_vs_n(path, eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA, windows=None):
+    """Central ε against the number n of reports per shuffled batch, for several local ε₀.
+
+    Numerical bound (solid) and closed form (dashed); ``windows`` (optional) a partition table whose
+    (n_min, epsilon_central) points are drawn on top (a run's actual windows).
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
+
+    ns = np.unique(np.round(np.logspace(2, 7, 26)).astype(int))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for eps0 in eps0s:
+        num = [min(eps0, numerical_epsilon(eps0, n, delta, tol=1e-4)) for n in ns]
+        line, = ax.plot(ns, num, label=f"ε₀ = {eps0:g}")
+        ax.plot(ns, [closed_form_epsilon(eps0, n, delta) for n in ns], "--", color=line.get_color(), lw=0.8)
+    if windows is not None and not windows.empty:
+        ax.scatter(windows["n"], windows["epsilon_central"], s=12, c="k", marker="x", label="this run's windows")
+    ax.set(xscale="log", yscale="log", xlabel="reports per shuffled batch window (n)",
+           ylabel=f"central ε at δ = {delta:g}",
+           title="Shuffle amplification (FMT21): numerical (solid), closed form (dashed)")
+    ax.title.set_fontsize(9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    plt.close(fig)
+    return path
+
+
+
+def add_to_run(out, cfg, result, tables: dict, delta: float = DEFAULT_DELTA) -> None:
+    """Measure a run's central ε, add it to ``tables["summary"]`` and write its tables and plot to ``out``.
+
+    Writes ``central_windows.csv``, ``central_days.csv`` and ``plots/central_epsilon.png``.
+    """
+    from pathlib import Path
+
+    windows, days, summary = central_summary(cfg, result, delta)
+    tables["summary"].update(summary)
+    out = Path(out)
+    write_file(out / "central_windows.csv", lambda tmp: windows.to_csv(tmp, index=False))
+    write_file(out / "central_days.csv", lambda tmp: days.to_csv(tmp, index=False))
+    make_dirs(out / "plots")
+    eps0s = sorted(set(windows["epsilon_local"])) if not windows.empty else (1.0,)
+    plot_central_vs_n(out / "plots" / "central_epsilon.png", eps0s, summary.get("central_delta_per_partition", delta),
+                      windows)

@@ -1,0 +1,1 @@
+"""Central DP on a trusted server: Laplace histograms and noisy quadtrees."""

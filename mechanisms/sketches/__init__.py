@@ -1,0 +1,1 @@
+"""Apple's count-mean sketches: CMS and its Hadamard variant HCMS."""

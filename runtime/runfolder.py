@@ -1,0 +1,459 @@
+"""Run folders you can trust: one owner at a time, a manifest, checksummed parts, no deletion of others' files.
+
+Both ``ldpsim run`` (kind ``"run"``) and ``ldpsim sweep``/``check`` (kind ``"sweep"``) write their
+output folder through :class:`RunFolder`:
+
+* **Lock.** ``.lock`` is created atomically (written to a temporary name, then hard-linked: the link
+  fails when a lock exists) and holds the owner's pid, host and command. A second run into the folder
+  is refused with a message naming the holder. A lock whose pid is no longer alive on this host is
+  stale (a killed run): it is removed, and the run says so.
+* **Manifest.** ``manifest.json`` (written durably) names the folder's kind, the scenario's hash
+  (``fingerprint``) and ``seed``, the ldpsim version, the command, and ``status``: ``"running"`` from
+  the moment the run starts, ``"complete"`` only after every output is on disk — then with every
+  file's size and SHA-256. A killed run therefore never leaves a folder that claims to be complete.
+* **Journal.** ``parts.jsonl`` gets one durable line per finished part (path, size, SHA-256,
+  fingerprint). A resumed sweep trusts a part only when it is in the journal *and* its size and
+  checksum still match; a damaged or unlisted part is deleted (it is ours) and recomputed, and the
+  run says which.
+* **Ownership.** A folder is adopted only when it is new, empty, or holds a manifest of the same
+  kind; an unrelated non-empty folder (or another kind's run folder) is refused. Clearing deletes
+  only files ldpsim writes — the manifest's and journal's entries, the kind's known output names and
+  part patterns inside its own sub-folders — one ``unlink`` at a time, never ``rmtree``, never
+  following a symbolic link (a link where ldpsim expects its own file or folder is an error).
+
+Durable writes (temp, fsync, rename, fsync folder) are :mod:`ldpsim.runtime.durable`'s.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import socket
+import stat
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ldpsim.runtime import durable
+
+FORMAT = "ldpsim-run-folder/1"
+MANIFEST, JOURNAL, LOCK = "manifest.json", "parts.jsonl", ".lock"
+
+
+class RunFolderError(ValueError):
+    """The output folder cannot be used (unrelated content, another run's results, a link, a lock)."""
+
+
+class RunFolderLocked(RunFolderError):
+    """Another live process owns the folder."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a kind of run folder holds: top-level file names (glob) and its own sub-folders' part patterns."""
+
+    files: tuple[str, ...]
+    dirs: dict
+
+
+LAYOUTS = {
+    "sweep": Layout(("config.json", "scenario.toml", "report.html"),
+                    {"summary": ("*.parquet",), "estimates": ("*.parquet",),
+                     "plots": ("*.png", "*.svg", "captions.json")}),
+    "run": Layout(("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
+                   "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
+                   "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
+                   "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
+                  {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")}),
+    # reproductions accumulate figures by name in one folder: resumed, never cleared
+    "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
+    # `ldpsim poison` and `ldpsim audit`: one table each, plus figures
+    # (fake devices in a deployment: one journaled row per cell, and each cell's store until its row is)
+    "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
+                                                      "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
+    "audit": Layout(("audit.csv", "detection.csv"), {}),
+}
+
+
+def read_manifest(root) -> dict | None:
+    """The folder's manifest, or None when it has none (or an unreadable one)."""
+    path = Path(root) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def _lstat(path):
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _holder_text(holder: dict) -> str:
+    return (f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started')}: "
+            f"{holder.get('command')}")
+
+
+class RunFolder:
+    """An open, locked run folder; use :meth:`open` (a context manager releases the lock)."""
+
+    def __init__(self, root: Path, kind: str, identity: dict, command: str, log=None):
+        self.root, self.kind, self.identity, self.command = root, kind, identity, command
+        self.layout = LAYOUTS[kind]
+        self.log = log or (lambda msg: print(msg, file=sys.stderr))
+        self.parts: dict[str, dict] = {}
+        self.notes: list[str] = []
+        self._locked = False
+        self._before: set[str] = set()
+
+    # ---- opening -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, root, kind: str, identity: dict, *, resume: bool = False, replace: bool = False,
+             command: str | None = None, log=None) -> "RunFolder":
+        """Lock and adopt ``root`` for a run of ``kind`` with ``identity`` (``fingerprint``, ``seed``).
+
+        Parameters
+        ----------
+        root : path-like
+            The output folder; created when missing.
+        kind : {"run", "sweep"}
+            The folder's kind (see :data:`LAYOUTS`).
+        identity : dict
+            ``{"fingerprint": str, "seed": int}``: which results the folder will hold.
+        resume : bool
+            Keep (verified) parts of the same identity; otherwise everything ldpsim wrote is cleared.
+        replace : bool
+            Clear the results of a *different* identity; otherwise such a folder is refused.
+        command : str, optional
+            Recorded in the lock and manifest (default: ``sys.argv``).
+
+        Raises
+        ------
+        RunFolderError
+            Unrelated content, another kind, another identity without ``replace``, a symbolic link
+            where ldpsim keeps its own files, or a live lock (:class:`RunFolderLocked`).
+        """
+        root = Path(root)
+        if root.exists() and not root.is_dir():
+            raise RunFolderError(f"--out {root} is a file, not a folder")
+        durable.make_dirs(root)
+        folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
+        folder._lock()
+        try:
+            folder._adopt(resume, replace)
+        except BaseException:
+            folder.release()
+            raise
+        return folder
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def _lock(self) -> None:
+        lock = self.root / LOCK
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
+                  "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        tmp = self.root / f".lock.{os.getpid()}.tmp"
+        durable.write_text(tmp, json.dumps(holder))
+        try:
+            for _ in range(2):
+                try:
+                    os.link(tmp, lock)
+                    self._locked = True
+                    durable.fsync_dir(self.root)
+                    return
+                except FileExistsError:
+                    other = self._read_lock()
+                    if other.get("pid") == os.getpid() and other.get("host") == holder["host"]:
+                        raise RunFolderLocked(f"{self.root} is already open in this process") from None
+                    if other.get("host") == holder["host"] and isinstance(other.get("pid"), int) \
+                            and not _alive(other["pid"]):
+                        self.log(f"{self.root}: removing the stale lock of a run that is no longer running "
+                                 f"({_holder_text(other)})")
+                        os.unlink(lock)
+                        continue
+                    raise RunFolderLocked(f"{self.root} is in use by another ldpsim run ({_holder_text(other)}); "
+                                          f"wait for it, or remove {lock} if that process is gone") from None
+            raise RunFolderLocked(f"{self.root}: could not take the lock {lock}")
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _read_lock(self) -> dict:
+        try:
+            data = json.loads((self.root / LOCK).read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def release(self) -> None:
+        """Remove the lock (only when this object holds it)."""
+        if self._locked:
+            self._locked = False
+            (self.root / LOCK).unlink(missing_ok=True)
+
+    def _foreign_entries(self) -> list[str]:
+        return sorted(e.name for e in os.scandir(self.root) if e.name != LOCK)
+
+    def _adopt(self, resume: bool, replace: bool) -> None:
+        old = read_manifest(self.root)
+        if old is None:
+            entries = self._foreign_entries()
+            if entries:
+                shown = ", ".join(entries[:5]) + (" …" if len(entries) > 5 else "")
+                raise RunFolderError(
+                    f"--out {self.root} is not empty and is not an ldpsim {self.kind} folder (no {MANIFEST}; it "
+                    f"holds {shown}); ldpsim writes only into a new, empty or own folder: choose another one")
+        elif old.get("kind") != self.kind:
+            raise RunFolderError(f"--out {self.root} holds an ldpsim {old.get('kind')} folder, not a {self.kind} "
+                                 f"folder; choose another one")
+        else:
+            same = all(old.get(k) == v for k, v in self.identity.items())
+            finished_any = any("/" in p for p in self._journal_entries()) or old.get("status") == "complete"
+            if not same and not replace and finished_any:
+                raise RunFolderError(
+                    f"--out {self.root} holds results of a different scenario or seed (fingerprint "
+                    f"{old.get('fingerprint')}, seed {old.get('seed')}; now {self.identity.get('fingerprint')}, "
+                    f"seed {self.identity.get('seed')}); use another folder, or --force to replace them")
+            if same and resume:
+                self._verify(old)
+            else:
+                self.clear(old)
+        self._before = set(self._all_files())
+        self._write_manifest("running")
+
+    def _all_files(self):
+        """Relative paths of every regular file in the folder (symbolic links neither listed nor followed)."""
+        for dirpath, _dirs, files in os.walk(self.root, followlinks=False):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    yield os.path.relpath(path, self.root)
+
+    # ---- clearing and verifying ----------------------------------------------------------------
+    def _inside(self, rel: str) -> Path:
+        """``root/rel`` after checking that no component of ``rel`` is a symbolic link."""
+        path = self.root
+        for part in Path(rel).parts:
+            if part in ("..", "/") or os.path.isabs(part):
+                raise RunFolderError(f"{self.root}: refusing the path {rel!r} (outside the folder)")
+            path = path / part
+            st = _lstat(path)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise RunFolderError(f"{path} is a symbolic link, which ldpsim did not create; ldpsim never "
+                                     "follows or deletes one: remove it, or choose another folder")
+        return path
+
+    def _unlink_own(self, rel: str) -> bool:
+        path = self._inside(rel)
+        st = _lstat(path)
+        if st is None:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            raise RunFolderError(f"{path} is not a regular file; ldpsim expected its own output there")
+        path.unlink()
+        return True
+
+    def _own_files(self, manifest: dict | None) -> list[str]:
+        """Relative paths of every file ldpsim wrote here (manifest, journal, known names, part patterns)."""
+        found = set((manifest or {}).get("files", {})) | set(self._journal_entries())
+        for name in os.listdir(self.root):
+            if any(fnmatch.fnmatch(name, pat) for pat in self.layout.files) or \
+                    (name.startswith(".") and name.endswith(".tmp") and name != LOCK):
+                found.add(name)
+        for folder, patterns in self.layout.dirs.items():
+            base = self._inside(folder)
+            if not base.is_dir():
+                continue
+            for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+                for d in list(dirnames):
+                    if os.path.islink(os.path.join(dirpath, d)):
+                        self._inside(os.path.relpath(os.path.join(dirpath, d), self.root))
+                for name in filenames:
+                    rel = os.path.relpath(os.path.join(dirpath, name), base)
+                    tmp = name.startswith(".") and name.endswith(".tmp")
+                    if tmp or any(fnmatch.fnmatch(rel, pat) for pat in patterns):
+                        found.add(f"{folder}/{rel}")
+        return sorted(found)
+
+    def clear(self, manifest: dict | None = None) -> int:
+        """Delete every file ldpsim wrote here (see :meth:`_own_files`), then its emptied sub-folders."""
+        n = 0
+        for rel in self._own_files(manifest):
+            if rel in (MANIFEST, LOCK):
+                continue
+            n += self._unlink_own(rel)
+        (self.root / JOURNAL).unlink(missing_ok=True)
+        for folder in self.layout.dirs:
+            _remove_empty_dirs(self._inside(folder))
+        self.parts = {}
+        durable.fsync_dir(self.root)
+        return n
+
+    def remove(self, rel: str) -> int:
+        """Delete the files ldpsim wrote under the sub-folder ``rel`` (a finished cell's scratch store), then
+        the folders that emptied, up to the layout's own folder; returns the number of files deleted."""
+        prefix = rel.rstrip("/") + "/"
+        n = sum(self._unlink_own(f) for f in self._own_files(None) if f.startswith(prefix))
+        base = self._inside(rel)
+        _remove_empty_dirs(base)
+        if base.parent != self.root and base.parent.is_dir() and not os.listdir(base.parent):
+            os.rmdir(base.parent)
+        durable.fsync_dir(self.root)
+        return n
+
+    def _journal_entries(self) -> dict[str, dict]:
+        entries = {}
+        try:
+            lines = (self.root / JOURNAL).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return entries
+        for line in lines:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a killed run
+            if isinstance(e, dict) and isinstance(e.get("path"), str):
+                entries[e["path"]] = e
+        return entries
+
+    def _verify(self, manifest: dict) -> None:
+        """Keep the journal's parts whose size and checksum match; delete damaged and unlisted parts."""
+        listed = {p: e for p, e in self._journal_entries().items()
+                  if e.get("fingerprint") == self.identity.get("fingerprint")}
+        damaged = []
+        for rel in self._own_files(None):
+            if rel in (MANIFEST, JOURNAL) or "/" not in rel:
+                continue
+            entry = listed.get(rel)
+            path = self._inside(rel)
+            st = _lstat(path)
+            if st is None:
+                continue  # listed but missing: counted below
+            ok = entry is not None and stat.S_ISREG(st.st_mode) and st.st_size == entry.get("size") and \
+                durable.sha256_file(path) == entry.get("sha256")
+            if ok:
+                self.parts[rel] = entry
+                continue
+            if entry is not None:
+                damaged.append(rel)
+            self._unlink_own(rel)
+        for rel in set(listed) - set(self.parts) - set(damaged):
+            if "/" in rel:
+                damaged.append(rel)  # listed but missing
+        if damaged:
+            self.notes.append(f"{len(damaged)} damaged or missing part(s) will be recomputed: "
+                              f"{', '.join(sorted(damaged)[:5])}{' …' if len(damaged) > 5 else ''}")
+            self.log(f"{self.root}: {self.notes[-1]}")
+        lines = "".join(json.dumps(e) + "\n" for e in self.parts.values())
+        durable.write_text(self.root / JOURNAL, lines)
+
+    # ---- writing -------------------------------------------------------------------------------
+    def path(self, rel: str) -> Path:
+        """``root/rel`` for writing (its folders created; no symbolic link on the way)."""
+        path = self._inside(rel)
+        durable.make_dirs(path.parent)
+        self._inside(rel)
+        return path
+
+    def write_text(self, rel: str, text: str) -> Path:
+        """Write a top-level or sub-folder file durably and record it."""
+        durable.write_text(self.path(rel), text)
+        return self.record(rel)
+
+    def record(self, rel: str) -> Path:
+        """Journal a finished file (size and SHA-256, durably appended) and return its path."""
+        path = self._inside(rel)
+        entry = {"path": rel, "size": path.stat().st_size, "sha256": durable.sha256_file(path),
+                 "fingerprint": self.identity.get("fingerprint")}
+        fd = os.open(self.root / JOURNAL, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                     durable.file_mode())
+        try:
+            os.write(fd, (json.dumps(entry) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.parts[rel] = entry
+        return path
+
+    def finished(self, prefix: str = "") -> set[str]:
+        """Relative paths of the verified or newly recorded parts (optionally under ``prefix``)."""
+        return {p for p in self.parts if p.startswith(prefix)}
+
+    def finalize(self, adopt: bool = False) -> None:
+        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run created and did
+        not journal yet (every regular file that was not in the folder when it was opened)."""
+        if adopt:
+            for rel in sorted(set(self._all_files()) - self._before):
+                if rel not in self.parts and rel not in (MANIFEST, JOURNAL, LOCK) and not rel.endswith(".tmp"):
+                    durable.fsync_file(self._inside(rel))
+                    self.record(rel)
+            for folder in {Path(rel).parent for rel in self.parts}:
+                durable.fsync_dir(self.root / folder)
+        self._write_manifest("complete")
+
+    def _write_manifest(self, status: str) -> None:
+        from ldpsim import __version__
+        data = {"format": FORMAT, "kind": self.kind, **self.identity, "status": status,
+                "ldpsim_version": __version__, "command": self.command,
+                "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if status == "complete":
+            data["files"] = {p: {"size": e["size"], "sha256": e["sha256"]} for p, e in sorted(self.parts.items())}
+        durable.write_text(self.root / MANIFEST, json.dumps(data, indent=1) + "\n")
+
+
+def hold(root, command: str | None = None) -> RunFolder:
+    """Take only the lock of an existing ldpsim folder (for commands that add to a finished run, like
+    ``ldpsim plot``): its manifest and parts are left as they are. Use as a context manager."""
+    root = Path(root)
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise RunFolderError(f"{root} is not an ldpsim run folder (no {MANIFEST})")
+    folder = RunFolder(root, manifest.get("kind", "sweep"), {}, command or " ".join(sys.argv))
+    folder._lock()
+    return folder
+
+
+def verify_folder(root) -> list[str]:
+    """Problems of a finished folder: not complete, or a listed file missing or changed (empty = fine)."""
+    root = Path(root)
+    manifest = read_manifest(root)
+    if manifest is None:
+        return [f"{root} has no ldpsim manifest"]
+    if manifest.get("status") != "complete":
+        return [f"{root} is incomplete (status {manifest.get('status')!r}): its run was interrupted or is running"]
+    problems = []
+    for rel, e in manifest.get("files", {}).items():
+        path = root / rel
+        st = _lstat(path)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            problems.append(f"{rel}: missing")
+        elif st.st_size != e["size"] or durable.sha256_file(path) != e["sha256"]:
+            problems.append(f"{rel}: changed or damaged (size/checksum differ)")
+    return problems
+
+
+def _remove_empty_dirs(base: Path) -> None:
+    """Remove the empty folders under ``base`` and ``base`` itself if it empties, deepest first
+    (never following a link)."""
+    if base.is_dir():
+        for dirpath, _dirs, _files in sorted(os.walk(base, followlinks=False), reverse=True):
+            if not os.listdir(dirpath):
+                os.rmdir(dirpath)
