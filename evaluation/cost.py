@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from ldpsim.mechanisms._validation import machine_memory
+from ldpsim.runtime.errors import InputError
 
 RUN_BASE_BYTES = 450 * 2**20
 RUN_BYTES_PER_DEVICE_DAY = 500
@@ -31,7 +32,7 @@ MAX_CELLS = 100_000
 MAX_REPORT_USERS = 10**8
 
 
-class CostError(ValueError):
+class CostError(InputError):
     """A run or sweep that cannot fit this machine (or the documented limits): says the estimate and the key."""
 
 

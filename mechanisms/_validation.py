@@ -19,11 +19,13 @@ import os
 
 import numpy as np
 
+from ldpsim.runtime.errors import InputError
+
 #: the supported range of every privacy budget ε (inclusive)
 EPSILON_MIN, EPSILON_MAX = 1e-6, 50.0
 
 
-def _fail(owner: str, name: str, allowed: str, value, exc=ValueError):
+def _fail(owner: str, name: str, allowed: str, value, exc=InputError):
     raise exc(f"The {name!r} parameter of {owner} must be {allowed}. Got {value!r} instead.")
 
 
@@ -62,7 +64,7 @@ def check_memory(owner: str, n_bytes: float, what: str, keys: str) -> None:
     """Refuse a structure of ``n_bytes`` that cannot fit in half this machine's memory (names the keys)."""
     limit = machine_memory() // 2
     if n_bytes > limit:
-        raise ValueError(f"{owner}: {what} would need {n_bytes / 2**30:,.2f} GiB, more than half of this machine's "
+        raise InputError(f"{owner}: {what} would need {n_bytes / 2**30:,.2f} GiB, more than half of this machine's "
                          f"{machine_memory() / 2**30:.1f} GiB; lower {keys}.")
 
 
@@ -93,7 +95,7 @@ def check_item_ids(owner: str, values, domain_size: int, name: str = "values") -
     """Validate an array of item ids in [0, domain_size) and return it as an int64 array."""
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{owner}: {name!r} must be a 1-D array of item ids; got shape {arr.shape}.")
+        raise InputError(f"{owner}: {name!r} must be a 1-D array of item ids; got shape {arr.shape}.")
     if arr.size == 0:
         return arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
@@ -102,7 +104,7 @@ def check_item_ids(owner: str, values, domain_size: int, name: str = "values") -
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= domain_size:
         bad = int(np.flatnonzero((arr < 0) | (arr >= domain_size))[0])
-        raise ValueError(f"{owner}: {name!r} must hold item ids in [0, {domain_size}); "
+        raise InputError(f"{owner}: {name!r} must hold item ids in [0, {domain_size}); "
                          f"got {int(arr[bad])} at index {bad}.")
     return arr.astype(np.int64, copy=False)
 
@@ -112,12 +114,12 @@ def check_counts(owner: str, counts, length: int | None = None, name: str = "tru
     arr = np.asarray(counts)
     if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
         want = "a 1-D array" if length is None else f"a 1-D array of length {length}"
-        raise ValueError(f"{owner}: {name!r} must be {want}; got shape {arr.shape}.")
+        raise InputError(f"{owner}: {name!r} must be {want}; got shape {arr.shape}.")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{owner}: {name!r} must hold whole non-negative counts.")
+            raise InputError(f"{owner}: {name!r} must hold whole non-negative counts.")
     if arr.size and arr.min() < 0:
-        raise ValueError(f"{owner}: {name!r} must be non-negative; got {arr.min()}.")
+        raise InputError(f"{owner}: {name!r} must be non-negative; got {arr.min()}.")
     return arr.astype(np.int64)
 
 
@@ -128,11 +130,11 @@ def check_finite_in(owner: str, values, low: float, high: float, name: str = "va
         raise TypeError(f"{owner}: {name!r} must hold real numbers in [{low:g}, {high:g}]; got dtype {raw.dtype}.")
     arr = raw.astype(np.float64)
     if arr.ndim != 1:
-        raise ValueError(f"{owner}: {name!r} must be a 1-D array; got shape {arr.shape}.")
+        raise InputError(f"{owner}: {name!r} must be a 1-D array; got shape {arr.shape}.")
     bad = ~np.isfinite(arr) | (arr < low) | (arr > high)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{owner}: {name!r} must be finite values in [{low:g}, {high:g}]; "
+        raise InputError(f"{owner}: {name!r} must be finite values in [{low:g}, {high:g}]; "
                          f"got {arr[i]!r} at index {i}.")
     return arr
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import time
 
+from ldpsim.runtime.errors import LdpsimError
+
 
 def local_cluster(n_workers: int):
     """Start a ``LocalCluster`` of ``n_workers`` single-threaded worker processes on 127.0.0.1.
@@ -35,7 +37,7 @@ CONNECT_TIMEOUT_S = 10.0
 WORKERLESS_GRACE_S = 30.0
 
 
-class ClusterError(RuntimeError):
+class ClusterError(LdpsimError, RuntimeError):
     """The Dask cluster cannot be reached or lost its workers; finished work is kept."""
 
 

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ldpsim.runtime import durable
+from ldpsim.runtime.errors import InputError
 
 FORMAT = "ldpsim-run-folder/1"
 MANIFEST, JOURNAL, LOCK = "manifest.json", "parts.jsonl", ".lock"
 
 
-class RunFolderError(ValueError):
+class RunFolderError(InputError):
     """The output folder cannot be used (unrelated content, another run's results, a link, a lock)."""
 
 

@@ -84,11 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from ldpsim.runtime.errors import LdpsimError
     try:
         return int(importlib.import_module(args._module).run(args) or 0)
     except KeyboardInterrupt:
         print("\ninterrupted: finished work is kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except LdpsimError as exc:  # invalid input, a refused cost, a locked folder: the library's own message
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError) as exc:  # invalid input that a command did not catch itself
         if getattr(args, "verbose", False):
             raise

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ldpsim.runtime.errors import InputError
+
 REQUIRED = object()
 #: a name that becomes a file or folder name: letters, digits, ``.``, ``_``, ``-`` (no separators, no ``..``)
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -26,7 +28,7 @@ def plain_name(value: str) -> str | None:
             "characters): it names the output folder")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """A broken scenario file: says which file, which key, and what is allowed."""
 
     def __init__(self, file, key: str, message: str):
