@@ -89,3 +89,35 @@ def test_mechanism_key_methods_document_parameters_and_returns(cls):
 def test_entry_points_document_parameters():
     for obj in (make, Aggregate):
         assert "Parameters\n----------" in (inspect.getdoc(obj) or ""), obj
+
+
+def test_the_installed_package_carries_the_math_reference():
+    """Docstrings cite docs/math.md: it travels with the installed package."""
+    from importlib import resources
+    text = (resources.files("ldpsim") / "docs" / "math.md").read_text(encoding="utf-8")
+    assert text.startswith("# ldpsim mathematical reference")
+
+
+def test_readme_is_a_landing_page_whose_links_resolve():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
+        if "://" not in target:
+            assert (ROOT / target).exists(), target
+
+
+def test_readme_names_only_commands_that_exist():
+    from ldpsim.scenarios.cli import COMMANDS
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"^\| `ldpsim (\w+)", readme, flags=re.M))
+    assert named and named <= set(COMMANDS)
+
+
+def test_docs_speak_to_users_only():
+    """No issue numbers, no notes on how the work was organised, in the manual or the README."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pattern = re.compile(r"\b(?:issue|ticket) #?\d+|\bhelpers?\b|\bworktrees?\b|\bseed 00X\b|\bissue \d+ rows\b", re.I)
+    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}" for p in pages
+             if "_build" not in p.parts and "generated" not in p.parts
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not found, found

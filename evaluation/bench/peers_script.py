@@ -167,7 +167,7 @@ def _pure_ldp_discovery(job, values):
 
 
 def discovery_main(spec, out_dir):
-    """Discovery jobs: ``spec["discovery"]`` = [{"id", "items", "counts", "repeats", **job}]; repeat r
+    """Discovery jobs: ``spec["discovery"] = [{"id", "items", "counts", "repeats", **job}]``; repeat r
     draws its user order and seeds the peer's global generators from child r of ``SeedSequence(seed)``.
     Writes ``discovery.json``: per job id, per repeat, seconds, words and estimated counts."""
     results = {}

@@ -17,6 +17,7 @@ Accounting, per device (the privacy unit):
 * a day composes its partitions (one per use case), the run composes all partitions, with
   ``dp-accounting`` (:func:`~ldpsim.evaluation.privacy.amplification.compose`). Every partition gets
   δ_p = δ / (2·P) for P partitions, so the composed δ stays below the reported δ.
+
 A central ε is never reported above the local one it amplifies (shuffling is post-processing).
 """
 

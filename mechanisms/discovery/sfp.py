@@ -93,7 +93,7 @@ class SFP(DiscoveryProtocol):
     of their slot, so most of ε goes to the fragment: 70 % since the fragment sketches are per position
     (with one sketch over all n users 80 % was best; 60 % loses F1 at ε ≤ 2 and n = 10⁵). 6 hash
     bits instead of the paper's 8 give the same or better F1 (the false candidates number
-    ≈ ``per_slot``^{L/2} whatever the hash size, since each hash value keeps 1/2^bits of its
+    ≈ ``per_slot`` to the power L/2 whatever the hash size, since each hash value keeps 1/2^bits of its
     combinations) with 4× fewer tokens to query. The word sketch is 1024 × 256 (32-byte reports):
     its noise n(c_ε²−1)/4 dwarfs its collision term (0.9 % of it at n = 10⁶, docs/math.md §7.4.1),
     so the narrow sketch costs no accuracy and a quarter of the client's bits; each position's fragment

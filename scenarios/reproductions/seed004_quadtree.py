@@ -6,6 +6,7 @@ noise of scale 1/ε_i with Σ ε_i = ε (:mod:`ldpsim.mechanisms.central.quadtre
 geometric (q = 2^{1/3}), seed 004's arithmetic (difference d) and geometric (ratio q) series.
 
 The table (column ``part``) holds
+
 * ``budget`` — per-level budget ε_i and error Err(level_i) = n_i·2/ε_i² with Cormode's worst-case
   node count n_i = 8·2^{h−i} (``err_level``, as the seed) and capped by the 4^{h−i} nodes a level has
   (``err_level_capped``), for every d and q of the scenario (a d at or above 2ε/(h(h+1)) would give
