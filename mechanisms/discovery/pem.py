@@ -60,7 +60,7 @@ class PEM(DiscoveryProtocol):
         ε of one report.
     length : int in [2, L_max]
         Longest word, in symbols (``L_max``: b^L < 2^63).
-    alphabet : str
+    alphabet : str, or sequence of str (graphemes; see WordCodec)
         Distinct single code points (:data:`~ldpsim.mechanisms.discovery.words.DEFAULT_ALPHABET`).
     start : int in [1, min(3, length)]
         Prefix length of the first group (every valid prefix of it is a candidate).
@@ -79,7 +79,7 @@ class PEM(DiscoveryProtocol):
 
     epsilon: float
     length: int = 8
-    alphabet: str = DEFAULT_ALPHABET
+    alphabet: str | tuple = DEFAULT_ALPHABET
     start: int = 2
     pool: int = 1024
     g: int | None = None

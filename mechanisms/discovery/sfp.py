@@ -75,7 +75,7 @@ class SFP(DiscoveryProtocol):
         Share of ε spent on the word report (default 0.3: fragments are the bottleneck, Notes).
     length : even int in [2, L_max]
         Longest word, in symbols.
-    alphabet : str
+    alphabet : str, or sequence of str (graphemes; see WordCodec)
         Distinct single code points (:data:`~ldpsim.mechanisms.discovery.words.DEFAULT_ALPHABET`).
     hash_bits : int in [1, 16]
         Bits of the word hash in each fragment token (the paper: 8, for a far larger population;
@@ -109,7 +109,7 @@ class SFP(DiscoveryProtocol):
     epsilon: float
     word_share: float = 0.3
     length: int = 8
-    alphabet: str = DEFAULT_ALPHABET
+    alphabet: str | tuple = DEFAULT_ALPHABET
     hash_bits: int = 6
     word_k: int = 1024
     word_m: int = 256

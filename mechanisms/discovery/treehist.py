@@ -59,7 +59,7 @@ class TreeHist(DiscoveryProtocol):
         ε of one report.
     length : int in [2, L_max]
         Longest word, in symbols (``L_max``: b^L < 2^63); also the number of levels.
-    alphabet : str
+    alphabet : str, or sequence of str (graphemes; see WordCodec)
         Distinct single code points (:data:`~ldpsim.mechanisms.discovery.words.DEFAULT_ALPHABET`).
     k : int in [1, 2^24]
         Rows of each level's count-mean sketch.
@@ -76,7 +76,7 @@ class TreeHist(DiscoveryProtocol):
 
     epsilon: float
     length: int = 8
-    alphabet: str = DEFAULT_ALPHABET
+    alphabet: str | tuple = DEFAULT_ALPHABET
     k: int = 128
     m: int = 1024
     seed: int = 0

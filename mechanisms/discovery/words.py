@@ -3,12 +3,15 @@
 Discovery protocols (:mod:`.sfp`, :mod:`.pem`, :mod:`.treehist`) find frequent strings that no
 dictionary holds. They all see a word the same way:
 
-* **Alphabet.** A string of distinct single code points (letters, accented letters, emoji written as
-  one code point such as 😂 U+1F602; multi-code-point emoji such as ZWJ sequences are not symbols).
-  Symbol id 0 is the padding symbol ∅; alphabet character i has id i + 1, so there are b = |Σ| + 1 ids.
-* **Padding / termination.** A word of 1 ≤ len ≤ L characters, all in the alphabet, is padded on the
+* **Symbols are user-perceived characters** (Unicode extended grapheme clusters, UAX #29): a letter,
+  an accented letter, a Chinese character, a digit, and an emoji *sequence* — a skin-tone modified
+  emoji (👍🏽), a ZWJ family (👨‍👩‍👧), a flag (🇫🇷), a keycap — are each one symbol. Words are NFC-normalized
+  before they are split. The alphabet Σ is a string (each code point a symbol) or a sequence of
+  distinct graphemes; :meth:`WordCodec.for_words` builds it from a vocabulary in any script.
+  Symbol id 0 is the padding symbol ∅; alphabet symbol i has id i + 1, so there are b = |Σ| + 1 ids.
+* **Padding / termination.** A word of 1 ≤ len ≤ L symbols, all in the alphabet, is padded on the
   right with ∅ to exactly L symbols; ∅ doubles as the terminator. A word that is empty, longer than L
-  or holds a character outside the alphabet is a ``ValueError`` naming it (workloads filter such
+  or holds a symbol outside the alphabet is a ``ValueError`` naming it (workloads filter such
   words; nothing is silently truncated). Hence in a valid padded word no letter follows ∅.
 * **Codes.** The prefix of length ℓ of a padded word is the integer Σ_{i<ℓ} s_i·b^{ℓ−1−i} (base-b
   digits, first symbol most significant); the code of the whole word is its length-L prefix. Codes are
@@ -21,15 +24,20 @@ keys (no mmh3 call per token: SFP queries millions of fragment tokens).
 >>> codec = WordCodec(alphabet="abc", length=3)
 >>> codec.decode(codec.word_codes(["ab", "c"])[0], 3).tolist()
 ['ab', 'c']
+>>> codec = WordCodec.for_words(["gr8", "中文", "👨‍👩‍👧"])
+>>> codec.length, codec.decode(codec.word_codes(["中文"])[0], codec.length).tolist()
+(3, ['中文'])
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+import regex
 
 from ldpsim.mechanisms._validation import check_counts, check_int
 from ldpsim.mechanisms.base import Mechanism
@@ -39,6 +47,21 @@ from ldpsim.mechanisms.hashing import HashFamily, factorize
 
 #: 26 letters, the apostrophe, 9 accented letters and 6 one-code-point emoji (b = 43 with ∅)
 DEFAULT_ALPHABET = "abcdefghijklmnopqrstuvwxyz'éèáíóñüöç😂❤🔥👍😭🙏"
+
+_GRAPHEME = regex.compile(r"\X")
+
+
+def graphemes(word: str) -> list[str]:
+    """The user-perceived characters of ``word`` (NFC, extended grapheme clusters of UAX #29)."""
+    return _GRAPHEME.findall(unicodedata.normalize("NFC", word))
+
+
+def max_length(base: int) -> int:
+    """The largest L with base^L < 2^63: prefix codes stay exact int64 numbers."""
+    length = int(63 * math.log(2) / math.log(base))
+    while base ** length >= 2 ** 63:
+        length -= 1
+    return length
 
 
 class DiscoveryResult(NamedTuple):
@@ -60,37 +83,67 @@ class WordCodec:
 
     Parameters
     ----------
-    alphabet : str of distinct single code points, none of them NUL
-    length : int in [2, L_max] with (|alphabet| + 1)^L_max < 2^63
+    alphabet : str, or sequence of str
+        The symbols: a string of distinct code points, or distinct graphemes (each one user-perceived
+        character, e.g. ``("中", "文", "👨‍👩‍👧")``); none of them NUL.
+    length : int
+        L, the longest word in symbols, in [2, L_max] with (|alphabet| + 1)^L_max < 2^63.
     """
 
-    alphabet: str = DEFAULT_ALPHABET
+    alphabet: str | tuple = DEFAULT_ALPHABET
     length: int = 8
     base: int = field(init=False, repr=False)
     _index: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if not isinstance(self.alphabet, str) or not self.alphabet:
-            raise TypeError(f"The 'alphabet' parameter of WordCodec must be a non-empty str. Got {self.alphabet!r} instead.")
-        if len(set(self.alphabet)) != len(self.alphabet) or "\x00" in self.alphabet:
-            raise ValueError(f"The 'alphabet' parameter of WordCodec must hold distinct characters other "
+        symbols = self.alphabet
+        if isinstance(symbols, str):
+            symbols = tuple(symbols)
+        elif isinstance(symbols, (list, tuple)) and all(isinstance(c, str) and len(graphemes(c)) == 1
+                                                       for c in symbols):
+            symbols = tuple(unicodedata.normalize("NFC", c) for c in symbols)
+        else:
+            raise TypeError(f"The 'alphabet' parameter of WordCodec must be a non-empty str or a sequence of "
+                            f"single graphemes. Got {self.alphabet!r} instead.")
+        if not symbols or len(set(symbols)) != len(symbols) or "\x00" in symbols:
+            raise ValueError(f"The 'alphabet' parameter of WordCodec must hold distinct symbols other "
                              f"than NUL. Got {self.alphabet!r} instead.")
-        base = len(self.alphabet) + 1
-        max_len = int(63 * math.log(2) / math.log(base))
-        while base ** max_len >= 2 ** 63:
-            max_len -= 1
-        object.__setattr__(self, "length", check_int("WordCodec", "length", self.length, low=2, high=max_len))
+        base = len(symbols) + 1
+        object.__setattr__(self, "alphabet", self.alphabet if isinstance(self.alphabet, str) else symbols)
+        object.__setattr__(self, "length", check_int("WordCodec", "length", self.length, low=2,
+                                                     high=max(2, max_length(base))))
         object.__setattr__(self, "base", base)
-        object.__setattr__(self, "_index", {c: i + 1 for i, c in enumerate(self.alphabet)})
+        object.__setattr__(self, "_index", {c: i + 1 for i, c in enumerate(symbols)})
+
+    @classmethod
+    def for_words(cls, words, length: int | None = None) -> "WordCodec":
+        """The codec of a vocabulary in any script: its alphabet is every grapheme the words use (in
+        order of first appearance) and L the longest word, unless ``length`` is given.
+
+        Raises ``ValueError`` when the alphabet is too large for L (b^L must stay below 2^63): a
+        vocabulary of 3 000 Chinese characters allows words of up to 5 of them.
+        """
+        split = [graphemes(w) for w in words]
+        symbols = tuple(dict.fromkeys(c for g in split for c in g))
+        longest = max((len(g) for g in split), default=0)
+        want = max(2, longest if length is None else length)
+        limit = max_length(len(symbols) + 1)
+        if want > limit:
+            raise ValueError(f"WordCodec: an alphabet of {len(symbols)} symbols allows words of at most "
+                             f"{limit} symbols (prefix codes are exact 63-bit numbers); the words need "
+                             f"{want}. Drop the longest words or pass a smaller length.")
+        return cls(symbols, want)
 
     def check_word(self, word) -> list[int]:
         """Symbol ids of one word, padded to L; ValueError naming the word if it cannot be encoded."""
         if not isinstance(word, str):
             raise TypeError(f"WordCodec: words must be str; got {word!r} of type {type(word).__name__}.")
-        if not 1 <= len(word) <= self.length:
-            raise ValueError(f"WordCodec: word {word!r} must have 1 to {self.length} characters.")
+        symbols = graphemes(word)
+        if not 1 <= len(symbols) <= self.length:
+            raise ValueError(f"WordCodec: word {word!r} must have 1 to {self.length} symbols "
+                             f"(user-perceived characters); it has {len(symbols)}.")
         try:
-            ids = [self._index[c] for c in word]
+            ids = [self._index[c] for c in symbols]
         except KeyError as err:
             raise ValueError(f"WordCodec: word {word!r} holds {err.args[0]!r}, which is not in the "
                              f"alphabet.") from None
