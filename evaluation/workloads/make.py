@@ -26,8 +26,6 @@ import inspect
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from ldpsim.mechanisms._validation import as_generator, check_int
 
 from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder

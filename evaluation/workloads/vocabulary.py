@@ -121,6 +121,12 @@ def resolve_file(file, base=None) -> Path:
     return path if path.is_absolute() or base is None else Path(base) / path
 
 
+def shown_path(path: Path) -> tuple[str, str]:
+    """The real path of ``path`` (links followed) and how messages name it: ``path (→ real)`` when they differ."""
+    real = path.resolve()
+    return str(real), str(path) if real == path.absolute() else f"{path} (→ {real})"
+
+
 def load_vocabulary(file, format: str | None = None, lowercase: bool | None = None, top: int | None = None,
                     base=None) -> Vocabulary:
     """Read a vocabulary file (formats and rules in the module docstring).
@@ -151,12 +157,12 @@ def load_vocabulary(file, format: str | None = None, lowercase: bool | None = No
     path = resolve_file(file, base)
     if not path.exists():
         raise InputError(f"vocabulary file {path}: no such file.")
-    real = path.resolve()
-    shown = str(path) if real == path.absolute() else f"{path} (→ {real})"
+    real, shown = shown_path(path)
+    real = Path(real)
     if real.is_dir():
         raise InputError(f"vocabulary file {shown}: is a folder, not a file.")
     if format is None:
-        format = "corpus" if real.name.lower().endswith(".corpus.txt") else EXTENSIONS.get(path.suffix.lower())
+        format = "corpus" if path.name.lower().endswith(".corpus.txt") else EXTENSIONS.get(path.suffix.lower())
         if format is None:
             raise InputError(f"vocabulary file {shown}: unknown extension {path.suffix!r}; allowed: "
                              f"{', '.join(EXTENSIONS)} and .corpus.txt (or give the format: {', '.join(FORMATS)}).")
@@ -191,7 +197,7 @@ def _read(real: str, size: int, mtime_ns: int, format: str, lowercase: bool, sho
     if format == "parquet":
         rows, unit = _parquet_rows(real, shown)
     elif format == "corpus":
-        counts = count_tokens((line for _, line in _lines(real, shown)), lowercase)
+        counts = count_tokens((line for _, line in utf8_lines(real, shown)), lowercase)
         if not counts:
             raise InputError(f"vocabulary file {shown}: the corpus holds no words or emoji.")
         rows, unit = [(item, float(c), "") for item, c in counts.items()], "count"
@@ -220,7 +226,7 @@ def file_sha256(path) -> str:
     return digest.hexdigest()
 
 
-def _lines(real: str, shown: str):
+def utf8_lines(real: str, shown: str):
     """(line number, text) of a UTF-8 file, streamed; undecodable bytes name their line and byte."""
     with open(real, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
@@ -233,15 +239,15 @@ def _lines(real: str, shown: str):
             yield number, text.lstrip("\ufeff") if number == 1 else text
 
 
-def _number(text: str, unit: str, where: str):
-    """A count (whole number >= 0) or share (finite >= 0) parsed from ``text``."""
+def parse_number(text: str, where: str, name: str, whole: bool = False) -> float:
+    """``text`` as a finite number >= 0 (a whole number when ``whole``); errors name ``where`` and ``name``."""
+    allowed = "a whole number >= 0" if whole else "a finite number >= 0"
     try:
-        value = float(text) if unit == "share" else int(text)
+        value = int(text) if whole else float(text)
     except ValueError:
-        allowed = "a whole number >= 0" if unit == "count" else "a number >= 0"
-        raise InputError(f"{where}: {unit} must be {allowed}; got {text!r}.") from None
+        raise InputError(f"{where}: {name} must be {allowed}; got {text!r}.") from None
     if not math.isfinite(value) or value < 0:
-        raise InputError(f"{where}: {unit} must be >= 0 and finite; got {text!r}.")
+        raise InputError(f"{where}: {name} must be {allowed}; got {text!r}.")
     return float(value)
 
 
@@ -259,7 +265,7 @@ def _columns(header: list[str], shown: str, where: str) -> tuple[int, int, str]:
 
 
 def _table_rows(real: str, shown: str, delimiter: str):
-    reader = csv.reader((text for _, text in _lines(real, shown)), delimiter=delimiter)
+    reader = csv.reader((text for _, text in utf8_lines(real, shown)), delimiter=delimiter)
     header = next(reader, None)
     while header is not None and not any(c.strip() for c in header):
         header = next(reader, None)
@@ -273,26 +279,26 @@ def _table_rows(real: str, shown: str, delimiter: str):
         where = f"vocabulary file {shown}, line {reader.line_num}"
         if len(row) != len(header):
             raise InputError(f"{where}: expected {len(header)} fields like the header {header}; got {len(row)}: {row}.")
-        rows.append((row[i_item], _number(row[i_weight].strip(), unit, f"{where}, column {header[i_weight]!r}"),
-                     f"line {reader.line_num}"))
+        weight = parse_number(row[i_weight].strip(), f"{where}, column {header[i_weight]!r}", unit, unit == "count")
+        rows.append((row[i_item], weight, f"line {reader.line_num}"))
     return rows, unit
 
 
 def _list_rows(real: str, shown: str):
     """(item, count or None, where) of each line of a list file."""
     rows, with_count, without = [], None, None
-    for number, text in _lines(real, shown):
+    for number, text in utf8_lines(real, shown):
         line = text.rstrip("\r\n")
         if not line.strip():
             continue
         item, count = line, None
         if "\t" in line:
             item, _, last = line.rpartition("\t")
-            count = _number(last.strip(), "count", f"vocabulary file {shown}, line {number}, the count after the tab")
+            count = parse_number(last.strip(), f"vocabulary file {shown}, line {number}, after the tab", "count", True)
         else:
             fields = line.split()
             if len(fields) > 1 and fields[-1].lstrip("+-").isdigit():
-                count = _number(fields[-1], "count", f"vocabulary file {shown}, line {number}, the last field")
+                count = parse_number(fields[-1], f"vocabulary file {shown}, line {number}, the last field", "count", True)
                 item = line[:line.rstrip().rfind(fields[-1])]
         if count is None:
             without = without or number
@@ -327,7 +333,7 @@ def _parquet_rows(real: str, shown: str):
             w = int(w)
         if isinstance(w, bool) or not isinstance(w, (int, float)):
             raise InputError(f"{where}, column {name!r}: {unit} must be a number >= 0; got {w!r}.")
-        rows.append((item, _number(str(w), unit, f"{where}, column {name!r}"), f"row {r}"))
+        rows.append((item, parse_number(str(w), f"{where}, column {name!r}", unit, unit == "count"), f"row {r}"))
     if not rows:
         raise InputError(f"vocabulary file {shown}: has no rows.")
     return rows, unit
