@@ -60,8 +60,8 @@ class Vocabulary:
     unit : str
         ``"count"`` or ``"share"``.
     source : dict
-        Where it came from: ``file`` (as given), ``resolved`` (the real path), ``format``, ``bytes``,
-        ``sha256``, ``lowercase``.
+        Where it came from: ``file`` (as given), ``resolved`` (the real path), ``format``, ``sha256``,
+        ``lowercase`` (and ``top``).
     notices : tuple of str
         What the reader did that the user should know (merged duplicates, a list without counts).
 
@@ -182,7 +182,7 @@ def load_vocabulary(file, format: str | None = None, lowercase: bool | None = No
         raise InputError(f"vocabulary file {shown}: {stat.st_size / 2**30:.2f} GiB would need about "
                          f"{need / 2**30:.1f} GiB to read as {format}, more than half of this machine's "
                          f"{have / 2**30:.1f} GiB; keep only the items you need (or count the corpus beforehand).")
-    vocab = _read(str(real), stat.st_size, stat.st_mtime_ns, format, lowercase, shown)
+    vocab = _read(str(real), file_sha256(real), format, lowercase, shown)
     source = {**vocab.source, "file": str(file)}
     if top is not None:
         return Vocabulary(vocab.items[:top], vocab.weights[:top], vocab.unit, {**source, "top": top}, vocab.notices)
@@ -190,9 +190,9 @@ def load_vocabulary(file, format: str | None = None, lowercase: bool | None = No
 
 
 @lru_cache(maxsize=8)
-def _read(real: str, size: int, mtime_ns: int, format: str, lowercase: bool, shown: str) -> Vocabulary:
-    """The parsed file (cached per process by path, size and modification time: sweeps build a cell's
-    workload many times)."""
+def _read(real: str, sha256: str, format: str, lowercase: bool, shown: str) -> Vocabulary:
+    """The parsed file (cached per process by path and content hash: sweeps build a cell's workload
+    many times)."""
     notices = ()
     if format == "parquet":
         rows, unit = _parquet_rows(real, shown)
@@ -213,7 +213,7 @@ def _read(real: str, size: int, mtime_ns: int, format: str, lowercase: bool, sho
     if not weights.sum() > 0:
         raise InputError(f"vocabulary file {shown}: every {unit} is 0; at least one must be positive.")
     order = np.argsort(-weights, kind="stable")
-    source = {"resolved": real, "format": format, "bytes": size, "sha256": file_sha256(real), "lowercase": lowercase}
+    source = {"resolved": real, "format": format, "sha256": sha256, "lowercase": lowercase}
     return Vocabulary(tuple(items[i] for i in order), weights[order], unit, source, notices)
 
 

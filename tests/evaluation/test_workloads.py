@@ -172,7 +172,7 @@ def test_workload_from_csv(tmp_path):
 @pytest.mark.parametrize("text, match", [
     ("a,3\n", "needs exactly one item column"),
     ("item,count\na,x\n", "line 2, column 'count': count must be a whole number >= 0; got 'x'"),
-    ("item,count\na,-1\n", "line 2, column 'count': count must be >= 0"),
+    ("item,count\na,-1\n", "line 2, column 'count': count must be a whole number >= 0; got '-1'"),
     ("item,count\na,1,2\n", "line 2: expected 2 fields"),
     ("item,count\na,0\n", "every count is 0"),
 ])
