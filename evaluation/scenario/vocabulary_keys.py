@@ -73,4 +73,7 @@ def vocabulary_workload_table(workload: dict, file, override=None,
         vocab = load_vocabulary(path, **options)
     except InputError as exc:
         raise ScenarioError(file, where, str(exc)) from None
+    if vocab.domain_size < 2:
+        raise ScenarioError(file, where, f"vocabulary file {path} holds {vocab.domain_size} item; at least 2 are "
+                            "needed (one item leaves nothing to estimate)")
     return {**workload, "name": "vocabulary", "vocabulary": str(path), "sha256": vocab.source["sha256"]}, vocab

@@ -61,6 +61,7 @@ def test_relative_files_are_relative_to_the_scenario_and_the_option_to_the_curre
 
 @pytest.mark.parametrize("workload, fleet, key, match", [
     ('vocabulary = "nope.csv"', "", "workload.vocabulary", "nope.csv: no such file"),
+    ('vocabulary = "../data/one.txt"', "", "workload.vocabulary", "one.txt holds 1 item; at least 2"),
     ('vocabulary = "../data/emoji_500.csv"\nname = "emoji"', "", "workload.name", "named 'vocabulary'"),
     ('vocabulary = "../data/emoji_500.csv"\ntopp = 3', "", "workload.topp", "unknown key"),
     ("vocabulary = 3", "", "workload.vocabulary", "must be a file name"),
@@ -75,6 +76,7 @@ def test_bad_vocabulary_keys_name_the_key(tmp_path, workload, fleet, key, match)
     folder = tmp_path / "sub"
     folder.mkdir()
     shutil.copytree(SCENARIOS / "data", tmp_path / "data")
+    (tmp_path / "data" / "one.txt").write_text("lol\n", encoding="utf-8")
     path = _scenario(folder, "s.toml", DEPLOYMENT.format(workload=workload, fleet=fleet))
     with pytest.raises(ScenarioError, match=match) as info:
         load_deployment(path)
