@@ -26,7 +26,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [use_case.words]    mechanism (sfp | pem | treehist), epsilon, daily_limit, top_k (the length of
                         the list the server's daily discovery job returns, 20), other keys = the
                         protocol's parameters
-    [words]             top (real words from wordfreq the protocol can carry, 2000), per_session
+    [words]             top (real words from wordfreq the protocol can carry, 2000), vocabulary (a
+                        file of your own words instead of wordfreq's: ldpsim.evaluation.workloads.vocabulary;
+                        items the protocol cannot carry are left out with a notice), per_session
                         (2.0), slang (the new word; default: generated, see
                         ldpsim.evaluation.workloads.slang), slang_start_day (3), slang_share (0.05 of
                         the words typed from that day)
@@ -111,6 +113,7 @@ SPEC = {
                 "max_attempts": Field(int, 8, _ge(1)), "backoff_s": Field(F, 300.0, _gt(0)),
                 "ack_timeout_s": Field(F, 15000.0, _gt(0)), "slot_s": Field(F, 900.0, _gt(0))},
     "words": {"top": Field(int, 2000, _ge(2)), "per_session": Field(F, 2.0, _gt(0)), "slang": Field(str, None),
+              "vocabulary": Field(str, None),
               "slang_start_day": Field(int, 3, _ge(0)), "slang_share": Field(F, 0.05, _prob)},
     "server": {"capacity": Field(int, 4, _ge(1)), "service_s_per_report": Field(F, 2e-4, _ge(0)),
                "batch_window_s": Field(F, 14400.0, _gt(0)), "crash_at_h": Field(F, None, _ge(0)),
@@ -200,9 +203,12 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
             name = RENAME.get((table, key), key)
             kw[name] = value
     kw.update(_events_per_day(kw.pop("events_per_day"), raw.get("fleet", {}), kw, path))
+    notices = vocab.notices if vocab is not None else ()
     word_uc = next((u for u in use_cases if u.kind == "word"), None)
     if word_uc is not None:
-        kw.update(_words(word_uc, t["words"], t["deployment"]["seed"], path))
+        fields, word_notices = _words(word_uc, t["words"], t["deployment"]["seed"], path)
+        kw.update(fields)
+        notices += word_notices
     tr = t["trend"]
     if tr["rank"] is not None:
         if tr["rank"] > len(items):
@@ -215,7 +221,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
-                 "notices": vocab.notices if vocab is not None else ()}
+                 "notices": notices}
 
 
 def _workload(wl: dict, file) -> tuple[tuple, tuple]:
@@ -254,14 +260,19 @@ def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
     return {"events_per_session": table["mean"] / fleet["sessions_per_day"], "activity_sigma": table["dispersion"]}
 
 
-def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
-    """DeploymentConfig fields of the ``[words]`` table: the real words the protocol can carry (wordfreq,
-    :func:`~ldpsim.evaluation.workloads.slang.carried_words`), then the slang word (given, or generated
-    from the run's seed), checked against the protocol's alphabet and length."""
+def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
+    """DeploymentConfig fields of the ``[words]`` table and notices: the real words the protocol can carry
+    (wordfreq, :func:`~ldpsim.evaluation.workloads.slang.carried_words`, or the ``vocabulary`` file's),
+    then the slang word (given, or generated from the run's seed), checked against the protocol's
+    alphabet and length."""
     from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
 
     codec = uc.make_mechanism().codec
-    words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
+    notices = ()
+    if table["vocabulary"] is None:
+        words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
+    else:
+        words, freqs, notices = _own_words(table["vocabulary"], codec, table["top"], file)
     slang = table["slang"]
     if slang is None:
         slang = generate_slang(1, np.random.SeedSequence(seed, spawn_key=(11,)), codec.alphabet, codec.length)[0]
@@ -272,4 +283,26 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
     if slang in words:
         raise ScenarioError(file, "words.slang", f"{slang!r} is a dictionary word, not new slang")
     return {"words": words + (slang,), "word_weights": freqs + (0.0,), "words_per_session": table["per_session"],
-            "slang_start_day": table["slang_start_day"], "slang_share": table["slang_share"]}
+            "slang_start_day": table["slang_start_day"], "slang_share": table["slang_share"]}, notices
+
+
+def _own_words(name: str, codec, top: int, file) -> tuple[tuple, tuple, tuple]:
+    """The ``top`` most frequent items of a vocabulary file that ``codec`` carries (characters of its
+    alphabet, at most its length), their weights, and notices (which items were left out)."""
+    from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+    try:
+        vocab = load_vocabulary(name, base=Path(file).parent)
+    except InputError as exc:
+        raise ScenarioError(file, "words.vocabulary", str(exc)) from None
+    allowed = set(codec.alphabet)
+    carried = [i for i, w in enumerate(vocab.items) if len(w) <= codec.length and set(w) <= allowed]
+    why = f"of at most {codec.length} characters of the protocol's alphabet"
+    if len(carried) < 2:
+        raise ScenarioError(file, "words.vocabulary", f"{name}: {len(carried)} of its {vocab.domain_size} items "
+                            f"are words {why}; at least 2 are needed")
+    kept = set(carried)
+    left_out = [w for i, w in enumerate(vocab.items) if i not in kept]
+    notes = (f"[words] vocabulary {name}: {len(left_out)} of {vocab.domain_size} items left out (only words {why} "
+             f"can be reported; the first: {left_out[0]!r})",) if left_out else ()
+    keep = carried[:top]
+    return tuple(vocab.items[i] for i in keep), tuple(vocab.weights[keep].tolist()), vocab.notices + notes

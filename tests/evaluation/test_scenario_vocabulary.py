@@ -171,3 +171,16 @@ def test_bad_vocabulary_option_exits_2_naming_the_file(tmp_path, monkeypatch, ca
     assert "[--vocabulary]" in err and "bad.csv, line 2, column 'count'" in err and "got '-3'" in err
     assert main(["sweep", "my_emoji_sweep", "--vocabulary", "nope.parquet", "--dry-run"]) == 2
     assert "nope.parquet: no such file" in capsys.readouterr().err
+
+
+def test_words_use_case_takes_the_words_of_a_corpus(tmp_path):
+    text = DEPLOYMENT.format(workload=f'vocabulary = "{EMOJI_500}"', fleet="") + (
+        '[use_case.words]\nmechanism = "pem"\nepsilon = 4.0\n[words]\nvocabulary = "{file}"\ntop = 20\n')
+    corpus = SCENARIOS / "data" / "chat_en.corpus.txt"
+    cfg, meta = load_deployment(_scenario(tmp_path, "w.toml", text.format(file=corpus)))
+    assert cfg.words[:3] == ("the", "😂", "you") and len(cfg.words) == 21  # 20 carried words + the slang word
+    assert "28 of 120 items left out" in meta["notices"][0] and "'\u2764\ufe0f'" in meta["notices"][0]
+    (tmp_path / "zh.txt").write_text("我们 3\n你好 2\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match="0 of its 2 items are words of at most 8 characters") as info:
+        load_deployment(_scenario(tmp_path, "w2.toml", text.format(file="zh.txt")))
+    assert info.value.key == "words.vocabulary"
