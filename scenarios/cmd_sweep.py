@@ -44,6 +44,8 @@ def run(args) -> int:
     try:
         path = resolve(args.scenario)
         scenario = load_scenario(path, args.vocabulary)
+        for note in scenario.notices:
+            options.say(args, f"note: {note}", file=sys.stderr)
         if args.seed is not None:
             scenario = dataclasses.replace(scenario, seed=args.seed)
         serial = args.workers == 1 and args.scheduler is None

@@ -169,6 +169,7 @@ class Scenario:
     grid: dict
     metrics: tuple
     plots: dict
+    notices: tuple = ()  # what reading the scenario's files did that the user should know (merged items)
 
     def as_dict(self) -> dict:
         """The resolved configuration (JSON-serializable), stored beside the results."""
@@ -271,7 +272,7 @@ def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenari
     relative ``[workload] vocabulary`` file is relative to its folder; ``vocabulary`` replaces the workload)."""
     top = parse_table(raw, TOP_SPEC, "", path)
     head = parse_table(top["scenario"], SCENARIO_SPEC, "scenario", path)
-    workload, _ = vocabulary_workload_table(dict(top["workload"]), path, vocabulary, VOCABULARY_KEYS + ("n",))
+    workload, vocab = vocabulary_workload_table(dict(top["workload"]), path, vocabulary, VOCABULARY_KEYS + ("n",))
     if workload.get("name") not in WORKLOADS:
         raise ScenarioError(path, "workload.name", f"unknown workload {workload.get('name')!r}; "
                             f"allowed: {', '.join(sorted(WORKLOADS))}")
@@ -315,7 +316,7 @@ def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenari
                         path=head["path"], top=head["top"],
                         store_top=head["top"] if head["store_top"] == -1 else head["store_top"],
                         workload=workload, mechanisms=mechanisms, grid=grid, metrics=tuple(metrics),
-                        plots={"mark": plots["mark"]})
+                        plots={"mark": plots["mark"]}, notices=vocab.notices if vocab is not None else ())
     from ldpsim.evaluation.cost import check_grid_size
     check_grid_size(scenario)  # counted before anything is built: an absurd grid fails at once
     scenario.cells()  # constructs every workload and mechanism once (kept): invalid values fail here

@@ -84,6 +84,11 @@ class Vocabulary:
         return len(self.items)
 
     @property
+    def counts(self) -> np.ndarray | None:
+        """The counts as int64 (count files and corpora), or None (share files)."""
+        return self.weights.astype(np.int64) if self.unit == "count" else None
+
+    @property
     def shares(self) -> np.ndarray:
         """Weights normalised to sum 1."""
         return self.weights / self.weights.sum()
@@ -99,7 +104,7 @@ class Vocabulary:
 
         cols = {"id": np.arange(self.domain_size), "item": list(self.items)}
         if self.unit == "count":
-            cols["count"] = self.weights.astype(np.int64)
+            cols["count"] = self.counts
         return pd.DataFrame({**cols, "share": self.shares})
 
     def to_workload(self, n: int | None = None, name: str | None = None) -> Workload:
@@ -110,7 +115,7 @@ class Vocabulary:
         if n is None:
             if self.unit != "count":
                 raise InputError(f"vocabulary {name!r} holds shares, not counts: give the number of users 'n'.")
-            return Workload(name, np.array(self.items, dtype=object), self.weights.astype(np.int64), params)
+            return Workload(name, np.array(self.items, dtype=object), self.counts, params)
         return Workload.from_frequencies(name, np.array(self.items, dtype=object), self.shares, n, params)
 
 

@@ -184,3 +184,14 @@ def test_words_use_case_takes_the_words_of_a_corpus(tmp_path):
     with pytest.raises(ScenarioError, match="0 of its 2 items are words of at most 8 characters") as info:
         load_deployment(_scenario(tmp_path, "w2.toml", text.format(file="zh.txt")))
     assert info.value.key == "words.vocabulary"
+
+
+def test_notices_are_printed_by_run_and_sweep(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dup.txt").write_text("lol\t4\nbrb\t2\nLOL\t1\nlol\t1\n", encoding="utf-8")
+    assert main(["sweep", "my_emoji_sweep", "--vocabulary", "dup.txt", "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "note: vocabulary file " in err and "1 repeated item(s) merged" in err and "'lol' at line 1 and line 4" in err
+    assert main(["run", "my_emoji", "--vocabulary", "dup.txt", "--dry-run"]) == 0
+    assert "1 repeated item(s) merged" in capsys.readouterr().err
+    assert load_vocabulary("dup.txt").counts.tolist() == [5, 2, 1]
