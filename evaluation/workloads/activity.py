@@ -38,7 +38,8 @@ def load_events_per_day(file, base=None) -> tuple[np.ndarray, np.ndarray]:
     """
     path = resolve_file(file, base)
     if not path.is_file():
-        raise InputError(f"events_per_day file {path}: {'is a folder' if path.is_dir() else 'no such file'}.")
+        what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "no such file"
+        raise InputError(f"events_per_day file {path}: {what}.")
     (real, shown), suffix = shown_path(path), path.suffix.lower()
     if suffix == ".txt":
         values = [parse_number(t.strip(), f"events_per_day file {shown}, line {i}", "the number")

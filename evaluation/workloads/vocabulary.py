@@ -78,6 +78,15 @@ class Vocabulary:
     source: dict = field(default_factory=dict)
     notices: tuple = ()
 
+    def __post_init__(self):
+        weights = np.array(self.weights, dtype=np.float64)  # a read-only copy: vocabularies are cached and shared
+        if self.unit not in ("count", "share") or weights.shape != (len(self.items),):
+            raise InputError(f"Vocabulary: 'unit' must be 'count' or 'share' and 'weights' one number per item; "
+                             f"got {self.unit!r} and shape {weights.shape} for {len(self.items)} items.")
+        weights.setflags(write=False)
+        object.__setattr__(self, "items", tuple(self.items))
+        object.__setattr__(self, "weights", weights)
+
     @property
     def domain_size(self) -> int:
         """Number of distinct items D."""
@@ -126,10 +135,10 @@ def resolve_file(file, base=None) -> Path:
     return path if path.is_absolute() or base is None else Path(base) / path
 
 
-def shown_path(path: Path) -> tuple[str, str]:
+def shown_path(path: Path) -> tuple[Path, str]:
     """The real path of ``path`` (links followed) and how messages name it: ``path (→ real)`` when they differ."""
     real = path.resolve()
-    return str(real), str(path) if real == path.absolute() else f"{path} (→ {real})"
+    return real, str(path) if real == path.absolute() else f"{path} (→ {real})"
 
 
 def load_vocabulary(file, format: str | None = None, lowercase: bool | None = None, top: int | None = None,
@@ -163,9 +172,10 @@ def load_vocabulary(file, format: str | None = None, lowercase: bool | None = No
     if not path.exists():
         raise InputError(f"vocabulary file {path}: no such file.")
     real, shown = shown_path(path)
-    real = Path(real)
     if real.is_dir():
         raise InputError(f"vocabulary file {shown}: is a folder, not a file.")
+    if not real.is_file():
+        raise InputError(f"vocabulary file {shown}: is not a regular file (a device or a pipe).")
     if format is None:
         format = "corpus" if path.name.lower().endswith(".corpus.txt") else EXTENSIONS.get(path.suffix.lower())
         if format is None:

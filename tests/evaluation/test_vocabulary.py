@@ -151,6 +151,16 @@ def test_missing_folder_and_bad_parquet(tmp_path):
         load_vocabulary(_write(tmp_path / "x.parquet", "item,count\n"))
     with pytest.raises(InputError, match="format must be one of"):
         load_vocabulary(DATA / "emoji_500.csv", format="xml")
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(InputError, match="is not a regular file"):  # refused, never waited on
+        load_vocabulary(tmp_path / "pipe.csv")
+
+
+def test_vocabularies_are_read_only_since_they_are_shared():
+    v = load_vocabulary(DATA / "emoji_500.csv")
+    with pytest.raises(ValueError, match="read-only"):
+        v.weights[0] = 0
+    assert load_vocabulary(DATA / "emoji_500.csv").weights[0] == 2_000_000
 
 
 def test_a_file_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypatch):
