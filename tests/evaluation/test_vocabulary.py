@@ -199,3 +199,16 @@ def test_events_per_day_files(tmp_path):
         load_events_per_day(_write(tmp_path / "e3.csv", "count\n1\n"))
     with pytest.raises(InputError, match="at least one device with a number > 0"):
         load_events_per_day(_write(tmp_path / "e4.txt", "0\n0\n"))
+
+
+def test_plot_labels_of_chinese_items_draw_without_missing_glyphs():
+    import io
+
+    from matplotlib.figure import Figure
+
+    from ldpsim.evaluation.report.plots import item_label
+    labels = [item_label(x) for x in ("我们", "😂", "café")]
+    assert labels == ["U+6211 U+4EEC", "face with tears of joy", "café"]
+    fig = Figure()
+    fig.subplots().set_xticks([0, 1, 2], labels)
+    fig.savefig(io.BytesIO(), format="png")  # a missing glyph would warn, and warnings are errors here
