@@ -158,8 +158,8 @@ def test_run_and_sweep_the_shipped_example(tmp_path, monkeypatch, capsys):
 def test_sweep_the_shipped_example_with_a_corpus(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     corpus = SCENARIOS / "data" / "chat_en.corpus.txt"
-    assert main(["sweep", "my_emoji_sweep", "--vocabulary", str(corpus), "--workers", "1", "--out", "s", "-q"]) == 0
-    summary = pd.read_parquet(tmp_path / "s" / "summary")
+    import ldpsim
+    summary = ldpsim.sweep("my_emoji_sweep", vocabulary=corpus, out="s")  # the notebook's way to `--vocabulary`
     assert summary.loc[summary["rank"] == 1, "item"].unique().tolist() == ["the"]
 
 
