@@ -238,7 +238,8 @@ def _workload(wl: dict, file) -> tuple[tuple, tuple]:
 def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
     """DeploymentConfig fields of ``[fleet] events_per_day``: emoji per device-day as ``{mean, dispersion}``
     (``events_per_session`` = mean / sessions_per_day, ``activity_sigma`` = dispersion, the lognormal
-    sigma of the devices' activity) or a file of per-device numbers (``activity_levels``; docs/howto/your-own-vocabulary.md)."""
+    sigma of the devices' activity) or a file of per-device numbers (``activity_levels``;
+    docs/howto/your-own-vocabulary.md)."""
     if value is None:
         return {}
     clash = [k for k in ("events_per_session", "activity_sigma") if k in given]

@@ -313,7 +313,8 @@ def _list_rows(real: str, shown: str):
         else:
             fields = line.split()
             if len(fields) > 1 and fields[-1].lstrip("+-").isdigit():
-                count = parse_number(fields[-1], f"vocabulary file {shown}, line {number}, the last field", "count", True)
+                where = f"vocabulary file {shown}, line {number}, the last field"
+                count = parse_number(fields[-1], where, "count", True)
                 item = line[:line.rstrip().rfind(fields[-1])]
         if count is None:
             without = without or number
