@@ -57,7 +57,8 @@ def _common(seed, workers, out) -> list[str]:
 
 
 def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: int | None = None,
-        seed: int | None = None, workers: int | None = None, out: str | Path | None = None) -> RunResult:
+        seed: int | None = None, workers: int | None = None, out: str | Path | None = None,
+        vocabulary: str | Path | None = None) -> RunResult:
     """Simulate a deployment scenario, as ``ldpsim run`` does.
 
     Parameters
@@ -72,6 +73,8 @@ def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: 
         Worker processes (default: the scenario's).
     out : str or Path, optional
         The run folder (default ``runs/<name>-seed<seed>``).
+    vocabulary : str or Path, optional
+        Your own items instead of the scenario's workload (``--vocabulary``; docs/howto/your-own-vocabulary.md).
 
     Returns
     -------
@@ -83,10 +86,10 @@ def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: 
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.scenarios.catalog import resolve
     if out is None:  # the command line's default folder, named here so that it can be read back
-        cfg, meta = load_deployment(resolve(scenario), devices, days, seed)
+        cfg, meta = load_deployment(resolve(scenario), devices, days, seed, vocabulary)
         out = Path("runs") / f"{meta['name']}-seed{cfg.seed}"
     argv = ["run", str(scenario)] + _common(seed, workers, out)
-    for flag, value in (("--devices", devices), ("--days", days)):
+    for flag, value in (("--devices", devices), ("--days", days), ("--vocabulary", vocabulary)):
         if value is not None:
             argv += [flag, str(value)]
     _call(argv)
@@ -97,7 +100,7 @@ def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: 
 
 
 def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = 1,
-          out: str | Path | None = None, table: str = "summary"):
+          out: str | Path | None = None, table: str = "summary", vocabulary: str | Path | None = None):
     """Run a sweep scenario's grid, as ``ldpsim sweep`` does, and return its results.
 
     Parameters
@@ -112,6 +115,8 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
         The run folder (default ``runs/<scenario name>``); an interrupted sweep resumes there.
     table : {"summary", "estimates"}
         Which stored table to return.
+    vocabulary : str or Path, optional
+        Your own items instead of the scenario's workload (``--vocabulary``; keeps its ``n``).
 
     Returns
     -------
@@ -122,6 +127,7 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     from ldpsim.evaluation.sweep.store import read_results
     from ldpsim.scenarios.catalog import resolve
     if out is None:  # the command line's default folder, named here so that it can be read back
-        out = Path("runs") / load_scenario(resolve(scenario)).name
-    _call(["sweep", str(scenario)] + _common(seed, workers, out))
+        out = Path("runs") / load_scenario(resolve(scenario), vocabulary).name
+    _call(["sweep", str(scenario)] + _common(seed, workers, out)
+          + (["--vocabulary", str(vocabulary)] if vocabulary is not None else []))
     return read_results(out, table)

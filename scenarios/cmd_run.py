@@ -38,6 +38,7 @@ def add_arguments(parser):
     options.add_seed(parser, "[deployment] seed")
     options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")
     options.add_out(parser, "runs/<name>-seed<seed>")
+    options.add_vocabulary(parser)
     options.add_dry_run(parser)
 
 
@@ -58,7 +59,9 @@ def run(args) -> int:
     from ldpsim.scenarios.catalog import resolve
     try:
         scenario = resolve(args.scenario)
-        cfg, meta = load_deployment(scenario, args.devices, args.days, args.seed)
+        cfg, meta = load_deployment(scenario, args.devices, args.days, args.seed, args.vocabulary)
+        for note in meta["notices"]:
+            options.say(args, f"note: {note}", file=sys.stderr)
         workers = args.workers if args.workers is not None else meta["workers"]
         plan = deployment_plan(cfg, workers, scenario)
         out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")

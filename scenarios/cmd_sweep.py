@@ -22,6 +22,7 @@ def add_arguments(parser):
     options.add_seed(parser, "[scenario] seed")
     options.add_workers(parser, "one per core")
     options.add_out(parser, "runs/<scenario name>")
+    options.add_vocabulary(parser)
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run (the default when the folder holds the same scenario)")
     parser.add_argument("--force", action="store_true",
@@ -42,7 +43,9 @@ def run(args) -> int:
     from ldpsim.runtime.cluster import ClusterError
     try:
         path = resolve(args.scenario)
-        scenario = load_scenario(path)
+        scenario = load_scenario(path, args.vocabulary)
+        for note in scenario.notices:
+            options.say(args, f"note: {note}", file=sys.stderr)
         if args.seed is not None:
             scenario = dataclasses.replace(scenario, seed=args.seed)
         serial = args.workers == 1 and args.scheduler is None

@@ -6,6 +6,7 @@
 | ``--workers N`` | worker processes of a local Dask cluster (1 = in this process) |
 | ``--scheduler ADDRESS`` | an existing Dask scheduler instead of a local cluster |
 | ``--out DIR`` | the output folder (always a folder) |
+| ``--vocabulary FILE`` | your own items (a table, a list or a text corpus) instead of the scenario's workload |
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
@@ -60,6 +61,13 @@ def add_workers(parser, default_text: str) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="run on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one; "
                              "a scheduler without TLS runs code for anyone who can reach it (default: none)")
+
+
+def add_vocabulary(parser) -> None:
+    parser.add_argument("--vocabulary", metavar="FILE",
+                        help="your own items instead of the scenario's workload: a CSV/TSV/Parquet table (item and "
+                             "count or share), a .txt list (one item a line, optional count) or a .corpus.txt text "
+                             "to count words and emoji in (default: the scenario's [workload])")
 
 
 def add_dry_run(parser) -> None:

@@ -197,6 +197,11 @@ class DeploymentConfig:
         stick-breaking truncation (≥ 1) of a device's preference (defaults 5.0, 48).
     activity_sigma : float
         Lognormal sigma (≥ 0) of a device's activity level (mean 1).
+    activity_levels, activity_weights : sequence of float
+        An empirical activity distribution instead of the lognormal (default empty): each device's
+        level is one of ``activity_levels`` (≥ 0, normalised here to weighted mean 1), drawn with
+        probabilities ∝ ``activity_weights`` (> 0; e.g. how many devices of a measured fleet had
+        that many events a day).
     sessions_per_day, events_per_session : float
         Poisson means (> 0) of typing sessions per device-day and emoji per session.
     rhythm : sequence of 24 float
@@ -252,6 +257,8 @@ class DeploymentConfig:
     concentration: float = 5.0        # Dirichlet concentration of personal preferences around the workload
     n_atoms: int = 48                 # stick-breaking truncation of a device's preference
     activity_sigma: float = 0.8       # lognormal sigma of the activity level (mean 1)
+    activity_levels: tuple = ()       # empirical activity levels instead of the lognormal (normalized to mean 1) ...
+    activity_weights: tuple = ()      # ... and how many devices have each
     sessions_per_day: float = 6.0     # mean typing sessions per device-day (Poisson)
     events_per_session: float = 0.8   # mean emoji per session (Poisson)
     rhythm: tuple = field(default_factory=_evening_rhythm)  # 24 hourly weights of session starts
@@ -376,6 +383,17 @@ class DeploymentConfig:
                              f"Got {self.ack_timeout_s!r} instead.")
         if not isinstance(self.fsync, bool):
             raise TypeError(f"The 'fsync' parameter of {o} must be a bool. Got {self.fsync!r} instead.")
+        levels = np.asarray(self.activity_levels, dtype=float)
+        lw = np.asarray(self.activity_weights, dtype=float)
+        if levels.size and (levels.shape != lw.shape or levels.ndim != 1 or not np.all(np.isfinite(levels))
+                            or levels.min() < 0 or not np.all(np.isfinite(lw)) or lw.min() <= 0
+                            or np.dot(levels, lw) <= 0):
+            raise ValueError(f"The 'activity_levels' and 'activity_weights' parameters of {o} must be equally "
+                             f"long: levels >= 0 with a positive mean, weights > 0. Got {levels.size} levels and "
+                             f"{lw.size} weights instead.")
+        if levels.size:
+            object.__setattr__(self, "activity_levels", tuple((levels * lw.sum() / np.dot(levels, lw)).tolist()))
+            object.__setattr__(self, "activity_weights", tuple((lw / lw.sum()).tolist()))
         r = np.asarray(self.rhythm, dtype=float)
         if r.shape != (24,) or r.min() < 0 or r.sum() <= 0:
             raise ValueError(f"The 'rhythm' parameter of {o} must be 24 non-negative hourly weights. "

@@ -9,7 +9,9 @@ Device model (per device i):
   drawn by stick-breaking of the Dirichlet process DP(concentration, f) — restricted to the finite
   domain this is exactly that Dirichlet (Ferguson 1973), truncated at ``n_atoms`` atoms (the leftover
   mass, E = (α/(1+α))^n_atoms, goes to the last atom);
-* activity a_i ~ LogNormal(−σ²/2, σ) (mean 1): heavy and light typists;
+* activity a_i ~ LogNormal(−σ²/2, σ) (mean 1): heavy and light typists; or, with
+  ``activity_levels``, one of those levels (mean 1) drawn with probabilities ``activity_weights``
+  (a measured fleet's distribution of events per device-day);
 * sessions per day ~ Poisson(a_i · sessions_per_day), start hours from the daily rhythm; emoji per
   session ~ Poisson(events_per_session); per session one typing-speed reading
   N(μ_i, session sd) with μ_i ~ N(speed_mean, device sd), and one session length
@@ -89,11 +91,13 @@ def draw_traits(cfg: DeploymentConfig, block: int) -> Traits:
     cdf = np.cumsum(cfg.item_weights)
     atoms = np.minimum(np.searchsorted(cdf, rng.random((n, k)), side="right"), len(cdf) - 1)
     s = cfg.activity_sigma
+    activity = (np.asarray(cfg.activity_levels)[rng.choice(len(cfg.activity_levels), size=n, p=cfg.activity_weights)]
+                if cfg.activity_levels else rng.lognormal(-s * s / 2, s, size=n))
     return Traits(
         device=np.arange(lo, hi),
         atoms=atoms.astype(np.min_scalar_type(len(cdf) - 1)),
         cum=cum,
-        activity=rng.lognormal(-s * s / 2, s, size=n),
+        activity=activity,
         speed_wpm=rng.normal(cfg.speed_mean_wpm, cfg.speed_device_sd_wpm, size=n),
         session_median_s=cfg.session_median_s * np.exp(cfg.session_device_sigma * rng.standard_normal(n)),
         opt_in=rng.random(n) < cfg.opt_in,

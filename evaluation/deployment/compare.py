@@ -44,16 +44,14 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
     one row per variant."""
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.scenario.deployment_file import _use_case, load_deployment
-    from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.simulator.deployment import run
 
     cfg, meta = load_deployment(path, devices, days, seed)
-    workload = make_workload("emoji", 1, top=len(cfg.items))
     rows = []
     for name, table in load_variants(path).items():
         if only is not None and name not in only:
             continue
-        uc = _use_case("emoji", table, workload, path)
+        uc = _use_case("emoji", table, cfg.items, path)
         others = tuple(u for u in cfg.use_cases if u.kind != "event")
         variant = dataclasses.replace(cfg, use_cases=(uc, *others))
         with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as out:

@@ -16,6 +16,7 @@ canvas, no pyplot state) and written as PNG and SVG; ``captions.json`` lists the
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -29,13 +30,25 @@ from ldpsim.evaluation.sweep.store import RunStore
 
 def item_label(item) -> str:
     """A tick label matplotlib's default font (DejaVu Sans, no emoji glyphs) can draw: emoji and other
-    pictographs by their CLDR short name ("face with tears of joy"), everything else as is."""
+    pictographs by their CLDR short name ("face with tears of joy"), characters the font lacks (Chinese,
+    unless a font that has them is configured) as code points ("U+6211"), everything else as is."""
     text = str(item)
     if not any(ord(c) >= 0x2000 for c in text):
         return text
     import emoji
 
-    return emoji.demojize(text, delimiters=("", "")).replace("_", " ")
+    text = emoji.demojize(text, delimiters=("", "")).replace("_", " ")
+    drawable = _drawable()
+    return "".join(c if ord(c) in drawable else f" U+{ord(c):04X} " for c in text).strip().replace("  ", " ")
+
+
+@functools.lru_cache(maxsize=1)
+def _drawable() -> frozenset:
+    """The code points matplotlib's configured default font can draw."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(font_manager.findfont(font_manager.FontProperties())).get_charmap())
 
 #: columns that are bookkeeping, not parameters of a cell
 BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "root_seed", "seed", "elapsed_s",

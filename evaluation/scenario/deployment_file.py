@@ -4,10 +4,14 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
 
     [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
-                        (any categorical workload of ldpsim.evaluation.workloads.make)
+                        (any categorical workload of ldpsim.evaluation.workloads.make), or
+                        vocabulary = "file" (format, lowercase, top): your own items
+                        (ldpsim.evaluation.scenario.vocabulary_keys)
     [fleet]             concentration, n_atoms, activity_sigma, sessions_per_day, events_per_session,
-                        opt_in, p_online, window_start_mean_h, window_start_sd_h, window_length_h,
-                        speed_mean_wpm, speed_device_sd_wpm, speed_session_sd_wpm
+                        events_per_day ({mean, dispersion} or a file of per-device numbers; replaces
+                        events_per_session and activity_sigma), opt_in, p_online, window_start_mean_h,
+                        window_start_sd_h, window_length_h, speed_mean_wpm, speed_device_sd_wpm,
+                        speed_session_sd_wpm
     [trend]             rank (1-based rank of the trending item), start_day, ramp_days, peak_share
     [privacy]           budget_daily, budget_total, retention_days, policy (several attributes per
                         device: spl = each use case its own ε, smp = sample one, rsfd = sample one
@@ -22,7 +26,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [use_case.words]    mechanism (sfp | pem | treehist), epsilon, daily_limit, top_k (the length of
                         the list the server's daily discovery job returns, 20), other keys = the
                         protocol's parameters
-    [words]             top (real words from wordfreq the protocol can carry, 2000), per_session
+    [words]             top (real words from wordfreq the protocol can carry, 2000), vocabulary (a
+                        file of your own words instead of wordfreq's: ldpsim.evaluation.workloads.vocabulary;
+                        items the protocol cannot carry are left out with a notice), per_session
                         (2.0), slang (the new word; default: generated, see
                         ldpsim.evaluation.workloads.slang), slang_start_day (3), slang_share (0.05 of
                         the words typed from that day)
@@ -45,8 +51,10 @@ from pathlib import Path
 import numpy as np
 
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
+from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
+from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.attributes import POLICIES
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
@@ -94,7 +102,8 @@ SPEC = {
               "window_start_sd_h": Field(F, 2.0, _ge(0)), "window_length_h": Field(F, 6.0, _gt(0)),
               "speed_mean_wpm": Field(F, 36.2, _gt(0)), "speed_device_sd_wpm": Field(F, 12.0, _ge(0)),
               "speed_session_sd_wpm": Field(F, 5.0, _ge(0)), "session_median_s": Field(F, 45.0, _gt(0)),
-              "session_device_sigma": Field(F, 0.5, _ge(0)), "session_sigma": Field(F, 0.8, _ge(0))},
+              "session_device_sigma": Field(F, 0.5, _ge(0)), "session_sigma": Field(F, 0.8, _ge(0)),
+              "events_per_day": Field((dict, str), None)},
     "trend": {"rank": Field(int, None, _ge(1)), "start_day": Field(int, 7, _ge(0)),
               "ramp_days": Field(F, 3.0, _gt(0)), "peak_share": Field(F, 0.05, _prob)},
     "privacy": {"budget_daily": Field(F, math.inf, _gt(0)), "budget_total": Field(F, math.inf, _gt(0)),
@@ -104,6 +113,7 @@ SPEC = {
                 "max_attempts": Field(int, 8, _ge(1)), "backoff_s": Field(F, 300.0, _gt(0)),
                 "ack_timeout_s": Field(F, 15000.0, _gt(0)), "slot_s": Field(F, 900.0, _gt(0))},
     "words": {"top": Field(int, 2000, _ge(2)), "per_session": Field(F, 2.0, _gt(0)), "slang": Field(str, None),
+              "vocabulary": Field(str, None),
               "slang_start_day": Field(int, 3, _ge(0)), "slang_share": Field(F, 0.05, _prob)},
     "server": {"capacity": Field(int, 4, _ge(1)), "service_s_per_report": Field(F, 2e-4, _ge(0)),
                "batch_window_s": Field(F, 14400.0, _gt(0)), "crash_at_h": Field(F, None, _ge(0)),
@@ -120,7 +130,7 @@ RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_day
 TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: evaluation/deployment/compare.py
 
 
-def _use_case(name: str, table, workload, file) -> UseCase:
+def _use_case(name: str, table, items, file) -> UseCase:
     where = f"use_case.{name}"
     if name not in USE_CASES:
         raise ScenarioError(file, where, f"unknown use case; allowed: {', '.join(sorted(USE_CASES))}")
@@ -136,7 +146,7 @@ def _use_case(name: str, table, workload, file) -> UseCase:
     extra = {}
     cls = MECHANISMS.get(fields["mechanism"])
     if kind == "event" and cls is not None and "domain_size" in {f.name for f in dataclasses.fields(cls)}:
-        params.setdefault("domain_size", len(workload.items))
+        params.setdefault("domain_size", len(items))
     elif kind == "word":
         extra = {"top_k": fields["top_k"]}
     elif kind == "reading":
@@ -155,16 +165,19 @@ def _use_case(name: str, table, workload, file) -> UseCase:
 
 
 def load_deployment(path, devices: int | None = None, days: int | None = None,
-                    seed: int | None = None) -> tuple[DeploymentConfig, dict]:
-    """Read and validate a deployment scenario; returns the config and the run options (name, workers)."""
+                    seed: int | None = None, vocabulary=None) -> tuple[DeploymentConfig, dict]:
+    """Read and validate a deployment scenario; returns the config and the run options (name, workers,
+    notices). ``vocabulary`` (a file) replaces the scenario's workload (:mod:`.vocabulary_keys`)."""
     raw = load_toml(path)
     require_kind(raw, "deployment", path)
     for key in raw:
         if key not in TOP_LEVEL:
             raise ScenarioError(path, key, f"unknown table; allowed: {', '.join(sorted(TOP_LEVEL))}")
     tables = {name: raw.get(name, {}) for name in SPEC}
+    vocab = None
     if isinstance(tables["workload"], dict):  # keys besides name are the workload builder's parameters
-        tables["workload"] = {k: v for k, v in tables["workload"].items() if k == "name"}
+        full, vocab = vocabulary_workload_table(tables["workload"], path, vocabulary)
+        tables["workload"] = {k: v for k, v in full.items() if k == "name"}
     t = {name: parse_table(tables[name], spec, name, path) for name, spec in SPEC.items()}
     t["workload"]["params"] = {k: v for k, v in raw.get("workload", {}).items() if k != "name"} \
         if "workload" in raw else {"top": 100}
@@ -174,17 +187,14 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
             problem = SPEC["deployment"][key].check(value)
             if problem:
                 raise ScenarioError(path, f"deployment.{key}", f"{problem}; got {value!r} (command line)")
-    wl = t["workload"]
-    try:
-        workload = make_workload(wl["name"], 1_000_000, **wl["params"])
-    except (TypeError, ValueError) as exc:
-        raise ScenarioError(path, "workload", str(exc)) from None
-    if not hasattr(workload, "counts"):
-        raise ScenarioError(path, "workload.name", f"must be a categorical workload; got {wl['name']!r}")
+    if vocab is None:
+        items, weights = _workload(t["workload"], path)
+    else:  # the file's own weights, unrounded
+        items, weights = vocab.items, tuple(vocab.weights.tolist())
     ucs = raw.get("use_case", {})
     if not isinstance(ucs, dict) or not ucs:
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")
-    use_cases = tuple(_use_case(name, table, workload, path) for name, table in ucs.items())
+    use_cases = tuple(_use_case(name, table, items, path) for name, table in ucs.items())
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
@@ -192,32 +202,78 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
                 continue
             name = RENAME.get((table, key), key)
             kw[name] = value
+    kw.update(_events_per_day(kw.pop("events_per_day"), raw.get("fleet", {}), kw, path))
+    notices = vocab.notices if vocab is not None else ()
     word_uc = next((u for u in use_cases if u.kind == "word"), None)
     if word_uc is not None:
-        kw.update(_words(word_uc, t["words"], t["deployment"]["seed"], path))
+        fields, word_notices = _words(word_uc, t["words"], t["deployment"]["seed"], path)
+        kw.update(fields)
+        notices += word_notices
     tr = t["trend"]
     if tr["rank"] is not None:
-        if tr["rank"] > len(workload.items):
-            raise ScenarioError(path, "trend.rank", f"must be <= the workload's {len(workload.items)} items; "
+        if tr["rank"] > len(items):
+            raise ScenarioError(path, "trend.rank", f"must be <= the workload's {len(items)} items; "
                                 f"got {tr['rank']}")
         kw.update(trend_item=tr["rank"] - 1, trend_start_day=tr["start_day"], trend_ramp_days=tr["ramp_days"],
                   trend_peak_share=tr["peak_share"])
     try:
-        cfg = DeploymentConfig(items=tuple(workload.items.tolist()), item_weights=tuple(workload.counts.tolist()),
-                               use_cases=use_cases, **kw)
+        cfg = DeploymentConfig(items=items, item_weights=weights, use_cases=use_cases, **kw)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
-    return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"]}
+    return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
+                 "notices": notices}
 
 
-def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
-    """DeploymentConfig fields of the ``[words]`` table: the real words the protocol can carry (wordfreq,
-    :func:`~ldpsim.evaluation.workloads.slang.carried_words`), then the slang word (given, or generated
-    from the run's seed), checked against the protocol's alphabet and length."""
+def _workload(wl: dict, file) -> tuple[tuple, tuple]:
+    """Items and weights of a named categorical workload (``[workload] name`` and its parameters)."""
+    try:
+        workload = make_workload(wl["name"], 1_000_000, **wl["params"])
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(file, "workload", str(exc)) from None
+    if not hasattr(workload, "counts"):
+        raise ScenarioError(file, "workload.name", f"must be a categorical workload; got {wl['name']!r}")
+    return tuple(workload.items.tolist()), tuple(workload.counts.tolist())
+
+
+def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
+    """DeploymentConfig fields of ``[fleet] events_per_day``: emoji per device-day as ``{mean, dispersion}``
+    (``events_per_session`` = mean / sessions_per_day, ``activity_sigma`` = dispersion, the lognormal
+    sigma of the devices' activity) or a file of per-device numbers (``activity_levels``;
+    docs/howto/your-own-vocabulary.md)."""
+    if value is None:
+        return {}
+    clash = [k for k in ("events_per_session", "activity_sigma") if k in given]
+    if clash:
+        raise ScenarioError(file, "fleet.events_per_day", f"sets the emoji per device-day: leave out fleet.{clash[0]}, "
+                            "which it replaces")
+    if isinstance(value, str):
+        from ldpsim.evaluation.workloads.activity import load_events_per_day
+        try:
+            levels, devices = load_events_per_day(value, base=Path(file).parent)
+        except InputError as exc:
+            raise ScenarioError(file, "fleet.events_per_day", str(exc)) from None
+        mean = float(np.dot(levels, devices) / devices.sum())
+        return {"events_per_session": mean / fleet["sessions_per_day"], "activity_levels": tuple(levels.tolist()),
+                "activity_weights": tuple(devices.tolist())}
+    spec = {"mean": Field(F, check=_gt(0), help="emoji per device-day, a float > 0"),
+            "dispersion": Field(F, fleet["activity_sigma"], _ge(0))}
+    table = parse_table(value, spec, "fleet.events_per_day", file)
+    return {"events_per_session": table["mean"] / fleet["sessions_per_day"], "activity_sigma": table["dispersion"]}
+
+
+def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
+    """DeploymentConfig fields of the ``[words]`` table and notices: the real words the protocol can carry
+    (wordfreq, :func:`~ldpsim.evaluation.workloads.slang.carried_words`, or the ``vocabulary`` file's),
+    then the slang word (given, or generated from the run's seed), checked against the protocol's
+    alphabet and length."""
     from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
 
     codec = uc.make_mechanism().codec
-    words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
+    notices = ()
+    if table["vocabulary"] is None:
+        words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
+    else:
+        words, freqs, notices = _own_words(table["vocabulary"], codec, table["top"], file)
     slang = table["slang"]
     if slang is None:
         slang = generate_slang(1, np.random.SeedSequence(seed, spawn_key=(11,)), codec.alphabet, codec.length)[0]
@@ -228,4 +284,26 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
     if slang in words:
         raise ScenarioError(file, "words.slang", f"{slang!r} is a dictionary word, not new slang")
     return {"words": words + (slang,), "word_weights": freqs + (0.0,), "words_per_session": table["per_session"],
-            "slang_start_day": table["slang_start_day"], "slang_share": table["slang_share"]}
+            "slang_start_day": table["slang_start_day"], "slang_share": table["slang_share"]}, notices
+
+
+def _own_words(name: str, codec, top: int, file) -> tuple[tuple, tuple, tuple]:
+    """The ``top`` most frequent items of a vocabulary file that ``codec`` carries (characters of its
+    alphabet, at most its length), their weights, and notices (which items were left out)."""
+    from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+    try:
+        vocab = load_vocabulary(name, base=Path(file).parent)
+    except InputError as exc:
+        raise ScenarioError(file, "words.vocabulary", str(exc)) from None
+    allowed = set(codec.alphabet)
+    carried = [i for i, w in enumerate(vocab.items) if len(w) <= codec.length and set(w) <= allowed]
+    why = f"of at most {codec.length} characters of the protocol's alphabet"
+    if len(carried) < 2:
+        raise ScenarioError(file, "words.vocabulary", f"{name}: {len(carried)} of its {vocab.domain_size} items "
+                            f"are words {why}; at least 2 are needed")
+    kept = set(carried)
+    left_out = [w for i, w in enumerate(vocab.items) if i not in kept]
+    notes = (f"[words] vocabulary {name}: {len(left_out)} of {vocab.domain_size} items left out (only words {why} "
+             f"can be reported; the first: {left_out[0]!r})",) if left_out else ()
+    keep = carried[:top]
+    return tuple(vocab.items[i] for i in keep), tuple(vocab.weights[keep].tolist()), vocab.notices + notes

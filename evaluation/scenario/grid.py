@@ -16,6 +16,7 @@ Schema (every table checked; unknown keys get a did-you-mean)::
     domain_size = 2000
     labels = "words"                # optional: item labels from another workload (see build_workload)
     sort_labels = true
+    # or your own items: vocabulary = "data/emoji_500.csv" (and n; see vocabulary_keys)
 
     [[mechanism]]                   # one table per mechanism: fixed params, and an optional own grid
     name = "cms"
@@ -64,6 +65,7 @@ from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
+from ldpsim.evaluation.scenario.vocabulary_keys import VOCABULARY_KEYS, vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
 
 PATHS = ("auto", "direct", "reports")
@@ -167,6 +169,7 @@ class Scenario:
     grid: dict
     metrics: tuple
     plots: dict
+    notices: tuple = ()  # what reading the scenario's files did that the user should know (merged items)
 
     def as_dict(self) -> dict:
         """The resolved configuration (JSON-serializable), stored beside the results."""
@@ -256,18 +259,20 @@ def _parse_mechanism(table, i, file) -> dict:
     return {"name": name, "fixed": fixed, "grid": grid}
 
 
-def load_scenario(path) -> Scenario:
-    """Read and validate a scenario file; raise :class:`ScenarioError` naming file and key."""
+def load_scenario(path, vocabulary=None) -> Scenario:
+    """Read and validate a scenario file; raise :class:`ScenarioError` naming file and key.
+    ``vocabulary`` (a file) replaces the scenario's workload, keeping its ``n``."""
     raw = load_toml(path)
     require_kind(raw, "sweep", path)
-    return scenario_from_dict(raw, path)
+    return scenario_from_dict(raw, path, vocabulary)
 
 
-def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
-    """Validate a scenario given as a dict shaped like the TOML file (``path`` names it in errors)."""
+def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenario:
+    """Validate a scenario given as a dict shaped like the TOML file (``path`` names it in errors; a
+    relative ``[workload] vocabulary`` file is relative to its folder; ``vocabulary`` replaces the workload)."""
     top = parse_table(raw, TOP_SPEC, "", path)
     head = parse_table(top["scenario"], SCENARIO_SPEC, "scenario", path)
-    workload = dict(top["workload"])
+    workload, vocab = vocabulary_workload_table(dict(top["workload"]), path, vocabulary, VOCABULARY_KEYS + ("n",))
     if workload.get("name") not in WORKLOADS:
         raise ScenarioError(path, "workload.name", f"unknown workload {workload.get('name')!r}; "
                             f"allowed: {', '.join(sorted(WORKLOADS))}")
@@ -279,6 +284,9 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
     grid = dict(top["grid"])
     for key, values in grid.items():
         _check_list(path, f"grid.{key}", values)
+        if key in ("workload.name", "workload.vocabulary") and workload["name"] == "vocabulary":
+            raise ScenarioError(path, f"grid.{key}", "cannot vary with a vocabulary file as the workload: run one "
+                                "sweep per file (`--vocabulary FILE`)")
         if key.startswith("workload."):
             if key == "workload.name":
                 for v in values:
@@ -308,7 +316,7 @@ def scenario_from_dict(raw: dict, path="<scenario>") -> Scenario:
                         path=head["path"], top=head["top"],
                         store_top=head["top"] if head["store_top"] == -1 else head["store_top"],
                         workload=workload, mechanisms=mechanisms, grid=grid, metrics=tuple(metrics),
-                        plots={"mark": plots["mark"]})
+                        plots={"mark": plots["mark"]}, notices=vocab.notices if vocab is not None else ())
     from ldpsim.evaluation.cost import check_grid_size
     check_grid_size(scenario)  # counted before anything is built: an absurd grid fails at once
     scenario.cells()  # constructs every workload and mechanism once (kept): invalid values fail here

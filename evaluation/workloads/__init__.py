@@ -2,6 +2,8 @@
 
 from ldpsim.evaluation.workloads.make import (WORKLOADS, NumericWorkload, Workload, largest_remainder,
                                                   make_workload, register_workload, workload_from_csv)
+from ldpsim.evaluation.workloads.tokenizer import tokenize
+from ldpsim.evaluation.workloads.vocabulary import Vocabulary, load_vocabulary
 
-__all__ = ["NumericWorkload", "WORKLOADS", "Workload", "largest_remainder", "make_workload",
-           "register_workload", "workload_from_csv"]
+__all__ = ["NumericWorkload", "Vocabulary", "WORKLOADS", "Workload", "largest_remainder", "load_vocabulary",
+           "make_workload", "register_workload", "tokenize", "workload_from_csv"]

@@ -17,16 +17,14 @@
 | ``heights`` / ``weights`` | normal, in [−1, 1] | ``mean``, ``sd`` |
 | ``typing-speed`` | lognormal wpm, in [−1, 1] | ``mean``, ``sd``, ``max_wpm`` |
 | ``tap-positions`` | 2-D QWERTY tap mixture, in [−1, 1]² | ``top``, ``spread`` |
+| ``vocabulary`` | your own items from a file (:mod:`.vocabulary`) | ``vocabulary`` (the file), ``format``, ``lowercase``, ``top``, ``sha256`` |
 """
 
 from __future__ import annotations
 
-import csv
 import inspect
 from pathlib import Path
 from typing import Callable
-
-import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_int
 
@@ -35,6 +33,7 @@ from ldpsim.evaluation.workloads.readings import heights, tap_positions, typing_
 from ldpsim.evaluation.workloads.real import emoji, words
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf
+from ldpsim.evaluation.workloads.vocabulary import load_vocabulary, vocabulary_workload
 
 __all__ = ["NumericWorkload", "WORKLOADS", "Workload", "largest_remainder", "make_workload",
            "register_workload", "workload_from_csv"]
@@ -54,6 +53,7 @@ WORKLOADS: dict[str, Callable] = {
     "weights": weights,
     "typing-speed": typing_speed,
     "tap-positions": tap_positions,
+    "vocabulary": vocabulary_workload,
 }
 
 
@@ -122,41 +122,13 @@ def make_workload(name: str, n: int, rng=None, **params) -> Workload | NumericWo
 
 
 def workload_from_csv(path, n: int | None = None) -> Workload:
-    """A categorical workload from a CSV file with a header row ``item,count``.
+    """A categorical workload from a CSV file with a header row ``item,count`` (or any table
+    :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary` reads, by its extension).
 
-    Counts must be non-negative whole numbers (not all zero). With ``n`` the counts are taken as
-    shares and rescaled to exactly ``n`` users (largest remainder); without it they are used as is.
-    Items are kept as str labels, sorted by count (stable).
+    Without ``n`` the counts are used as they are; with it they are taken as shares and rescaled to
+    exactly ``n`` users (largest remainder). Items are kept as str labels, sorted by count (stable);
+    repeated items are merged (their counts added).
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such workload file.") from None
-    if not rows or [c.strip().lower() for c in rows[0]] != ["item", "count"]:
-        got = rows[0] if rows else "an empty file"
-        raise ValueError(f"{path}: the first row must be the header 'item,count'; got {got}.")
-    items, counts = [], []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != 2:
-            raise ValueError(f"{path}, line {line}: expected 2 fields (item,count); got {len(row)}.")
-        try:
-            c = int(row[1].strip())
-        except ValueError:
-            raise ValueError(f"{path}, line {line}: count {row[1]!r} is not a whole number.") from None
-        if c < 0:
-            raise ValueError(f"{path}, line {line}: count must be non-negative; got {c}.")
-        items.append(row[0])
-        counts.append(c)
-    if not items or sum(counts) == 0:
-        raise ValueError(f"{path}: needs at least one item with a positive count.")
-    if len(set(items)) != len(items):
-        dup = next(i for i in items if items.count(i) > 1)
-        raise ValueError(f"{path}: item {dup!r} appears more than once.")
-    counts_arr = np.array(counts, dtype=np.int64)
-    total = int(counts_arr.sum()) if n is None else check_int("workload_from_csv", "n", n, low=1)
-    return Workload.from_frequencies(path.stem, np.array(items, dtype=object), counts_arr, total,
-                                     {"source": str(path)})
+    n = None if n is None else check_int("workload_from_csv", "n", n, low=1)
+    return load_vocabulary(path).to_workload(n, name=path.stem)
