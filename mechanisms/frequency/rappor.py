@@ -84,6 +84,7 @@ class RAPPOR(FrequencyOracle):
     """
 
     epsilon: float
+    has_permanent_response = True  # ``epsilon`` is ε_∞; one report costs ``epsilon_report``
     num_bits: int = 128
     num_hashes: int = 2
     cohorts: int = 64
