@@ -168,6 +168,28 @@ class Mechanism(ABC):
         return Guarantee(self.privacy_kind, getattr(self, "epsilon_report", self.epsilon),
                          self.epsilon if self.has_permanent_response else None)
 
+    def memoized_loss(self, reports: int) -> float:
+        """ε of ``reports`` reports of one value by a device that memoizes it (docs/math.md §8.2).
+
+        A memoized report is re-sent unchanged, so any number of them reveal what one does (ε of one
+        report). A mechanism with a permanent response may add fresh noise to every report (RAPPOR's
+        instantaneous response, dBitFlip's and 1BitMean's γ flips): two reports or more are then
+        bounded by ε_∞; RAPPOR overrides this with its exact loss.
+
+        Parameters
+        ----------
+        reports : int
+            Reports of the value (≥ 0).
+
+        Returns
+        -------
+        float
+        """
+        if reports <= 0:
+            return 0.0
+        g = self.guarantee
+        return g.epsilon_report if reports == 1 or not self.has_permanent_response else g.epsilon_permanent
+
     @property
     def name(self) -> str:
         return type(self).__name__

@@ -40,8 +40,11 @@ READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def mechanism_label(uc) -> str:
-    """"CMS, ε = 4" for a use case."""
-    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+    """"CMS, ε = 4 a report" for a use case: the ε of one report (ε_∞ too for a memoized one;
+    docs/math.md §8.1)."""
+    g = uc.guarantee
+    label = f"{type(uc.make_mechanism()).__name__}, ε = {g.epsilon_report:.3g} a report"
+    return label + (f", ε_∞ = {g.epsilon_permanent:.3g}" if uc.memoize else "")
 
 
 def event_mechanism(cfg):
