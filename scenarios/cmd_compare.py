@@ -19,9 +19,11 @@ def add_arguments(parser):
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--epsilon-device", type=float, metavar="EPS",
                         help="budget: ε per device over the run (δ = 0); the default budget is 8")
-    budget.add_argument("--epsilon-report", type=float, metavar="EPS", help="budget: ε of one report")
+    budget.add_argument("--epsilon-report", type=float, metavar="EPS",
+                        help="budget: ε of one report (default: the per-device budget)")
     budget.add_argument("--own-epsilon", action="store_true",
-                        help="no common budget: every design at the epsilon its [variants.*] table states")
+                        help="no common budget: every design at the epsilon its [variants.*] table states "
+                             "(default: off)")
     parser.add_argument("--designs", metavar="NAMES",
                         help="comma-separated design names to run (default: all)")
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
