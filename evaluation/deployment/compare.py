@@ -19,7 +19,8 @@ per design:
   (``mse_low``, ``mse_high``: the χ² quantiles of a mean of that many squared errors);
   ``top10_precision`` (pooled estimate's top 10 ∩ true top 10, over 10); ``rank_error`` (mean
   |estimated − true rank| of the true top 10);
-* words: ``slang_first_day`` (first day the nightly top-k holds the new word) and ``words_f1``;
+* words: ``slang_first_day`` (first day the nightly top-k holds the new word; NaN: not found within
+  the run) and ``words_f1`` (F1 of the last night's top-k);
 * ``bytes_per_device`` uploaded over the run, ``server_cells`` (the aggregate's size, the server's
   state) and ``reports``;
 * ``linked`` / ``stripped``: the deployment observer's accuracy guessing each tapped device's
@@ -43,6 +44,11 @@ from ldpsim.runtime.errors import InputError
 AGGREGATIONS = ("ldp", "shuffle")
 #: devices simulated unless the caller chooses (the default comparison runs in under a minute)
 DEFAULT_DEVICES = 4000
+#: the columns of :attr:`Comparison.table`, in order (module docstring)
+COLUMNS = ("design", "mechanism", "memoize", "aggregation", "kind", "epsilon", "epsilon_report", "epsilon_permanent",
+           "epsilon_device", "epsilon_device_at_delta", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
+           "mse_low", "mse_high", "top10_precision", "rank_error", "slang_first_day", "words_f1", "reports",
+           "bytes_per_device", "server_cells", "linked", "stripped", "prior_only")
 
 
 @dataclass(frozen=True)
@@ -353,6 +359,8 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "linked": s.get("adversary_linked", math.nan), "stripped": s.get("adversary_stripped", math.nan),
                      "prior_only": s.get("adversary_prior_only", math.nan)})
         spends.append(spend.table.assign(design=design.name))
+    table = pd.DataFrame(rows)
+    table = table[[c for c in COLUMNS if c in table]]
     info = {"per": per, "epsilon": budget, "delta": delta, "days": cfg.n_days, "devices": cfg.n_devices,
             "seed": cfg.seed, "scenario": str(path), "designs": [dataclasses.asdict(d) for d in designs]}
-    return Comparison(pd.DataFrame(rows), pd.concat(spends, ignore_index=True), info)
+    return Comparison(table, pd.concat(spends, ignore_index=True), info)

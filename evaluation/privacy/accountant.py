@@ -235,7 +235,8 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
     delta : float, optional
         With ``per="device"``: meet the target at this δ (PLD) instead of δ = 0 (basic composition).
     tol : float
-        Relative width of the final bisection bracket; the returned ε never exceeds the target.
+        Relative width of the final bisection bracket; the returned ε never exceeds the target. An ε
+        at which ``make`` raises ``ValueError`` counts as over the target.
 
     Returns
     -------
@@ -247,7 +248,10 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
         raise ValueError(f"The 'per' parameter of solve_epsilon must be 'device' or 'report'. Got {per!r} instead.")
 
     def spend(eps: float) -> float:
-        mech = make(eps)
+        try:
+            mech = make(eps)
+        except ValueError:  # a parameter derived from ε out of range (PEM's g = e^ε + 1): unusable
+            return math.inf
         if per == "report":
             return mech.guarantee.epsilon_report
         spent = losses(mech, reports, classes)

@@ -148,3 +148,14 @@ def test_bad_input_is_refused():
         solve_epsilon(lambda e: GRR(e, 10), 1.0, 3, per="day")
     with pytest.raises(ValueError, match="'target'"):
         solve_epsilon(lambda e: GRR(e, 10), 1e-9, 30)
+
+
+def test_solve_epsilon_stays_where_the_mechanism_exists():
+    """PEM's g = e^ε + 1 leaves its range for large ε: the solver counts that as over the budget."""
+    from ldpsim.mechanisms import make
+
+    eps = solve_epsilon(lambda e: make("pem", epsilon=e), 100.0, 1, per="report")
+    assert 10 < eps < 50
+    make("pem", epsilon=eps)
+    with pytest.raises(ValueError):
+        make("pem", epsilon=eps * 1.01)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, Design, compare, designs_from_variants
@@ -69,3 +70,21 @@ def test_command_writes_a_run_folder_and_refuses_to_replace_it(tmp_path, capsys)
     assert main(argv) == 2
     assert "--force" in capsys.readouterr().err
     assert main(argv + ["--force"]) == 0
+
+
+def test_word_designs_shuffle_and_a_vocabulary_object():
+    """A discovery design replaces the words use case; a shuffle design states its central ε; a
+    vocabulary (anything with items and weights) replaces the fleet's items."""
+    from types import SimpleNamespace
+
+    vocab = SimpleNamespace(items=tuple("abcdefghijkl"), weights=tuple(range(12, 0, -1)))
+    c = compare(SCENARIOS / "keyboard.toml", (Design("pem", "pem", {"pool": 16}),
+                                              Design("olh", "olh", aggregation="shuffle")),
+                epsilon_device=12.0, devices=400, days=3, vocabulary=vocab)
+    t = c.table.set_index("design")
+    assert t.loc["pem", "epsilon_report"] == pytest.approx(4.0, rel=1e-5)  # 12 over 3 fresh reports
+    assert 0 <= t.loc["pem", "words_f1"] <= 1 and pd.isna(t.loc["pem", "share_mse_top10"])
+    assert t.loc["olh", "epsilon_central"] <= t.loc["olh", "epsilon_device"]
+    assert pd.isna(t.loc["pem", "epsilon_central"])
+    assert t.loc["olh", "server_cells"] == 12  # one cell per item of the vocabulary
+    assert list(t.columns[:4]) == ["mechanism", "memoize", "aggregation", "kind"]
