@@ -225,7 +225,8 @@ def _with_vocabulary(cfg, vocabulary):
             raise InputError(f"The 'vocabulary' option needs ldpsim.evaluation.workloads.load_vocabulary, which this "
                              f"version does not have. Got {str(vocabulary)!r}.") from None
         vocabulary = load_vocabulary(vocabulary)
-    items, weights = tuple(vocabulary.items), tuple(vocabulary.weights)
+    weights = getattr(vocabulary, "weights", None)  # a Vocabulary, or a categorical Workload's counts
+    items, weights = tuple(vocabulary.items), tuple(vocabulary.counts if weights is None else weights)
     trend = cfg.trend_item if cfg.trend_item is not None and cfg.trend_item < len(items) else None
     return dataclasses.replace(cfg, items=items, item_weights=weights, trend_item=trend)
 
@@ -302,8 +303,10 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
     devices, days, seed : int, optional
         Override the fleet size (default :data:`DEFAULT_DEVICES`; None: the scenario's), the days and
         the seed.
-    vocabulary : path or Vocabulary, optional
-        The items and their weights (``evaluation.workloads.load_vocabulary``); default: the scenario's.
+    vocabulary : path, Vocabulary or Workload, optional
+        The items and their weights: a file read by ``evaluation.workloads.load_vocabulary``, an object
+        with ``items`` and ``weights``, or a categorical workload (``items``, ``counts``); default: the
+        scenario's.
 
     Returns
     -------

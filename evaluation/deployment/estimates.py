@@ -271,11 +271,12 @@ def ledger_summary(cfg, result) -> dict:
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
     """Every table and summary of a run: ``daily``, ``pooled``, ``top``, ``readings``, ``pooled_readings``,
     ``budget`` (per day), ``words`` (the nightly discovery job, :mod:`.deployment_words`), ``summary``
-    (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
-    Generator) drives the EM bootstrap of :func:`reading_estimates`."""
+    (a flat dict, JSON-ready, with the accountant's bound on one device's spend over the run).
+    ``rng`` (seed, SeedSequence or Generator) drives the EM bootstrap of :func:`reading_estimates`."""
     from ldpsim.evaluation.adversary.observer import adversary
     from ldpsim.evaluation.deployment.budget import budget_by_day, top_k_threshold
     from ldpsim.evaluation.deployment.discovery_job import word_discovery
+    from ldpsim.evaluation.privacy.accountant import spend_summary
 
     daily = daily_estimates(cfg, result)
     pooled = pooled_estimates(cfg, result)
@@ -301,7 +302,7 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     budget = budget_by_day(cfg, result)
     words, words_summary = word_discovery(cfg, result)
     for part in (trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
-                 ledger_summary(cfg, result), adversary(cfg, result, rng)):
+                 ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):
         summary.update(part)
     return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
             "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary}

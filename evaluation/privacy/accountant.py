@@ -272,3 +272,18 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
         else:
             high = mid
     return low
+
+
+def spend_summary(cfg, delta: float = DEFAULT_DELTA) -> dict:
+    """The run's bound on one device's spend, flat for a run's ``summary.json``: per guarantee kind k
+    (``ldp``, ``sdldp``, ``uldp``), ``epsilon_device_<k>`` (δ = 0) and ``epsilon_device_<k>_at_delta``,
+    with ``epsilon_device_delta``."""
+    from ldpsim.mechanisms import GUARANTEE_KINDS
+
+    spend = device_spend(cfg, delta)
+    out = {"epsilon_device_delta": delta}
+    for key, label in GUARANTEE_KINDS.items():
+        if np.isfinite(spend.total(label)):
+            out[f"epsilon_device_{key}"] = spend.total(label)
+            out[f"epsilon_device_{key}_at_delta"] = spend.total(label, "epsilon_device_at_delta")
+    return out

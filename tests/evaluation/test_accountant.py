@@ -159,3 +159,13 @@ def test_solve_epsilon_stays_where_the_mechanism_exists():
     make("pem", epsilon=eps)
     with pytest.raises(ValueError):
         make("pem", epsilon=eps * 1.01)
+
+
+def test_spend_summary_is_flat_and_per_kind():
+    from ldpsim.evaluation.privacy.accountant import spend_summary
+
+    sd = UseCase("emoji", "event", "sdgrr", (("epsilon", 1.0), ("domain_size", 10), ("high", (0, 1))))
+    pm = UseCase("session_length", "reading", "pm", (("epsilon", 2.0),), value_range=(0.0, 300.0))
+    s = spend_summary(_cfg(sd, pm, days=5))
+    assert s["epsilon_device_sdldp"] == pytest.approx(5.0) and s["epsilon_device_ldp"] == pytest.approx(10.0)
+    assert s["epsilon_device_ldp_at_delta"] <= 10.0 and "epsilon_device_uldp" not in s
