@@ -13,7 +13,9 @@ with the design as the fleet's only use case of its kind (event: emoji; word: ty
 per design:
 
 * ``epsilon`` (the parameter the accountant chose), ``epsilon_report``, ``epsilon_permanent``,
-  ``epsilon_device`` (δ = 0), ``epsilon_device_at_delta`` and ``epsilon_central`` (shuffle) at ``delta``;
+  ``epsilon_device`` (δ = 0), ``epsilon_device_at_delta`` at ``delta``, and for a shuffle design
+  ``epsilon_central``: the run's central ε at ``delta`` over its actual shuffled batches, each day
+  read at its least amplified batch (:func:`~ldpsim.evaluation.privacy.shuffle_ledger.central_summary`);
 * events: ``share_mse_top10`` (mean over days and the true top 10 of (estimate − true share)²) and
   ``share_mse_top10_theory`` (the same mean of the theory's variance + bias²) with its 95% interval
   (``mse_low``, ``mse_high``: the χ² quantiles of a mean of that many squared errors);
@@ -314,6 +316,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
     """
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.privacy.accountant import device_spend
+    from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.simulator.deployment import run
 
@@ -341,8 +344,10 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
             result = run(variant, tmp)
         m = measure(variant, result, np.random.SeedSequence(variant.seed, spawn_key=(9,)))
         s = m["summary"]
-        n_shuffle = max(int(result.aggregates[next(iter(result.aggregates))].n), 1) if result.aggregates else None
-        spend = device_spend(variant, delta, shuffled_among=n_shuffle if design.aggregation == "shuffle" else None)
+        spend = device_spend(variant, delta)
+        central = math.nan
+        if design.aggregation == "shuffle":  # the run's own shuffled batches, the least amplified one per day
+            central = central_summary(variant, result, delta)[2].get("central_epsilon_run_worst", math.nan)
         own = spend.table.iloc[0]
         g = uc.guarantee
         agg = next(iter(result.aggregates.values()), None)
@@ -352,7 +357,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "epsilon_permanent": g.epsilon_permanent if uc.memoize else math.nan,
                      "epsilon_device": float(own["epsilon_device"]),
                      "epsilon_device_at_delta": float(own["epsilon_device_at_delta"]),
-                     "epsilon_central": float(own["epsilon_central"]),
+                     "epsilon_central": float(central),
                      **_event_columns(m),
                      "slang_first_day": s.get("slang_first_day_found", math.nan) if uc.kind == "word" else math.nan,
                      "words_f1": s.get("words_f1_last_day", math.nan) if uc.kind == "word" else math.nan,
