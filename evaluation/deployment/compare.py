@@ -26,7 +26,10 @@ per design:
 * ``bytes_per_device`` uploaded over the run, ``server_cells`` (the aggregate's size, the server's
   state) and ``reports``;
 * ``linked`` / ``stripped``: the deployment observer's accuracy guessing each tapped device's
-  favourite emoji from its linked reports, or from same-day reports after stripping and shuffling.
+  favourite emoji from its linked reports, or from same-day reports after stripping and shuffling;
+* ``linking_linked`` / ``linking_stripped`` / ``linking_prior_only``: the linking observer's
+  accuracy after the run's days when every device holds one emoji for the whole run (the case where
+  linking fresh reports reveals the most; :mod:`~ldpsim.evaluation.adversary.linking`).
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ DEFAULT_DEVICES = 4000
 COLUMNS = ("design", "mechanism", "memoize", "aggregation", "kind", "epsilon", "epsilon_report", "epsilon_permanent",
            "epsilon_device", "epsilon_device_at_delta", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
            "mse_low", "mse_high", "top10_precision", "rank_error", "slang_first_day", "words_f1", "reports",
-           "bytes_per_device", "server_cells", "linked", "stripped", "prior_only")
+           "bytes_per_device", "server_cells", "linked", "stripped", "prior_only", "linking_linked",
+           "linking_stripped", "linking_prior_only")
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ class Comparison:
         cols = [c for c in ("design", "mechanism", "memoize", "epsilon", "epsilon_report", "epsilon_permanent",
                             "epsilon_device", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
                             "top10_precision", "rank_error", "slang_first_day", "bytes_per_device", "server_cells",
-                            "linked", "stripped") if c in self.table and self.table[c].notna().any()]
+                            "linked", "stripped", "linking_linked") if c in self.table and self.table[c].notna().any()]
         with pd.option_context("display.width", 250, "display.max_columns", 30):
             text = self.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
         return [f"budget: {self.budget_text()}; {self.budget['devices']:,} devices, seed {self.budget['seed']}",
@@ -285,6 +289,27 @@ def _event_columns(m: dict) -> dict:
             "rank_error": float((top["est_rank"] - top["true_rank"]).abs().mean())}
 
 
+def _linking(cfg, uc) -> dict:
+    """The linking observer's accuracy after the run's days
+    (:func:`~ldpsim.evaluation.adversary.linking.linking_accuracy`): each of ``cfg.adversary_devices``
+    devices reports one value drawn from the fleet's weights every day, fresh or memoized as the design does."""
+    from ldpsim.evaluation.adversary.linking import linking_accuracy
+
+    if uc.kind != "event":
+        return {}
+    mech = uc.make_mechanism()
+    items = cfg.items if mech.takes_tokens else np.arange(len(cfg.items))
+    try:
+        last = linking_accuracy(mech, items, cfg.item_weights, n_devices=max(cfg.adversary_devices, 1),
+                                n_days=cfg.n_days, memoize=uc.memoize,
+                                rng=np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(10,))))
+        last = last.iloc[-1]
+    except NotImplementedError:  # no likelihood of this mechanism's reports
+        return {}
+    return {"linking_linked": float(last["linked"]), "linking_stripped": float(last["stripped"]),
+            "linking_prior_only": float(last["prior_only"])}
+
+
 def compare(scenario, designs=None, *, epsilon_device: float | None = None,
             epsilon_report: float | None = None, delta: float = 1e-6, devices: int | None = DEFAULT_DEVICES,
             days: int | None = None, seed: int | None = None, vocabulary=None) -> Comparison:
@@ -366,6 +391,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "server_cells": int(np.size(agg.data)) if agg is not None else 0,
                      "linked": s.get("adversary_linked", math.nan), "stripped": s.get("adversary_stripped", math.nan),
                      "prior_only": s.get("adversary_prior_only", math.nan)})
+        rows[-1].update(_linking(variant, uc))
         spends.append(spend.table.assign(design=design.name))
     table = pd.DataFrame(rows)
     table = table[[c for c in COLUMNS if c in table]]
