@@ -17,7 +17,7 @@ and the privacy-loss-distribution (PLD) composition it uses:
 >>> basic_composition([1.0, 0.5, 0.5])
 2.0
 >>> round(advanced_composition(0.1, 100, 1e-6), 4)
-6.3081
+6.3082
 """
 
 from __future__ import annotations
