@@ -46,6 +46,7 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
     from ldpsim.evaluation.scenario.deployment_file import _use_case, load_deployment
     from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.simulator.deployment import run
+    from ldpsim.simulator.fleet import stream
 
     cfg, meta = load_deployment(path, devices, days, seed)
     workload = make_workload("emoji", 1, top=len(cfg.items))
@@ -58,7 +59,7 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
         variant = dataclasses.replace(cfg, use_cases=(uc, *others))
         with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as out:
             result = run(variant, out, meta["workers"])
-        m = measure(variant, result, np.random.SeedSequence(variant.seed, spawn_key=(9,)))
+        m = measure(variant, result, stream(variant.seed, "measure"))
         daily, s = m["daily"], m["summary"]
         top = daily.groupby("item")["true_donated"].mean().nlargest(10).index
         in_top = daily[daily["item"].isin(top)]

@@ -40,8 +40,8 @@ READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def mechanism_label(uc) -> str:
-    """"CMS, ε = 4" for a use case."""
-    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+    """"CMS, ε = 4 per report" for a use case (the ε one donated report costs a device)."""
+    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g} per report"
 
 
 def event_mechanism(cfg):

@@ -42,8 +42,6 @@ import dataclasses
 import math
 from pathlib import Path
 
-import numpy as np
-
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
@@ -215,12 +213,13 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> dict:
     :func:`~ldpsim.evaluation.workloads.slang.carried_words`), then the slang word (given, or generated
     from the run's seed), checked against the protocol's alphabet and length."""
     from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
+    from ldpsim.simulator.fleet import stream
 
     codec = uc.make_mechanism().codec
     words, freqs = carried_words(codec.alphabet, codec.length, table["top"])
     slang = table["slang"]
     if slang is None:
-        slang = generate_slang(1, np.random.SeedSequence(seed, spawn_key=(11,)), codec.alphabet, codec.length)[0]
+        slang = generate_slang(1, stream(seed, "slang"), codec.alphabet, codec.length)[0]
     try:
         codec.check_word(slang)
     except (TypeError, ValueError) as exc:
