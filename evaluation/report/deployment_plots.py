@@ -35,6 +35,13 @@ def _bar(rows: pd.DataFrame) -> np.ndarray:
     return np.vstack([rows["estimate"] - rows["ci_low"], rows["ci_high"] - rows["estimate"]]).clip(min=0)
 
 
+def _day_axis(ax) -> None:
+    """Whole days on the x axis, labelled."""
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(DAY)
+
+
 def _limits(*values, margin: float = 0.05) -> tuple[float, float]:
     """Axis limits holding every one of ``values`` (arrays or scalars), with a margin on each side."""
     v = np.concatenate([np.atleast_1d(np.asarray(x, dtype=float)) for x in values])
@@ -82,7 +89,7 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
         ax.set_ylim(*_limits(d["estimate"], d["ci_low"], d["ci_high"], d["true_donated"], [p["ci_low"], p["ci_high"]]))
         ax.set_ylabel("share of emoji", fontsize=8)
         ax.set_title(item_label(p["token"]), fontsize=9, loc="left")
-    axes[-1].set_xlabel(DAY)
+    _day_axis(axes[-1])
     fig.suptitle(f"Daily emoji estimates of the {n} most donated emoji ({mechanism_label(uc)}); "
                  "a day with few reports has a wide interval", fontsize=10)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
@@ -102,7 +109,8 @@ def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
     ax.axhline(k + 0.5, color="grey", lw=0.8, label=f"top-{k} boundary")
     ax.axvline(cfg.trend_start_day, color="grey", ls=":", label=f"trend starts (day {cfg.trend_start_day})")
     ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= len(cfg.items)]
-    ax.set(xlabel=DAY, ylabel="rank (1 = most frequent)", yscale="log",
+    _day_axis(ax)
+    ax.set(ylabel="rank (1 = most frequent)", yscale="log",
            title=f"Trend detection: {item_label(cfg.items[cfg.trend_item])} ({mechanism_label(uc)})")
     ax.set_yticks(ticks, [str(t) for t in ticks])
     ax.invert_yaxis()
@@ -130,7 +138,8 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
                   f"{cfg.budget_daily:g} per day)")
     top.legend(fontsize=7)
     bottom.plot(budget["day"], 100 * budget["daily_full"], ":", color="black", label="daily budget full that day")
-    bottom.set(xlabel=DAY, ylabel="% of donating devices", ylim=(-2, 102),
+    _day_axis(bottom)
+    bottom.set(ylabel="% of donating devices", ylim=(-2, 102),
                title=f"Budget exhausted, by day ({budget.attrs.get('donating_devices', 0):,} donating devices)")
     bottom.legend(fontsize=7)
     return fig
@@ -140,7 +149,7 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     """A reading's daily mean estimate (95% band at the worst-case variance when known) vs truth."""
     unit = READING_UNITS.get(uc.name, "raw units")
     r = readings[readings["use_case"] == uc.name]
-    fig = Figure(figsize=(8, 4))
+    fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
     ax.errorbar(r["day"], r["estimate"], yerr=1.96 * r["sd"], fmt="o", ms=3, capsize=2,
                 label=f"estimate ± 95% interval ({r['sd_method'].iloc[0]})")
@@ -152,9 +161,10 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
                    label=f"pooled estimate, all days: {p['estimate'].iloc[0]:.2f} {unit}")
     ax.set_ylim(*_limits(r["estimate"] - 1.96 * r["sd"], r["estimate"] + 1.96 * r["sd"], r["true_event"],
                          r["true_donated"], p["estimate"]))
-    ax.set(xlabel=DAY, ylabel=f"mean {uc.name.replace('_', ' ')} ({unit})",
+    ax.set(ylabel=f"mean {uc.name.replace('_', ' ')} ({unit})",
            title=f"Daily mean {uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
-    ax.legend(fontsize=7)
+    _day_axis(ax)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return fig
 
 
@@ -162,7 +172,7 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     """The nightly discovery job: the slang word's estimated share among all word reports so far (when it
     is in the returned list) beside its true share, with the day it was found."""
     uc = cfg.use_case("word")
-    fig = Figure(figsize=(8, 4))
+    fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
     ax.plot(words["day"], 100 * words["slang_estimate"], "o-", color="C1",
             label=f"estimated share (in the nightly top {uc.top_k}; gap: not in it)")
@@ -172,11 +182,12 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     if found is not None:
         ax.axvline(found, color="C2", lw=1.2, label=f"found on day {found} (stays in the list)")
     ax.set_ylim(*_limits(0, 100 * words["slang_estimate"], 100 * words["slang_true"]))
-    ax.set(xlabel=DAY, ylabel="share of word reports so far (%)",
+    _day_axis(ax)
+    ax.set(ylabel="share of word reports so far (%)",
            title=f"New word {item_label(summary['slang_word'])}: nightly discovery over all reports so far "
                  f"({mechanism_label(uc)})" + ("" if found is not None else ": not found"))
     ax.title.set_fontsize(9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return fig
 
 

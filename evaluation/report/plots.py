@@ -1,6 +1,7 @@
 """Figures of a stored sweep run (reads the Parquet results only; never runs a simulation).
 
-* metric vs ε curves (log–log, one line per mechanism setting), as in the SDLDP paper's figures;
+* metric vs ε curves (log–log, one line per mechanism setting; a proportion such as top-k precision on a
+  linear [0, 1] axis), as in the SDLDP paper's figures;
 * k × m heatmaps of ΔR, ΔE and the variance with the chosen cell (``[plots] mark``) outlined;
 * per-rank curves of ΔR / ΔE / variance over the top-N items, one curve per (k, m) — seed 003's
   figures, with its ΔR = 1 acceptance line;
@@ -62,6 +63,16 @@ METRIC_LABELS = {
 }
 
 
+#: metrics that are proportions in [0, 1]: drawn on a linear [0, 1] axis, never a log one
+PROPORTIONS = {"top_k_precision", "top_k_recall", "ndcg_at_k", "adversary_accuracy", "adversary_accuracy_high",
+               "f1", "ncr", "found", "p_found"}
+
+
+def is_proportion(metric: str) -> bool:
+    """Whether ``metric`` is a proportion (:data:`PROPORTIONS`, or one of them with a prefix)."""
+    return metric in PROPORTIONS or any(metric.endswith("_" + p) for p in PROPORTIONS)
+
+
 def metric_label(metric: str) -> str:
     """The axis label of a metric: :data:`METRIC_LABELS`, else the name with spaces."""
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
@@ -117,7 +128,8 @@ def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
 
 
 def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> list[Path]:
-    """One log–log figure per aggregate metric: mean ± se against ε, one line per other setting."""
+    """One figure per aggregate metric: mean ± se against ε (log axes; a proportion on a linear [0, 1]
+    axis), one line per other setting."""
     agg = summary[summary["rank"].isna() & summary["metric"].str.startswith(prefix)]
     if "epsilon" not in agg or agg["epsilon"].nunique() < 2:
         return []
@@ -133,7 +145,9 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
         grid = np.sort(rows["epsilon"].unique())
         ax.set_xticks(grid, [_fmt(v) for v in grid])
         ax.xaxis.set_minor_formatter(NullFormatter())
-        if (rows["mean"] > 0).all():
+        if is_proportion(metric):
+            ax.set_ylim(0, 1)
+        elif (rows["mean"] > 0).all():
             ax.set_yscale("log")
         ax.set(xlabel="ε (privacy parameter)", ylabel=metric_label(metric),
                title=f"{metric_label(metric).split(' (')[0]} vs ε ({_setting(rows, 'epsilon')})")
@@ -190,6 +204,8 @@ def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.axhline(1.0, color="black", linewidth=1.5, label="acceptance line ΔR = 1")  # seed 003's
             ax.set_yscale("symlog", linthresh=1.0)  # linear up to the line, logarithmic above
             ax.set_ylim(bottom=0)
+        elif is_proportion(metric):
+            ax.set_ylim(0, 1)
         elif (sub["mean"] > 0).all():
             ax.set_yscale("log")
         ax.set(xlabel="true rank (1 = most frequent)", ylabel=metric_label(metric),
