@@ -168,6 +168,12 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     return fig
 
 
+def _spelled(word: str) -> str:
+    """A word with its emoji spelled as :names: (the figures' font has no emoji glyphs), quoted."""
+    import emoji
+    return "“" + emoji.demojize(word, delimiters=(":", ":")) + "”"
+
+
 def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     """The nightly discovery job: the slang word's estimated share among all word reports so far (when it
     is in the returned list) beside its true share, with the day it was found."""
@@ -184,7 +190,7 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     ax.set_ylim(*_limits(0, 100 * words["slang_estimate"], 100 * words["slang_true"]))
     _day_axis(ax)
     ax.set(ylabel="share of word reports so far (%)",
-           title=f"New word {item_label(summary['slang_word'])}: nightly discovery over all reports so far "
+           title=f"New word {_spelled(summary['slang_word'])}: nightly discovery over all reports so far "
                  f"({mechanism_label(uc)})" + ("" if found is not None else ": not found"))
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
