@@ -26,7 +26,7 @@ _LAZY = {
     "make": ("ldpsim.mechanisms.registry", "make"),
     "MECHANISMS": ("ldpsim.mechanisms.registry", "MECHANISMS"),
     "make_workload": ("ldpsim.evaluation.workloads.make", "make_workload"),
-    "run": ("ldpsim.evaluation.deployment.study", "run_deployment"),
+    "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
 }
 

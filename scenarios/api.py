@@ -1,9 +1,12 @@
-"""The short Python API for notebooks: :func:`sweep` a grid (``ldpsim.run`` is
-:func:`ldpsim.evaluation.deployment.study.run_deployment`).
+"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid.
 
-It drives the same code as the command line (``ldpsim sweep``), writes the same run folder, and returns
-what a notebook wants next: the results as a pandas table. Bad input raises ``ValueError`` with the
-command line's message.
+Both drive the same code as the command line (``ldpsim run`` / ``ldpsim sweep``), write the same run
+folder, and return what a notebook wants next. Bad input raises ``ValueError`` with the command line's
+message.
+
+>>> import ldpsim                                                     # doctest: +SKIP
+>>> result = ldpsim.run("keyboard", devices=2000, days=3, out="runs/nb")   # doctest: +SKIP
+>>> result.summary["upload_success"]                                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -30,6 +33,27 @@ def _common(seed, workers, out) -> list[str]:
         if value is not None:
             argv += [flag, str(value)]
     return argv
+
+
+def run(scenario: str | Path = "keyboard", **options):
+    """Simulate a deployment scenario, as ``ldpsim run`` does: a shipped name (``"keyboard"``) or a file.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
+    **options
+        ``devices``, ``days``, ``seed``, ``workers``, ``scheduler``, ``out``, ``force``, ``progress``,
+        ``log``: as :func:`ldpsim.evaluation.deployment.study.run_deployment`.
+
+    Returns
+    -------
+    DeploymentStudy
+        The run folder, its summary and tables, the figures and the printed summary.
+    """
+    from ldpsim.evaluation.deployment.study import run_deployment
+    from ldpsim.scenarios.catalog import resolve
+    return run_deployment(resolve(scenario), **options)
 
 
 def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = 1,

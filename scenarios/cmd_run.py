@@ -26,9 +26,11 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from ldpsim.evaluation.deployment.study import plan_deployment, run_deployment
+    from ldpsim.scenarios.catalog import resolve
+    scenario = resolve(args.scenario)
     chosen = dict(devices=args.devices, days=args.days, seed=args.seed, workers=args.workers, out=args.out)
     if args.dry_run:
-        print(f"{plan_deployment(args.scenario, **chosen).describe()}\n(dry run: nothing was run or written)")
+        print(f"{plan_deployment(scenario, **chosen).describe()}\n(dry run: nothing was run or written)")
         return 0
     bar = None
 
@@ -39,7 +41,7 @@ def run(args) -> int:
         bar.update_to(done)
 
     try:
-        study = run_deployment(args.scenario, **chosen, scheduler=args.scheduler, force=args.force,
+        study = run_deployment(scenario, **chosen, scheduler=args.scheduler, force=args.force,
                                progress=progress, log=lambda line: options.say(args, line))
     finally:
         if bar is not None:

@@ -96,8 +96,7 @@ class DeploymentStudy:
 
 def _load(scenario, devices, days, seed, workers):
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
-    from ldpsim.scenarios.catalog import resolve
-    path = resolve(scenario)
+    path = Path(scenario)
     cfg, meta = load_deployment(path, devices, days, seed)
     return path, cfg, meta, (workers if workers is not None else meta["workers"])
 
@@ -107,7 +106,7 @@ def default_out(name: str, cfg) -> Path:
     return Path("runs") / f"{name}-{cfg.n_devices}x{cfg.n_days}d-seed{cfg.seed}"
 
 
-def plan_deployment(scenario: str | Path = "keyboard", *, devices: int | None = None, days: int | None = None,
+def plan_deployment(scenario: str | Path, *, devices: int | None = None, days: int | None = None,
                     seed: int | None = None, workers: int | None = None,
                     out: str | Path | None = None) -> DeploymentPlan:
     """The plan of :func:`run_deployment` with the same arguments, without running or writing anything.
@@ -115,7 +114,7 @@ def plan_deployment(scenario: str | Path = "keyboard", *, devices: int | None = 
     Raises
     ------
     ScenarioError
-        A scenario that is not a deployment, or a bad value in it or in the overrides.
+        A missing file, a scenario that is not a deployment, or a bad value in it or in the overrides.
     CostError
         A fleet that cannot fit this machine's memory.
     """
@@ -126,7 +125,7 @@ def plan_deployment(scenario: str | Path = "keyboard", *, devices: int | None = 
                           cost)
 
 
-def run_deployment(scenario: str | Path = "keyboard", *, devices: int | None = None, days: int | None = None,
+def run_deployment(scenario: str | Path, *, devices: int | None = None, days: int | None = None,
                    seed: int | None = None, workers: int | None = None, scheduler: str | None = None,
                    out: str | Path | None = None, force: bool = False,
                    progress: Callable[[float, int], None] | None = None,
@@ -136,7 +135,7 @@ def run_deployment(scenario: str | Path = "keyboard", *, devices: int | None = N
     Parameters
     ----------
     scenario : str or Path
-        A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
+        A deployment scenario file (``ldpsim.run`` also takes a shipped name: ``ldpsim scenarios`` lists them).
     devices, days : int, optional
         Override the scenario's fleet size and number of simulated days.
     seed : int, optional

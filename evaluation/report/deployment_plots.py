@@ -128,13 +128,13 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
         top.plot(budget["day"], reports, "o-", ms=3, color=f"C{i}",
                  label=f"{uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
         bottom.plot(budget["day"], 100 * budget[f"exhausted_{uc.name}"], "o-", ms=3, color=f"C{i}",
-                    label=f"total budget cannot pay one {uc.name.replace('_', ' ')} report (ε {uc.epsilon:g})")
+                    label=f"total budget cannot pay one {uc.name.replace('_', ' ')} report (ε {uc.epsilon:g} per report)")
     n_star = summary.get(f"top{k}_n_star")
     if n_star is not None and math.isfinite(n_star):
         top.axhline(n_star, color="black", ls="--", lw=1,
                     label=f"top-{k} distinguishable above {n_star:,.0f} emoji reports (n*)")
     top.set(yscale="log", ylabel="reports received that day (gap: none)",
-            title=f"Reports per day and privacy budget (budget: ε {cfg.budget_total:g} per device in total, "
+            title=f"Reports per day and privacy budget (ε per device: {cfg.budget_total:g} over the run, "
                   f"{cfg.budget_daily:g} per day)")
     top.legend(fontsize=7)
     bottom.plot(budget["day"], 100 * budget["daily_full"], ":", color="black", label="daily budget full that day")

@@ -104,8 +104,11 @@ HEADERS = {
     "true_device": "share of devices typing it", "ci_low": "95% interval low", "ci_high": "95% interval high",
     "sd": "sd (theory)", "est_rank": "estimated rank", "true_rank": "true rank", "delta_e": "ΔE",
     "mse_ratio": "daily MSE ÷ theory", "half_width": "± 95%", "running_estimate": "estimate pooled so far",
-    "use_case": "use case", "sd_method": "sd from", "epsilon_local": "local ε (per report)",
-    "epsilon_central": "central ε (per report)", "n_min": "smallest n",
+    "use_case": "use case", "sd_method": "sd from", "epsilon_local": "local ε", "epsilon_central": "central ε",
+    "epsilon_central_worst": "central ε (worst window)", "epsilon_central_median": "central ε (median report)",
+    "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
+    "slang_true": "new word: true share", "slang_found": "new word found", "ncr": "NCR",
+    "f1": "F1", "relative_error": "relative error", "daily_full": "daily budget full",
 }
 
 
@@ -254,6 +257,12 @@ TABLE_NOTES = {
     "readings_pooled.csv": "Mean readings from all days' reports (raw units), with the largest possible sd.",
     "readings.csv": "Mean readings per day (raw units).",
     "daily_estimates.csv": "Per day and item: estimate, the theory's sd, bias and 95% interval, true shares.",
+    "words.csv": "Per night, the discovery job over all word reports so far: whether the new word is in the "
+                 "returned list, its estimated and true share, and the list's F1 and NCR against the true top.",
+    "central_days.csv": "Per day: the local ε one device spent at most that day (all use cases) and the central "
+                        "ε it amounts to after the shuffle (worst window and median report), at the run's δ.",
+    "central_windows.csv": "Per shuffled batch window and partition (use case, day): reports, devices n, the "
+                           "local ε of one device's reports in it and the central ε after shuffling among n.",
 }
 
 

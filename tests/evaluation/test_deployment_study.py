@@ -15,29 +15,11 @@ import ldpsim
 from ldpsim.evaluation.deployment.study import default_out, run_deployment
 from ldpsim.runtime.errors import LdpsimError
 from ldpsim.scenarios.cli import main
+from tests.simulator.test_scenario import TINY as BASE
 
-TINY = """
-[deployment]
-name = "tinyw"
-seed = 3
-devices = 150
-days = 3
-block_size = 64
-adversary_devices = 40
-
-[workload]
-name = "harmonic"
-domain_size = 12
-
-[trend]
-rank = 9
-start_day = 1
-
-[use_case.emoji]
-mechanism = "grr"
-epsilon = 4.0
-daily_limit = 1
-
+#: test_scenario's tiny fleet for 3 days, with the words use case (a new word from day 0) and a server crash
+TINY = (BASE.replace('name = "tiny"', 'name = "tinyw"').replace("days = 2", "days = 3")
+        .replace("fsync = false", "fsync = false\ncrash_at_h = 30.0") + """
 [use_case.words]
 mechanism = "pem"
 epsilon = 4.0
@@ -48,16 +30,7 @@ pool = 16
 top = 50
 slang_start_day = 0
 slang_share = 0.3
-
-[use_case.session_length]
-mechanism = "pm"
-epsilon = 1.0
-range = [0.0, 300.0]
-
-[server]
-fsync = false
-crash_at_h = 30.0
-"""
+""")
 
 #: the same fleet for 2 days, its trend (day 5), new word (day 4) and crash (day 6) planned after the run
 SHORT = (TINY.replace("days = 3", "days = 2").replace("start_day = 1", "start_day = 5")
@@ -81,12 +54,11 @@ def _without_timing(text: str) -> str:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("study")
-    return run_deployment(_scenario(tmp), out=tmp / "lib")
+    return ldpsim.run(_scenario(tmp), out=tmp / "lib")
 
 
 @pytest.mark.slow  # ~10 s: two tiny runs
 def test_notebook_and_command_line_give_the_same_numbers(study, tmp_path, capsys):
-    assert ldpsim.run is run_deployment
     out = tmp_path / "cli"
     assert main(["run", str(_scenario(tmp_path)), "--out", str(out), "-q"]) == 0
     printed = capsys.readouterr().out
