@@ -168,11 +168,11 @@ def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA
     if windows is not None and not windows.empty:
         ax.scatter(windows["n"], windows["epsilon_central"], s=12, c="k", marker="x", label="this run's windows")
     why = ("" if run_delta is None else
-           f"; δ = {run_delta:g} (the run's) / (2 × {round(run_delta / (2 * delta)):,} (use case, day) partitions)")
+           f" per (use case, day) partition = the run's {run_delta:g} / (2 × {round(run_delta / (2 * delta)):,})")
     ax.set(xscale="log", yscale="log", xlabel="reports per shuffled batch window (n)",
            ylabel=f"central ε of one report at δ = {delta:.2g}",
            title="Shuffle amplification (FMT21): central ε of one device's report in one batch window\n"
-                 f"numerical bound (solid), closed form (dashed) at δ = {delta:.2g}{why}")
+                 f"numerical bound (solid), closed form (dashed); δ = {delta:.2g}{why}")
     ax.title.set_fontsize(8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)

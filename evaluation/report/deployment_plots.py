@@ -190,8 +190,8 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     ax.set_ylim(*_limits(0, 100 * words["slang_estimate"], 100 * words["slang_true"]))
     _day_axis(ax)
     ax.set(ylabel="share of word reports so far (%)",
-           title=f"New word {_spelled(summary['slang_word'])}: nightly discovery over all reports so far "
-                 f"({mechanism_label(uc)})" + ("" if found is not None else ": not found"))
+           title=f"New word {_spelled(summary['slang_word'])}: nightly discovery over all reports so far\n"
+                 f"({mechanism_label(uc)})" + ("" if found is not None else ": not found in the run"))
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return fig

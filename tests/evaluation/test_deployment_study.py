@@ -170,7 +170,7 @@ def test_figures_of_a_run_are_captioned_and_explain_epsilon(study):
     assert "per partition" in central and "whole run" in central
     figures = study.figures()
     title = figures["central_epsilon.png"].axes[0].get_title()
-    assert f"{s['central_delta']:g}" in title and "partitions" in title
+    assert f"{s['central_delta']:g}" in title and "partition" in title
     for name, fig in figures.items():
         titles = " ".join(ax.get_title() for ax in fig.axes) + (fig._suptitle.get_text() if fig._suptitle else "")
         if name not in ("central_epsilon.png", "budget_by_day.png"):
