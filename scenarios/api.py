@@ -1,8 +1,8 @@
 """The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid.
 
 Both drive the same code as the command line (``ldpsim run`` / ``ldpsim sweep``), write the same run
-folder, and return what a notebook wants next: the folder and its tables as pandas objects. Bad input
-raises ``ValueError`` with the command line's message.
+folder, and return what a notebook wants next. Bad input raises ``ValueError`` with the command line's
+message.
 
 >>> import ldpsim                                                     # doctest: +SKIP
 >>> result = ldpsim.run("keyboard", devices=2000, days=3, out="runs/nb")   # doctest: +SKIP
@@ -13,28 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
-from dataclasses import dataclass
 from pathlib import Path
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`run` returns.
-
-    Attributes
-    ----------
-    out : Path
-        The run folder (``config.json``, ``store/``, tables, ``plots/``, ``report.html``).
-    summary : dict
-        ``summary.json``: accuracy, network, ledger and adversary figures of the run.
-    daily : pandas.DataFrame
-        One row per (day, item): true and estimated shares (``daily_estimates.parquet``).
-    """
-
-    out: Path
-    summary: dict
-    daily: object
 
 
 def _call(argv: list[str]) -> None:
@@ -56,47 +35,25 @@ def _common(seed, workers, out) -> list[str]:
     return argv
 
 
-def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: int | None = None,
-        seed: int | None = None, workers: int | None = None, out: str | Path | None = None,
-        vocabulary: str | Path | None = None) -> RunResult:
-    """Simulate a deployment scenario, as ``ldpsim run`` does.
+def run(scenario: str | Path = "keyboard", **options):
+    """Simulate a deployment scenario, as ``ldpsim run`` does: a shipped name (``"keyboard"``) or a file.
 
     Parameters
     ----------
     scenario : str or Path
         A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
-    devices, days : int, optional
-        Override the scenario's fleet size and number of simulated days.
-    seed : int, optional
-        Root seed (default: the scenario's); one seed reproduces the whole run.
-    workers : int, optional
-        Worker processes (default: the scenario's).
-    out : str or Path, optional
-        The run folder (default ``runs/<name>-seed<seed>``).
-    vocabulary : str or Path, optional
-        Your own items instead of the scenario's workload (``--vocabulary``; docs/howto/your-own-vocabulary.md).
+    **options
+        ``devices``, ``days``, ``seed``, ``workers``, ``scheduler``, ``out``, ``force``, ``progress``,
+        ``log``, ``vocabulary``: as :func:`ldpsim.evaluation.deployment.study.run_deployment`.
 
     Returns
     -------
-    RunResult
-        The folder, its summary and its daily estimates.
+    DeploymentStudy
+        The run folder, its summary and tables, the figures and the printed summary.
     """
-    import pandas as pd
-
-    from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.evaluation.deployment.study import run_deployment
     from ldpsim.scenarios.catalog import resolve
-    if out is None:  # the command line's default folder, named here so that it can be read back
-        cfg, meta = load_deployment(resolve(scenario), devices, days, seed, vocabulary)
-        out = Path("runs") / f"{meta['name']}-seed{cfg.seed}"
-    argv = ["run", str(scenario)] + _common(seed, workers, out)
-    for flag, value in (("--devices", devices), ("--days", days), ("--vocabulary", vocabulary)):
-        if value is not None:
-            argv += [flag, str(value)]
-    _call(argv)
-    folder = Path(out).resolve()
-    daily = folder / "daily_estimates.parquet"
-    return RunResult(folder, json.loads((folder / "summary.json").read_text(encoding="utf-8")),
-                     pd.read_parquet(daily) if daily.exists() else pd.DataFrame())
+    return run_deployment(resolve(scenario), **options)
 
 
 def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = 1,

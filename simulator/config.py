@@ -148,11 +148,19 @@ class UseCase:
         return g.epsilon_permanent if self.memoize else g.epsilon_report
 
     def make_mechanism(self):
-        """The mechanism object (the client side and the wire form), at the policy's ε if one is set."""
-        params = dict(self.params)
-        if self.mech_epsilon is not None:
-            params["epsilon"] = self.mech_epsilon
-        return MECHANISMS[self.mechanism](**params)
+        """The mechanism object (the client side and the wire form), at the policy's ε if one is set.
+
+        Built once per use case and shared by every caller (device, server, measurement, plots): a
+        mechanism is immutable, so its derived constants (p, q, the hash family) exist once.
+        """
+        mech = self.__dict__.get("_mechanism")
+        if mech is None:
+            params = dict(self.params)
+            if self.mech_epsilon is not None:
+                params["epsilon"] = self.mech_epsilon
+            mech = MECHANISMS[self.mechanism](**params)
+            object.__setattr__(self, "_mechanism", mech)
+        return mech
 
     def make_aggregator(self, mechanism=None):
         """The server's aggregator of decoded reports: the mechanism itself, or EM (``em_bins``)."""

@@ -22,7 +22,8 @@ from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits, memo_base
 from ldpsim.simulator.ledger import PrivacyLedger
-from ldpsim.simulator.memoization import Memo, device_keys, keyed_perturb, report_keys
+from ldpsim.mechanisms.memo import keyed_perturb
+from ldpsim.simulator.memoization import Memo, device_keys, report_keys
 DAY_S = 86400.0
 
 

@@ -35,18 +35,26 @@ import numpy as np
 
 from ldpsim.simulator.config import DeploymentConfig
 
-#: stream roles (the first spawn-key entry)
-ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5, "policy": 6, "fakes": 7}
+#: the run's random-stream roles (the first spawn-key entry of every stream of a run's root seed): the
+#: simulation's draws by block and day, and the evaluation's measurement (the EM bootstrap), the slang
+#: word of the words use case and the adversary's tap
+ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5, "policy": 6, "fakes": 7,
+         "measure": 9, "slang": 11, "adversary": 0x0B5E}
+
+
+def stream(seed: int, role: str, *key: int) -> np.random.SeedSequence:
+    """Stream ``(role, *key)`` of the run's root ``seed``: a SeedSequence child keyed by :data:`ROLES`."""
+    return np.random.SeedSequence(seed, spawn_key=(ROLES[role], *key))
 
 
 def block_rng(seed: int, role: str, block: int, day: int = 0) -> np.random.Generator:
     """Generator of stream ``(role, block, day)`` of the run's root seed (a SeedSequence child)."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ROLES[role], block, day)))
+    return np.random.default_rng(stream(seed, role, block, day))
 
 
 def memo_base(seed: int, use_case: int) -> int:
     """Base key of the memoized reports of use case number ``use_case`` (``simulator/memoization.py``)."""
-    return int(np.random.SeedSequence(seed, spawn_key=(ROLES["memo"], use_case)).generate_state(1, np.uint64)[0])
+    return int(stream(seed, "memo", use_case).generate_state(1, np.uint64)[0])
 
 
 def block_range(cfg: DeploymentConfig, block: int) -> tuple[int, int]:

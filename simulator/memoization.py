@@ -16,24 +16,16 @@ device's days, and a change of the report reveals a change of the value
 For a reading collected with 1BitMean the memoized "value" is the device's α-point-rounded level
 (D = s + 1 levels; docs/math.md §7.3), and its report comes from ``OneBitMean.perturb_memoized``.
 
-Sound for any mechanism, since the whole report is memoized. Vectorized keyed samplers exist for the
-mechanisms with a transition matrix (rr, grr, urr, sdgrr), OUE, OLH, CMS and HCMS; a mechanism may
-bring its own as ``perturb_memoized(values, keys[, rng])`` (RAPPOR's permanent response and
-dBitFlip's memoized bits are of this kind); any other falls back to one Philox generator per report, keyed the
-same way (correct, slower).
+Sound for any mechanism, since the whole report is memoized. The keyed samplers of the reports are
+mechanism math (:func:`ldpsim.mechanisms.memo.keyed_perturb`); this module keys them by device and value
+and keeps the bitmap.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ldpsim.mechanisms import CMS, HCMS, OLH, OUE
-from ldpsim.mechanisms.memo import keyed_uniforms as _uniforms
 from ldpsim.mechanisms.memo import keyed_words
-from ldpsim.mechanisms.frequency.olh import OLHReports
-
-#: uniforms per keyed-sampler chunk (bounds the temporary memory of OUE and CMS reports)
-_CHUNK = 1 << 22
 
 
 def device_keys(base: int, device: np.ndarray) -> np.ndarray:
@@ -44,107 +36,6 @@ def device_keys(base: int, device: np.ndarray) -> np.ndarray:
 def report_keys(base: int, device: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Key of the memoized report of (device, value): hash(K_i, value) (uint64)."""
     return keyed_words(device_keys(base, device), np.asarray(value, np.int64))
-
-
-def keyed_uniforms(keys: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
-    """(len(keys), n) uniforms in [0, 1): number t of each key's stream is hash(key, t)."""
-    return _uniforms(np.asarray(keys, np.uint64)[:, None], np.arange(offset, offset + n)[None, :])
-
-
-def _keyed_ints(keys, high: int, t: int) -> np.ndarray:
-    return np.minimum((keyed_uniforms(keys, 1, t)[:, 0] * high).astype(np.int64), high - 1)
-
-
-def _by_transition(mech, x, keys):
-    cum = np.cumsum(mech.transition_matrix(), axis=1)
-    u = keyed_uniforms(keys, 1)[:, 0]
-    out = np.empty(x.size, np.int64)
-    step = max(1, _CHUNK // cum.shape[1])
-    for s in range(0, x.size, step):
-        out[s:s + step] = (cum[x[s:s + step]] <= u[s:s + step, None]).sum(axis=1)
-    return np.minimum(out, cum.shape[1] - 1)
-
-
-def _oue(mech: OUE, x, keys):
-    d = mech.domain_size
-    out = np.empty((x.size, mech.report_bytes), np.uint8)
-    step = max(1, _CHUNK // d)
-    for s in range(0, x.size, step):
-        u = keyed_uniforms(keys[s:s + step], d)
-        own = np.arange(d)[None, :] == x[s:s + step, None]
-        out[s:s + step] = np.packbits(u < np.where(own, mech.p, mech.q), axis=1)
-    return out
-
-
-def _olh(mech: OLH, x, keys):
-    seed = (_keyed_ints(keys, 1 << 32, 0)).astype(np.uint32)
-    h = mech.hash_items(seed, x).astype(np.int64)
-    keep = keyed_uniforms(keys, 1, 1)[:, 0] < mech.p
-    other = (h + 1 + _keyed_ints(keys, mech.g - 1, 2)) % mech.g
-    return OLHReports(seed, np.where(keep, h, other))
-
-
-def _cms(mech: CMS, tokens, keys):
-    from ldpsim.mechanisms.sketches.cms import CMSReports
-    rows = _keyed_ints(keys, mech.k, 0)
-    pos = mech.family.evaluate(rows, mech._value_keys(tokens))
-    bits = np.empty((keys.size, -(-mech.m // 8)), np.uint8)
-    step = max(1, _CHUNK // mech.m)
-    for s in range(0, keys.size, step):
-        bits[s:s + step] = np.packbits(keyed_uniforms(keys[s:s + step], mech.m, 1) < mech.flip, axis=1)
-    bits[np.arange(keys.size), pos >> 3] ^= (0x80 >> (pos & 7)).astype(np.uint8)
-    return CMSReports(bits, rows)
-
-
-def _hcms(mech: HCMS, tokens, keys):
-    from ldpsim.mechanisms.sketches.hcms import HCMSReports, hadamard_sign
-    rows = _keyed_ints(keys, mech.k, 0)
-    pos = mech.family.evaluate(rows, mech._value_keys(tokens))
-    col = _keyed_ints(keys, mech.m, 1)
-    plus = hadamard_sign(col, pos) > 0
-    bit = (plus ^ (keyed_uniforms(keys, 1, 2)[:, 0] < mech.flip)).astype(np.uint8)
-    return HCMSReports(bit, rows, col)
-
-
-def _generic(mech, x, keys):
-    """One Philox generator per report, keyed by the report key (any mechanism; a Python loop)."""
-    parts = [mech.perturb(x[i:i + 1], np.random.Generator(np.random.Philox(key=int(k))))
-             for i, k in enumerate(keys.tolist())]
-    if not parts:
-        return mech.perturb(x[:0], np.random.default_rng(0))
-    if isinstance(parts[0], tuple):
-        return type(parts[0])(*(np.concatenate(cols) for cols in zip(*parts)))
-    return np.concatenate(parts)
-
-
-def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=None, dev_keys=None):
-    """Reports of ``values`` (item ids; ``tokens`` = the items for token mechanisms), each a
-    deterministic function of its uint64 key with the mechanism's output law. A mechanism with its
-    own ``perturb_memoized(values, keys[, rng])`` is used as it is (RAPPOR memoizes the permanent
-    response only and draws the instantaneous one from ``rng`` every day)."""
-    x = np.asarray(values, np.int64)
-    keys = np.asarray(keys, np.uint64)
-    own = getattr(mech, "perturb_memoized", None)
-    if own is not None:  # the mechanism's own memoization (RAPPOR's permanent response, dBitFlip)
-        arg = tokens if getattr(mech, "takes_tokens", False) else x
-        import inspect
-        takes_rng = "rng" in inspect.signature(own).parameters
-        k = keys if dev_keys is None else np.asarray(dev_keys, np.uint64)
-        return own(arg, k, rng=rng) if takes_rng else own(arg, k)
-    if isinstance(mech, CMS):
-        return _cms(mech, tokens, keys)
-    if isinstance(mech, HCMS):
-        return _hcms(mech, tokens, keys)
-    if isinstance(mech, OUE):
-        return _oue(mech, x, keys)
-    if isinstance(mech, OLH):
-        return _olh(mech, x, keys)
-    if callable(getattr(mech, "transition_matrix", None)) and not getattr(mech, "takes_tokens", False):
-        try:
-            return _by_transition(mech, x, keys)
-        except NotImplementedError:
-            pass
-    return _generic(mech, tokens if getattr(mech, "takes_tokens", False) else x, keys)
 
 
 class Memo:

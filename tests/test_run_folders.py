@@ -87,7 +87,7 @@ def test_1_symlinked_store_is_refused_not_double_counted(tmp_path, deployment, c
     (out / "store").symlink_to(moved, target_is_directory=True)
     before = files_under(moved)
     capsys.readouterr()
-    assert run("run", deployment, "--seed", "7", "--out", out) == 2  # was: exit 0, twice the reports
+    assert run("run", deployment, "--seed", "7", "--out", out, "--force") == 2  # was: exit 0, twice the reports
     assert "symbolic link" in capsys.readouterr().err
     assert files_under(moved) == before  # nothing deleted or added through the link
 
@@ -151,7 +151,7 @@ def test_4_an_interrupted_run_is_marked_incomplete_and_old_outputs_are_gone(tmp_
         raise KeyboardInterrupt
 
     monkeypatch.setattr(dm, "measure", killed)
-    assert run("run", deployment, "--seed", "7", "--out", out) == 130
+    assert run("run", deployment, "--seed", "7", "--out", out, "--force") == 130
     manifest = read_manifest(out)
     assert manifest["status"] == "running" and manifest["seed"] == 7
     assert verify_folder(out) and "incomplete" in verify_folder(out)[0]

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms._validation import as_generator, check_int
-from ldpsim.simulator.memoization import device_keys, keyed_perturb, report_keys
+from ldpsim.mechanisms.memo import keyed_perturb
+from ldpsim.simulator.memoization import device_keys, report_keys
 
 
 def _report_rows(mech, reports) -> np.ndarray:

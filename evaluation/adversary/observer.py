@@ -65,9 +65,9 @@ def log_likelihoods(mech, reports, items) -> np.ndarray:
 
 def favourite_model(cfg) -> tuple[np.ndarray, float]:
     """(P(fav = x) for every item, ρ) from a model fleet of ``cfg`` drawn with another seed."""
-    from ldpsim.simulator.fleet import draw_traits
+    from ldpsim.simulator.fleet import draw_traits, stream
 
-    seed = int(np.random.SeedSequence(cfg.seed, spawn_key=(0x0B5E,)).generate_state(1)[0])
+    seed = int(stream(cfg.seed, "adversary").generate_state(1)[0])
     model = dataclasses.replace(cfg, seed=seed)
     blocks = range(min(model.n_blocks, -(-_MODEL_BLOCKS_DEVICES // model.block_size)))
     n_items = len(cfg.items)

@@ -340,6 +340,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.simulator.deployment import run
+    from ldpsim.simulator.fleet import stream
 
     if epsilon_device is not None and epsilon_report is not None:
         raise InputError("Give one budget: epsilon_device or epsilon_report, not both.")
@@ -363,7 +364,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
         variant = dataclasses.replace(cfg, use_cases=(uc,), budget_daily=math.inf, budget_total=math.inf)
         with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as tmp:
             result = run(variant, tmp)
-        m = measure(variant, result, np.random.SeedSequence(variant.seed, spawn_key=(9,)))
+        m = measure(variant, result, stream(variant.seed, "measure"))
         s = m["summary"]
         spend = device_spend(variant, delta)
         central = math.nan

@@ -30,7 +30,6 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.runtime.durable import make_dirs, write_file
 
 #: central δ of a run (per device, over the whole run) unless the caller chooses another
 DEFAULT_DELTA = 1e-6
@@ -149,52 +148,35 @@ def format_central(summary: dict) -> list[str]:
             f"[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: {summary['central_accounting']}]"]
 
 
-def plot_central_vs_n(path, eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA, windows=None):
-    """Central ε against the number n of reports per shuffled batch, for several local ε₀.
+def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA, windows=None,
+                   run_delta: float | None = None):
+    """Central ε of one report shuffled among n reports, against n, for several local ε₀ (a Figure).
 
-    Numerical bound (solid) and closed form (dashed); ``windows`` (optional) a partition table whose
-    (n_min, epsilon_central) points are drawn on top (a run's actual windows).
+    Numerical bound (solid) and closed form (dashed) at ``delta``; ``windows`` (optional) a window table
+    whose (n, epsilon_central) points are drawn on top (a run's actual windows). With ``run_delta`` the
+    title says that ``delta`` is the run's δ split over its partitions (δ_p = δ / (2·P)).
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
 
     ns = np.unique(np.round(np.logspace(2, 7, 26)).astype(int))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig = Figure(figsize=(7.2, 4.6))
+    ax = fig.subplots()
     for eps0 in eps0s:
         num = [min(eps0, numerical_epsilon(eps0, n, delta, tol=1e-4)) for n in ns]
-        line, = ax.plot(ns, num, label=f"ε₀ = {eps0:g}")
+        line, = ax.plot(ns, num, label=f"local ε₀ = {eps0:g} per report")
         ax.plot(ns, [closed_form_epsilon(eps0, n, delta) for n in ns], "--", color=line.get_color(), lw=0.8)
     if windows is not None and not windows.empty:
         ax.scatter(windows["n"], windows["epsilon_central"], s=12, c="k", marker="x", label="this run's windows")
+    why = ("" if run_delta is None else
+           f" per (use case, day) partition = the run's {run_delta:g} / (2 × {round(run_delta / (2 * delta)):,})")
     ax.set(xscale="log", yscale="log", xlabel="reports per shuffled batch window (n)",
-           ylabel=f"central ε at δ = {delta:g}",
-           title="Shuffle amplification (FMT21): numerical (solid), closed form (dashed)")
-    ax.title.set_fontsize(9)
+           ylabel=f"central ε of one report at δ = {delta:.2g}",
+           title="Shuffle amplification (FMT21): central ε of one device's report in one batch window\n"
+                 f"numerical bound (solid), closed form (dashed); δ = {delta:.2g}{why}")
+    ax.title.set_fontsize(8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
-    plt.close(fig)
-    return path
-
-
-
-def add_to_run(out, cfg, result, tables: dict, delta: float = DEFAULT_DELTA) -> None:
-    """Measure a run's central ε, add it to ``tables["summary"]`` and write its tables and plot to ``out``.
-
-    Writes ``central_windows.csv``, ``central_days.csv`` and ``plots/central_epsilon.png``.
-    """
-    from pathlib import Path
-
-    windows, days, summary = central_summary(cfg, result, delta)
-    tables["summary"].update(summary)
-    out = Path(out)
-    write_file(out / "central_windows.csv", lambda tmp: windows.to_csv(tmp, index=False))
-    write_file(out / "central_days.csv", lambda tmp: days.to_csv(tmp, index=False))
-    make_dirs(out / "plots")
-    eps0s = sorted(set(windows["epsilon_local"])) if not windows.empty else (1.0,)
-    plot_central_vs_n(out / "plots" / "central_epsilon.png", eps0s, summary.get("central_delta_per_partition", delta),
-                      windows)
+    return fig

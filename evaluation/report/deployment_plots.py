@@ -35,6 +35,24 @@ def _bar(rows: pd.DataFrame) -> np.ndarray:
     return np.vstack([rows["estimate"] - rows["ci_low"], rows["ci_high"] - rows["estimate"]]).clip(min=0)
 
 
+def _day_axis(ax) -> None:
+    """Whole days on the x axis, labelled."""
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(DAY)
+
+
+def _limits(*values, margin: float = 0.05) -> tuple[float, float]:
+    """Axis limits holding every one of ``values`` (arrays or scalars), with a margin on each side."""
+    v = np.concatenate([np.atleast_1d(np.asarray(x, dtype=float)) for x in values])
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(v.min()), float(v.max())
+    pad = margin * (hi - lo) if hi > lo else max(abs(hi), 1.0) * margin
+    return lo - pad, hi + pad
+
+
 def pooled_bars(pooled: pd.DataFrame, cfg, n: int = 20) -> Figure:
     """True vs estimated shares of the top-``n`` items over the whole run (pooled), with 95% intervals."""
     uc = cfg.use_case("event")
@@ -68,12 +86,10 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
         ax.plot(d["day"], d["true_donated"], "-", color="C0", label="day's true share")
         ax.axhspan(p["ci_low"], p["ci_high"], color="C2", alpha=0.25,
                    label="pooled estimate's 95% interval (all days)")
-        scale = max(d["true_donated"].max(), p["ci_high"])  # wider intervals run off the panel
-        low, high = d["ci_low"].min(), d["ci_high"].max()
-        ax.set_ylim(max(low, -0.6 * scale) - 0.05 * scale, min(high, 2.2 * scale) + 0.05 * scale)
-        ax.set_ylabel("share", fontsize=8)
+        ax.set_ylim(*_limits(d["estimate"], d["ci_low"], d["ci_high"], d["true_donated"], [p["ci_low"], p["ci_high"]]))
+        ax.set_ylabel("share of emoji", fontsize=8)
         ax.set_title(item_label(p["token"]), fontsize=9, loc="left")
-    axes[-1].set_xlabel(DAY)
+    _day_axis(axes[-1])
     fig.suptitle(f"Daily emoji estimates of the {n} most donated emoji ({mechanism_label(uc)}); "
                  "a day with few reports has a wide interval", fontsize=10)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
@@ -93,7 +109,8 @@ def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
     ax.axhline(k + 0.5, color="grey", lw=0.8, label=f"top-{k} boundary")
     ax.axvline(cfg.trend_start_day, color="grey", ls=":", label=f"trend starts (day {cfg.trend_start_day})")
     ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= len(cfg.items)]
-    ax.set(xlabel=DAY, ylabel="rank (1 = most frequent)", yscale="log",
+    _day_axis(ax)
+    ax.set(ylabel="rank (1 = most frequent)", yscale="log",
            title=f"Trend detection: {item_label(cfg.items[cfg.trend_item])} ({mechanism_label(uc)})")
     ax.set_yticks(ticks, [str(t) for t in ticks])
     ax.invert_yaxis()
@@ -117,11 +134,12 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
         top.axhline(n_star, color="black", ls="--", lw=1,
                     label=f"top-{k} distinguishable above {n_star:,.0f} emoji reports (n*)")
     top.set(yscale="log", ylabel="reports received that day (gap: none)",
-            title=f"Reports per day and privacy budget (budget: ε {cfg.budget_total:g} per device in total, "
+            title=f"Reports per day and privacy budget (ε per device: {cfg.budget_total:g} over the run, "
                   f"{cfg.budget_daily:g} per day)")
     top.legend(fontsize=7)
     bottom.plot(budget["day"], 100 * budget["daily_full"], ":", color="black", label="daily budget full that day")
-    bottom.set(xlabel=DAY, ylabel="% of donating devices", ylim=(-2, 102),
+    _day_axis(bottom)
+    bottom.set(ylabel="% of donating devices", ylim=(-2, 102),
                title=f"Budget exhausted, by day ({budget.attrs.get('donating_devices', 0):,} donating devices)")
     bottom.legend(fontsize=7)
     return fig
@@ -131,7 +149,7 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     """A reading's daily mean estimate (95% band at the worst-case variance when known) vs truth."""
     unit = READING_UNITS.get(uc.name, "raw units")
     r = readings[readings["use_case"] == uc.name]
-    fig = Figure(figsize=(8, 4))
+    fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
     ax.errorbar(r["day"], r["estimate"], yerr=1.96 * r["sd"], fmt="o", ms=3, capsize=2,
                 label=f"estimate ± 95% interval ({r['sd_method'].iloc[0]})")
@@ -141,21 +159,56 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     if not p.empty:
         ax.axhline(p["estimate"].iloc[0], color="C2", lw=1,
                    label=f"pooled estimate, all days: {p['estimate'].iloc[0]:.2f} {unit}")
-    lo, hi = r["true_event"].min(), r["true_event"].max()
-    pad = max(hi - lo, 0.15 * abs(hi)) * 2
-    ax.set_ylim(lo - pad, hi + pad)
-    ax.set(xlabel=DAY, ylabel=f"mean {uc.name.replace('_', ' ')} ({unit})",
+    ax.set_ylim(*_limits(r["estimate"] - 1.96 * r["sd"], r["estimate"] + 1.96 * r["sd"], r["true_event"],
+                         r["true_donated"], p["estimate"]))
+    ax.set(ylabel=f"mean {uc.name.replace('_', ' ')} ({unit})",
            title=f"Daily mean {uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
-    ax.legend(fontsize=7)
+    _day_axis(ax)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return fig
 
 
-def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
-    """Write every figure of a run into ``folder`` (and ``captions.json``); returns the paths in order."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+def _spelled(word: str) -> str:
+    """A word with its emoji spelled as :names: (the figures' font has no emoji glyphs), quoted."""
+    import emoji
+    return "“" + emoji.demojize(word, delimiters=(":", ":")) + "”"
+
+
+def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
+    """The nightly discovery job: the slang word's estimated share among all word reports so far (when it
+    is in the returned list) beside its true share, with the day it was found."""
+    uc = cfg.use_case("word")
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
+    ax.plot(words["day"], 100 * words["slang_estimate"], "o-", color="C1",
+            label=f"estimated share (in the nightly top {uc.top_k}; gap: not in it)")
+    ax.plot(words["day"], 100 * words["slang_true"], "--", color="C0", label="true share of donated words so far")
+    ax.axvline(summary["slang_start_day"], color="grey", ls=":", label=f"typed from day {summary['slang_start_day']}")
+    found = summary.get("slang_first_day_found")
+    if found is not None:
+        ax.axvline(found, color="C2", lw=1.2, label=f"found on day {found} (stays in the list)")
+    ax.set_ylim(*_limits(0, 100 * words["slang_estimate"], 100 * words["slang_true"]))
+    _day_axis(ax)
+    ax.set(ylabel="share of word reports so far (%)",
+           title=f"New word {_spelled(summary['slang_word'])}: nightly discovery over all reports so far\n"
+                 f"({mechanism_label(uc)})" + ("" if found is not None else ": not found in the run"))
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    return fig
+
+
+def central_epsilon(windows: pd.DataFrame, summary: dict) -> Figure:
+    """Central ε of one shuffled report against its window's size, with this run's windows
+    (:func:`ldpsim.evaluation.privacy.shuffle_ledger.central_figure`)."""
+    from ldpsim.evaluation.privacy.shuffle_ledger import central_figure
+    eps0s = sorted(set(windows["epsilon_local"])) if not windows.empty else (1.0,)
+    return central_figure(eps0s, summary["central_delta_per_partition"], windows, summary["central_delta"])
+
+
+def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]]:
+    """Every figure of a run as ``(file name, Figure, caption)``, in reading order."""
     daily, pooled, summary = tables["daily"], tables["pooled"], tables["summary"]
-    figures = []  # (file name, figure, caption)
+    figures = []
     if not pooled.empty:
         figures.append(("emoji_top20_pooled.png", pooled_bars(pooled, cfg),
                         "Top-20 emoji over the whole run: the true share among all donated emoji vs the estimate "
@@ -163,21 +216,44 @@ def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
         figures.append(("emoji_daily_top5.png", daily_panels(daily, pooled, cfg),
                         "Each day's estimate of the 5 most donated emoji with its 95% interval, the day's true "
                         "share, and the pooled interval (band): days with few reports are as uncertain as drawn."))
-        if cfg.trend_item is not None:
+        if cfg.trend_item is not None and cfg.trend_start_day < cfg.n_days:
             figures.append(("emoji_trend_rank.png", trend_ranks(daily, cfg, k),
                             f"Rank of the trending emoji by day: estimated vs true, with the top-{k} boundary."))
     if not tables["budget"].empty:
         figures.append(("budget_by_day.png", budget_panels(tables["budget"], cfg, summary, k),
                         "Reports received per day per use case and the share of donating devices whose "
-                        "privacy budget can no longer pay a report, by day."))
+                        "privacy budget (ε per device over the run) can no longer pay a report, by day."))
     readings = tables["readings"]
     for uc in cfg.readings():
         if not readings.empty and (readings["use_case"] == uc.name).any():
             figures.append((f"{uc.name}_daily.png", reading_days(readings, tables["pooled_readings"], uc),
                             f"Daily mean {uc.name.replace('_', ' ')} ({READING_UNITS.get(uc.name, 'raw units')}): "
-                            "estimate vs the truth of donated and of all readings."))
+                            "estimate with its 95% interval vs the truth of donated and of all readings."))
+    words = tables.get("words", pd.DataFrame())
+    if not words.empty and summary.get("slang_start_day", cfg.n_days) < cfg.n_days:
+        figures.append(("words_new_word.png", words_found(words, summary, cfg),
+                        "The nightly discovery job over all word reports so far: the new word's estimated share "
+                        "while it is in the returned list, its true share, the day it starts being typed and the "
+                        "day it was found (from then on always in the list)."))
+    if "central_delta_per_partition" in summary:
+        figures.append(("central_epsilon.png", central_epsilon(tables["central_windows"], summary),
+                        "Shuffle amplification: the central ε of one device's report shuffled among the n reports "
+                        "of its batch window (one use case, one day), for each local ε per report of this run, "
+                        f"at δ = {summary['central_delta_per_partition']:.2g}. That δ is per partition: the run's "
+                        f"δ = {summary['central_delta']:g} for one device over the whole run is split evenly "
+                        "(δ / (2·P) for P partitions) so that composing every partition stays within it. The "
+                        "crosses are this run's windows; the summary composes them into ε per device-day and "
+                        "per run."))
+    return figures
+
+
+def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
+    """Write every figure of a run into ``folder`` (and ``captions.json``); returns the paths in order."""
+    from ldpsim.runtime.durable import make_dirs, write_text
+    folder = Path(folder)
+    make_dirs(folder)
+    figures = draw_figures(tables, cfg, k)
     paths = [_save(fig, folder / name) for name, fig, _ in figures]
-    from ldpsim.runtime.durable import write_text
     write_text(folder / "captions.json", json.dumps({name: cap for name, _, cap in figures}, indent=1,
                                                     ensure_ascii=False))
     return paths

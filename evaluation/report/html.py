@@ -40,6 +40,8 @@ table{border-collapse:collapse;font-size:.82em;font-variant-numeric:tabular-nums
 th,td{border:1px solid #dcdfe2;padding:.25em .6em;text-align:right;white-space:nowrap}
 th{background:#e8eef3;position:sticky;top:0}
 tr:nth-child(even) td{background:#fafbfc}
+table.kv th{text-align:left;vertical-align:top;background:none;position:static}
+table.kv td{text-align:left;white-space:normal}
 figure{margin:1em 0}
 figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption,.note{font-size:.85em;color:#5f6b75}
@@ -59,6 +61,13 @@ class Captioned:
 
     path: Path
     caption: str
+
+
+@dataclass(frozen=True)
+class KeyValues:
+    """Lines of (key, value) text shown as a two-column table; a key "" continues the row above."""
+
+    lines: tuple
 
 
 @dataclass(frozen=True)
@@ -89,9 +98,40 @@ def _figure(uri: str, caption: str) -> str:
     return f'<figure><img src="{uri}" alt="{cap}"><figcaption>{cap}</figcaption></figure>'
 
 
+#: column names of the stored tables → headers a reader understands (others: underscores become spaces)
+HEADERS = {
+    "true_donated": "true share (donated)", "true_event": "true share (all typed)",
+    "true_device": "share of devices typing it", "ci_low": "95% interval low", "ci_high": "95% interval high",
+    "sd": "sd (theory)", "est_rank": "estimated rank", "true_rank": "true rank", "delta_e": "ΔE",
+    "mse_ratio": "daily MSE ÷ theory", "half_width": "± 95%", "running_estimate": "estimate pooled so far",
+    "use_case": "use case", "sd_method": "sd from", "epsilon_local": "local ε", "epsilon_central": "central ε",
+    "epsilon_central_worst": "central ε (worst window)", "epsilon_central_median": "central ε (median report)",
+    "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
+    "slang_true": "new word: true share", "slang_found": "new word found", "ncr": "NCR",
+    "f1": "F1", "relative_error": "relative error", "daily_full": "daily budget full",
+}
+
+
+def header(name) -> str:
+    """A table's column name as a human header: :data:`HEADERS`, else underscores as spaces."""
+    return HEADERS.get(str(name), str(name).replace("_", " "))
+
+
+def number(x) -> str:
+    """A float for reading: whole numbers with thousands separators, ≥ 100 with one decimal, else 4
+    significant digits; NaN as an empty cell."""
+    if x != x:
+        return ""
+    if abs(x) == float("inf"):
+        return "∞" if x > 0 else "−∞"
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:,.1f}" if abs(x) >= 100 else f"{x:.4g}"
+
+
 def _table(frame: pd.DataFrame, max_rows: int, source: str = "") -> str:
-    shown = frame.head(max_rows)
-    body = shown.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda x: f"{x:.6g}")
+    shown = frame.head(max_rows).rename(columns=header)
+    body = shown.to_html(index=False, escape=True, border=0, na_rep="", float_format=number)
     note = ""
     if len(frame) > len(shown):
         note = (f'<p class="note">first {len(shown)} of {len(frame)} rows'
@@ -99,7 +139,14 @@ def _table(frame: pd.DataFrame, max_rows: int, source: str = "") -> str:
     return f'<div class="scroll">{body}</div>{note}'
 
 
+def _key_values(lines) -> str:
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in lines)
+    return f'<div class="scroll"><table class="kv">{rows}</table></div>'
+
+
 def _render(item, max_rows: int) -> str:
+    if isinstance(item, KeyValues):
+        return _key_values(item.lines)
     if isinstance(item, Preformatted):
         return f"<pre>{html.escape(item.text)}</pre>"
     if isinstance(item, str):
@@ -147,7 +194,7 @@ def write_report_html(path, title: str, sections, *, config=None, seed=None, max
     """Write a self-contained HTML page and return its path.
 
     ``sections`` is a sequence of ``(heading, content)`` where content is one item or a list of
-    items: ``str`` (a paragraph), :class:`Preformatted`, ``pandas.DataFrame`` or :class:`Table`
+    items: ``str`` (a paragraph), :class:`Preformatted`, :class:`KeyValues`, ``pandas.DataFrame`` or :class:`Table`
     (first ``max_rows`` rows), ``dict``/``list`` (pretty JSON), a ``Path`` to a PNG/SVG/JPEG/GIF image
     (captioned with its file name) or a :class:`Captioned` image, or a matplotlib
     ``Figure`` (embedded as PNG). A final "Reproducibility" section holds ``seed``, the versions
@@ -210,6 +257,12 @@ TABLE_NOTES = {
     "readings_pooled.csv": "Mean readings from all days' reports (raw units), with the largest possible sd.",
     "readings.csv": "Mean readings per day (raw units).",
     "daily_estimates.csv": "Per day and item: estimate, the theory's sd, bias and 95% interval, true shares.",
+    "words.csv": "Per night, the discovery job over all word reports so far: whether the new word is in the "
+                 "returned list, its estimated and true share, and the list's F1 and NCR against the true top.",
+    "central_days.csv": "Per day: the local ε one device spent at most that day (all use cases) and the central "
+                        "ε it amounts to after the shuffle (worst window and median report), at the run's δ.",
+    "central_windows.csv": "Per shuffled batch window and partition (use case, day): reports, devices n, the "
+                           "local ε of one device's reports in it and the central ε after shuffling among n.",
 }
 
 
@@ -232,7 +285,7 @@ def _summary_text(run_dir: Path) -> str | None:
     return None
 
 
-def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -> Path:
+def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, summary=None) -> Path:
     """Write ``RUN_DIR/report.html`` from what the run folder holds, and return its path.
 
     Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), a sweep's
@@ -240,7 +293,9 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     captioned by ``captions.json`` where present), tables (``*.csv``; ``*.parquet`` without a CSV
     twin; a deployment's known tables first, each with a note), other ``*.json`` files,
     ``scenario.toml``; ``config.json`` is the resolved config and gives the seed / root entropy.
-    Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``.
+    Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``. ``summary``: the summary as
+    sections ``(heading, items)`` (a deployment's tables, :func:`ldpsim.evaluation.report.run_summary.html_sections`)
+    instead of the summary's text.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -252,8 +307,10 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50) -
     seed = _seed_of(config) if isinstance(config, dict) else (
         {k: _seed_of(v) for k, v in others.items() if isinstance(v, dict) and _seed_of(v) is not None} or None)
     sections = []
-    if (summary := _summary_text(run_dir)) is not None:
-        sections.append(("Summary", Preformatted(summary)))
+    if summary is not None:
+        sections += [(f"Summary: {heading}", items) for heading, items in summary]
+    elif (text := _summary_text(run_dir)) is not None:
+        sections.append(("Summary", Preformatted(text)))
     if (run_dir / "summary").is_dir():
         results = _sweep_results(run_dir)
         if not results.empty:

@@ -1,6 +1,7 @@
 """Figures of a stored sweep run (reads the Parquet results only; never runs a simulation).
 
-* metric vs ε curves (log–log, one line per mechanism setting), as in the SDLDP paper's figures;
+* metric vs ε curves (log–log, one line per mechanism setting; a proportion such as top-k precision on a
+  linear [0, 1] axis), as in the SDLDP paper's figures;
 * k × m heatmaps of ΔR, ΔE and the variance with the chosen cell (``[plots] mark``) outlined;
 * per-rank curves of ΔR / ΔE / variance over the top-N items, one curve per (k, m) — seed 003's
   figures, with its ΔR = 1 acceptance line;
@@ -74,6 +75,16 @@ METRIC_LABELS = {
     "adversary_accuracy": "adversary accuracy (share of users guessed)",
     "adversary_accuracy_high": "adversary accuracy, high-sensitivity users (share guessed)",
 }
+
+
+#: metrics that are proportions in [0, 1]: drawn on a linear [0, 1] axis, never a log one
+PROPORTIONS = {"top_k_precision", "top_k_recall", "ndcg_at_k", "adversary_accuracy", "adversary_accuracy_high",
+               "f1", "ncr", "found", "p_found"}
+
+
+def is_proportion(metric: str) -> bool:
+    """Whether ``metric`` is a proportion (:data:`PROPORTIONS`, or one of them with a prefix)."""
+    return metric in PROPORTIONS or any(metric.endswith("_" + p) for p in PROPORTIONS)
 
 
 def metric_label(metric: str) -> str:
@@ -153,7 +164,7 @@ EPSILON_AXIS = {"epsilon_report": "ε of one report", "epsilon": "ε (the mechan
 
 def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> list[Path]:
     """One log–log figure per aggregate metric: mean ± se against ε of one report, one line per other
-    setting, one panel per guarantee kind (:func:`epsilon_panels`)."""
+    setting, one panel per guarantee kind (:func:`epsilon_panels`); a proportion on a linear [0, 1] axis."""
     agg = summary[summary["rank"].isna() & summary["metric"].str.startswith(prefix)]
     if "epsilon" not in agg or agg["epsilon"].nunique() < 2:
         return []
@@ -171,7 +182,9 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
             grid = np.sort(panel[x].unique())
             ax.set_xticks(grid, [f"{v:.3g}" for v in grid])
             ax.xaxis.set_minor_formatter(NullFormatter())
-            if (panel["mean"] > 0).all():
+            if is_proportion(metric):
+                ax.set_ylim(0, 1)
+            elif (panel["mean"] > 0).all():
                 ax.set_yscale("log")
             ax.set(xlabel=f"{EPSILON_AXIS[x]}{', ' + kind if kind else ''}", ylabel=metric_label(metric),
                    title=f"{metric_label(metric).split(' (')[0]} vs ε{' (' + kind + ')' if kind else ''} "
@@ -230,6 +243,8 @@ def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.axhline(1.0, color="black", linewidth=1.5, label="acceptance line ΔR = 1")  # seed 003's
             ax.set_yscale("symlog", linthresh=1.0)  # linear up to the line, logarithmic above
             ax.set_ylim(bottom=0)
+        elif is_proportion(metric):
+            ax.set_ylim(0, 1)
         elif (sub["mean"] > 0).all():
             ax.set_yscale("log")
         ax.set(xlabel="true rank (1 = most frequent)", ylabel=metric_label(metric),

@@ -48,8 +48,6 @@ import dataclasses
 import math
 from pathlib import Path
 
-import numpy as np
-
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
@@ -267,6 +265,7 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
     then the slang word (given, or generated from the run's seed), checked against the protocol's
     alphabet and length."""
     from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
+    from ldpsim.simulator.fleet import stream
 
     codec = uc.make_mechanism().codec
     notices = ()
@@ -276,7 +275,7 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
         words, freqs, notices = _own_words(table["vocabulary"], codec, table["top"], file)
     slang = table["slang"]
     if slang is None:
-        slang = generate_slang(1, np.random.SeedSequence(seed, spawn_key=(11,)), codec.alphabet, codec.length)[0]
+        slang = generate_slang(1, stream(seed, "slang"), codec.alphabet, codec.length)[0]
     try:
         codec.check_word(slang)
     except (TypeError, ValueError) as exc:

@@ -11,7 +11,8 @@ from scipy.stats import norm
 
 from ldpsim.evaluation.adversary.observer import log_likelihoods, memo_device_log_likelihoods, report_groups
 from ldpsim.mechanisms import make
-from ldpsim.simulator.memoization import keyed_perturb, report_keys
+from ldpsim.mechanisms.memo import keyed_perturb
+from ldpsim.simulator.memoization import report_keys
 
 D = 12
 PI = np.array([12, 10, 9, 8, 7, 6, 5, 4, 3, 2, 2, 1], float) / 69

@@ -140,7 +140,7 @@ def test_top_k_threshold_matches_the_difference_of_two_estimates():
 
 
 def test_summary_reads_plainly(one_run):
-    from ldpsim.scenarios.cmd_run import SECTIONS, format_summary
+    from ldpsim.evaluation.report.run_summary import SECTIONS, format_summary
     cfg, res = one_run
     tables = measure(cfg, res)
     text = format_summary(tables, cfg)
@@ -156,9 +156,9 @@ def test_summary_reads_plainly(one_run):
 
 
 def test_terminal_width_of_emoji_items():
-    from ldpsim.scenarios.cmd_run import _pad, _width
-    assert [_width(t) for t in ("😂", "❤️", "🤷‍♂️", "👍🏻", "e0", "©")] == [2, 2, 2, 2, 2, 1]
-    assert _width(_pad("❤️", 6)) == _width(_pad("e0", 6)) == 6
+    from ldpsim.evaluation.report.run_summary import pad, text_width
+    assert [text_width(t) for t in ("😂", "❤️", "🤷‍♂️", "👍🏻", "e0", "©")] == [2, 2, 2, 2, 2, 1]
+    assert text_width(pad("❤️", 6)) == text_width(pad("e0", 6)) == 6 == text_width(pad("❤️", 6, left=False))
 
 
 def test_em_bootstrap_sd_matches_repeated_collections():

@@ -89,7 +89,7 @@ def test_shipped_scenarios_by_name_from_any_folder(tmp_path, monkeypatch, capsys
     assert main(["sweep", "smoke", "--workers", "1", "-q"]) == 0
     assert (tmp_path / "runs" / "smoke" / "report.html").is_file()
     assert main(["run", "keyboard", "--devices", "2000", "--days", "3", "-q"]) == 0
-    assert (tmp_path / "runs" / "keyboard-seed2026" / "summary.json").is_file()
+    assert (tmp_path / "runs" / "keyboard-2000x3d-seed2026" / "summary.json").is_file()
     assert main(["check", "smoke", "--baseline", "smoke", "-q"]) == 0
     assert main(["scenarios"]) == 0
     out = capsys.readouterr().out
@@ -124,7 +124,7 @@ def test_progress_off_a_terminal_has_no_carriage_returns(capsys):
 def test_python_api(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = ldpsim.run("keyboard", devices=2000, days=2)
-    assert result.out == tmp_path / "runs" / "keyboard-seed2026" and result.summary["days"] == 2
+    assert result.out == tmp_path / "runs" / "keyboard-2000x2d-seed2026" and result.summary["days"] == 2
     assert not result.daily.empty
     table = ldpsim.sweep("smoke", out=tmp_path / "s")
     assert {"mechanism", "metric", "mean"} <= set(table.columns)

@@ -99,3 +99,24 @@ def test_shard_results_merge_in_shard_order_whatever_order_they_arrive():
     assert np.array_equal(merged.aggregates[("u", 1)], in_order.aggregates[("u", 1)])  # bitwise
     assert merged.records["r"] == list(range(6)) and np.array_equal(merged.ledger_spent, np.arange(6.0))
     assert seen == [1, 2, 3, 2, 3, 0]  # 0 arrives: 0 and 1 are folded, 4 and 5 wait; 2 arrives: all are
+
+
+def test_every_stream_of_a_run_has_its_role_in_one_table():
+    """The measurement, slang and adversary streams were minted beside the table as (9,), (11,), (0x0B5E,):
+    moved into ``fleet.ROLES`` with the same keys, so a run's numbers did not change."""
+    from ldpsim.simulator.fleet import ROLES, block_rng, stream
+    assert len(set(ROLES.values())) == len(ROLES)
+    assert [stream(7, role).spawn_key for role in ("measure", "slang", "adversary")] == [(9,), (11,), (0x0B5E,)]
+    assert block_rng(7, "day", 2, 3).random() == np.random.default_rng(
+        np.random.SeedSequence(7, spawn_key=(ROLES["day"], 2, 3))).random()
+
+
+def test_a_use_case_builds_its_mechanism_once():
+    import dataclasses
+
+    from ldpsim.simulator.config import UseCase
+    uc = UseCase("emoji", "event", "cms", (("epsilon", 4.0), ("k", 16), ("m", 64)))
+    assert uc.make_mechanism() is uc.make_mechanism()  # client, server and measurement share one object
+    cheaper = dataclasses.replace(uc, mech_epsilon=1.0)
+    assert cheaper.make_mechanism().epsilon == 1.0 and uc.make_mechanism().epsilon == 4.0
+    assert cheaper == dataclasses.replace(uc, mech_epsilon=1.0)  # the cache is not part of the value

@@ -10,7 +10,8 @@ from ldpsim.mechanisms import make
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.ledger import PrivacyLedger
-from ldpsim.simulator.memoization import Memo, keyed_perturb, keyed_uniforms, report_keys
+from ldpsim.mechanisms.memo import key_streams, keyed_perturb
+from ldpsim.simulator.memoization import Memo, report_keys
 from tests.simulator.test_device import ITEMS, tiny_config
 from tests.stats import assert_chisquare_gof
 
@@ -22,8 +23,8 @@ def _keys(n, base=123):
 
 
 def test_keyed_uniforms_are_uniform_and_deterministic():
-    u = keyed_uniforms(_keys(20_000), 3)
-    assert np.array_equal(u, keyed_uniforms(_keys(20_000), 3))
+    u = key_streams(_keys(20_000), 3)
+    assert np.array_equal(u, key_streams(_keys(20_000), 3))
     counts = np.histogram(u.ravel(), bins=20, range=(0, 1))[0]
     assert_chisquare_gof(counts, np.full(20, 1 / 20), alpha=ALPHA)
     # different counters of one key and different keys are uncorrelated: |r| within 5 sd of 0

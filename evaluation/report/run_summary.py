@@ -1,0 +1,358 @@
+"""The summary of a deployment run: one list of blocks, rendered as console text and as HTML tables.
+
+Each section of :data:`SECTIONS` is a function ``(tables, cfg) -> list of Block`` reading the tables of
+:func:`ldpsim.evaluation.deployment.estimates.measure` (an empty list leaves it out); a new measurement
+adds its function to the list. A :class:`Block` holds a heading, a sentence introducing it, a table of
+display strings with human headers, key–value lines and notes — the facts once, so that the printed
+summary (:func:`format_summary`) and the report page (:func:`html_sections`) say the same.
+
+An event the scenario plans outside the simulated days (a trend from day 7 in a 3-day run, a slang word,
+a server crash) is stated as outside the run, never as "not found".
+"""
+
+from __future__ import annotations
+
+import textwrap
+import unicodedata
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
+
+#: the printed summary's line width (longer values wrap, indented under the value column)
+WIDTH = 110
+
+
+@dataclass(frozen=True)
+class Block:
+    """One part of the summary.
+
+    Attributes
+    ----------
+    heading : str
+        Short heading (the report page's sub-heading).
+    title : str
+        A sentence printed above the table ("" for none).
+    table : pandas.DataFrame, optional
+        Display strings under human headers.
+    left : tuple of str
+        Columns of ``table`` aligned left in the console (the others align right).
+    lines : tuple of (str, str)
+        Key–value lines; a key "" continues the previous one.
+    notes : tuple of str
+        Paragraphs printed after the table and lines.
+    """
+
+    heading: str
+    title: str = ""
+    table: pd.DataFrame | None = None
+    left: tuple = ()
+    lines: tuple = ()
+    notes: tuple = ()
+
+
+# ---- console text ----------------------------------------------------------------------------------
+def text_width(text: str) -> int:
+    """Terminal columns of ``text``: an emoji sequence (a character with U+FE0F, joined by U+200D or
+    with a skin tone) takes 2; other characters 2 when East Asian wide, 0 when combining, else 1."""
+    width, last, joined = 0, 0, False
+    for c in text:
+        if c == "\ufe0f":               # emoji presentation: the cluster is 2 wide
+            width += 2 - last
+            last = 2
+        elif c == "\u200d":
+            joined = True
+        elif joined or 0x1F3FB <= ord(c) <= 0x1F3FF or unicodedata.combining(c):
+            joined = False              # part of the previous cluster
+        else:
+            last = 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            width += last
+    return width
+
+
+def pad(text: str, width: int, left: bool = True) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (on the right when ``left``)."""
+    fill = " " * max(width - text_width(text), 0)
+    return text + fill if left else fill + text
+
+
+def _line(key: str, value: str) -> str:
+    return textwrap.fill(value, WIDTH, initial_indent=f"{key:<16}", subsequent_indent=" " * 16)
+
+
+def _columns(table: pd.DataFrame, left) -> list[str]:
+    cols = [str(c) for c in table.columns]
+    cells = [[str(v) for v in row] for row in table.itertuples(index=False)]
+    widths = [max([text_width(c)] + [text_width(r[j]) for r in cells]) for j, c in enumerate(cols)]
+    rows = [cols] + cells
+    return ["  ".join(pad(r[j], widths[j], cols[j] in left) for j in range(len(cols))).rstrip() for r in rows]
+
+
+def render_text(block: Block) -> list[str]:
+    """The console lines of a block."""
+    out = textwrap.wrap(block.title, WIDTH) if block.title else []
+    if block.table is not None and not block.table.empty:
+        out += _columns(block.table, block.left)
+    out += [_line(k, v) for k, v in block.lines]
+    for note in block.notes:
+        out += textwrap.wrap(note, WIDTH)
+    return out
+
+
+# ---- words -------------------------------------------------------------------------------------------
+def _from(value) -> str:
+    return "never" if value is None else f"from day {value}"
+
+
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
+
+
+def _name(uc) -> str:
+    return uc.name.replace("_", " ")
+
+
+def _after_run(what: str, day: int, cfg) -> str:
+    """An event planned on ``day``, outside the simulated days 0 … n_days − 1."""
+    return f"{what} is planned from day {day}, after the run's last day (day {cfg.n_days - 1}): not in this run"
+
+
+# ---- sections ----------------------------------------------------------------------------------------
+def headline(tables: dict, cfg) -> list[Block]:
+    """The pooled top-k: truth vs estimate with the theory's interval, and the daily errors vs theory."""
+    top, s = tables["top"], tables["summary"]
+    if top.empty:
+        return []
+    uc = cfg.use_case("event")
+    n_days = s["days_with_reports"]
+    days = _days(cfg.n_days) + (f", {n_days} with reports" if n_days < cfg.n_days else "")
+    table = pd.DataFrame({
+        "rank": top["true_rank"].astype(str), "emoji": top["token"].astype(str),
+        "true share": top["true_donated"].map("{:.4f}".format), "estimate": top["estimate"].map("{:.4f}".format),
+        "± 95%": top["half_width"].map("{:.4f}".format), "in?": top["covered"].map({True: "yes", False: "NO"}),
+        "est. rank": top["est_rank"].astype(str), "ΔE": top["delta_e"].map("{:.3f}".format),
+        "daily MSE÷theory": top["mse_ratio"].map("{:.2f}".format)})
+    k = len(top)
+    note = (f"{int(top['covered'].sum())} of {k} intervals hold the true share (each with 95% probability: "
+            f"expect {0.95 * k:.1f}). ΔE = |estimate − truth| / truth. Daily MSE÷theory = mean over the days of "
+            f"(that day's error)² / (the theory's MSE for that day's reports), so each day counts by its precision; "
+            f"it should lie in [{s['mse_ratio_low']:.2f}, {s['mse_ratio_high']:.2f}] (95%: χ² with {n_days} degrees "
+            f"of freedom, divided by {n_days}).")
+    return [Block("Emoji over the whole run",
+                  f"Emoji, pooled over the {days} ({s['pooled_reports']:,} reports; {mechanism_label(uc)}): "
+                  "true share vs estimate ± the theory's 95% interval", table, ("emoji", "in?"), notes=(note,))]
+
+
+def distinguishability(tables: dict, cfg, k: int = 10) -> list[Block]:
+    """The warning: days whose estimates rest on fewer reports than the top-k needs."""
+    from ldpsim.evaluation.deployment.budget import day_ranges
+    s, b, uc = tables["summary"], tables["budget"], cfg.use_case("event")
+    n_star = s.get(f"top{k}_n_star")
+    if n_star is None or uc is None:
+        return []
+    kth, nxt = cfg.items[s[f"top{k}_kth_item"]], cfg.items[s[f"top{k}_next_item"]]
+    how = (f"top-{k} needs n* = {n_star:,.0f} reports per estimate: the n at which the theory's sd of the difference "
+           f"of the {k}th and {k + 1}th shares ({kth} {s[f'top{k}_kth_share']:.4f}, "
+           f"{nxt} {s[f'top{k}_next_share']:.4f}) "
+           f"equals their gap" if n_star < float("inf") else
+           f"top-{k}: the {k}th and {k + 1}th shares tie ({kth}, {nxt}): no number of reports orders them")
+    reports = b[f"reports_{uc.name}"]
+    below = b.loc[reports < n_star, "day"].tolist()
+    pooled_ok = s["pooled_reports"] >= n_star
+    lines = [("top-k check", how + "."),
+             ("", f"pooled estimate: {s['pooled_reports']:,} reports, "
+                  + ("enough." if pooled_ok else f"NOT enough: even the pooled top-{k} order is uncertain."))]
+    if below:
+        share = "all" if len(below) == len(reports) else f"{len(below)} of"
+        lines.append(("WARNING", f"the daily {uc.name} estimates of {share} {_days(len(reports))} rest on fewer "
+                                 f"than n* reports (days {day_ranges(below)}; the most on one day: "
+                                 f"{int(reports.max()):,}): their daily top-{k} is not reliable"
+                                 + ("; read the pooled one." if pooled_ok else ".")))
+    return [Block(f"Can the top-{k} be told apart?", lines=tuple(lines))]
+
+
+def budget(tables: dict, cfg) -> list[Block]:
+    """Budget exhaustion milestones per use case, and whether the daily budget binds."""
+    from ldpsim.evaluation.deployment.budget import milestones
+    b = tables["budget"]
+    if b.empty:
+        return []
+    n = b.attrs.get("donating_devices", 0)
+    lines = []
+    for uc in cfg.use_cases:
+        share = b[f"exhausted_{uc.name}"]
+        m = milestones(share)
+        reached = [f"{100 * lv:.0f}% of donating devices by day {d}" if i == 0 else f"{100 * lv:.0f}% by day {d}"
+                   for i, (lv, d) in enumerate((lv, d) for lv, d in m.items() if d is not None)]
+        what = (", ".join(reached) + f"; {100 * share.iloc[-1]:.0f}% on the last day") if reached else \
+            f"below 10% on every day ({100 * share.iloc[-1]:.0f}% on the last day)"
+        lines.append((_name(uc), f"ε {uc.ledger_cost:g} charged a donation: total budget exhausted for {what}"))
+    full = b["daily_full"]
+    lines.append(("daily budget", "never full" if full.max() == 0 else
+                  f"full for up to {100 * full.max():.0f}% of donating devices (day {int(full.idxmax())})"))
+    return [Block("Privacy budget", f"Privacy budget: ε {cfg.budget_total:g} per device over the run, "
+                                    f"{cfg.budget_daily:g} per device per day; {n:,} devices donated "
+                                    "(days count from 0).", lines=tuple(lines))]
+
+
+def per_day(tables: dict, cfg) -> list[Block]:
+    """Reports per day per use case (every day up to 21 days; selected days beyond)."""
+    from ldpsim.evaluation.deployment.budget import milestones
+    b = tables["budget"]
+    if b.empty:
+        return []
+    ucs = cfg.use_cases
+    days = list(b["day"])
+    note = ""
+    if len(days) > 21:
+        keep = {0, 1, 2, days[-1]} | {d for d in days if d % 5 == 0}
+        for uc in ucs:
+            keep |= {d + j for d in milestones(b[f"exhausted_{uc.name}"]).values() if d is not None for j in (-1, 0)}
+        days = sorted(d for d in keep if 0 <= d <= days[-1])
+        note = "; selected days"
+    event = cfg.use_case("event")
+    var = tables["summary"].get("top10_per_report_variance")
+    rows = b.set_index("day").loc[days]
+    table = pd.DataFrame({"day": [str(d) for d in days]})
+    for u in ucs:
+        table[_name(u)] = [f"{int(v):,}" for v in rows[f"reports_{u.name}"]]
+    if event is not None:
+        table[f"budget gone ({event.name})"] = [f"{100 * v:.0f}%" for v in rows[f"exhausted_{event.name}"]]
+    notes = ()
+    if var is not None:
+        n = rows[f"reports_{event.name}"]
+        table["± 95% of the 10th share"] = [f"{1.96 * (var / v) ** 0.5:.4f}" if v else "no reports" for v in n]
+        notes = (f"(± 95% of the 10th share: the theory's half-width 1.96·sqrt(σ²/n) of the 10th share's "
+                 f"estimate from that day's n emoji reports; σ² = {var:.3g} per report)",)
+    return [Block("Reports per day", f"Reports per day (all days in daily_reports.csv{note})", table, notes=notes)]
+
+
+def trend(tables: dict, cfg) -> list[Block]:
+    s = tables["summary"]
+    if "trend_token" not in s:
+        return []
+    if s["trend_start_day"] >= cfg.n_days:
+        return [Block("Trend", lines=(("trend", _after_run(f"{s['trend_token']}'s trend", s["trend_start_day"],
+                                                           cfg)),))]
+    return [Block("Trend", lines=(("trend", f"{s['trend_token']} trends from day {s['trend_start_day']}: in the "
+                                            f"estimated daily top-10 {_from(s.get('first_day_top10_estimate'))}, "
+                                            "in the running (pooled so far) top-10 "
+                                            f"{_from(s.get('first_day_top10_running_estimate'))}; in the true daily "
+                                            f"top-10 {_from(s.get('first_day_top10_true_donated'))}"),))]
+
+
+def new_word(tables: dict, cfg) -> list[Block]:
+    """The words use case: when the nightly discovery job found the slang word, and its share."""
+    s = tables["summary"]
+    if "slang_word" not in s:
+        return []
+    how = (f"{s['words_mechanism']} at ε = {s['words_epsilon_report']:g} per report, {s['words_report_bytes']} B per "
+           "report")
+    f1 = f"F1 of the top list on the last day {s['words_f1_last_day']:.2f}"
+    if s["slang_start_day"] >= cfg.n_days:
+        text = f"{_after_run(s['slang_word'], s['slang_start_day'], cfg)}; {how}; {f1}"
+    elif s["slang_first_day_found"] is None:
+        text = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of "
+                f"words); {how}: not found by the last day ({f1})")
+    else:
+        text = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of "
+                f"words); {how}: found on day {s['slang_first_day_found']} with estimated share "
+                f"{100 * s['slang_estimated_share']:.2f}% (true {100 * s['slang_true_share']:.2f}% of donated words "
+                f"so far); {f1}")
+    return [Block("New word", lines=(("new word", text),))]
+
+
+def readings(tables: dict, cfg) -> list[Block]:
+    p, lines = tables["pooled_readings"], []
+    for _, r in p.iterrows():
+        uc = next(u for u in cfg.readings() if u.name == r["use_case"])
+        unit = READING_UNITS.get(uc.name, "raw units")
+        interval = f"± {1.96 * r['sd']:.2f} (95%, {r['sd_method']})"
+        lines.append((_name(uc), f"pooled ({int(r['reports']):,} reports; {mechanism_label(uc)}): "
+                                 f"{r['estimate']:.2f} {unit} {interval}; true {r['true_donated']:.2f} (donated, "
+                                 f"clipped to range), {r['true_event']:.2f} (all sessions)"))
+    return [Block("Readings", lines=tuple(lines))] if lines else []
+
+
+def _crash(s: dict, cfg) -> str:
+    """What became of the scenario's planned server crash."""
+    if cfg.crash_at_h is None:
+        return "no crash planned"
+    day, hour = divmod(cfg.crash_at_h, 24)
+    when = f"day {int(day)} at {int(hour):02d}:{int(round(60 * (hour % 1))):02d}"
+    if cfg.crash_at_h >= 24 * (cfg.n_days + cfg.drain_days):
+        return (f"the crash planned on {when} is after the simulation's end (day {cfg.n_days + cfg.drain_days - 1} "
+                f"with the {cfg.drain_days} drain days): no crash in this run")
+    return f"crashed on {when}: {s['server_lost_in_crash']:,} uploads lost in the crash (retried)"
+
+
+def operations(tables: dict, cfg) -> list[Block]:
+    s = tables["summary"]
+    return [Block("Operations", lines=(
+        ("device-days/s", f"{s['device_days_per_s']:,.0f} ({s['devices']:,} devices × {_days(s['days'])} in "
+                          f"{s['seconds']:.1f} s, {s['workers']} worker{'s' if s['workers'] != 1 else ''})"),
+        ("uploads", f"{100 * s['upload_success']:.2f}% of bundles acknowledged; {s['bundles_expired']:,} expired, "
+                    f"{s['bundles_gave_up']:,} given up, {s['bundles_pending']:,} pending; "
+                    f"{100 * s['attempt_loss']:.1f}% of attempts lost"),
+        ("server", f"{s['server_stored']:,} reports stored, {s['server_duplicates']:,} duplicates dropped; "
+                   f"{_crash(s, cfg)}; queue mean {s['queue_mean']:.2f} max {s['queue_max']} batches"),
+        ("bandwidth", f"{s['bytes_per_uploading_device_day']:.0f} B per uploading device-day, "
+                      f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
+        ("ε spent", f"one device over the run: mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} "
+                    f"(budget {s['budget_total']:g}); one device on one day: max {s['epsilon_daily_max']:.2f} "
+                    f"(budget {s['budget_daily']:g}); {s['donations_refused']:,} donations refused"
+                    + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
+                       if s.get("epsilon_saved_mean", 0) > 0 else "")),
+    ))]
+
+
+def central(tables: dict, cfg) -> list[Block]:
+    """The central ε the server's shuffle buys, beside the local ε spent
+    (:mod:`ldpsim.evaluation.privacy.shuffle_ledger`)."""
+    from ldpsim.evaluation.privacy.shuffle_ledger import format_central
+    parts = format_central(tables["summary"])
+    return [Block("Central ε (shuffle)", lines=tuple(("central ε" if i == 0 else "", part)
+                                                    for i, part in enumerate(parts)))]
+
+
+def adversary(tables: dict, cfg) -> list[Block]:
+    s = tables["summary"]
+    if "adversary_linked" not in s or s["adversary_linked"] != s["adversary_linked"]:
+        return []
+    return [Block("Adversary", lines=(("adversary", f"favourite emoji of {s['adversary_devices']:,} tapped devices "
+                                                    "guessed by the Bayes observer: "
+                                                    f"{s['adversary_linked']:.3f} with reports linked by device id; "
+                                                    f"{s['adversary_stripped']:.3f} stripped+shuffled = prior only "
+                                                    "(without ids a report says nothing about one device)"),))]
+
+
+#: the sections of the summary, in order; each ``(tables, cfg) -> list of Block``
+SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, central,
+            adversary]
+
+
+def blocks(tables: dict, cfg) -> list[Block]:
+    """Every block of the summary, in order."""
+    return [block for section in SECTIONS for block in section(tables, cfg)]
+
+
+def format_summary(tables: dict, cfg) -> str:
+    """The printed summary: the blocks' console text, separated by blank lines."""
+    return "\n\n".join("\n".join(render_text(b)) for b in blocks(tables, cfg))
+
+
+def html_sections(tables: dict, cfg) -> list[tuple[str, list]]:
+    """The summary as report-page sections ``(heading, items)``: sentences as paragraphs, tables as
+    tables, key–value lines as a two-column table (:mod:`ldpsim.evaluation.report.html`)."""
+    from ldpsim.evaluation.report.html import KeyValues
+    out = []
+    for b in blocks(tables, cfg):
+        items = [b.title] if b.title else []
+        if b.table is not None and not b.table.empty:
+            items.append(b.table)
+        if b.lines:
+            items.append(KeyValues(b.lines))
+        items += list(b.notes)
+        out.append((b.heading, items))
+    return out
