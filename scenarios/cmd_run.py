@@ -7,6 +7,8 @@ went. Errors are the library's (:mod:`ldpsim.runtime.errors`); the command line 
 
 from __future__ import annotations
 
+import sys
+
 from ldpsim.scenarios import options
 
 
@@ -32,7 +34,10 @@ def run(args) -> int:
     chosen = dict(devices=args.devices, days=args.days, seed=args.seed, workers=args.workers, out=args.out,
                   vocabulary=args.vocabulary)
     if args.dry_run:
-        print(f"{plan_deployment(scenario, **chosen).describe()}\n(dry run: nothing was run or written)")
+        plan = plan_deployment(scenario, **chosen)
+        for note in plan.notices:
+            options.say(args, f"note: {note}", file=sys.stderr)
+        print(f"{plan.describe()}\n(dry run: nothing was run or written)")
         return 0
     bar = None
 
@@ -44,7 +49,8 @@ def run(args) -> int:
 
     try:
         study = run_deployment(scenario, **chosen, scheduler=args.scheduler, force=args.force,
-                               progress=progress, log=lambda line: options.say(args, line))
+                               progress=progress, log=lambda line: options.say(
+                                   args, line, file=sys.stderr if line.startswith("note: ") else sys.stdout))
     finally:
         if bar is not None:
             bar.close()

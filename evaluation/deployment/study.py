@@ -49,9 +49,8 @@ class DeploymentPlan:
     notices: tuple = ()
 
     def describe(self) -> str:
-        """The plan as ``--dry-run`` prints it (the vocabulary's notices first)."""
-        notes = "".join(f"note: {note}\n" for note in self.notices)
-        return f"{notes}{self.name}: {self.cost.describe()}\nrun folder: {self.out}"
+        """The plan as ``--dry-run`` prints it (the vocabulary's notices are in ``notices``)."""
+        return f"{self.name}: {self.cost.describe()}\nrun folder: {self.out}"
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ import dataclasses
 import math
 from pathlib import Path
 
+import numpy as np
+
 from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
 from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
