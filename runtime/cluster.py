@@ -8,8 +8,12 @@ dashboard, say) changes nothing.
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import time
+from pathlib import Path
 
+from ldpsim.runtime import durable
 from ldpsim.runtime.errors import LdpsimError
 
 
@@ -35,6 +39,8 @@ def local_cluster(n_workers: int):
 CONNECT_TIMEOUT_S = 10.0
 #: seconds a cluster may have no worker at all while tasks are pending before the run fails
 WORKERLESS_GRACE_S = 30.0
+#: seconds each worker may take to answer the shared-folder probe (:func:`require_shared_folder`)
+PROBE_TIMEOUT_S = 60.0
 
 
 class ClusterError(LdpsimError, RuntimeError):
@@ -109,3 +115,62 @@ def as_finished(client, futures, grace_s: float = WORKERLESS_GRACE_S, poll_s: fl
                                    "kept: start workers (or use a local cluster) and rerun to resume")
         else:
             since = None
+
+
+def _read_probe(path: str) -> str:
+    """Run on a worker: the probe file's text, or why it cannot be read there."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        return f"<{type(exc).__name__}: {exc.strerror or exc}>"
+
+
+def require_shared_folder(client, root, timeout: float = PROBE_TIMEOUT_S) -> Path:
+    """Check, before any work is sent, that every worker of ``client`` sees the folder ``root`` as this
+    process does; return ``root`` as an absolute path (the form to send to workers).
+
+    A probe file with a random token is written into ``root`` (durably; named ``.probe.<token>.tmp``, so a
+    run folder counts it as its own), each worker reads it at the same absolute path, and it is deleted.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    root : path-like
+        The folder the workers will write into (created when missing); a relative path is taken from this
+        process's working directory, never the workers'.
+    timeout : float
+        Seconds each worker may take to answer (default :data:`PROBE_TIMEOUT_S`).
+
+    Raises
+    ------
+    ClusterError
+        A worker reads another file or none there (it runs on another machine or in another container
+        without this folder at the same path), or does not answer within ``timeout`` (its advertised
+        address cannot be reached from here); the message names the worker.
+    """
+    root = Path(os.path.abspath(root))
+    durable.make_dirs(root)
+    token = secrets.token_hex(8)
+    probe = root / f".probe.{token}.tmp"
+    durable.write_text(probe, token)
+    try:
+        workers = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
+        futures = {w: client.submit(_read_probe, str(probe), workers=[w], allow_other_workers=False, pure=False)
+                   for w in workers}
+        for worker, future in futures.items():
+            try:
+                seen = future.result(timeout=timeout)
+            except TimeoutError:
+                raise ClusterError(
+                    f"the Dask worker {worker} did not answer within {timeout:g} s: its address cannot be reached "
+                    "from here (a worker behind NAT or in a container must advertise a reachable address, "
+                    "e.g. `dask worker --contact-address`), or it is stuck; no work was sent") from None
+            if seen != token:
+                raise ClusterError(
+                    f"the Dask worker {worker} cannot see the run folder {root} (reading {probe.name} there gave "
+                    f"{seen[:80]!r}): every worker must share this file system at the same absolute path; "
+                    "no work was sent (leave out --scheduler to use a local cluster)")
+    finally:
+        probe.unlink(missing_ok=True)
+    return root
