@@ -95,6 +95,23 @@ def _lstat(path):
         return None
 
 
+def read_journal(root) -> dict[str, dict]:
+    """The journal's entries (path → {path, size, sha256, fingerprint}); a torn last line is skipped."""
+    entries = {}
+    try:
+        lines = (Path(root) / JOURNAL).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return entries
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a killed run
+        if isinstance(e, dict) and isinstance(e.get("path"), str):
+            entries[e["path"]] = e
+    return entries
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -121,6 +138,7 @@ class RunFolder:
         self.notes: list[str] = []
         self._locked = False
         self._before: set[str] = set()
+        self._recorded: set[str] = set()  # recorded by this process (the others' entries come from the journal)
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
@@ -227,7 +245,7 @@ class RunFolder:
                                  f"folder; choose another one")
         else:
             same = all(old.get(k) == v for k, v in self.identity.items())
-            finished_any = any("/" in p for p in self._journal_entries()) or old.get("status") == "complete"
+            finished_any = any("/" in p for p in read_journal(self.root)) or old.get("status") == "complete"
             if not same and not replace and finished_any:
                 raise RunFolderError(
                     f"--out {self.root} holds results of a different scenario or seed (fingerprint "
@@ -274,7 +292,7 @@ class RunFolder:
 
     def _own_files(self, manifest: dict | None) -> list[str]:
         """Relative paths of every file ldpsim wrote here (manifest, journal, known names, part patterns)."""
-        found = set((manifest or {}).get("files", {})) | set(self._journal_entries())
+        found = set((manifest or {}).get("files", {})) | set(read_journal(self.root))
         for name in os.listdir(self.root):
             if any(fnmatch.fnmatch(name, pat) for pat in self.layout.files) or \
                     (name.startswith(".") and name.endswith(".tmp") and name != LOCK):
@@ -320,28 +338,13 @@ class RunFolder:
         durable.fsync_dir(self.root)
         return n
 
-    def _journal_entries(self) -> dict[str, dict]:
-        entries = {}
-        try:
-            lines = (self.root / JOURNAL).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return entries
-        for line in lines:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a killed run
-            if isinstance(e, dict) and isinstance(e.get("path"), str):
-                entries[e["path"]] = e
-        return entries
-
     def _verify(self, manifest: dict) -> None:
         """Keep the journal's parts whose size and checksum match; delete damaged and unlisted parts."""
-        listed = {p: e for p, e in self._journal_entries().items()
+        listed = {p: e for p, e in read_journal(self.root).items()
                   if e.get("fingerprint") == self.identity.get("fingerprint")}
         damaged = []
         for rel in self._own_files(None):
-            if rel in (MANIFEST, JOURNAL) or "/" not in rel:
+            if rel in (MANIFEST, JOURNAL):
                 continue
             entry = listed.get(rel)
             path = self._inside(rel)
@@ -353,6 +356,8 @@ class RunFolder:
             if ok:
                 self.parts[rel] = entry
                 continue
+            if "/" not in rel:
+                continue  # a top-level output is rewritten by the run, never deleted here
             if entry is not None:
                 damaged.append(rel)
             self._unlink_own(rel)
@@ -392,6 +397,7 @@ class RunFolder:
         finally:
             os.close(fd)
         self.parts[rel] = entry
+        self._recorded.add(rel)
         return path
 
     def finished(self, prefix: str = "") -> set[str]:
@@ -399,16 +405,27 @@ class RunFolder:
         return {p for p in self.parts if p.startswith(prefix)}
 
     def finalize(self, adopt: bool = False) -> None:
-        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run created and did
-        not journal yet (every regular file that was not in the folder when it was opened)."""
+        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run wrote and did not
+        journal yet: the files this process wrote (:func:`ldpsim.runtime.durable.wrote`) and the new parts
+        named like those worker processes write (:meth:`_worker_part`). A file somebody else put into the
+        folder meanwhile is left out of the manifest, so it is never taken for ours (nor deleted by a rerun)."""
         if adopt:
-            for rel in sorted(set(self._all_files()) - self._before):
-                if rel not in self.parts and rel not in (MANIFEST, JOURNAL, LOCK) and not rel.endswith(".tmp"):
+            for rel in sorted(self._all_files()):
+                if rel in (MANIFEST, JOURNAL, LOCK) or rel.endswith(".tmp") or rel in self._recorded:
+                    continue
+                if durable.wrote(self._inside(rel)) or (rel not in self.parts and rel not in self._before
+                                                        and self._worker_part(rel)):
                     durable.fsync_file(self._inside(rel))
                     self.record(rel)
             for folder in {Path(rel).parent for rel in self.parts}:
                 durable.fsync_dir(self.root / folder)
         self._write_manifest("complete")
+
+    def _worker_part(self, rel: str) -> bool:
+        """Whether ``rel`` is named like a part that worker processes write: one of the layout's part patterns
+        that lie in sub-folders of its own folders (``store/use_case=*/day=*/part-*.parquet``)."""
+        folder, _, inner = rel.partition("/")
+        return any("/" in pat and fnmatch.fnmatch(inner, pat) for pat in self.layout.dirs.get(folder, ()))
 
     def _write_manifest(self, status: str) -> None:
         from ldpsim import __version__
@@ -432,6 +449,39 @@ def hold(root, command: str | None = None) -> RunFolder:
     return folder
 
 
+def own_files(root, folders=("", "plots")) -> list[str]:
+    """Files directly in ``folders`` of the run folder ``root`` that ldpsim wrote and nobody changed since,
+    relative to ``root``: listed in the manifest or the journal with the same size and SHA-256, or written by
+    this process (:func:`ldpsim.runtime.durable.wrote`). Symbolic links (as files or folders) are never
+    listed or followed: what a shared report may embed.
+
+    Parameters
+    ----------
+    root : path-like
+        A run folder.
+    folders : sequence of str
+        Sub-folders to look into (``""``: the folder itself).
+    """
+    root = Path(root)
+    listed = {**{p: e for p, e in (read_manifest(root) or {}).get("files", {}).items() if isinstance(e, dict)},
+              **read_journal(root)}
+    found = []
+    for sub in folders:
+        base = root / sub if sub else root
+        st = _lstat(base)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            continue
+        for entry in sorted(os.scandir(base), key=lambda e: e.name):
+            if not entry.is_file(follow_symlinks=False) or entry.name in (MANIFEST, JOURNAL, LOCK):
+                continue
+            rel = f"{sub}/{entry.name}" if sub else entry.name
+            e = listed.get(rel, {})
+            if durable.wrote(entry.path) or (e.get("size") == entry.stat(follow_symlinks=False).st_size
+                                             and e.get("sha256") == durable.sha256_file(entry.path)):
+                found.append(rel)
+    return found
+
+
 def verify_folder(root) -> list[str]:
     """Problems of a finished folder: not complete, or a listed file missing or changed (empty = fine)."""
     root = Path(root)
@@ -440,8 +490,11 @@ def verify_folder(root) -> list[str]:
         return [f"{root} has no ldpsim manifest"]
     if manifest.get("status") != "complete":
         return [f"{root} is incomplete (status {manifest.get('status')!r}): its run was interrupted or is running"]
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files or not all(isinstance(e, dict) for e in files.values()):
+        return [f"{root}: the manifest says complete but lists no files"]
     problems = []
-    for rel, e in manifest.get("files", {}).items():
+    for rel, e in files.items():
         path = root / rel
         st = _lstat(path)
         if st is None or not stat.S_ISREG(st.st_mode):

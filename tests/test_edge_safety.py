@@ -70,3 +70,84 @@ def test_a_worker_that_does_not_answer_is_named_instead_of_waited_for(tmp_path, 
     monkeypatch.setattr(cluster, "_read_probe", lambda path: time.sleep(3))
     with pytest.raises(ClusterError, match=r"worker \w+://\S+ did not answer within 0\.5 s"):
         require_shared_folder(threaded_client, tmp_path, timeout=0.5)
+
+
+def _drop_user_files_during(monkeypatch, module, name, files):
+    """Wrap ``module.name`` so that the user's ``files`` (relative path → bytes) appear in the run folder
+    while the command runs (the folder is the wrapped function's argument ``out``/``root``)."""
+    real = getattr(module, name)
+
+    def wrapped(*args, **kw):
+        out = next(a for a in (*args, *kw.values()) if isinstance(a, os.PathLike))
+        for rel, data in files.items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(data)
+        return real(*args, **kw)
+    monkeypatch.setattr(module, name, wrapped)
+
+
+USER_FILES = {"notes.txt": b"my notes", "plots/mine.txt": b"keep me"}
+
+
+def test_a_file_the_user_writes_during_run_is_not_adopted_nor_deleted_by_a_rerun(tmp_path, deployment, monkeypatch):
+    from ldpsim.evaluation.report import html
+    from ldpsim.runtime.runfolder import read_manifest, verify_folder
+    out = tmp_path / "out"
+    _drop_user_files_during(monkeypatch, html, "report_from_run_dir", USER_FILES)
+    assert main(["run", str(deployment), "--out", str(out), "-q"]) == 0
+    manifest = read_manifest(out)
+    assert manifest["status"] == "complete" and verify_folder(out) == []
+    assert not set(USER_FILES) & set(manifest["files"])
+    assert {"summary.txt", "report.html", "config.json"} <= set(manifest["files"])
+    assert any(f.startswith("store/") for f in manifest["files"])
+    monkeypatch.undo()
+    assert main(["run", str(deployment), "--out", str(out), "-q"]) == 0
+    assert all((out / rel).read_bytes() == data for rel, data in USER_FILES.items())
+
+
+def test_a_file_the_user_writes_during_audit_is_not_adopted(tmp_path, monkeypatch):
+    from ldpsim.runtime import runfolder
+    out = tmp_path / "audit"
+    real = runfolder.RunFolder.finalize
+
+    def finalize(self, adopt=False):
+        (self.root / "notes.txt").write_bytes(b"my notes")
+        return real(self, adopt)
+    monkeypatch.setattr(runfolder.RunFolder, "finalize", finalize)
+    assert main(["audit", "--mechanism", "grr", "--epsilon", "1", "--trials", "2000", "--out", str(out), "-q"]) in (0, 1)
+    files = runfolder.read_manifest(out)["files"]
+    assert "audit.csv" in files and "notes.txt" not in files
+
+
+def test_the_report_embeds_only_files_the_run_wrote_never_through_a_symlink(tmp_path, deployment, monkeypatch):
+    import base64
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\nTOP-SECRET")
+    (tmp_path / "secret.json").write_text('{"key": "TOP-SECRET-JSON"}')
+    (tmp_path / "secret.csv").write_text("key\nTOP-SECRET-CSV\n")
+    planted = {"plots/leak.png": secret, "leak.csv": tmp_path / "secret.csv", "leak.json": tmp_path / "secret.json"}
+    out = tmp_path / "out"
+    from ldpsim.evaluation.report import html
+    real = html.report_from_run_dir
+
+    def plant_then_report(run_dir, *args, **kw):
+        for rel, target in planted.items():
+            os.symlink(target, run_dir / rel)
+        (run_dir / "plots" / "user.png").write_bytes(b"\x89PNG\r\n\x1a\nUSER-FILE")
+        (run_dir / "user.csv").write_text("a\nUSER-CSV\n")
+        return real(run_dir, *args, **kw)
+    monkeypatch.setattr(html, "report_from_run_dir", plant_then_report)
+    assert main(["run", str(deployment), "--out", str(out), "-q"]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    blobs = b"".join(base64.b64decode(b.split('"', 1)[0]) for b in page.split("base64,")[1:])
+    assert b"TOP-SECRET" not in blobs and b"USER-FILE" not in blobs and blobs.count(b"\x89PNG") >= 3
+    assert "TOP-SECRET" not in page and "USER-CSV" not in page and "leak" not in page and "Table top.csv" in page
+
+
+def test_a_complete_manifest_that_lists_no_files_is_not_verified(tmp_path):
+    from ldpsim.runtime.runfolder import MANIFEST, verify_folder
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": "ldpsim-run-folder/1", "kind": "run",
+                                                 "status": "complete"}))
+    assert verify_folder(tmp_path) == [f"{tmp_path}: the manifest says complete but lists no files"]
+    (tmp_path / MANIFEST).write_text(json.dumps({"kind": "run", "status": "complete", "files": {}}))
+    assert verify_folder(tmp_path)
