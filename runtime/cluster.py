@@ -64,12 +64,23 @@ def connect(scheduler=None, cluster=None, timeout: float = CONNECT_TIMEOUT_S):
     ClusterError
         ``scheduler`` could not be reached within ``timeout``; the message says what was tried.
     """
+    import ssl
+    import sys
+
     from dask.distributed import Client
     if cluster is not None:
         return Client(cluster)
+    if not str(scheduler).startswith("tls://"):
+        print(f"warning: the Dask scheduler {scheduler} is reached without TLS: anyone who can reach it can run "
+              "code on its workers; use tls:// with certificates on untrusted networks", file=sys.stderr)
     try:
         return Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except ssl.SSLError as exc:
+        raise ClusterError(
+            f"could not reach the Dask scheduler at {scheduler!r} over TLS ({exc.reason or exc}): tls:// needs "
+            "this machine's certificate, key and the CA in Dask's configuration (distributed.comm.tls.ca-file, "
+            "distributed.comm.tls.client.cert and .key) matching the scheduler's") from None
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise ClusterError(
             f"could not reach the Dask scheduler at {scheduler!r}: tried to connect for {timeout:g} s "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'}); check the address "

@@ -26,6 +26,7 @@ Durable writes (temp, fsync, rename, fsync folder) are :mod:`ldpsim.runtime.dura
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import os
@@ -93,6 +94,19 @@ def _lstat(path):
         return os.lstat(path)
     except FileNotFoundError:
         return None
+
+
+#: errno values of a folder that cannot be written (permission, read-only file system)
+_NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _os_reason(exc: OSError) -> str:
+    """An ``OSError`` in words: what is wrong, and with which path."""
+    what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied", errno.EROFS: "read-only file system",
+            errno.ENOTDIR: "a file is in the way where a folder is needed", errno.ENOSPC: "no space left on the device",
+            errno.ENAMETOOLONG: "the name is too long", errno.ELOOP: "a symbolic link is in the way"}.get(exc.errno)
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{what}{where}" if what else str(exc)
 
 
 def read_journal(root) -> dict[str, dict]:
@@ -168,13 +182,24 @@ class RunFolder:
             where ldpsim keeps its own files, or a live lock (:class:`RunFolderLocked`).
         """
         root = Path(root)
+        if str(root) in ("", "."):
+            raise RunFolderError(f"--out must name a folder; got {str(root)!r}")
+        if root.is_symlink():
+            raise RunFolderError(f"--out {root} is a symbolic link; ldpsim never writes through one: give the "
+                                 "folder it points to, or another folder")
         if root.exists() and not root.is_dir():
             raise RunFolderError(f"--out {root} is a file, not a folder")
-        durable.make_dirs(root)
-        folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
-        folder._lock()
+        try:
+            durable.make_dirs(root)
+            folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
+            folder._lock()
+        except OSError as exc:
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
         try:
             folder._adopt(resume, replace)
+        except OSError as exc:
+            folder.release()
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
         except BaseException:
             folder.release()
             raise
@@ -183,8 +208,11 @@ class RunFolder:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, exc, tb):
         self.release()
+        if isinstance(exc, OSError) and exc.errno in _NOT_WRITABLE:
+            raise RunFolderError(f"{self.root} is read-only or no longer writable ({_os_reason(exc)}): the run "
+                                 "stopped and its manifest still says running; make the folder writable and rerun")
 
     def _lock(self) -> None:
         lock = self.root / LOCK
@@ -223,10 +251,16 @@ class RunFolder:
             return {}
 
     def release(self) -> None:
-        """Remove the lock (only when this object holds it)."""
+        """Remove the lock (only when this object holds it; a folder turned read-only keeps it, said in the log:
+        its pid is gone after this process, so the next run takes it over as stale)."""
         if self._locked:
             self._locked = False
-            (self.root / LOCK).unlink(missing_ok=True)
+            try:
+                (self.root / LOCK).unlink(missing_ok=True)
+            except OSError as exc:
+                if exc.errno not in _NOT_WRITABLE:
+                    raise
+                self.log(f"{self.root}: could not remove the lock {LOCK} ({_os_reason(exc)})")
 
     def _foreign_entries(self) -> list[str]:
         return sorted(e.name for e in os.scandir(self.root) if e.name != LOCK)

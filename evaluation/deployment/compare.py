@@ -53,7 +53,7 @@ def compare(path, devices: int | None = None, days: int | None = None, seed: int
     for name, table in load_variants(path).items():
         if only is not None and name not in only:
             continue
-        uc = _use_case("emoji", table, workload, path)
+        uc = _use_case("emoji", table, workload, path, f"variants.{name}")
         others = tuple(u for u in cfg.use_cases if u.kind != "event")
         variant = dataclasses.replace(cfg, use_cases=(uc, *others))
         with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as out:
