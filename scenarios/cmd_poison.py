@@ -39,7 +39,7 @@ def add_arguments(parser):
     parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days (default: the scenario's)")
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS,
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", default=EPSILONS,
                         help="--deployment: ε of the attacked use case (default: 2 4 8)")
     parser.add_argument("--target-rank", type=options.positive_int, default=TARGET_RANK,
                         help="--deployment: the pushed item's rank in the workload (default: 80)")

@@ -43,6 +43,32 @@ def _int_at_least(text: str, low: int) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (NaN, inf and overflowing text such as ``1e999`` are refused)."""
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1 (a confidence or a false-alarm rate)."""
+    value = _finite(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text!r}")
+    return value
+
+
 def seed(text: str) -> int:
     """argparse type: a seed, an integer in 0 … 2⁶³ − 1 (seeds are stored as int64)."""
     from ldpsim.evaluation.scenario.schema import MAX_SEED

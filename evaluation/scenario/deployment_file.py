@@ -165,16 +165,16 @@ def _use_case(name: str, table, workload, file, where: str | None = None) -> Use
         if fields["low_range"] is not None:
             a, b = (2 * (float(v) - lo) / (hi - lo) - 1 for v in fields["low_range"])
             params["low"] = (max(a, -1.0), min(b, 1.0))
-    if fields["epsilon"] * fields["daily_limit"] > DAY_EPSILON_MAX:
-        raise ScenarioError(file, f"{where}.daily_limit", f"× epsilon must be <= {DAY_EPSILON_MAX:g} (a device's ε "
-                            "for the use case in a day; e^ε overflows beyond); got daily_limit = "
-                            f"{fields['daily_limit']} × epsilon = {fields['epsilon']:g}")
     try:
         uc = UseCase(name, kind, fields["mechanism"], tuple(params.items()), fields["daily_limit"],
                      memoize=fields["memoize"], **extra)
         uc.make_mechanism()
     except (TypeError, ValueError) as exc:
         raise ScenarioError(file, where, str(exc)) from None
+    if fields["epsilon"] * fields["daily_limit"] > DAY_EPSILON_MAX:
+        raise ScenarioError(file, f"{where}.daily_limit", f"× epsilon must be <= {DAY_EPSILON_MAX:g} (a device's ε "
+                            "for the use case in a day; e^ε overflows beyond); got daily_limit = "
+                            f"{fields['daily_limit']} × epsilon = {fields['epsilon']:g}")
     return uc
 
 
