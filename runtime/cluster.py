@@ -70,7 +70,15 @@ def connect(scheduler=None, cluster=None, timeout: float = CONNECT_TIMEOUT_S):
     from dask.distributed import Client
     if cluster is not None:
         return Client(cluster)
-    if not str(scheduler).startswith("tls://"):
+    if str(scheduler).startswith("tls://"):
+        import dask
+        tls = dask.config.get("distributed.comm.tls", default={}) or {}
+        if not tls.get("ca-file") or not (tls.get("client") or {}).get("cert"):
+            raise ClusterError(
+                f"--scheduler {scheduler}: a tls:// scheduler needs this machine's certificate and the CA, and Dask's "
+                "configuration names none: set distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and "
+                ".key (e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...) to the files matching the scheduler's")
+    else:
         print(f"warning: the Dask scheduler {scheduler} is reached without TLS: anyone who can reach it can run "
               "code on its workers; use tls:// with certificates on untrusted networks", file=sys.stderr)
     try:

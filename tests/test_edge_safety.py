@@ -151,3 +151,57 @@ def test_a_complete_manifest_that_lists_no_files_is_not_verified(tmp_path):
     assert verify_folder(tmp_path) == [f"{tmp_path}: the manifest says complete but lists no files"]
     (tmp_path / MANIFEST).write_text(json.dumps({"kind": "run", "status": "complete", "files": {}}))
     assert verify_folder(tmp_path)
+
+
+@pytest.mark.slow  # ~15 s: an external worker process
+def test_a_worker_advertising_an_unreachable_address_is_named_not_waited_for(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from dask.distributed import Client, LocalCluster
+
+    from ldpsim.runtime.cluster import ClusterError, require_shared_folder
+    with LocalCluster(n_workers=0, processes=True, host="127.0.0.1", scheduler_port=0,
+                      dashboard_address="localhost:0") as cluster, Client(cluster) as client:
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
+                                   "--contact-address", "tcp://192.0.2.1:9", "--listen-address", "tcp://127.0.0.1:0",
+                                   "--no-nanny", "--nthreads", "1", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            client.wait_for_workers(1, timeout=60)
+            start = time.perf_counter()
+            with pytest.raises(ClusterError, match=r"worker tcp://192\.0\.2\.1:9 did not answer within 3 s"):
+                require_shared_folder(client, tmp_path, timeout=3.0)
+            assert time.perf_counter() - start < 30
+        finally:
+            worker.kill()
+            worker.wait()
+
+
+def test_scheduler_security_is_said_at_run_time(capsys):
+    import gc
+    import warnings
+
+    from ldpsim.runtime.cluster import ClusterError, connect
+    with pytest.raises(ClusterError, match=r"tls://127\.0\.0\.1:1: a tls:// scheduler needs .*ca-file"):
+        connect("tls://127.0.0.1:1", timeout=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        with pytest.raises(ClusterError):
+            connect("tcp://127.0.0.1:1", timeout=1.0)
+        gc.collect()
+    assert "reached without TLS: anyone who can reach it can run code" in capsys.readouterr().err
+
+
+def test_a_folder_turned_read_only_mid_run_is_reported_as_read_only(tmp_path, deployment, monkeypatch, capsys):
+    import errno
+
+    from ldpsim.evaluation.report import html
+
+    def read_only(*args, **kw):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(tmp_path / "out" / "report.html"))
+    monkeypatch.setattr(html, "report_from_run_dir", read_only)
+    assert main(["run", str(deployment), "--out", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "is read-only or no longer writable (read-only file system" in err and "lock" not in err
