@@ -109,6 +109,33 @@ def _os_reason(exc: OSError) -> str:
     return f"{what}{where}" if what else str(exc)
 
 
+def make_out_folder(root, create: bool = True) -> Path:
+    """The output folder ``root`` (``--out``), created when missing; every problem is a :class:`RunFolderError`
+    naming ``--out``: an empty name, a symbolic link, a file in the way, permission denied, a read-only file
+    system. With ``create=False`` (``--dry-run``) nothing is created: the nearest existing folder on the way
+    must be a folder this process may write into."""
+    root = Path(root)
+    if not str(root).strip() or str(root) == ".":
+        raise RunFolderError(f"--out must name a folder; got {str(root)!r}")
+    if root.is_symlink():
+        raise RunFolderError(f"--out {root} is a symbolic link; ldpsim never writes through one: give the "
+                             "folder it points to, or another folder")
+    if root.exists() and not root.is_dir():
+        raise RunFolderError(f"--out {root} is a file, not a folder")
+    if not create:
+        near = next(p for p in (root, *root.absolute().parents) if p.exists() or p.is_symlink())
+        if not near.is_dir() or near.is_symlink():
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: a file is in the way where a "
+                                 f"folder is needed ({near})")
+        if not os.access(near, os.W_OK | os.X_OK):
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: permission denied ({near})")
+        return root
+    try:
+        return durable.make_dirs(root)
+    except OSError as exc:
+        raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
+
+
 def read_journal(root) -> dict[str, dict]:
     """The journal's entries (path → {path, size, sha256, fingerprint}); a torn last line is skipped."""
     entries = {}
@@ -181,16 +208,8 @@ class RunFolder:
             Unrelated content, another kind, another identity without ``replace``, a symbolic link
             where ldpsim keeps its own files, or a live lock (:class:`RunFolderLocked`).
         """
-        root = Path(root)
-        if str(root) in ("", "."):
-            raise RunFolderError(f"--out must name a folder; got {str(root)!r}")
-        if root.is_symlink():
-            raise RunFolderError(f"--out {root} is a symbolic link; ldpsim never writes through one: give the "
-                                 "folder it points to, or another folder")
-        if root.exists() and not root.is_dir():
-            raise RunFolderError(f"--out {root} is a file, not a folder")
+        root = make_out_folder(root)
         try:
-            durable.make_dirs(root)
             folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
             folder._lock()
         except OSError as exc:

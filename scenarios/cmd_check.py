@@ -53,6 +53,7 @@ def _run(scenario, text: str, out: Path):
 def run(args) -> int:
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.regression import compare, format_check, read_baseline, write_baseline
+    from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve
     args.baseline = _baseline_path(args.baseline, args.update_baseline)
     try:
@@ -67,7 +68,7 @@ def run(args) -> int:
     except FileNotFoundError:
         print(f"error: no baseline {args.baseline} (create it with --update-baseline)", file=sys.stderr)
         return 2
-    if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
+    if args.out and any(make_out_folder(args.out).iterdir()):
         print(f"error: --out {args.out} is not empty (a check always runs afresh)", file=sys.stderr)
         return 2
     text = path.read_text(encoding="utf-8")

@@ -52,7 +52,7 @@ def _prepare(out: Path, config_json: str, seed: int):
 
 def run(args) -> int:
     from ldpsim.evaluation.cost import CostError, deployment_plan
-    from ldpsim.runtime.runfolder import RunFolderError
+    from ldpsim.runtime.runfolder import RunFolderError, make_out_folder
     from ldpsim.runtime.cluster import ClusterError
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.scenarios.catalog import resolve
@@ -63,6 +63,7 @@ def run(args) -> int:
         plan = deployment_plan(cfg, workers, scenario)
         out = Path(args.out or Path("runs") / f"{meta['name']}-seed{cfg.seed}")
         if args.dry_run:
+            make_out_folder(out, create=False)
             print(f"{meta['name']}: {plan.describe()}\nrun folder: {out}\n(dry run: nothing was run or written)")
             return 0
         config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)

@@ -28,8 +28,8 @@ BASE = {
     "poison": ["poison", "--repeats", "2", "--fakes", "0", "--epsilons", "1", "--out", "{OUT}"],
     "tune": ["tune", "--target", "mse<=0.01", "--repeats", "2"],
     "audit": ["audit", "--mechanism", "grr", "--trials", "1000", "--out", "{OUT}"],
-    "bench": ["bench", "--users", "1000", "--out", "{OUT}"],
-    "reproduce": ["reproduce", "{NAME}", "--quick", "--out", "{OUT}"],
+    "bench": ["bench", "--users", "1000", "--only", "grr", "--out", "{OUT}"],
+    "reproduce": ["reproduce", "sdldp-fig2", "--quick", "--out", "{OUT}"],
     "check": ["check", "{SWEEP}", "--baseline", "{DIR}/baseline.json"],
     "plot": ["plot", "{DIR}"],
 }
@@ -67,7 +67,7 @@ def _fill(argv, tmp_path):
     (tmp_path / "run.toml").write_text(TINY, encoding="utf-8")
     (tmp_path / "sweep.toml").write_text(SWEEP, encoding="utf-8")
     subst = {"{RUN}": str(tmp_path / "run.toml"), "{SWEEP}": str(tmp_path / "sweep.toml"), "{DIR}": str(tmp_path),
-             "{OUT}": str(tmp_path / "out"), "{NAME}": "sdldp_fig2"}
+             "{OUT}": str(tmp_path / "out")}
     return [subst.get(a, a).replace("{DIR}", str(tmp_path)) for a in argv]
 
 
@@ -150,12 +150,19 @@ def test_deeply_nested_toml_is_refused(tmp_path, capsys):
     expect_clear_refusal(["run", str(file), "--dry-run"], ["deep.toml", "too deeply"], capsys)
 
 
-@pytest.mark.parametrize("command", ["run", "sweep"])
+#: commands whose --out is checked only after their work (one benchmark, a quick figure)
+AFTER_WORK = {"bench", "reproduce"}
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.slow) if c in AFTER_WORK else c
+                                     for c in BASE if "{OUT}" in BASE[c] or c in ("run", "sweep", "check")])
 def test_bad_out_folders_are_named(tmp_path, capsys, command):
     import os
-    (tmp_path / "run.toml").write_text(TINY, encoding="utf-8")
-    (tmp_path / "sweep.toml").write_text(SWEEP, encoding="utf-8")
-    scenario = str(tmp_path / ("run.toml" if command == "run" else "sweep.toml"))
+    argv = _fill(BASE[command], tmp_path)
+    if "--out" in argv:
+        del argv[argv.index("--out"):argv.index("--out") + 2]
+    if command == "check":
+        argv.append("--update-baseline")
     (tmp_path / "file").write_text("x")
     os.symlink(tmp_path / "elsewhere", tmp_path / "link")
     locked = tmp_path / "locked"
@@ -165,7 +172,7 @@ def test_bad_out_folders_are_named(tmp_path, capsys, command):
         for out, why in ((tmp_path / "file", "is a file"), (tmp_path / "file" / "sub", "a file is in the way"),
                          (tmp_path / "link", "symbolic link"),
                          *([(locked / "sub", "permission denied")] if os.geteuid() != 0 else [])):
-            expect_clear_refusal([command, scenario, "--out", str(out), "-q"], ["--out", str(out), why], capsys)
+            expect_clear_refusal([*argv, "--out", str(out), "-q"], ["--out", str(out), why], capsys)
     finally:
         locked.chmod(0o700)
 
