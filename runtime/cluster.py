@@ -3,6 +3,9 @@
 The scheduler, its HTTP server (dashboard) and the workers listen on 127.0.0.1 at ports the operating
 system picks (``:0``): nothing is reachable from other machines, and a busy port 8787 (a Jupyter Dask
 dashboard, say) changes nothing.
+
+A cluster given by address is checked before any work is sent (:func:`require_shared_folder`): every
+worker must read a probe file in the run folder at the same absolute path, and answer in time.
 """
 
 from __future__ import annotations

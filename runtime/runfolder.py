@@ -19,7 +19,10 @@ output folder through :class:`RunFolder`:
   kind; an unrelated non-empty folder (or another kind's run folder) is refused. Clearing deletes
   only files ldpsim writes — the manifest's and journal's entries, the kind's known output names and
   part patterns inside its own sub-folders — one ``unlink`` at a time, never ``rmtree``, never
-  following a symbolic link (a link where ldpsim expects its own file or folder is an error).
+  following a symbolic link (a link where ldpsim expects its own file or folder is an error). The
+  manifest of a finished folder lists only files this process wrote (:func:`ldpsim.runtime.durable.wrote`)
+  and the parts its worker processes wrote: a file somebody drops in while the run goes is never adopted.
+  :func:`own_files` lists what a shared report may embed.
 
 Durable writes (temp, fsync, rename, fsync folder) are :mod:`ldpsim.runtime.durable`'s.
 """
