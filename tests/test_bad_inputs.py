@@ -138,6 +138,12 @@ def test_bad_deployment_keys(tmp_path, capsys, label, data, names):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_poisoned_fleet_that_cannot_fit_is_refused_before_it_runs(tmp_path, capsys):
+    expect_clear_refusal(["poison", "--deployment", "--days", str(10**6), "--out", str(tmp_path / "out")],
+                         ["days = 1,000,000", "at most about"], capsys)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_sweep_whose_workload_cannot_fit_is_refused_before_it_is_built(tmp_path, capsys):
     file = tmp_path / "sweep.toml"
     file.write_text(SWEEP.replace("domain_size = 20", f"domain_size = {2**40}"), encoding="utf-8")
