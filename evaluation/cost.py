@@ -26,6 +26,13 @@ from ldpsim.runtime.errors import InputError
 
 RUN_BASE_BYTES = 450 * 2**20
 RUN_BYTES_PER_DEVICE_DAY = 500
+#: per simulated day and item, in every shard and the merged result: the day's true counts (events, donated,
+#: devices, fake), its aggregate and estimate columns (10 int64/float64; an upper estimate)
+RUN_BYTES_PER_DAY_ITEM = 80
+#: per simulated day and word of the words use case: true typed and donated counts and the day's estimate
+RUN_BYTES_PER_DAY_WORD = 24
+#: bytes a categorical workload holds per item before any cell runs (counts, labels, shares, ranks)
+WORKLOAD_BYTES_PER_ITEM = 32
 #: largest number of cells in a sweep grid
 MAX_CELLS = 100_000
 #: largest n × repeats per cell on the reports path
@@ -57,8 +64,17 @@ class Plan:
                                        f"(this machine: {_gib(machine_memory())}, budget {_gib(memory_budget())})"])
 
 
+def _day_bytes(cfg) -> int:
+    """Bytes per simulated day in one copy of the truth and estimates (:data:`RUN_BYTES_PER_DAY_ITEM`)."""
+    return RUN_BYTES_PER_DAY_ITEM * len(cfg.items) + RUN_BYTES_PER_DAY_WORD * len(cfg.words or ()) + 4096
+
+
 def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
     """Plan of ``ldpsim run``; raise :class:`CostError` when it cannot fit this machine.
+
+    The estimate: :data:`RUN_BASE_BYTES` per process, :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day, and
+    per simulated day the truth and estimates of every item and word (:func:`_day_bytes`) in every shard and
+    the merged result.
 
     Parameters
     ----------
@@ -69,19 +85,46 @@ def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
         The scenario's name in messages.
     """
     shards = max(1, min(int(workers), cfg.n_blocks))
-    device_days = cfg.n_devices * (cfg.n_days + cfg.drain_days)
-    memory = RUN_BASE_BYTES * (shards + (shards > 1)) + RUN_BYTES_PER_DEVICE_DAY * device_days
+    days = cfg.n_days + cfg.drain_days
+    device_days = cfg.n_devices * days
+    base = RUN_BASE_BYTES * (shards + (shards > 1))
+    per_day = _day_bytes(cfg) * (shards + 1)
+    memory = base + RUN_BYTES_PER_DEVICE_DAY * device_days + per_day * days
     plan = Plan([f"{cfg.n_devices:,} devices × {cfg.n_days} days (+{cfg.drain_days} drain days) = "
                  f"{device_days:,} device-days in {cfg.n_blocks} blocks, {shards} shard(s)/worker(s); "
                  f"use cases: {', '.join(uc.name for uc in cfg.use_cases)}"], memory)
-    if memory > memory_budget():
-        fit = max(0, (memory_budget() - RUN_BASE_BYTES * (shards + (shards > 1)))
-                  // (RUN_BYTES_PER_DEVICE_DAY * (cfg.n_days + cfg.drain_days)))
-        raise CostError(f"{where}: [deployment] devices = {cfg.n_devices:,} needs about {_gib(memory)} "
-                        f"({RUN_BYTES_PER_DEVICE_DAY} B per device-day), more than this machine's budget "
-                        f"{_gib(memory_budget())}; at {cfg.n_days} days at most about {fit:,} devices fit "
-                        "(change --devices / [deployment] devices or --days)")
+    budget = memory_budget()
+    if memory > budget:
+        fit_devices = max(0, (budget - base - per_day * days) // (RUN_BYTES_PER_DEVICE_DAY * days))
+        fit_days = max(0, (budget - base) // (RUN_BYTES_PER_DEVICE_DAY * cfg.n_devices + per_day) - cfg.drain_days)
+        raise CostError(f"{where}: [deployment] devices = {cfg.n_devices:,} × days = {cfg.n_days:,} needs about "
+                        f"{_gib(memory)} ({RUN_BYTES_PER_DEVICE_DAY} B per device-day, {per_day:,} B per day for "
+                        f"{len(cfg.items):,} items and {shards} shard(s)), more than this machine's budget "
+                        f"{_gib(budget)}; at {cfg.n_days:,} days at most about {fit_devices:,} devices fit, and at "
+                        f"{cfg.n_devices:,} devices at most about {fit_days:,} days (change --devices / "
+                        "[deployment] devices or --days / [deployment] days)")
     return plan
+
+
+def check_workload_size(params: dict, where, table: str = "workload") -> None:
+    """Refuse a categorical workload whose items cannot fit, before it is built (:data:`WORKLOAD_BYTES_PER_ITEM`).
+
+    Parameters
+    ----------
+    params : dict
+        The workload's parameters (``domain_size`` or ``top`` counts its items).
+    where : str or path
+        The scenario file, in messages.
+    table : str
+        The table the parameters come from.
+    """
+    budget = memory_budget()
+    for key in ("domain_size", "top"):
+        d = params.get(key)
+        if isinstance(d, int) and not isinstance(d, bool) and WORKLOAD_BYTES_PER_ITEM * d > budget:
+            raise CostError(f"{where}: [{table}] {key} = {d:,} needs about {_gib(WORKLOAD_BYTES_PER_ITEM * d)} for "
+                            f"its items alone ({WORKLOAD_BYTES_PER_ITEM} B per item), more than this machine's budget "
+                            f"{_gib(budget)}; at most about {budget // WORKLOAD_BYTES_PER_ITEM:,} items fit")
 
 
 def count_cells(scenario) -> int:

@@ -3,13 +3,20 @@
 The scheduler, its HTTP server (dashboard) and the workers listen on 127.0.0.1 at ports the operating
 system picks (``:0``): nothing is reachable from other machines, and a busy port 8787 (a Jupyter Dask
 dashboard, say) changes nothing.
+
+A cluster given by address is checked before any work is sent (:func:`require_shared_folder`): every
+worker must read a probe file in the run folder at the same absolute path, and answer in time.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import time
+from pathlib import Path
 
+from ldpsim.runtime import durable
 from ldpsim.runtime.errors import LdpsimError
 
 
@@ -35,6 +42,8 @@ def local_cluster(n_workers: int):
 CONNECT_TIMEOUT_S = 10.0
 #: seconds a cluster may have no worker at all while tasks are pending before the run fails
 WORKERLESS_GRACE_S = 30.0
+#: seconds each worker may take to answer the shared-folder probe (:func:`require_shared_folder`)
+PROBE_TIMEOUT_S = 60.0
 
 
 class ClusterError(LdpsimError, RuntimeError):
@@ -58,12 +67,31 @@ def connect(scheduler=None, cluster=None, timeout: float = CONNECT_TIMEOUT_S):
     ClusterError
         ``scheduler`` could not be reached within ``timeout``; the message says what was tried.
     """
+    import ssl
+    import sys
+
     from dask.distributed import Client
     if cluster is not None:
         return Client(cluster)
+    if str(scheduler).startswith("tls://"):
+        import dask
+        tls = dask.config.get("distributed.comm.tls", default={}) or {}
+        if not tls.get("ca-file") or not (tls.get("client") or {}).get("cert"):
+            raise ClusterError(
+                f"--scheduler {scheduler}: a tls:// scheduler needs this machine's certificate and the CA, and Dask's "
+                "configuration names none: set distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and "
+                ".key (e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...) to the files matching the scheduler's")
+    else:
+        print(f"warning: the Dask scheduler {scheduler} is reached without TLS: anyone who can reach it can run "
+              "code on its workers; use tls:// with certificates on untrusted networks", file=sys.stderr)
     try:
         return Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except ssl.SSLError as exc:
+        raise ClusterError(
+            f"could not reach the Dask scheduler at {scheduler!r} over TLS ({exc.reason or exc}): tls:// needs "
+            "this machine's certificate, key and the CA in Dask's configuration (distributed.comm.tls.ca-file, "
+            "distributed.comm.tls.client.cert and .key) matching the scheduler's") from None
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise ClusterError(
             f"could not reach the Dask scheduler at {scheduler!r}: tried to connect for {timeout:g} s "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'}); check the address "
@@ -109,3 +137,62 @@ def as_finished(client, futures, grace_s: float = WORKERLESS_GRACE_S, poll_s: fl
                                    "kept: start workers (or use a local cluster) and rerun to resume")
         else:
             since = None
+
+
+def _read_probe(path: str) -> str:
+    """Run on a worker: the probe file's text, or why it cannot be read there."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        return f"<{type(exc).__name__}: {exc.strerror or exc}>"
+
+
+def require_shared_folder(client, root, timeout: float = PROBE_TIMEOUT_S) -> Path:
+    """Check, before any work is sent, that every worker of ``client`` sees the folder ``root`` as this
+    process does; return ``root`` as an absolute path (the form to send to workers).
+
+    A probe file with a random token is written into ``root`` (durably; named ``.probe.<token>.tmp``, so a
+    run folder counts it as its own), each worker reads it at the same absolute path, and it is deleted.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    root : path-like
+        The folder the workers will write into (created when missing); a relative path is taken from this
+        process's working directory, never the workers'.
+    timeout : float
+        Seconds each worker may take to answer (default :data:`PROBE_TIMEOUT_S`).
+
+    Raises
+    ------
+    ClusterError
+        A worker reads another file or none there (it runs on another machine or in another container
+        without this folder at the same path), or does not answer within ``timeout`` (its advertised
+        address cannot be reached from here); the message names the worker.
+    """
+    root = Path(os.path.abspath(root))
+    durable.make_dirs(root)
+    token = secrets.token_hex(8)
+    probe = root / f".probe.{token}.tmp"
+    durable.write_text(probe, token)
+    try:
+        workers = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
+        futures = {w: client.submit(_read_probe, str(probe), workers=[w], allow_other_workers=False, pure=False)
+                   for w in workers}
+        for worker, future in futures.items():
+            try:
+                seen = future.result(timeout=timeout)
+            except TimeoutError:
+                raise ClusterError(
+                    f"the Dask worker {worker} did not answer within {timeout:g} s: its address cannot be reached "
+                    "from here (a worker behind NAT or in a container must advertise a reachable address, "
+                    "e.g. `dask worker --contact-address`), or it is stuck; no work was sent") from None
+            if seen != token:
+                raise ClusterError(
+                    f"the Dask worker {worker} cannot see the run folder {root} (reading {probe.name} there gave "
+                    f"{seen[:80]!r}): every worker must share this file system at the same absolute path; "
+                    "no work was sent (leave out --scheduler to use a local cluster)")
+    finally:
+        probe.unlink(missing_ok=True)
+    return root

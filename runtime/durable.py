@@ -12,6 +12,10 @@ and once the call returns the bytes and the directory entry are on disk:
    anyway, so a link planted in a run folder cannot redirect a write);
 3. the folder is fsynced, so the rename itself survives a power cut.
 
+Each file written is remembered for the life of the process (path → device, inode, size and mtime after
+the rename): :func:`wrote` tells a file this process wrote, unchanged since, from one somebody else put
+there (a run folder records only its own files; a report embeds only them).
+
 Also here: :func:`sha256_file` (manifest checksums) and :func:`fsync_dir`. This module sits on the
 ground floor (:mod:`ldpsim.runtime`) so that the report store (:mod:`ldpsim.simulator.report_store`),
 the run folders and the sweep store share it.
@@ -27,6 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 _UMASK: int | None = None
+#: files this process wrote through :func:`write_file`: absolute path → (device, inode, size, mtime_ns)
+_WRITTEN: dict[str, tuple[int, int, int, int]] = {}
 
 
 def file_mode() -> int:
@@ -122,7 +128,22 @@ def write_file(path, write: Callable[[str], None], *, sync: bool = True) -> Path
         raise
     if sync:
         fsync_dir(path.parent)
+    _WRITTEN[os.path.abspath(path)] = _stamp(os.lstat(path))
     return path
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def wrote(path) -> bool:
+    """Whether ``path`` is a regular file that this process wrote through :func:`write_file` and that nobody
+    replaced, changed or turned into a symbolic link since (same device, inode, size and mtime)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and _WRITTEN.get(os.path.abspath(path)) == _stamp(st)
 
 
 def write_bytes(path, data: bytes, *, sync: bool = True) -> Path:

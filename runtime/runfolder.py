@@ -19,13 +19,17 @@ output folder through :class:`RunFolder`:
   kind; an unrelated non-empty folder (or another kind's run folder) is refused. Clearing deletes
   only files ldpsim writes — the manifest's and journal's entries, the kind's known output names and
   part patterns inside its own sub-folders — one ``unlink`` at a time, never ``rmtree``, never
-  following a symbolic link (a link where ldpsim expects its own file or folder is an error).
+  following a symbolic link (a link where ldpsim expects its own file or folder is an error). The
+  manifest of a finished folder lists only files this process wrote (:func:`ldpsim.runtime.durable.wrote`)
+  and the parts its worker processes wrote: a file somebody drops in while the run goes is never adopted.
+  :func:`own_files` lists what a shared report may embed.
 
 Durable writes (temp, fsync, rename, fsync folder) are :mod:`ldpsim.runtime.durable`'s.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import os
@@ -97,6 +101,63 @@ def _lstat(path):
         return None
 
 
+#: errno values of a folder that cannot be written (permission, read-only file system)
+_NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _os_reason(exc: OSError) -> str:
+    """An ``OSError`` in words: what is wrong, and with which path."""
+    what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied", errno.EROFS: "read-only file system",
+            errno.ENOTDIR: "a file is in the way where a folder is needed", errno.ENOSPC: "no space left on the device",
+            errno.ENAMETOOLONG: "the name is too long", errno.ELOOP: "a symbolic link is in the way"}.get(exc.errno)
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{what}{where}" if what else str(exc)
+
+
+def make_out_folder(root, create: bool = True) -> Path:
+    """The output folder ``root`` (``--out``), created when missing; every problem is a :class:`RunFolderError`
+    naming ``--out``: an empty name, a symbolic link, a file in the way, permission denied, a read-only file
+    system. With ``create=False`` (``--dry-run``) nothing is created: the nearest existing folder on the way
+    must be a folder this process may write into."""
+    root = Path(root)
+    if not str(root).strip() or str(root) == ".":
+        raise RunFolderError(f"--out must name a folder; got {str(root)!r}")
+    if root.is_symlink():
+        raise RunFolderError(f"--out {root} is a symbolic link; ldpsim never writes through one: give the "
+                             "folder it points to, or another folder")
+    if root.exists() and not root.is_dir():
+        raise RunFolderError(f"--out {root} is a file, not a folder")
+    if not create:
+        near = next(p for p in (root, *root.absolute().parents) if p.exists() or p.is_symlink())
+        if not near.is_dir() or near.is_symlink():
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: a file is in the way where a "
+                                 f"folder is needed ({near})")
+        if not os.access(near, os.W_OK | os.X_OK):
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: permission denied ({near})")
+        return root
+    try:
+        return durable.make_dirs(root)
+    except OSError as exc:
+        raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
+
+
+def read_journal(root) -> dict[str, dict]:
+    """The journal's entries (path → {path, size, sha256, fingerprint}); a torn last line is skipped."""
+    entries = {}
+    try:
+        lines = (Path(root) / JOURNAL).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return entries
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a killed run
+        if isinstance(e, dict) and isinstance(e.get("path"), str):
+            entries[e["path"]] = e
+    return entries
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -123,6 +184,7 @@ class RunFolder:
         self.notes: list[str] = []
         self._locked = False
         self._before: set[str] = set()
+        self._recorded: set[str] = set()  # recorded by this process (the others' entries come from the journal)
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
@@ -151,14 +213,17 @@ class RunFolder:
             Unrelated content, another kind, another identity without ``replace``, a symbolic link
             where ldpsim keeps its own files, or a live lock (:class:`RunFolderLocked`).
         """
-        root = Path(root)
-        if root.exists() and not root.is_dir():
-            raise RunFolderError(f"--out {root} is a file, not a folder")
-        durable.make_dirs(root)
-        folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
-        folder._lock()
+        root = make_out_folder(root)
+        try:
+            folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
+            folder._lock()
+        except OSError as exc:
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
         try:
             folder._adopt(resume, replace)
+        except OSError as exc:
+            folder.release()
+            raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
         except BaseException:
             folder.release()
             raise
@@ -167,8 +232,11 @@ class RunFolder:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, exc, tb):
         self.release()
+        if isinstance(exc, OSError) and exc.errno in _NOT_WRITABLE:
+            raise RunFolderError(f"{self.root} is read-only or no longer writable ({_os_reason(exc)}): the run "
+                                 "stopped and its manifest still says running; make the folder writable and rerun")
 
     def _lock(self) -> None:
         lock = self.root / LOCK
@@ -207,10 +275,16 @@ class RunFolder:
             return {}
 
     def release(self) -> None:
-        """Remove the lock (only when this object holds it)."""
+        """Remove the lock (only when this object holds it; a folder turned read-only keeps it, said in the log:
+        its pid is gone after this process, so the next run takes it over as stale)."""
         if self._locked:
             self._locked = False
-            (self.root / LOCK).unlink(missing_ok=True)
+            try:
+                (self.root / LOCK).unlink(missing_ok=True)
+            except OSError as exc:
+                if exc.errno not in _NOT_WRITABLE:
+                    raise
+                self.log(f"{self.root}: could not remove the lock {LOCK} ({_os_reason(exc)})")
 
     def _foreign_entries(self) -> list[str]:
         return sorted(e.name for e in os.scandir(self.root) if e.name != LOCK)
@@ -229,7 +303,7 @@ class RunFolder:
                                  f"folder; choose another one")
         else:
             same = all(old.get(k) == v for k, v in self.identity.items())
-            finished_any = any("/" in p for p in self._journal_entries()) or old.get("status") == "complete"
+            finished_any = any("/" in p for p in read_journal(self.root)) or old.get("status") == "complete"
             if not same and not replace and finished_any:
                 raise RunFolderError(
                     f"--out {self.root} holds results of a different scenario or seed (fingerprint "
@@ -276,7 +350,7 @@ class RunFolder:
 
     def _own_files(self, manifest: dict | None) -> list[str]:
         """Relative paths of every file ldpsim wrote here (manifest, journal, known names, part patterns)."""
-        found = set((manifest or {}).get("files", {})) | set(self._journal_entries())
+        found = set((manifest or {}).get("files", {})) | set(read_journal(self.root))
         for name in os.listdir(self.root):
             if any(fnmatch.fnmatch(name, pat) for pat in self.layout.files) or \
                     (name.startswith(".") and name.endswith(".tmp") and name != LOCK):
@@ -322,28 +396,13 @@ class RunFolder:
         durable.fsync_dir(self.root)
         return n
 
-    def _journal_entries(self) -> dict[str, dict]:
-        entries = {}
-        try:
-            lines = (self.root / JOURNAL).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return entries
-        for line in lines:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a killed run
-            if isinstance(e, dict) and isinstance(e.get("path"), str):
-                entries[e["path"]] = e
-        return entries
-
     def _verify(self, manifest: dict) -> None:
         """Keep the journal's parts whose size and checksum match; delete damaged and unlisted parts."""
-        listed = {p: e for p, e in self._journal_entries().items()
+        listed = {p: e for p, e in read_journal(self.root).items()
                   if e.get("fingerprint") == self.identity.get("fingerprint")}
         damaged = []
         for rel in self._own_files(None):
-            if rel in (MANIFEST, JOURNAL) or "/" not in rel:
+            if rel in (MANIFEST, JOURNAL):
                 continue
             entry = listed.get(rel)
             path = self._inside(rel)
@@ -355,6 +414,8 @@ class RunFolder:
             if ok:
                 self.parts[rel] = entry
                 continue
+            if "/" not in rel:
+                continue  # a top-level output is rewritten by the run, never deleted here
             if entry is not None:
                 damaged.append(rel)
             self._unlink_own(rel)
@@ -394,6 +455,7 @@ class RunFolder:
         finally:
             os.close(fd)
         self.parts[rel] = entry
+        self._recorded.add(rel)
         return path
 
     def finished(self, prefix: str = "") -> set[str]:
@@ -401,16 +463,27 @@ class RunFolder:
         return {p for p in self.parts if p.startswith(prefix)}
 
     def finalize(self, adopt: bool = False) -> None:
-        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run created and did
-        not journal yet (every regular file that was not in the folder when it was opened)."""
+        """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run wrote and did not
+        journal yet: the files this process wrote (:func:`ldpsim.runtime.durable.wrote`) and the new parts
+        named like those worker processes write (:meth:`_worker_part`). A file somebody else put into the
+        folder meanwhile is left out of the manifest, so it is never taken for ours (nor deleted by a rerun)."""
         if adopt:
-            for rel in sorted(set(self._all_files()) - self._before):
-                if rel not in self.parts and rel not in (MANIFEST, JOURNAL, LOCK) and not rel.endswith(".tmp"):
+            for rel in sorted(self._all_files()):
+                if rel in (MANIFEST, JOURNAL, LOCK) or rel.endswith(".tmp") or rel in self._recorded:
+                    continue
+                if durable.wrote(self._inside(rel)) or (rel not in self.parts and rel not in self._before
+                                                        and self._worker_part(rel)):
                     durable.fsync_file(self._inside(rel))
                     self.record(rel)
             for folder in {Path(rel).parent for rel in self.parts}:
                 durable.fsync_dir(self.root / folder)
         self._write_manifest("complete")
+
+    def _worker_part(self, rel: str) -> bool:
+        """Whether ``rel`` is named like a part that worker processes write: one of the layout's part patterns
+        that lie in sub-folders of its own folders (``store/use_case=*/day=*/part-*.parquet``)."""
+        folder, _, inner = rel.partition("/")
+        return any("/" in pat and fnmatch.fnmatch(inner, pat) for pat in self.layout.dirs.get(folder, ()))
 
     def _write_manifest(self, status: str) -> None:
         from ldpsim import __version__
@@ -434,6 +507,39 @@ def hold(root, command: str | None = None) -> RunFolder:
     return folder
 
 
+def own_files(root, folders=("", "plots")) -> list[str]:
+    """Files directly in ``folders`` of the run folder ``root`` that ldpsim wrote and nobody changed since,
+    relative to ``root``: listed in the manifest or the journal with the same size and SHA-256, or written by
+    this process (:func:`ldpsim.runtime.durable.wrote`). Symbolic links (as files or folders) are never
+    listed or followed: what a shared report may embed.
+
+    Parameters
+    ----------
+    root : path-like
+        A run folder.
+    folders : sequence of str
+        Sub-folders to look into (``""``: the folder itself).
+    """
+    root = Path(root)
+    listed = {**{p: e for p, e in (read_manifest(root) or {}).get("files", {}).items() if isinstance(e, dict)},
+              **read_journal(root)}
+    found = []
+    for sub in folders:
+        base = root / sub if sub else root
+        st = _lstat(base)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            continue
+        for entry in sorted(os.scandir(base), key=lambda e: e.name):
+            if not entry.is_file(follow_symlinks=False) or entry.name in (MANIFEST, JOURNAL, LOCK):
+                continue
+            rel = f"{sub}/{entry.name}" if sub else entry.name
+            e = listed.get(rel, {})
+            if durable.wrote(entry.path) or (e.get("size") == entry.stat(follow_symlinks=False).st_size
+                                             and e.get("sha256") == durable.sha256_file(entry.path)):
+                found.append(rel)
+    return found
+
+
 def verify_folder(root) -> list[str]:
     """Problems of a finished folder: not complete, or a listed file missing or changed (empty = fine)."""
     root = Path(root)
@@ -442,8 +548,11 @@ def verify_folder(root) -> list[str]:
         return [f"{root} has no ldpsim manifest"]
     if manifest.get("status") != "complete":
         return [f"{root} is incomplete (status {manifest.get('status')!r}): its run was interrupted or is running"]
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files or not all(isinstance(e, dict) for e in files.values()):
+        return [f"{root}: the manifest says complete but lists no files"]
     problems = []
-    for rel, e in manifest.get("files", {}).items():
+    for rel, e in files.items():
         path = root / rel
         st = _lstat(path)
         if st is None or not stat.S_ISREG(st.st_mode):

@@ -34,9 +34,14 @@ def resolve(arg: str | Path, key: str = "scenario") -> Path:
     ScenarioError
         Neither a file nor a shipped name; the message lists the shipped names.
     """
+    if not str(arg).strip():
+        raise ScenarioError(repr(str(arg)), key, "must name a scenario file or a shipped scenario (`ldpsim scenarios` "
+                            "lists them)")
     path = Path(arg)
     if path.is_file():
         return path
+    if path.is_dir():
+        raise ScenarioError(path, key, "is a folder, not a scenario file")
     names = shipped()
     stem = path.name[:-5] if path.name.endswith(".toml") else path.name
     if path.parent == Path(".") and stem in names:

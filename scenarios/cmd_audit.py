@@ -78,8 +78,8 @@ def add_arguments(parser):
                         help="keyword argument of a client factory (JSON value), repeatable (default: none)")
     parser.add_argument("--support", metavar="MODULE:FUNC",
                         help="support(reports, item) -> bool array for external reports (default: ids or 0/1 rows)")
-    parser.add_argument("--epsilon", type=float, help="the claimed ε (required for --client, --reports; --mechanism default: 1)")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS),
+    parser.add_argument("--epsilon", type=options.positive_float, help="the claimed ε (required for --client, --reports; --mechanism default: 1)")
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", default=list(EPSILONS),
                         help=f"ε values for --all and --detection-table (default: {' '.join(map(str, EPSILONS))})")
     parser.add_argument("--domain-size", type=options.positive_int, help="the client's domain size (for --client; default: none)")
     parser.add_argument("--pair", nargs=2, type=int, default=[0, 1], metavar=("X", "X_PRIME"),
@@ -87,7 +87,7 @@ def add_arguments(parser):
     parser.add_argument("--trials", type=_trials, default=1_000_000, help="trials per input (default: 1e6)")
     parser.add_argument("--mode", choices=("exact", "sample"), default="exact",
                         help="ours: exact event probabilities or the real client (default: exact)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default: 0.95)")
+    parser.add_argument("--confidence", type=options.fraction, default=0.95, help="confidence of the bound (default: 0.95)")
     options.add_seed(parser, "0")
     options.add_out(parser, "none: print only")
 

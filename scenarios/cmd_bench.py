@@ -232,8 +232,9 @@ def run(args) -> int:
                 print_row(row, DISCOVERY_COLUMNS)
         all_rows += [{"table": "discovery-peers", **r} for r in drows]
     if args.out:
-        from ldpsim.runtime.durable import make_dirs, write_file
-        out = make_dirs(Path(args.out))
+        from ldpsim.runtime.durable import write_file
+        from ldpsim.runtime.runfolder import make_out_folder
+        out = make_out_folder(args.out)
         fields = list(dict.fromkeys(k for r in all_rows for k in r))
 
         def write_csv(tmp):

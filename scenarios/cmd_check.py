@@ -25,7 +25,7 @@ def add_arguments(parser):
                              "the shipped scenarios/baselines/check.json")
     parser.add_argument("--update-baseline", action="store_true",
                         help="write FILE from this run instead of comparing (default: compare)")
-    parser.add_argument("--alpha", type=float, default=0.001,
+    parser.add_argument("--alpha", type=options.fraction, default=0.001,
                         help="family-wise false-alarm rate, Bonferroni over the compared metrics (default: 0.001)")
     options.add_seed(parser, "[scenario] seed; a changed random stream must still pass, and sketches then "
                              "draw another hash family")
@@ -53,10 +53,8 @@ def _run(scenario, text: str, out: Path):
 def run(args) -> int:
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.regression import compare, format_check, read_baseline, write_baseline
+    from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve
-    if not 0 < args.alpha < 1:
-        print(f"error: --alpha must be in (0, 1); got {args.alpha}", file=sys.stderr)
-        return 2
     args.baseline = _baseline_path(args.baseline, args.update_baseline)
     try:
         path = resolve(args.scenario)
@@ -70,7 +68,7 @@ def run(args) -> int:
     except FileNotFoundError:
         print(f"error: no baseline {args.baseline} (create it with --update-baseline)", file=sys.stderr)
         return 2
-    if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
+    if args.out and any(make_out_folder(args.out).iterdir()):
         print(f"error: --out {args.out} is not empty (a check always runs afresh)", file=sys.stderr)
         return 2
     text = path.read_text(encoding="utf-8")

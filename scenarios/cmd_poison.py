@@ -39,7 +39,7 @@ def add_arguments(parser):
     parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days (default: the scenario's)")
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=EPSILONS,
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", default=EPSILONS,
                         help="--deployment: ε of the attacked use case (default: 2 4 8)")
     parser.add_argument("--target-rank", type=options.positive_int, default=TARGET_RANK,
                         help="--deployment: the pushed item's rank in the workload (default: 80)")
@@ -51,6 +51,7 @@ def add_arguments(parser):
 
 def _run_deployment(args, fleet: dict | None = None) -> int:
     """Fake devices in a deployment: settings from a ``[poisoning_fleet]`` table, else from the flags."""
+    from ldpsim.evaluation.cost import CostError, deployment_plan
     from ldpsim.evaluation.poisoning.deployment_attack import DEFENSES, fake_sweep, plot_fake_sweep
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.scenario.schema import ScenarioError
@@ -72,8 +73,9 @@ def _run_deployment(args, fleet: dict | None = None) -> int:
         scenario = fleet["scenario"] if fleet is not None else (
             "keyboard" if args.scenario == "poisoning" else args.scenario)
         cfg, meta = load_deployment(resolve(scenario), args.devices, args.days, args.seed)
+        deployment_plan(cfg, args.workers or 1, scenario)  # refuses a fleet that cannot fit, before anything runs
         target = _target(cfg, scenario, args)
-    except ScenarioError as exc:
+    except (ScenarioError, CostError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     use_case = "event" if args.word is None else "word"

@@ -36,7 +36,7 @@ def run(args) -> int:
 
     from ldpsim.evaluation.cost import CostError, sweep_plan
     from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.runtime.runfolder import RunFolderError, read_manifest
+    from ldpsim.runtime.runfolder import RunFolderError, make_out_folder, read_manifest
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.runner import run_sweep
     from ldpsim.scenarios.catalog import resolve
@@ -55,6 +55,7 @@ def run(args) -> int:
         return 2
     out = Path(args.out or Path("runs") / scenario.name)
     if args.dry_run:
+        make_out_folder(out, create=False)
         manifest = read_manifest(out)
         state = ("new folder" if not out.exists() else "resumes its verified cells"
                  if manifest and manifest.get("fingerprint") == scenario.fingerprint() else "an existing folder")

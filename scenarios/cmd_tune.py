@@ -15,23 +15,23 @@ from ldpsim.scenarios import options
 
 def add_arguments(parser):
     parser.add_argument("--workload", default="harmonic", help="workload name (see ldpsim.evaluation.workloads.make)")
-    parser.add_argument("--domain-size", type=int, help="domain size D of synthetic workloads (default: the workload's own)")
-    parser.add_argument("--words", type=int, dest="top_words", help="number of tokens of the words/emoji workloads (default: the workload's own)")
-    parser.add_argument("--n", type=int, default=1_000_000, help="number of users")
+    parser.add_argument("--domain-size", type=options.positive_int, help="domain size D of synthetic workloads (default: the workload's own)")
+    parser.add_argument("--words", type=options.positive_int, dest="top_words", help="number of tokens of the words/emoji workloads (default: the workload's own)")
+    parser.add_argument("--n", type=options.positive_int, default=1_000_000, help="number of users")
     parser.add_argument("--mechanism", default="cms", help="a sketch taking k and m (cms, hcms)")
-    parser.add_argument("--epsilon", type=float, default=4.0, help="privacy budget (fixed unless --search-epsilon)")
+    parser.add_argument("--epsilon", type=options.positive_float, default=4.0, help="privacy budget (fixed unless --search-epsilon)")
     parser.add_argument("--target", required=True, help='e.g. "rank_deviation<=1" or "top_k_precision>=0.9"')
-    parser.add_argument("--top", type=int, default=20, help="metrics over the top-N items")
+    parser.add_argument("--top", type=options.positive_int, default=20, help="metrics over the top-N items")
     parser.add_argument("--repeats", type=options.positive_int, default=20,
                         help="repeats per candidate setting (its mean and standard error)")
-    parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_K), help="hash-function counts to try")
-    parser.add_argument("--m", type=int, nargs="+", default=list(DEFAULT_M), help="sketch widths to try")
+    parser.add_argument("--k", type=options.positive_int, nargs="+", default=list(DEFAULT_K), help="hash-function counts to try")
+    parser.add_argument("--m", type=options.positive_int, nargs="+", default=list(DEFAULT_M), help="sketch widths to try")
     parser.add_argument("--search-epsilon", action="store_true", help="also try every ε of --epsilons")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=list(DEFAULT_EPSILONS),
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", default=list(DEFAULT_EPSILONS),
                         help="the ε values --search-epsilon tries")
     parser.add_argument("--over", choices=("max", "mean"), default="max",
                         help="every top-N item must meet the target (max) or their average (mean)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound")
+    parser.add_argument("--confidence", type=options.fraction, default=0.95, help="one-sided confidence of the bound")
     parser.add_argument("--path", choices=("auto", "direct", "reports"), default="direct",
                         help="direct: draw each aggregate from its exact law; reports: build every user's report")
     options.add_seed(parser, "0")

@@ -44,14 +44,56 @@ def _int_at_least(text: str, low: int) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (NaN, inf and overflowing text such as ``1e999`` are refused)."""
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1 (a confidence or a false-alarm rate)."""
+    value = _finite(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, an integer in 0 … 2⁶³ − 1 (seeds are stored as int64)."""
+    from ldpsim.evaluation.scenario.schema import MAX_SEED
+    value = non_negative_int(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63 - 1] (stored as int64); got {value}")
+    return value
+
+
 def add_seed(parser, default_text: str = "the scenario's seed") -> None:
-    parser.add_argument("--seed", type=non_negative_int,
+    parser.add_argument("--seed", type=seed,
                         help=f"root entropy of the run's SeedSequence; one seed reproduces the run "
                              f"(default: {default_text})")
 
 
+def out_dir(text: str) -> str:
+    """argparse type: a folder path, not empty (an empty ``--out`` would silently mean the default folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a folder; got {text!r} (leave out --out for the default)")
+    return text
+
+
 def add_out(parser, default_text: str) -> None:
-    parser.add_argument("--out", metavar="DIR", help=f"output folder (default: {default_text})")
+    parser.add_argument("--out", metavar="DIR", type=out_dir, help=f"output folder (default: {default_text})")
 
 
 def add_workers(parser, default_text: str) -> None:

@@ -8,6 +8,7 @@ file names depend on the sharding. Shards run serially in-process, or on a Dask 
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,7 +206,7 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
         Daily aggregates per use case, truth, ledger, counters and the observer's tap, merged over
         shards; measure it with :func:`ldpsim.evaluation.deployment.estimates.measure`.
     """
-    store_root = Path(out_dir) / "store"
+    store_root = Path(os.path.abspath(out_dir)) / "store"  # workers may run in another working directory
     groups = shard_blocks(cfg, n_shards)
     t0 = time.perf_counter()
     if scheduler is None:
@@ -246,13 +247,14 @@ def _merge_in_order(finished, n: int) -> DeploymentResult:
 
 def _run_dask(cfg, groups, store_root, scheduler: str, progress, n_workers: int | None = None, components=()):
     """Yield (shard index, result) as the shards finish on the cluster."""
-    from ldpsim.runtime.cluster import as_finished, connect, local_cluster
+    from ldpsim.runtime.cluster import as_finished, connect, local_cluster, require_shared_folder
 
     cluster = client = None
     try:
         if scheduler == "local":
             cluster = local_cluster(min(len(groups), n_workers or len(groups)))
         client = connect(scheduler, cluster)
+        require_shared_folder(client, store_root.parent)
         futures = [client.submit(run_shard, cfg, g, str(store_root), i, None, tuple(components), pure=False)
                    for i, g in enumerate(groups)]
         days = cfg.n_days + cfg.drain_days

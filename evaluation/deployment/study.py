@@ -118,12 +118,16 @@ def plan_deployment(scenario: str | Path, *, devices: int | None = None, days: i
         A missing file, a scenario that is not a deployment, or a bad value in it or in the overrides.
     CostError
         A fleet that cannot fit this machine's memory.
+    RunFolderError
+        An ``out`` that cannot be a run folder (a file, a symbolic link, not writable).
     """
     from ldpsim.evaluation.cost import deployment_plan
+    from ldpsim.runtime.runfolder import make_out_folder
     path, cfg, meta, workers = _load(scenario, devices, days, seed, workers, vocabulary)
     cost = deployment_plan(cfg, workers, path)
-    return DeploymentPlan(meta["name"], path, cfg, workers, Path(out) if out is not None else default_out(meta["name"], cfg),
-                          cost, tuple(meta["notices"]))
+    folder = Path(out) if out is not None else default_out(meta["name"], cfg)
+    make_out_folder(folder, create=False)  # an unusable --out is refused before anything runs
+    return DeploymentPlan(meta["name"], path, cfg, workers, folder, cost, tuple(meta["notices"]))
 
 
 def run_deployment(scenario: str | Path, *, devices: int | None = None, days: int | None = None,

@@ -231,18 +231,18 @@ def _sweep_results(run_dir: Path) -> pd.DataFrame:
     return labels.join(wide[list(dict.fromkeys(agg["metric"]))]).reset_index()
 
 
-def _figures(run_dir: Path) -> list:
-    """Figures of the folder and its plots/ (PNG; SVG only where no PNG twin exists). Where a folder has
-    ``captions.json`` (file name → caption, in reading order), its figures come in that order with
+def _figures(run_dir: Path, own: set[Path]) -> list:
+    """Figures of the folder and its plots/ (PNG; SVG only where no PNG twin exists) among ``own``. Where a
+    folder has ``captions.json`` (file name → caption, in reading order), its figures come in that order with
     those captions; the others follow by name."""
     found = []
     for folder in (run_dir, run_dir / "plots"):
-        files = sorted(folder.glob("*.*")) if folder.is_dir() else []
+        files = sorted(p for p in own if p.parent == folder)
         pngs = {p.stem for p in files if p.suffix == ".png"}
         images = [p for p in files if p.suffix == ".png" or (p.suffix == ".svg" and p.stem not in pngs)]
         captions_file = folder / "captions.json"
-        captions = json.loads(captions_file.read_text(encoding="utf-8")) if captions_file.exists() else {}
-        found += [Captioned(folder / name, caption) for name, caption in captions.items() if (folder / name).exists()]
+        captions = json.loads(captions_file.read_text(encoding="utf-8")) if captions_file in own else {}
+        found += [Captioned(folder / name, caption) for name, caption in captions.items() if folder / name in files]
         found += [p for p in images if p.name not in captions]
     return found
 
@@ -266,20 +266,22 @@ TABLE_NOTES = {
 }
 
 
-def _tables(run_dir: Path) -> list[Path]:
-    """CSV tables (and Parquet without a CSV twin): the known ones of TABLE_NOTES first, in its order."""
-    csvs = sorted(run_dir.glob("*.csv"))
-    found = csvs + [p for p in sorted(run_dir.glob("*.parquet")) if p.with_suffix(".csv") not in csvs]
+def _tables(run_dir: Path, own: set[Path]) -> list[Path]:
+    """CSV tables (and Parquet without a CSV twin) among ``own``: the known ones of TABLE_NOTES first, in its
+    order."""
+    top = sorted(p for p in own if p.parent == run_dir)
+    csvs = [p for p in top if p.suffix == ".csv"]
+    found = csvs + [p for p in top if p.suffix == ".parquet" and p.with_suffix(".csv") not in csvs]
     rank = {name: i for i, name in enumerate(TABLE_NOTES)}
     return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
 
-def _summary_text(run_dir: Path) -> str | None:
+def _summary_text(run_dir: Path, own: set[Path]) -> str | None:
     """The run's printed summary: ``summary.txt``, else ``report.md`` without Markdown headings, fences
-    and image links."""
-    if (run_dir / "summary.txt").exists():
+    and image links (among ``own``)."""
+    if run_dir / "summary.txt" in own:
         return (run_dir / "summary.txt").read_text(encoding="utf-8").rstrip("\n")
-    if (run_dir / "report.md").exists():
+    if run_dir / "report.md" in own:
         text = (run_dir / "report.md").read_text(encoding="utf-8").splitlines()
         return "\n".join(ln for ln in text if not ln.startswith(("![", "```", "# ", "## "))).strip("\n")
     return None
@@ -296,29 +298,35 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
     Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``. ``summary``: the summary as
     sections ``(heading, items)`` (a deployment's tables, :func:`ldpsim.evaluation.report.run_summary.html_sections`)
     instead of the summary's text.
+
+    Only files the run wrote are read (:func:`ldpsim.runtime.runfolder.own_files`: listed in the manifest or
+    journal with their size and SHA-256, or written by this process), never through a symbolic link: a file
+    somebody else put into the folder, or a link to one elsewhere, stays out of the page meant to be shared.
     """
+    from ldpsim.runtime.runfolder import own_files
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
+    own = {run_dir / rel for rel in own_files(run_dir)}
     config_path = run_dir / "config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path in own else None
     others = {p.stem: json.loads(p.read_text(encoding="utf-8"))
-              for p in sorted(run_dir.glob("*.json")) if p != config_path and p.name != "manifest.json"}
+              for p in sorted(own) if p.parent == run_dir and p.suffix == ".json" and p != config_path}
     seed = _seed_of(config) if isinstance(config, dict) else (
         {k: _seed_of(v) for k, v in others.items() if isinstance(v, dict) and _seed_of(v) is not None} or None)
     sections = []
     if summary is not None:
         sections += [(f"Summary: {heading}", items) for heading, items in summary]
-    elif (text := _summary_text(run_dir)) is not None:
+    elif (text := _summary_text(run_dir, own)) is not None:
         sections.append(("Summary", Preformatted(text)))
     if (run_dir / "summary").is_dir():
         results = _sweep_results(run_dir)
         if not results.empty:
             sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)",
                              Table(results, "summary/")))
-    if figures := _figures(run_dir):
+    if figures := _figures(run_dir, own):
         sections.append(("Figures", figures))
-    for path in _tables(run_dir):
+    for path in _tables(run_dir, own):
         if path.suffix == ".csv" and path.stat().st_size <= 1:  # an empty table (a run without readings)
             continue
         frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
@@ -326,7 +334,7 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
         sections.append((f"Table {path.name}", [*note, Table(frame, path.name)]))
     for stem, data in others.items():
         sections.append((f"{stem}.json", data))
-    if (run_dir / "scenario.toml").exists():
+    if run_dir / "scenario.toml" in own:
         sections.append(("Scenario file", Preformatted((run_dir / "scenario.toml").read_text(encoding="utf-8"))))
     title = title or f"ldpsim report: {run_dir.resolve().name}"
     return write_report_html(run_dir / "report.html", title, sections, config=config, seed=seed, max_rows=max_rows)

@@ -35,6 +35,8 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [channel]           latency_median_s, latency_sigma, loss, ack_loss, max_attempts, backoff_s,
                         ack_timeout_s, slot_s
     [server]            capacity, service_s_per_report, batch_window_s, crash_at_h, restart_s, fsync
+    [variants.<name>]   the keys of [use_case.emoji]: one emoji design each, compared on the same fleet
+                        (ldpsim.evaluation.deployment.compare); checked like [use_case.emoji]
 
 Known use cases: ``emoji`` (event), ``typing_speed`` and ``session_length`` (readings), ``words``
 (discovery of words no dictionary holds). Bad values (negative rates, zero
@@ -50,7 +52,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
+from ldpsim.evaluation.cost import check_workload_size
+from ldpsim.evaluation.scenario.schema import (Field, ScenarioError, load_toml, parse_table, plain_name, require_kind,
+                                               seed_check)
 from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
@@ -71,6 +75,15 @@ def _gt(low):
     return lambda v: None if v > low else f"must be > {low}"
 
 
+def _within(low, high, open_low=False):
+    """Field check: ``low < v <= high`` (``open_low``) or ``low <= v <= high``; the upper limits keep the
+    simulation's arithmetic finite (a typing-speed sd of 1e308 wpm makes every reading inf)."""
+    def check(v):
+        ok = (v > low if open_low else v >= low) and v <= high
+        return None if ok else f"must be in {'(' if open_low else '['}{low:g}, {high:g}]"
+    return check
+
+
 def _prob(v):
     return None if 0 <= v <= 1 else "must be in [0, 1]"
 
@@ -88,27 +101,33 @@ def _policy(v):
     return None if v in POLICIES else f"must be one of {', '.join(POLICIES)}"
 
 
+#: upper limits of the fleet model's parameters (typing speeds and their sds in wpm, log-normal sigmas, a
+#: use case's reports per device and day)
+WPM_MAX, SIGMA_MAX, DAILY_LIMIT_MAX = 1000.0, 10.0, 10_000
+#: the most ε a device may spend on one use case in a day (ε × daily_limit): e^ε must stay a finite float in
+#: the privacy accounting (e^709 overflows)
+DAY_EPSILON_MAX = 700.0
 F = float
 SPEC = {
-    "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, _ge(0)),
+    "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, seed_check),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
                    "block_size": Field(int, 2048, _ge(1)), "workers": Field(int, 1, _ge(1)),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},
     "workload": {"name": Field(str, "emoji")},
-    "fleet": {"concentration": Field(F, 5.0, _gt(0)), "n_atoms": Field(int, 48, _ge(1)),
-              "activity_sigma": Field(F, 0.8, _ge(0)), "sessions_per_day": Field(F, 6.0, _gt(0)),
-              "events_per_session": Field(F, 0.8, _gt(0)), "opt_in": Field(F, 0.6, _prob),
+    "fleet": {"concentration": Field(F, 5.0, _within(0, 1e6, True)), "n_atoms": Field(int, 48, _ge(1)),
+              "activity_sigma": Field(F, 0.8, _within(0, SIGMA_MAX)), "sessions_per_day": Field(F, 6.0, _within(0, 1000, True)),
+              "events_per_session": Field(F, 0.8, _within(0, 1000, True)), "opt_in": Field(F, 0.6, _prob),
               "p_online": Field(F, 0.9, _prob), "window_start_mean_h": Field(F, 22.0, _hour),
-              "window_start_sd_h": Field(F, 2.0, _ge(0)), "window_length_h": Field(F, 6.0, _gt(0)),
-              "speed_mean_wpm": Field(F, 36.2, _gt(0)), "speed_device_sd_wpm": Field(F, 12.0, _ge(0)),
-              "speed_session_sd_wpm": Field(F, 5.0, _ge(0)), "session_median_s": Field(F, 45.0, _gt(0)),
-              "session_device_sigma": Field(F, 0.5, _ge(0)), "session_sigma": Field(F, 0.8, _ge(0)),
+              "window_start_sd_h": Field(F, 2.0, _within(0, 24)), "window_length_h": Field(F, 6.0, _within(0, 24, True)),
+              "speed_mean_wpm": Field(F, 36.2, _within(0, WPM_MAX, True)), "speed_device_sd_wpm": Field(F, 12.0, _within(0, WPM_MAX)),
+              "speed_session_sd_wpm": Field(F, 5.0, _within(0, WPM_MAX)), "session_median_s": Field(F, 45.0, _within(0, 86400, True)),
+              "session_device_sigma": Field(F, 0.5, _within(0, SIGMA_MAX)), "session_sigma": Field(F, 0.8, _within(0, SIGMA_MAX)),
               "events_per_day": Field((dict, str), None)},
     "trend": {"rank": Field(int, None, _ge(1)), "start_day": Field(int, 7, _ge(0)),
               "ramp_days": Field(F, 3.0, _gt(0)), "peak_share": Field(F, 0.05, _prob)},
     "privacy": {"budget_daily": Field(F, math.inf, _gt(0)), "budget_total": Field(F, math.inf, _gt(0)),
                 "retention_days": Field(F, 3.0, _gt(0)), "policy": Field(str, "spl", _policy)},
-    "channel": {"latency_median_s": Field(F, 2.0, _gt(0)), "latency_sigma": Field(F, 1.0, _ge(0)),
+    "channel": {"latency_median_s": Field(F, 2.0, _gt(0)), "latency_sigma": Field(F, 1.0, _within(0, SIGMA_MAX)),
                 "loss": Field(F, 0.05, _prob), "ack_loss": Field(F, 0.01, _prob),
                 "max_attempts": Field(int, 8, _ge(1)), "backoff_s": Field(F, 300.0, _gt(0)),
                 "ack_timeout_s": Field(F, 15000.0, _gt(0)), "slot_s": Field(F, 900.0, _gt(0))},
@@ -120,18 +139,19 @@ SPEC = {
                "restart_s": Field(F, 600.0, _gt(0)), "fsync": Field(bool, True)},
 }
 USE_CASE_SPEC = {"mechanism": Field(str), "epsilon": Field(F, check=_gt(0)),
-                 "daily_limit": Field(int, 1, _ge(1)), "memoize": Field(bool, False)}
+                 "daily_limit": Field(int, 1, _within(1, DAILY_LIMIT_MAX)), "memoize": Field(bool, False)}
 WORD_SPEC = {"top_k": Field(int, 20, _ge(1))}
 READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(list, None, _pair),
                 "em_bins": Field(int, None, _ge(2))}
 #: scenario key → DeploymentConfig field, per table
 RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_days",
           ("server", "capacity"): "server_capacity", ("privacy", "retention_days"): "retention_days"}
-TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: the designs of evaluation/deployment/compare.py
+TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: _check_variants, evaluation/deployment/compare.py
 
 
-def _use_case(name: str, table, items, file) -> UseCase:
-    where = f"use_case.{name}"
+def _use_case(name: str, table, items, file, where: str | None = None) -> UseCase:
+    """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated."""
+    where = where or f"use_case.{name}"
     if name not in USE_CASES:
         raise ScenarioError(file, where, f"unknown use case; allowed: {', '.join(sorted(USE_CASES))}")
     if not isinstance(table, dict):
@@ -161,6 +181,10 @@ def _use_case(name: str, table, items, file) -> UseCase:
         uc.make_mechanism()
     except (TypeError, ValueError) as exc:
         raise ScenarioError(file, where, str(exc)) from None
+    if fields["epsilon"] * fields["daily_limit"] > DAY_EPSILON_MAX:
+        raise ScenarioError(file, f"{where}.daily_limit", f"× epsilon must be <= {DAY_EPSILON_MAX:g} (a device's ε "
+                            "for the use case in a day; e^ε overflows beyond); got daily_limit = "
+                            f"{fields['daily_limit']} × epsilon = {fields['epsilon']:g}")
     return uc
 
 
@@ -220,12 +244,15 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
         cfg = DeploymentConfig(items=items, item_weights=weights, use_cases=use_cases, **kw)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
+    _check_variants(raw.get("variants", {}), cfg, items, path)
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
                  "notices": notices}
 
 
 def _workload(wl: dict, file) -> tuple[tuple, tuple]:
-    """Items and weights of a named categorical workload (``[workload] name`` and its parameters)."""
+    """Items and weights of a named categorical workload (``[workload] name`` and its parameters), its
+    size checked before it is built."""
+    check_workload_size(wl["params"], file)
     try:
         workload = make_workload(wl["name"], 1_000_000, **wl["params"])
     except (TypeError, ValueError) as exc:
@@ -259,6 +286,23 @@ def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
             "dispersion": Field(F, fleet["activity_sigma"], _ge(0))}
     table = parse_table(value, spec, "fleet.events_per_day", file)
     return {"events_per_session": table["mean"] / fleet["sessions_per_day"], "activity_sigma": table["dispersion"]}
+
+
+def _check_variants(variants, cfg: DeploymentConfig, items, file) -> None:
+    """Validate every ``[variants.<name>]`` table like ``[use_case.emoji]`` (the same keys and messages), and
+    the fleet with it in place of the emoji use case (:mod:`ldpsim.evaluation.deployment.compare`)."""
+    if not isinstance(variants, dict):
+        raise ScenarioError(file, "variants", "must hold one [variants.<name>] table per design")
+    for name, table in variants.items():
+        where = f"variants.{name}"
+        if not isinstance(table, dict):
+            raise ScenarioError(file, where, f"must be a table with the keys of [use_case.emoji]; got {table!r}")
+        table = {k: v for k, v in table.items() if k != "aggregation"}  # the design's trust model: compare reads it
+        uc = _use_case("emoji", table, items, file, where)
+        try:
+            dataclasses.replace(cfg, use_cases=(uc, *(u for u in cfg.use_cases if u.kind != "event")))
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(file, where, str(exc)) from None
 
 
 def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:

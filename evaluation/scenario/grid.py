@@ -64,7 +64,9 @@ from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name, require_kind
+from ldpsim.evaluation.cost import check_workload_size
+from ldpsim.evaluation.scenario.schema import (Field, ScenarioError, load_toml, parse_table, plain_name, require_kind,
+                                               seed_check)
 from ldpsim.evaluation.scenario.vocabulary_keys import VOCABULARY_KEYS, vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
 
@@ -77,17 +79,13 @@ def _positive(v):
     return None if v >= 1 else "must be >= 1"
 
 
-def _non_negative(v):
-    return None if v >= 0 else "must be >= 0"
-
-
 def _one_of(choices):
     return lambda v: None if v in choices else f"must be one of {', '.join(map(repr, choices))}"
 
 
 SCENARIO_SPEC = {
     "name": Field(str, check=plain_name, help="a short name for the run (it names the default output folder)"),
-    "seed": Field(int, check=_non_negative, help="root entropy of the run's SeedSequence"),
+    "seed": Field(int, check=seed_check, help="root entropy of the run's SeedSequence"),
     "repeats": Field(int, 10, _positive),
     "path": Field(str, "auto", _one_of(PATHS)),
     "top": Field(int, 20, _positive),
@@ -364,6 +362,7 @@ def _expand(scenario: Scenario) -> list[Cell]:
     cells: list[Cell] = []
     for w_index, w_point in enumerate(_product(wgrid)):
         workload = {**scenario.workload, **w_point}
+        check_workload_size(workload, scenario.file)
         try:
             wl = build_workload(workload, root, w_index)
         except (TypeError, ValueError) as exc:

@@ -28,6 +28,15 @@ def plain_name(value: str) -> str | None:
             "characters): it names the output folder")
 
 
+#: the largest seed: seeds are stored as int64 (Parquet columns, the summary), so 0 … 2⁶³ − 1
+MAX_SEED = 2**63 - 1
+
+
+def seed_check(value: int) -> str | None:
+    """Field check: a seed in 0 … :data:`MAX_SEED`."""
+    return None if 0 <= value <= MAX_SEED else "must be an integer in [0, 2**63 - 1] (stored as int64)"
+
+
 class ScenarioError(InputError):
     """A broken scenario file: says which file, which key, and what is allowed."""
 
@@ -58,6 +67,11 @@ def load_toml(path) -> dict:
         raise ScenarioError(path, "file", f"is not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, "file", f"is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(path, "file", "nests arrays or tables too deeply to read (a scenario needs a few "
+                            "levels)") from None
+    except OSError as exc:
+        raise ScenarioError(path, "file", f"cannot be read: {exc.strerror or exc}") from None
 
 
 #: the top-level tables that mark each kind of scenario file

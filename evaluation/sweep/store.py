@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_manifest
+from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_journal, read_manifest
 from ldpsim.runtime import durable
 
 TABLES = ("summary", "estimates")
@@ -185,8 +185,7 @@ def _listed(root: Path) -> dict[str, dict]:
         raise FileNotFoundError(f"{root}: no such sweep run folder")
     if manifest.get("status") == "complete":
         return {p: e for p, e in manifest.get("files", {}).items() if p.split("/")[0] in TABLES}
-    folder = RunFolder(root, "sweep", {"fingerprint": manifest.get("fingerprint")}, "read")
-    return {p: e for p, e in folder._journal_entries().items()
+    return {p: e for p, e in read_journal(root).items()
             if p.split("/")[0] in TABLES and e.get("fingerprint") == manifest.get("fingerprint")}
 
 

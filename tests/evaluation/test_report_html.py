@@ -47,21 +47,28 @@ def small_figure(title="tiny figure") -> Figure:
     return fig
 
 
+def put(path: Path, write) -> None:
+    """Write a file as a run does (:mod:`ldpsim.runtime.durable`): the report embeds only files the run wrote.
+    ``write`` is text, or a callable filling the temporary path."""
+    from ldpsim.runtime.durable import write_file, write_text
+    write_file(path, write) if callable(write) else write_text(path, write)
+
+
 def make_run_dir(root: Path) -> Path:
     """A run folder shaped like ``ldpsim run``'s: config, report.md, CSV (+ Parquet twin), JSON, plots."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_text(json.dumps({"seed": 2026, "note": HOSTILE}))
-    (root / "scenario.toml").write_text('[deployment]\nseed = 2026\n')
-    (root / "report.md").write_text("# Deployment run\n\n```\nrank  true\n1     0.5\n```\n\n![fig](plots/fig.png)\n")
+    put(root / "config.json", json.dumps({"seed": 2026, "note": HOSTILE}))
+    put(root / "scenario.toml", '[deployment]\nseed = 2026\n')
+    put(root / "report.md", "# Deployment run\n\n```\nrank  true\n1     0.5\n```\n\n![fig](plots/fig.png)\n")
     table = pd.DataFrame({"item": ["a", HOSTILE, "c"], "share": [0.5, 0.3, 0.2]})
-    table.to_csv(root / "top.csv", index=False)
-    table.to_parquet(root / "top.parquet")
-    pd.DataFrame({"day": range(3)}).to_parquet(root / "days.parquet")
-    (root / "summary.json").write_text(json.dumps({"devices": 10}))
+    put(root / "top.csv", lambda p: table.to_csv(p, index=False))
+    put(root / "top.parquet", table.to_parquet)
+    put(root / "days.parquet", pd.DataFrame({"day": range(3)}).to_parquet)
+    put(root / "summary.json", json.dumps({"devices": 10}))
     (root / "plots").mkdir(exist_ok=True)
-    small_figure().savefig(root / "plots" / "fig.png", dpi=60)
-    small_figure("svg only").savefig(root / "plots" / "vector.svg")
-    small_figure().savefig(root / "plots" / "fig.svg")  # PNG twin exists: not embedded twice
+    put(root / "plots" / "fig.png", lambda p: small_figure().savefig(p, dpi=60, format="png"))
+    put(root / "plots" / "vector.svg", lambda p: small_figure("svg only").savefig(p, format="svg"))
+    put(root / "plots" / "fig.svg", lambda p: small_figure().savefig(p, format="svg"))  # PNG twin: not embedded twice
     return root
 
 
@@ -119,10 +126,10 @@ def test_report_from_deployment_like_folder(tmp_path):
 
 def test_figures_follow_captions_json_and_known_tables_come_first(tmp_path):
     run = make_run_dir(tmp_path / "run")
-    (run / "plots" / "captions.json").write_text(json.dumps({"vector.svg": "second: the vector one",
-                                                             "fig.png": "third: the raster one"}))
-    (run / "summary.txt").write_text("pooled top-10\n")
-    pd.DataFrame({"day": [0], "reports_emoji": [5]}).to_csv(run / "daily_reports.csv", index=False)
+    put(run / "plots" / "captions.json", json.dumps({"vector.svg": "second: the vector one",
+                                                     "fig.png": "third: the raster one"}))
+    put(run / "summary.txt", "pooled top-10\n")
+    put(run / "daily_reports.csv", lambda p: pd.DataFrame({"day": [0], "reports_emoji": [5]}).to_csv(p, index=False))
     page = report_from_run_dir(run).read_text(encoding="utf-8")
     captions = [c.split("</figcaption>")[0] for c in page.split("<figcaption>")[1:]]
     assert captions == ["second: the vector one", "third: the raster one"]
@@ -145,9 +152,9 @@ def test_report_from_sweep_folder(tmp_path):
 
 
 def test_report_from_reproduction_folder(tmp_path):
-    (tmp_path / "fig2.json").write_text(json.dumps({"name": "fig2", "seed": 7}))
-    pd.DataFrame({"epsilon": [1.0], "mse": [0.1]}).to_csv(tmp_path / "fig2.csv", index=False)
-    small_figure().savefig(tmp_path / "fig2.png", dpi=50)
+    put(tmp_path / "fig2.json", json.dumps({"name": "fig2", "seed": 7}))
+    put(tmp_path / "fig2.csv", lambda p: pd.DataFrame({"epsilon": [1.0], "mse": [0.1]}).to_csv(p, index=False))
+    put(tmp_path / "fig2.png", lambda p: small_figure().savefig(p, dpi=50, format="png"))
     page = write_report_html(tmp_path / "r.html", "t", []).read_text(encoding="utf-8")
     assert "Reproducibility" in page
     page = report_from_run_dir(tmp_path).read_text(encoding="utf-8")
