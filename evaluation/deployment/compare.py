@@ -342,7 +342,6 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
     from ldpsim.simulator.deployment import run
     from ldpsim.simulator.fleet import stream
 
-<<<<<<< HEAD
     if epsilon_device is not None and epsilon_report is not None:
         raise InputError("Give one budget: epsilon_device or epsilon_report, not both.")
     per, budget = ("device", epsilon_device) if epsilon_device is not None else \
@@ -385,27 +384,6 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "slang_first_day": s.get("slang_first_day_found", math.nan) if uc.kind == "word" else math.nan,
                      "words_f1": s.get("words_f1_last_day", math.nan) if uc.kind == "word" else math.nan,
                      "reports": int(sum(a.n for a in result.aggregates.values())),
-=======
-    cfg, meta = load_deployment(path, devices, days, seed)
-    workload = make_workload("emoji", 1, top=len(cfg.items))
-    rows = []
-    for name, table in load_variants(path).items():
-        if only is not None and name not in only:
-            continue
-        uc = _use_case("emoji", table, workload, path, f"variants.{name}")
-        others = tuple(u for u in cfg.use_cases if u.kind != "event")
-        variant = dataclasses.replace(cfg, use_cases=(uc, *others))
-        with tempfile.TemporaryDirectory(prefix="ldpsim-compare-") as out:
-            result = run(variant, out, meta["workers"])
-        m = measure(variant, result, np.random.SeedSequence(variant.seed, spawn_key=(9,)))
-        daily, s = m["daily"], m["summary"]
-        top = daily.groupby("item")["true_donated"].mean().nlargest(10).index
-        in_top = daily[daily["item"].isin(top)]
-        saved = result.ledger_saved if result.ledger_saved is not None else np.zeros(1)
-        rows.append({"variant": name, "mechanism": uc.mechanism, "memoize": uc.memoize,
-                     "epsilon_per_report": uc.epsilon,
-                     "share_mse_top10": float(((in_top["estimate"] - in_top["true_donated"]) ** 2).mean()),
->>>>>>> safety
                      "bytes_per_device": s["bytes_total"] / variant.n_devices,
                      "server_cells": int(np.size(agg.data)) if agg is not None else 0,
                      "linked": s.get("adversary_linked", math.nan), "stripped": s.get("adversary_stripped", math.nan),
