@@ -1,4 +1,4 @@
-"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid.
+"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid, and more.
 
 Both drive the same code as the command line (``ldpsim run`` / ``ldpsim sweep``), write the same run
 folder, and return what a notebook wants next: the folder and its tables as pandas objects. Bad input
@@ -96,9 +96,38 @@ def run(scenario: str | Path = "keyboard", *, devices: int | None = None, days: 
                      pd.read_parquet(daily) if daily.exists() else pd.DataFrame())
 
 
-def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = 1,
-          out: str | Path | None = None, table: str = "summary"):
-    """Run a sweep scenario's grid, as ``ldpsim sweep`` does, and return its results.
+def _resolved(scenario, key: str = "scenario") -> Path:
+    """The scenario file ``scenario`` names; an older spelling of a shipped name prints a note on stderr."""
+    import sys
+
+    from ldpsim.scenarios.catalog import lookup
+    path, note = lookup(scenario, key)
+    if note:
+        print(note, file=sys.stderr)
+    return path
+
+
+class _CellProgress:
+    """``progress(done, total)`` for a sweep, shown as :class:`ldpsim.scenarios.options.Progress`."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.bar = enabled, None
+
+    def __call__(self, done: int, total: int) -> None:
+        from ldpsim.scenarios.options import Progress
+        if self.bar is None:
+            self.bar = Progress(total, "cells", self.enabled)
+        self.bar.update_to(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = None,
+          scheduler: str | None = None, out: str | Path | None = None, force: bool = False,
+          resume: bool = False, dry_run: bool = False, progress: bool = False):
+    """Run a sweep scenario's grid, as ``ldpsim sweep`` does (the command is a thin layer over this).
 
     Parameters
     ----------
@@ -107,21 +136,90 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     seed : int, optional
         Root seed (default: the scenario's).
     workers : int, optional
-        Worker processes of a local Dask cluster; 1 (the default here) runs in this process.
+        Worker processes; 1 runs in this process; default: in this process when the cost estimate is
+        small, else a local Dask cluster of one worker per core
+        (:func:`ldpsim.evaluation.sweep.study.placement`).
+    scheduler : str, optional
+        Address of an existing Dask scheduler.
     out : str or Path, optional
         The run folder (default ``runs/<scenario name>``); an interrupted sweep resumes there.
-    table : {"summary", "estimates"}
-        Which stored table to return.
+    force, resume, dry_run : bool
+        Replace another scenario's results in ``out``; require a run to resume; only plan.
+    progress : bool
+        Show progress on stderr (a bar on a terminal, plain lines otherwise).
 
     Returns
     -------
-    pandas.DataFrame
-        One row per (cell, metric) with mean and standard error (``summary``), or the stored estimates.
+    SweepResult
+        The folder, plan and timings; ``.summary`` and ``.estimates`` read the stored tables.
+
+    Raises
+    ------
+    ScenarioError, CostError, RunFolderError, InputError
+        Bad scenario, a grid too large for this machine, a folder holding something else, bad options.
     """
     from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.sweep.store import read_results
-    from ldpsim.scenarios.catalog import resolve
-    if out is None:  # the command line's default folder, named here so that it can be read back
-        out = Path("runs") / load_scenario(resolve(scenario)).name
-    _call(["sweep", str(scenario)] + _common(seed, workers, out))
-    return read_results(out, table)
+    from ldpsim.evaluation.sweep.study import sweep_study
+    path = _resolved(scenario)
+    loaded = _seeded(load_scenario(path), seed)
+    shown = _CellProgress(progress)
+    try:
+        return sweep_study(loaded, path.read_text(encoding="utf-8"), Path(out or Path("runs") / loaded.name),
+                           workers=workers, scheduler=scheduler, force=force, resume=resume, dry_run=dry_run,
+                           progress=shown)
+    finally:
+        shown.close()
+
+
+def _seeded(scenario, seed):
+    """The loaded sweep scenario, with ``seed`` (an int >= 0) as its root seed when given."""
+    import dataclasses
+
+    from ldpsim.runtime.errors import InputError
+    if seed is None:
+        return scenario
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"--seed must be an integer >= 0; got {seed!r}")
+    return dataclasses.replace(scenario, seed=seed)
+
+
+def _baseline_path(arg: str | Path, writing: bool) -> Path:
+    """``arg`` as a path, or (when no such file exists and it is a plain name) the shipped baseline of that name."""
+    from ldpsim.scenarios.catalog import SHIPPED
+    path = Path(arg)
+    shipped = SHIPPED / "baselines" / (path.name if path.suffix == ".json" else f"{path.name}.json")
+    if not writing and not path.exists() and path.parent == Path(".") and shipped.is_file():
+        return shipped
+    return path
+
+
+def check(scenario: str | Path, baseline: str | Path, *, update: bool = False, alpha: float = 0.001,
+          seed: int | None = None, out: str | Path | None = None):
+    """Rerun a small sweep scenario and compare its metrics with a stored baseline, as ``ldpsim check`` does.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A sweep scenario file or a shipped name (``"check"``); it runs in this process.
+    baseline : str or Path
+        The baseline JSON; a plain name such as ``"check"`` with no such file means the shipped one.
+    update : bool
+        Write the baseline from this run instead of comparing.
+    alpha : float
+        Family-wise false-alarm rate, Bonferroni over the compared metrics.
+    seed : int, optional
+        Root seed (default: the scenario's).
+    out : str or Path, optional
+        Keep the rerun in this new or empty folder (default: a temporary folder).
+
+    Returns
+    -------
+    CheckRun
+        ``.passed``, ``.result.table`` (one row per (cell, metric) with its verdict), ``.describe()``.
+    """
+    from ldpsim.evaluation.scenario.grid import load_scenario
+    from ldpsim.evaluation.sweep.baseline_check import check_against_baseline
+    path = _resolved(scenario)
+    loaded = _seeded(load_scenario(path), seed)
+    return check_against_baseline(loaded, path.read_text(encoding="utf-8"), _baseline_path(baseline, update),
+                                  update=update, alpha=alpha, out=out)

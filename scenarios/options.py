@@ -6,6 +6,7 @@
 | ``--workers N`` | worker processes of a local Dask cluster (1 = in this process) |
 | ``--scheduler ADDRESS`` | an existing Dask scheduler instead of a local cluster |
 | ``--out DIR`` | the output folder (always a folder) |
+| ``--devices N`` | the population size: devices (users) simulated; ``--n`` and ``--users`` are older spellings |
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
@@ -51,6 +52,17 @@ def add_seed(parser, default_text: str = "the scenario's seed") -> None:
 
 def add_out(parser, default_text: str) -> None:
     parser.add_argument("--out", metavar="DIR", help=f"output folder (default: {default_text})")
+
+
+def add_devices(parser, default_text: str, default: int | None = None) -> None:
+    """``--devices N``, the population size, under one name on every command.
+
+    ``--n`` and ``--users``, its older spellings on some commands, still work but are not shown.
+    """
+    parser.add_argument("--devices", type=positive_int, metavar="N", default=default,
+                        help=f"number of simulated devices (users) in the population (default: {default_text})")
+    parser.add_argument("--n", "--users", dest="devices", type=positive_int, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
 
 
 def add_workers(parser, default_text: str) -> None:

@@ -126,7 +126,7 @@ def test_python_api(tmp_path, monkeypatch):
     result = ldpsim.run("keyboard", devices=2000, days=2)
     assert result.out == tmp_path / "runs" / "keyboard-seed2026" and result.summary["days"] == 2
     assert not result.daily.empty
-    table = ldpsim.sweep("smoke", out=tmp_path / "s")
+    table = ldpsim.sweep("smoke", out=tmp_path / "s").summary
     assert {"mechanism", "metric", "mean"} <= set(table.columns)
     with pytest.raises(ValueError, match="devices"):
         ldpsim.run("keyboard", devices=0)
