@@ -223,3 +223,53 @@ def check(scenario: str | Path, baseline: str | Path, *, update: bool = False, a
     loaded = _seeded(load_scenario(path), seed)
     return check_against_baseline(loaded, path.read_text(encoding="utf-8"), _baseline_path(baseline, update),
                                   update=update, alpha=alpha, out=out)
+
+
+def reproduce(name: str | Path = "all", *, out: str | Path | None = None, repeats: int | None = None,
+              quick: bool = False, seed: int | None = None):
+    """Re-run published figures, as ``ldpsim reproduce`` does: a tidy table, PNG/SVG figure and runtime each.
+
+    Parameters
+    ----------
+    name : str or Path
+        A reproduction's name (``"sdldp-fig5"``, ``"rr-survey"``; ``ldpsim scenarios`` lists them), a
+        reproduction ``.toml`` file, or ``"all"``.
+    out : str or Path, optional
+        The folder (default ``runs/reproduce``); figures of earlier reproductions there are kept.
+    repeats : int, optional
+        Repeats per setting (default: the file's).
+    quick : bool
+        Tiny repeats, n, EM bins and ε grid: a smoke run.
+    seed : int, optional
+        Root seed (default: the file's).
+
+    Returns
+    -------
+    Reproductions
+        ``.runs`` (one per figure: ``.table``, ``.summary``, ``.paths``, ``.runtime_s``) and ``.html``.
+    """
+    import sys
+
+    from ldpsim.scenarios.reproductions import reproduce_into
+    result = reproduce_into(name, Path(out or Path("runs") / "reproduce"), repeats=repeats, quick=quick, seed=seed)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    return result
+
+
+def scenarios_table():
+    """The shipped scenarios, as ``ldpsim scenarios`` lists them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per scenario: ``name`` (what every command accepts), ``kind``, ``command`` (the one that
+        runs it), ``description`` (the first sentence of its leading comment) and ``path``.
+    """
+    import pandas as pd
+
+    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    from ldpsim.scenarios.catalog import listing, shipped
+    paths = shipped()
+    return pd.DataFrame([{"name": name, "kind": kind, "command": KIND_COMMANDS.get(kind, ""), "description": text,
+                          "path": str(paths[name])} for name, kind, text in listing()])
