@@ -75,6 +75,8 @@ LAYOUTS = {
     "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
                                                       "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
     "audit": Layout(("audit.csv", "detection.csv"), {}),
+    # `ldpsim link`: the memoization linking study
+    "link": Layout(("linking.csv", "linking.png"), {}),
 }
 
 
