@@ -11,7 +11,10 @@ The short API for notebooks (imported on first use, so ``import ldpsim`` stays f
 >>> round(grr.p, 4)
 0.4754
 
-``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario.
+``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario,
+``ldpsim.tune(...)`` finds the cheapest sketch meeting a target, ``ldpsim.check(...)`` compares a rerun
+with a baseline, ``ldpsim.reproduce(...)`` re-runs a published figure and ``ldpsim.scenarios_table()``
+lists the shipped scenarios: each is what the command of the same name runs.
 """
 
 from importlib import metadata as _metadata
@@ -28,6 +31,10 @@ _LAZY = {
     "make_workload": ("ldpsim.evaluation.workloads.make", "make_workload"),
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
+    "tune": ("ldpsim.evaluation.sweep.tune", "tune"),
+    "check": ("ldpsim.scenarios.api", "check"),
+    "reproduce": ("ldpsim.scenarios.api", "reproduce"),
+    "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
 }
 
 __all__ = ["__version__", *_LAZY]

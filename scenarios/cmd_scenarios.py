@@ -26,6 +26,6 @@ def run(args) -> int:
         print(f"{row.name:<{name_w}}  {row.kind:<{kind_w}}  {lines[0]}")
         for line in lines[1:]:
             print(indent + line)
-    print("\nrun a scenario with the command of its kind: `ldpsim run NAME` (deployment), `ldpsim sweep NAME`, "
-          "`ldpsim reproduce NAME`, `ldpsim poison NAME`")
+    print("\n" + textwrap.fill("run a scenario with the command of its kind: `ldpsim run NAME` (deployment), "
+                               "`ldpsim sweep NAME`, `ldpsim reproduce NAME`, `ldpsim poison NAME`", width))
     return 0

@@ -129,6 +129,8 @@ def reproduce_into(names, out, *, repeats: int | None = None, quick: bool = Fals
     names = [names] if isinstance(names, (str, Path)) else list(names)
     names = list(available()) if names == ["all"] else names
     files = [reproduction_file(n) for n in names]
+    for path, _ in files:  # every file valid before the folder is touched
+        load_reproduction(path, KINDS)
     notes = [note for _, note in files if note]
     out = Path(out)
     with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
