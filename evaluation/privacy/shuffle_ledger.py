@@ -29,6 +29,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
 from ldpsim.runtime.durable import make_dirs, write_file
+from ldpsim.evaluation.report.legend import quiet_corner
 
 #: central δ of a run (per device, over the whole run) unless the caller chooses another
 DEFAULT_DELTA = 1e-6
@@ -172,7 +173,7 @@ def plot_central_vs_n(path, eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFA
            title="Shuffle amplification (FMT21): numerical (solid), closed form (dashed)")
     ax.title.set_fontsize(9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc=quiet_corner(ax))
     fig.tight_layout()
     write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
