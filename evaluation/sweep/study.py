@@ -199,6 +199,10 @@ def sweep_study(scenario: Scenario, scenario_text: str, out, *, workers: int | N
         return SweepResult(out, scenario.name, plan, where, None, folder_state=state)
     if resume and manifest is None:
         raise InputError(f"--resume: {out} holds no run to resume")
+    if manifest and manifest.get("status") == "complete" and manifest.get("fingerprint") == scenario.fingerprint():
+        # finished: nothing to run, and reopening would prune files added since (``ldpsim plot``'s figures)
+        return SweepResult(out, scenario.name, plan, where, SweepReport(len(cells), len(cells), 0, 0.0, 0.0, 0),
+                           folder_state=state)
     report = run_sweep(scenario, scenario_text, out, serial=where.serial, scheduler=scheduler,
                        n_workers=where.workers, force=force, progress=progress)
     html = report_from_run_dir(out, title=f"sweep {scenario.name}") if report.n_run else None

@@ -180,3 +180,13 @@ def test_link_writes_its_table_and_figure_into_a_run_folder(tmp_path, capsys):
     assert {p.name for p in (tmp_path / "l").iterdir()} >= {"linking.csv", "linking.png", "manifest.json"}
     assert main(["link", "--devices", "61", "--out", str(tmp_path / "l"), "-q"]) == 2  # another study: refused
     assert main(["link", "--devices", "0"]) == 2
+
+
+def test_rerunning_a_finished_sweep_keeps_its_figures(tmp_path):
+    out = tmp_path / "s"
+    ldpsim.sweep("smoke", out=out)
+    assert main(["plot", str(out), "-q"]) == 0
+    figures = sorted(p.name for p in (out / "plots").iterdir())
+    assert figures
+    again = ldpsim.sweep("smoke", out=out)  # was: reopening the folder pruned the figures
+    assert again.report.n_run == 0 and sorted(p.name for p in (out / "plots").iterdir()) == figures
