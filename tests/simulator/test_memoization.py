@@ -11,7 +11,7 @@ from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.ledger import PrivacyLedger
 from ldpsim.simulator.memoization import Memo, keyed_perturb, keyed_uniforms, report_keys
-from tests.simulator.test_device import ITEMS, tiny_config
+from tests.conftest import ITEMS, tiny_config
 from tests.stats import assert_chisquare_gof
 
 ALPHA = 1e-4  # false-alarm rate of each statistical check
