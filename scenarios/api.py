@@ -1,8 +1,11 @@
-"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid, and more.
+"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid, :func:`check`
+a rerun against a baseline, :func:`reproduce` a published figure, :func:`scenarios_table`.
 
-Both drive the same code as the command line (``ldpsim run`` / ``ldpsim sweep``), write the same run
-folder, and return what a notebook wants next: the folder and its tables as pandas objects. Bad input
-raises ``ValueError`` with the command line's message.
+Each is what the command of the same name runs (the commands are thin layers that print the result),
+writes the same run folder, and returns what a notebook wants next: a result object with the folder
+and its tables as pandas objects. Bad input raises ``ValueError`` (``ldpsim.runtime.errors.InputError``
+and its subclasses) with the command line's message. A shipped scenario's older file name is accepted
+with a note on stderr.
 
 >>> import ldpsim                                                     # doctest: +SKIP
 >>> result = ldpsim.run("keyboard", devices=2000, days=3, out="runs/nb")   # doctest: +SKIP

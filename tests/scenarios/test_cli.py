@@ -16,7 +16,7 @@ from ldpsim.scenarios import cli, options
 from ldpsim.scenarios.catalog import listing, resolve, shipped
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
 
-SHARED = {"--seed", "--workers", "--scheduler", "--out", "--quiet", "--verbose", "--dry-run"}
+SHARED = {"--seed", "--workers", "--scheduler", "--out", "--quiet", "--verbose", "--dry-run", "--devices"}
 
 
 def _options(name: str) -> dict[str, argparse.Action]:
@@ -54,7 +54,7 @@ def test_drawing_commands_take_seed_and_folders_take_out():
         assert {"--workers", "--scheduler"} <= set(_options(name)), name
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["audit"], ["poison"], ["bench"], ["check"]])
+@pytest.mark.parametrize("command", [[]] + [[name] for name in sorted(COMMANDS)])
 def test_help_imports_no_heavy_library(command):
     code = (f"import sys; from ldpsim.scenarios.cli import main; main({command + ['--help']!r}); "
             "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy', 'dask', 'numpy') if m in sys.modules))")
