@@ -21,7 +21,7 @@ from ldpsim.evaluation.scenario.grid import Scenario
 from ldpsim.evaluation.sweep.runner import SweepReport, run_sweep
 from ldpsim.evaluation.sweep.store import read_results
 from ldpsim.runtime.errors import InputError
-from ldpsim.runtime.runfolder import read_manifest
+from ldpsim.runtime.runfolder import hold, read_manifest, verify_folder
 
 #: estimated serial seconds below which a sweep without explicit workers runs in this process
 IN_PROCESS_BELOW_S = 60.0
@@ -200,9 +200,13 @@ def sweep_study(scenario: Scenario, scenario_text: str, out, *, workers: int | N
     if resume and manifest is None:
         raise InputError(f"--resume: {out} holds no run to resume")
     if manifest and manifest.get("status") == "complete" and manifest.get("fingerprint") == scenario.fingerprint():
-        # finished: nothing to run, and reopening would prune files added since (``ldpsim plot``'s figures)
-        return SweepResult(out, scenario.name, plan, where, SweepReport(len(cells), len(cells), 0, 0.0, 0.0, 0),
-                           folder_state=state)
+        # finished: reopening would prune files added since (``ldpsim plot``'s figures); under the lock
+        # (a folder in use is refused), an intact folder has nothing to run, a damaged one is repaired below
+        with hold(out):
+            intact = not verify_folder(out)
+        if intact:
+            return SweepResult(out, scenario.name, plan, where, SweepReport(len(cells), len(cells), 0, 0.0, 0.0, 0),
+                               folder_state=state)
     report = run_sweep(scenario, scenario_text, out, serial=where.serial, scheduler=scheduler,
                        n_workers=where.workers, force=force, progress=progress)
     html = report_from_run_dir(out, title=f"sweep {scenario.name}") if report.n_run else None
