@@ -144,9 +144,9 @@ def test_reproduce_accepts_a_toml_file_and_old_names(tmp_path, capsys):
     shutil.copy(shipped()["sdldp-fig2"], mine)
     assert main(["reproduce", str(mine), "--quick", "--out", str(tmp_path / "a")]) == 0  # was: refused
     assert (tmp_path / "a" / "sdldp-fig2.csv").is_file()
-    assert main(["reproduce", "sdldp_fig2", "--quick", "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    result = ldpsim.reproduce("sdldp_fig2", out=tmp_path / "b", quick=True)  # the file's stem, as listed before
     assert "note: 'sdldp_fig2'" in capsys.readouterr().err
-    result = ldpsim.reproduce("sdldp-fig2", out=tmp_path / "c", quick=True)
     assert [r.config["name"] for r in result.runs] == ["sdldp-fig2"] and result.html.is_file()
 
 
