@@ -11,8 +11,13 @@ parametrized statistical suite whose fast cases stay in the loop.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
@@ -208,3 +213,35 @@ def fisher_covariance(em, f, n):
     info = (m / (f @ m)) @ m.T
     jac = np.vstack([np.eye(f.size - 1), -np.ones(f.size - 1)])
     return jac @ np.linalg.inv(jac.T @ info @ jac) @ jac.T / n
+
+
+# ---- a run folder for the HTML report's tests (unit and browser) -------------------------------------------
+#: text that would break out of a <pre> block or run a script if the report did not escape it
+HOSTILE = "</pre><script>alert('x')</script>"
+
+
+def small_figure(title="tiny figure") -> Figure:
+    """A 3 × 2 inch line plot titled ``title``."""
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_subplot()
+    ax.plot([1, 2, 3], [1, 4, 9], marker="o")
+    ax.set_title(title)
+    return fig
+
+
+def make_run_dir(root: Path) -> Path:
+    """A run folder shaped like ``ldpsim run``'s: config, report.md, CSV (+ Parquet twin), JSON, plots."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text(json.dumps({"seed": 2026, "note": HOSTILE}))
+    (root / "scenario.toml").write_text('[deployment]\nseed = 2026\n')
+    (root / "report.md").write_text("# Deployment run\n\n```\nrank  true\n1     0.5\n```\n\n![fig](plots/fig.png)\n")
+    table = pd.DataFrame({"item": ["a", HOSTILE, "c"], "share": [0.5, 0.3, 0.2]})
+    table.to_csv(root / "top.csv", index=False)
+    table.to_parquet(root / "top.parquet")
+    pd.DataFrame({"day": range(3)}).to_parquet(root / "days.parquet")
+    (root / "summary.json").write_text(json.dumps({"devices": 10}))
+    (root / "plots").mkdir(exist_ok=True)
+    small_figure().savefig(root / "plots" / "fig.png", dpi=60)
+    small_figure("svg only").savefig(root / "plots" / "vector.svg")
+    small_figure().savefig(root / "plots" / "fig.svg")  # PNG twin exists: not embedded twice
+    return root

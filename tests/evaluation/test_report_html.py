@@ -5,18 +5,16 @@ from __future__ import annotations
 import base64
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
                                     write_report_html)
 from ldpsim.evaluation.scenario.grid import scenario_from_dict
 from ldpsim.evaluation.sweep.runner import run_sweep
+from tests.conftest import HOSTILE, make_run_dir, small_figure  # shared with the browser test
 
-HOSTILE = "</pre><script>alert('x')</script>"
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},
               "workload": {"name": "harmonic", "n": 2000, "domain_size": 20},
               "mechanism": [{"name": "grr"}], "grid": {"epsilon": [1.0, 4.0]},
@@ -37,32 +35,6 @@ def parse(page: str) -> _Tags:
     tags = _Tags()
     tags.feed(page)
     return tags
-
-
-def small_figure(title="tiny figure") -> Figure:
-    fig = Figure(figsize=(3, 2))
-    ax = fig.add_subplot()
-    ax.plot([1, 2, 3], [1, 4, 9], marker="o")
-    ax.set_title(title)
-    return fig
-
-
-def make_run_dir(root: Path) -> Path:
-    """A run folder shaped like ``ldpsim run``'s: config, report.md, CSV (+ Parquet twin), JSON, plots."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_text(json.dumps({"seed": 2026, "note": HOSTILE}))
-    (root / "scenario.toml").write_text('[deployment]\nseed = 2026\n')
-    (root / "report.md").write_text("# Deployment run\n\n```\nrank  true\n1     0.5\n```\n\n![fig](plots/fig.png)\n")
-    table = pd.DataFrame({"item": ["a", HOSTILE, "c"], "share": [0.5, 0.3, 0.2]})
-    table.to_csv(root / "top.csv", index=False)
-    table.to_parquet(root / "top.parquet")
-    pd.DataFrame({"day": range(3)}).to_parquet(root / "days.parquet")
-    (root / "summary.json").write_text(json.dumps({"devices": 10}))
-    (root / "plots").mkdir(exist_ok=True)
-    small_figure().savefig(root / "plots" / "fig.png", dpi=60)
-    small_figure("svg only").savefig(root / "plots" / "vector.svg")
-    small_figure().savefig(root / "plots" / "fig.svg")  # PNG twin exists: not embedded twice
-    return root
 
 
 def test_page_is_self_contained_and_escaped(tmp_path):
