@@ -13,6 +13,9 @@ The short API for notebooks (imported on first use, so ``import ldpsim`` stays f
 
 ``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario,
 ``ldpsim.compare(...)`` runs several designs on one fleet at the same privacy budget.
+``ldpsim.tune(...)`` finds the cheapest sketch meeting a target, ``ldpsim.check(...)`` compares a rerun
+with a baseline, ``ldpsim.reproduce(...)`` re-runs a published figure and ``ldpsim.scenarios_table()``
+lists the shipped scenarios: each is what the command of the same name runs.
 """
 
 from importlib import metadata as _metadata
@@ -30,6 +33,10 @@ _LAZY = {
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
     "compare": ("ldpsim.scenarios.api", "compare"),
+    "tune": ("ldpsim.evaluation.sweep.tune", "tune"),
+    "check": ("ldpsim.scenarios.api", "check"),
+    "reproduce": ("ldpsim.scenarios.api", "reproduce"),
+    "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
 }
 
 __all__ = ["__version__", *_LAZY]

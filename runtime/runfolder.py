@@ -81,6 +81,8 @@ LAYOUTS = {
     "audit": Layout(("audit.csv", "detection.csv"), {}),
     # `ldpsim compare`: designs side by side at one budget
     "compare": Layout(("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"), {}),
+    # `ldpsim link`: the memoization linking study
+    "link": Layout(("linking.csv", "linking.png"), {}),
 }
 
 

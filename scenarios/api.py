@@ -1,8 +1,12 @@
-"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid.
+"""The short Python API for notebooks: :func:`run` a deployment, :func:`sweep` a grid, :func:`compare`
+designs at one budget, :func:`check` a rerun against a baseline, :func:`reproduce` a published figure,
+:func:`scenarios_table`.
 
-Both drive the same code as the command line (``ldpsim run`` / ``ldpsim sweep``), write the same run
-folder, and return what a notebook wants next. Bad input raises ``ValueError`` with the command line's
-message.
+Each is what the command of the same name runs (the commands are thin layers that print the result),
+writes the same run folder, and returns what a notebook wants next: a result object with the folder
+and its tables as pandas objects. Bad input raises ``ValueError`` (``ldpsim.runtime.errors.InputError``
+and its subclasses) with the command line's message. A shipped scenario's older file name is accepted
+with a note on stderr.
 
 >>> import ldpsim                                                     # doctest: +SKIP
 >>> result = ldpsim.run("keyboard", devices=2000, days=3, out="runs/nb")   # doctest: +SKIP
@@ -11,28 +15,7 @@ message.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
-
-
-def _call(argv: list[str]) -> None:
-    """Run ``ldpsim ARGV`` quietly in this process; a non-zero exit raises ``ValueError`` with its message."""
-    from ldpsim.scenarios.cli import main
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv + ["-q"])
-    if code != 0:
-        message = err.getvalue().strip().splitlines()
-        raise ValueError(message[-1].removeprefix("error: ") if message else f"ldpsim {argv[0]} exited {code}")
-
-
-def _common(seed, workers, out) -> list[str]:
-    argv = []
-    for flag, value in (("--seed", seed), ("--workers", workers), ("--out", out)):
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv
 
 
 def run(scenario: str | Path = "keyboard", **options):
@@ -52,13 +35,42 @@ def run(scenario: str | Path = "keyboard", **options):
         The run folder, its summary and tables, the figures and the printed summary.
     """
     from ldpsim.evaluation.deployment.study import run_deployment
-    from ldpsim.scenarios.catalog import resolve
-    return run_deployment(resolve(scenario), **options)
+    return run_deployment(_resolved(scenario), **options)
 
 
-def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = 1,
-          out: str | Path | None = None, table: str = "summary", vocabulary: str | Path | None = None):
-    """Run a sweep scenario's grid, as ``ldpsim sweep`` does, and return its results.
+def _resolved(scenario, key: str = "scenario") -> Path:
+    """The scenario file ``scenario`` names; an older spelling of a shipped name prints a note on stderr."""
+    import sys
+
+    from ldpsim.scenarios.catalog import lookup
+    path, note = lookup(scenario, key)
+    if note:
+        print(note, file=sys.stderr)
+    return path
+
+
+class _CellProgress:
+    """``progress(done, total)`` for a sweep, shown as :class:`ldpsim.scenarios.options.Progress`."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.bar = enabled, None
+
+    def __call__(self, done: int, total: int) -> None:
+        from ldpsim.scenarios.options import Progress
+        if self.bar is None:
+            self.bar = Progress(total, "cells", self.enabled)
+        self.bar.update_to(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = None,
+          scheduler: str | None = None, out: str | Path | None = None, force: bool = False,
+          resume: bool = False, dry_run: bool = False, progress: bool = False,
+          vocabulary: str | Path | None = None):
+    """Run a sweep scenario's grid, as ``ldpsim sweep`` does (the command is a thin layer over this).
 
     Parameters
     ----------
@@ -67,27 +79,150 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     seed : int, optional
         Root seed (default: the scenario's).
     workers : int, optional
-        Worker processes of a local Dask cluster; 1 (the default here) runs in this process.
+        Worker processes; 1 runs in this process; default: in this process when the cost estimate is
+        small, else a local Dask cluster of one worker per core
+        (:func:`ldpsim.evaluation.sweep.study.placement`).
+    scheduler : str, optional
+        Address of an existing Dask scheduler.
     out : str or Path, optional
         The run folder (default ``runs/<scenario name>``); an interrupted sweep resumes there.
-    table : {"summary", "estimates"}
-        Which stored table to return.
+    force, resume, dry_run : bool
+        Replace another scenario's results in ``out``; require a run to resume; only plan.
+    progress : bool
+        Show progress on stderr (a bar on a terminal, plain lines otherwise).
     vocabulary : str or Path, optional
-        Your own items instead of the scenario's workload (``--vocabulary``; keeps its ``n``).
+        Your own items instead of the scenario's workload (``--vocabulary``; keeps its ``n``); its
+        notices (merged repeats, dropped items) are printed on stderr.
+
+    Returns
+    -------
+    SweepResult
+        The folder, plan and timings; ``.summary`` and ``.estimates`` read the stored tables.
+
+    Raises
+    ------
+    ScenarioError, CostError, RunFolderError, InputError
+        Bad scenario, a grid too large for this machine, a folder holding something else, bad options.
+    """
+    from ldpsim.evaluation.scenario.grid import load_scenario
+    from ldpsim.evaluation.sweep.study import sweep_study
+    import sys
+
+    path = _resolved(scenario)
+    loaded = _seeded(load_scenario(path, vocabulary), seed)
+    for note in loaded.notices:
+        print(f"note: {note}", file=sys.stderr)
+    shown = _CellProgress(progress)
+    try:
+        return sweep_study(loaded, path.read_text(encoding="utf-8"), Path(out or Path("runs") / loaded.name),
+                           workers=workers, scheduler=scheduler, force=force, resume=resume, dry_run=dry_run,
+                           progress=shown)
+    finally:
+        shown.close()
+
+
+def _seeded(scenario, seed):
+    """The loaded sweep scenario, with ``seed`` (an int >= 0) as its root seed when given."""
+    import dataclasses
+
+    from ldpsim.runtime.errors import InputError
+    if seed is None:
+        return scenario
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"--seed must be an integer >= 0; got {seed!r}")
+    return dataclasses.replace(scenario, seed=seed)
+
+
+def _baseline_path(arg: str | Path, writing: bool) -> Path:
+    """``arg`` as a path, or (when no such file exists and it is a plain name) the shipped baseline of that name."""
+    from ldpsim.scenarios.catalog import SHIPPED
+    path = Path(arg)
+    shipped = SHIPPED / "baselines" / (path.name if path.suffix == ".json" else f"{path.name}.json")
+    if not writing and not path.exists() and path.parent == Path(".") and shipped.is_file():
+        return shipped
+    return path
+
+
+def check(scenario: str | Path, baseline: str | Path, *, update: bool = False, alpha: float = 0.001,
+          seed: int | None = None, out: str | Path | None = None):
+    """Rerun a small sweep scenario and compare its metrics with a stored baseline, as ``ldpsim check`` does.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A sweep scenario file or a shipped name (``"check"``); it runs in this process.
+    baseline : str or Path
+        The baseline JSON; a plain name such as ``"check"`` with no such file means the shipped one.
+    update : bool
+        Write the baseline from this run instead of comparing.
+    alpha : float
+        Family-wise false-alarm rate, Bonferroni over the compared metrics.
+    seed : int, optional
+        Root seed (default: the scenario's).
+    out : str or Path, optional
+        Keep the rerun in this new or empty folder (default: a temporary folder).
+
+    Returns
+    -------
+    CheckRun
+        ``.passed``, ``.result.table`` (one row per (cell, metric) with its verdict), ``.describe()``.
+    """
+    from ldpsim.evaluation.scenario.grid import load_scenario
+    from ldpsim.evaluation.sweep.baseline_check import check_against_baseline
+    path = _resolved(scenario)
+    loaded = _seeded(load_scenario(path), seed)
+    return check_against_baseline(loaded, path.read_text(encoding="utf-8"), _baseline_path(baseline, update),
+                                  update=update, alpha=alpha, out=out)
+
+
+def reproduce(name: str | Path = "all", *, out: str | Path | None = None, repeats: int | None = None,
+              quick: bool = False, seed: int | None = None):
+    """Re-run published figures, as ``ldpsim reproduce`` does: a tidy table, PNG/SVG figure and runtime each.
+
+    Parameters
+    ----------
+    name : str or Path
+        A reproduction's name (``"sdldp-fig5"``, ``"rr-survey"``; ``ldpsim scenarios`` lists them), a
+        reproduction ``.toml`` file, or ``"all"``.
+    out : str or Path, optional
+        The folder (default ``runs/reproduce``); figures of earlier reproductions there are kept.
+    repeats : int, optional
+        Repeats per setting (default: the file's).
+    quick : bool
+        Tiny repeats, n, EM bins and ε grid: a smoke run.
+    seed : int, optional
+        Root seed (default: the file's).
+
+    Returns
+    -------
+    Reproductions
+        ``.runs`` (one per figure: ``.table``, ``.summary``, ``.paths``, ``.runtime_s``) and ``.html``.
+    """
+    import sys
+
+    from ldpsim.scenarios.reproductions import reproduce_into
+    result = reproduce_into(name, Path(out or Path("runs") / "reproduce"), repeats=repeats, quick=quick, seed=seed)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    return result
+
+
+def scenarios_table():
+    """The shipped scenarios, as ``ldpsim scenarios`` lists them.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (cell, metric) with mean and standard error (``summary``), or the stored estimates.
+        One row per scenario: ``name`` (what every command accepts), ``kind``, ``command`` (the one that
+        runs it), ``description`` (the first sentence of its leading comment) and ``path``.
     """
-    from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.sweep.store import read_results
-    from ldpsim.scenarios.catalog import resolve
-    if out is None:  # the command line's default folder, named here so that it can be read back
-        out = Path("runs") / load_scenario(resolve(scenario), vocabulary).name
-    _call(["sweep", str(scenario)] + _common(seed, workers, out)
-          + (["--vocabulary", str(vocabulary)] if vocabulary is not None else []))
-    return read_results(out, table)
+    import pandas as pd
+
+    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    from ldpsim.scenarios.catalog import listing, shipped
+    paths = shipped()
+    return pd.DataFrame([{"name": name, "kind": kind, "command": KIND_COMMANDS.get(kind, ""), "description": text,
+                          "path": str(paths[name])} for name, kind, text in listing()])
 
 
 def compare(scenario: str | Path = "keyboard", designs=None, **options):
@@ -109,5 +244,4 @@ def compare(scenario: str | Path = "keyboard", designs=None, **options):
         Its ``table``, ``spend``, ``figure()`` and ``to_folder(out)``.
     """
     from ldpsim.evaluation.deployment.compare import compare as compare_designs
-    from ldpsim.scenarios.catalog import resolve
-    return compare_designs(resolve(scenario), designs, **options)
+    return compare_designs(_resolved(scenario), designs, **options)

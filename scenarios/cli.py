@@ -27,6 +27,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
     "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of a seed paper (--list names them)"),
     "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism (--peers: beside pure-ldp, multi-freq-ldpy)"),
+    "accuracy": ("ldpsim.scenarios.cmd_accuracy", "measured MSE of the deployed designs beside their theory"),
+    "scale": ("ldpsim.scenarios.cmd_scale", "device-days per second and peak memory of a deployment on Dask"),
+    "link": ("ldpsim.scenarios.cmd_link", "the linking observer over 30 days: fresh against memoized reports"),
     "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
     "compare": ("ldpsim.scenarios.cmd_compare", "several designs on one fleet at the same privacy budget, side by side"),
 }

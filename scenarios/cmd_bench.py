@@ -54,13 +54,13 @@ def peer_pairs() -> list[tuple]:
 
 
 def add_arguments(parser):
-    parser.add_argument("--users", type=options.positive_int, default=10**6, help="users per case (default: 10⁶)")
+    options.add_devices(parser, "10⁶ (users per case)", default=10**6)
     parser.add_argument("--items", type=_two_or_more, default=2000,
                         help="items of the harmonic workload (default: 2000)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mechanisms or case labels (default: all)")
     parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy (default: off)")
     parser.add_argument("--peer-users", type=options.positive_int, help="users for the slowest peer runs, OUE and "
-                        "OLH (default: --users; their per-10⁶ time is then extrapolated)")
+                        "OLH (default: --devices; their per-10⁶ time is then extrapolated)")
     parser.add_argument("--peers-venv", metavar="DIR", help="the peers' venv (default: ~/.cache/ldpsim/peers-venv)")
     options.add_seed(parser, "0")
     options.add_out(parser, "none; with a folder, every row is also written to DIR/bench.csv")
@@ -184,14 +184,14 @@ def run(args) -> int:
     if args.seed is None:
         args.seed = 0
     cases = bench.select(bench.CASES, args.only)
-    print(f"ldpsim bench: n={args.users:,} users, harmonic workload over {args.items} items, seed {args.seed}")
+    print(f"ldpsim bench: n={args.devices:,} users, harmonic workload over {args.items} items, seed {args.seed}")
     print("timed: perturb+aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em); "
           "each case in a fresh spawned process, timed after one warm-up call (steady state).\npeak = ru_maxrss of that process (includes the "
           "interpreter, numpy and the workload: see baseline).")
     rows, status = [], 0
     print_header(BENCH_COLUMNS)
     for case in cases:
-        row = bench.bench_row(case, args.users, args.items, args.seed)
+        row = bench.bench_row(case, args.devices, args.items, args.seed)
         rows.append(row)
         print_row(row, BENCH_COLUMNS)
     baselines = [r["baseline_mib"] for r in rows if not math.isnan(r["baseline_mib"])]
@@ -202,7 +202,7 @@ def run(args) -> int:
         by_key = {(r["case"], r["path"]): r for r in rows}
         case_by_key = {(c.label, c.path): c for c in cases}
         try:
-            prows = peer_rows(by_key, case_by_key, args.users, args.peer_users or args.users, args.items,
+            prows = peer_rows(by_key, case_by_key, args.devices, args.peer_users or args.devices, args.items,
                               args.seed, args.peers_venv)
         except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
             print(f"peers: failed ({exc}); our table above stands", file=sys.stderr)

@@ -35,7 +35,7 @@ def add_arguments(parser):
     parser.add_argument("--repeats", type=options.positive_int, help="override [poisoning] repeats (default: the scenario's)")
     parser.add_argument("--deployment", action="store_true",
                         help="fake devices in a deployment scenario (default: off; scenario then defaults to keyboard)")
-    parser.add_argument("--devices", type=options.positive_int, help="--deployment: override [deployment] devices (default: the scenario's)")
+    options.add_devices(parser, "with --deployment, the scenario's [deployment] devices")
     parser.add_argument("--days", type=options.positive_int, help="--deployment: override [deployment] days (default: the scenario's)")
     parser.add_argument("--fakes", type=options.non_negative_int, nargs="+", default=FAKES,
                         help="--deployment: numbers of fake devices (default: 0 10 20 40 80)")

@@ -16,7 +16,7 @@ def add_arguments(parser):
     parser.add_argument("scenario", nargs="?", default="keyboard",
                         help="a deployment scenario: a TOML file or a shipped name (default: keyboard; "
                              "`ldpsim scenarios` lists them)")
-    parser.add_argument("--devices", type=options.positive_int, help="number of simulated phones (default: [deployment] devices)")
+    options.add_devices(parser, "[deployment] devices")
     parser.add_argument("--days", type=options.positive_int, help="number of simulated days (default: [deployment] days)")
     options.add_seed(parser, "[deployment] seed")
     options.add_workers(parser, "[deployment] workers; each worker simulates a shard of the fleet")

@@ -1,4 +1,7 @@
-"""``ldpsim scenarios``: the shipped scenarios, each with its kind and one-line description."""
+"""``ldpsim scenarios``: the shipped scenarios, each with its name, kind and description (wrapped, whole).
+
+A thin layer over :func:`ldpsim.scenarios.api.scenarios_table` (``ldpsim.scenarios_table()``).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,21 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.scenarios.catalog import listing, shipped
-    rows = listing()
-    width = max(len(name) for name, _, _ in rows)
-    paths = shipped()
-    for name, kind, text in rows:
-        line = f"{name:<{width}}  {kind:<10}  {text}"
-        print(line + (f"\n{'':<{width}}  {'':<10}  {paths[name]}" if args.paths else ""))
-    print("\nrun a deployment scenario with `ldpsim run NAME`, a sweep with `ldpsim sweep NAME`")
+    import shutil
+    import textwrap
+
+    from ldpsim.scenarios.api import scenarios_table
+    table = scenarios_table()
+    name_w = max(table["name"].str.len())
+    kind_w = max(table["kind"].str.len())
+    indent = " " * (name_w + kind_w + 4)
+    width = max(shutil.get_terminal_size((100, 24)).columns, len(indent) + 40)
+    for row in table.itertuples():
+        text = row.description + (f" [{row.path}]" if args.paths else "")
+        lines = textwrap.wrap(text, width - len(indent)) or [""]
+        print(f"{row.name:<{name_w}}  {row.kind:<{kind_w}}  {lines[0]}")
+        for line in lines[1:]:
+            print(indent + line)
+    print("\n" + textwrap.fill("run a scenario with the command of its kind: `ldpsim run NAME` (deployment), "
+                               "`ldpsim sweep NAME`, `ldpsim reproduce NAME`, `ldpsim poison NAME`", width))
     return 0

@@ -7,6 +7,7 @@
 | ``--scheduler ADDRESS`` | an existing Dask scheduler instead of a local cluster |
 | ``--out DIR`` | the output folder (always a folder) |
 | ``--vocabulary FILE`` | your own items (a table, a list or a text corpus) instead of the scenario's workload |
+| ``--devices N`` | the population size: devices (users) simulated; ``--n`` and ``--users`` are older spellings |
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
@@ -94,6 +95,17 @@ def out_dir(text: str) -> str:
 
 def add_out(parser, default_text: str) -> None:
     parser.add_argument("--out", metavar="DIR", type=out_dir, help=f"output folder (default: {default_text})")
+
+
+def add_devices(parser, default_text: str, default: int | None = None) -> None:
+    """``--devices N``, the population size, under one name on every command.
+
+    ``--n`` and ``--users``, its older spellings on some commands, still work but are not shown.
+    """
+    parser.add_argument("--devices", type=positive_int, metavar="N", default=default,
+                        help=f"number of simulated devices (users) in the population (default: {default_text})")
+    parser.add_argument("--n", "--users", dest="devices", type=positive_int, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
 
 
 def add_workers(parser, default_text: str) -> None:

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.simulator.test_scenario import TINY
-from tests.simulator.test_words import WORDS
-from tests.test_run_folders import SWEEP
+from tests.conftest import TINY
+from tests.conftest import WORDS
+from tests.conftest import SWEEP
 
 RUN_TOML = TINY.replace("devices = 150", "devices = 400").replace("days = 2", "days = 4")
 POISON_DEPLOYMENT = WORDS.replace("devices = 2000", "devices = 600")

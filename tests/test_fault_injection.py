@@ -28,8 +28,8 @@ from ldpsim.evaluation.scenario.deployment_file import READING_SPEC, SPEC, USE_C
 from ldpsim.evaluation.scenario.grid import SCENARIO_SPEC
 from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
-from tests.simulator.test_scenario import TINY
-from tests.test_run_folders import SWEEP
+from tests.conftest import TINY
+from tests.conftest import SWEEP
 
 try:
     import tomllib

@@ -18,7 +18,7 @@ import pytest
 
 from ldpsim.evaluation.sweep.store import read_results
 from ldpsim.scenarios.cli import main
-from tests.simulator.test_scenario import TINY
+from tests.conftest import SWEEP, TINY  # shared helpers
 
 
 # imported on use, so that this module also runs (and fails finding by finding) on the code before the fix
@@ -31,29 +31,7 @@ def verify_folder(path):
     from ldpsim.runtime.runfolder import verify_folder
     return verify_folder(path)
 
-SWEEP = """
-[scenario]
-name = "tiny"
-seed = 5
-repeats = 3
-path = "direct"
-top = 5
 
-[workload]
-name = "harmonic"
-n = 2_000
-domain_size = 20
-
-[[mechanism]]
-name = "grr"
-
-[grid]
-epsilon = [1.0, 2.0]
-"workload.name" = ["harmonic", "exponential"]
-
-[metrics]
-names = ["mse", "variance"]
-"""
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ the deployed designs (RAPPOR, dBitFlip/1BitMean and the peers' oracles).
 harmonic workload and returns the frequency-scale MSE averaged over the items, its standard error over
 the repeats, and the theory's value (mean over items of ``mse(true_counts)`` / n²). For 1BitMean the
 workload is n counters uniform in [0, m] (fixed) and the MSE is that of the mean estimate against
-``mean_variance``. Run ``python -m ldpsim.evaluation.bench.accuracy [--users N] [--repeats R]``.
+``mean_variance``. Run ``ldpsim accuracy [--devices N] [--repeats R]`` (:func:`accuracy_table`).
 
 >>> row = measure("sue", {"epsilon": 1.0}, domain_size=20, n=2000, repeats=3)
 >>> sorted(row)
@@ -14,7 +14,6 @@ workload is n counters uniform in [0, m] (fixed) and the MSE is that of the mean
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -87,20 +86,28 @@ def measure(name: str, params: dict, domain_size: int, n: int, repeats: int, see
             "theory": float(theory), "seconds": seconds}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--users", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    print(f"| mechanism | MSE measured (n = {args.users:,}, {args.repeats} runs) | MSE theory | ratio |")
-    print("|---|---|---|---|")
+def accuracy_table(devices: int = 100_000, repeats: int = 10, seed: int = 0, report=None):
+    """Every row of :data:`ROWS` measured with :func:`measure`: one row per mechanism (``ldpsim accuracy``).
+
+    ``report``, when given, is called with each finished row's markdown line.
+    Returns a pandas DataFrame with ``mechanism``, ``mse``, ``se``, ``theory``, ``ratio`` and ``seconds``.
+    """
+    import pandas as pd
+
+    from ldpsim.mechanisms._validation import check_int
+    check_int("accuracy_table", "devices", devices, low=1)
+    check_int("accuracy_table", "repeats", repeats, low=2)
+    check_int("accuracy_table", "seed", seed, low=0)
+    rows = []
     for label, name, params, d in ROWS:
-        row = measure(name, params, d, args.users, args.repeats, args.seed)
-        print(f"| {label} | {row['mse']:.3e} ± {row['se']:.1e} | {row['theory']:.3e} | "
-              f"{row['mse'] / row['theory']:.3f} |", flush=True)
-    return 0
+        row = {"mechanism": label, **measure(name, params, d, devices, repeats, seed)}
+        row["ratio"] = row["mse"] / row["theory"]
+        rows.append(row)
+        if report is not None:
+            report(markdown_row(row))
+    return pd.DataFrame(rows, columns=["mechanism", "mse", "se", "theory", "ratio", "seconds"])
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def markdown_row(row) -> str:
+    """One row of the markdown table ``ldpsim accuracy`` prints."""
+    return f"| {row['mechanism']} | {row['mse']:.3e} ± {row['se']:.1e} | {row['theory']:.3e} | {row['ratio']:.3f} |"

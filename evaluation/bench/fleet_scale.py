@@ -1,6 +1,6 @@
 """Scale measurement of a deployment run: device-days per second and peak memory of the machine.
 
-``python -m ldpsim.evaluation.bench.fleet_scale --devices 10000000 --days 30 --shards 8 --workers 2``
+``ldpsim scale --devices 10000000 --days 30 --shards 8 --workers 2`` (:func:`measure_scale`)
 runs a deployment scenario (default: the keyboard fleet) on a local Dask cluster of ``--workers``
 processes and prints one JSON line: the rate, the peak resident memory of this process and its
 children (the Dask scheduler and workers) summed, the peak memory in use on the machine above what
@@ -12,8 +12,6 @@ bytes of the shards. The run folder (its Parquet store) is deleted afterwards un
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import tempfile
@@ -67,18 +65,17 @@ class MemorySampler:
         self._thread.join()
 
 
-def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: int | None = None,
+def measure_scale(scenario, devices: int | None = None, days: int | None = None,
                   shards: int = 2, workers: int = 2, out: str | None = None, fsync: bool | None = None,
                   keep: bool = False) -> dict:
-    """Run the scenario on a local Dask cluster of ``workers`` processes; rate and peak memory."""
+    """Run the deployment scenario file ``scenario`` on a local Dask cluster of ``workers`` processes
+    (1: in this process); its rate and peak memory as one JSON-ready dict."""
     import dataclasses
 
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.simulator import deployment
 
-    path = scenario if os.path.exists(scenario) else \
-        os.path.join(os.path.dirname(deployment.__file__), "..", "scenarios", f"{scenario.removesuffix('.toml')}.toml")
-    cfg, _ = load_deployment(path, devices, days)
+    cfg, _ = load_deployment(scenario, devices, days)
     if fsync is not None:
         cfg = dataclasses.replace(cfg, fsync=fsync)
     folder = out or tempfile.mkdtemp(prefix="ldpsim-scale-")
@@ -101,23 +98,3 @@ def measure_scale(scenario: str = "keyboard", devices: int | None = None, days: 
             "store_gb": round(stored / 1e9, 2), "reports_stored": int(result.counters["stored"]),
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
             "cpus": os.cpu_count()}
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ldpsim.evaluation.bench.fleet_scale", description=__doc__.split("\n")[0])
-    p.add_argument("scenario", nargs="?", default="keyboard")
-    p.add_argument("--devices", type=int)
-    p.add_argument("--days", type=int)
-    p.add_argument("--shards", type=int, default=2, help="shards (each a SimPy environment; Dask tasks)")
-    p.add_argument("--workers", type=int, default=2, help="Dask worker processes (1: serial in-process)")
-    p.add_argument("--out", help="run folder (default: a temporary folder, deleted afterwards)")
-    p.add_argument("--no-fsync", action="store_true", help="do not fsync store parts (default: the scenario's)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary run folder")
-    args = p.parse_args(argv)
-    print(json.dumps(measure_scale(args.scenario, args.devices, args.days, args.shards, args.workers, args.out,
-                                   False if args.no_fsync else None, args.keep)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

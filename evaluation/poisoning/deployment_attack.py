@@ -33,6 +33,7 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.simulator.deployment import run as run_deployment
 from ldpsim.simulator.fakes import FakeFleet
 from ldpsim.runtime.durable import write_file
+from ldpsim.evaluation.report.legend import quiet_corner
 
 #: defense settings of the sweep: name → FakeFleet keyword arguments
 DEFENSES = {"none": {}, "attestation 50%": {"attested": 0.5},
@@ -223,7 +224,7 @@ def plot_fake_sweep(table: pd.DataFrame, path) -> str:
     words = "use_case" in table and (table["use_case"] == "word").all()
     axes[0][0].set_ylabel(f"nights listed (of {int(table['days'].iloc[0])}); dashed: predicted"
                           if words else f"days in the estimated top 10 (of {int(table['days'].iloc[0])})")
-    axes[0][0].legend(fontsize=7)
+    axes[0][0].legend(fontsize=7, loc=quiet_corner(axes[0][0]))
     if not base.empty and not words:
         fig.suptitle(f"{int(table['devices'].iloc[0]):,} devices; target's true share "
                      f"{base['true_share'].mean():.4f}", fontsize=8)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import compose
+from ldpsim.evaluation.report.legend import quiet_corner
 
 #: central δ of a run (per device, over the whole run) unless the caller chooses another
 DEFAULT_DELTA = 1e-6
@@ -177,6 +178,6 @@ def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA
                  f"numerical bound (solid), closed form (dashed); δ = {delta:.2g}{why}")
     ax.title.set_fontsize(8)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc=quiet_corner(ax))
     fig.tight_layout()
     return fig

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.plots import item_label
+from ldpsim.evaluation.report.legend import quiet_corner
 
 DAY = "day of the run (0 = first)"
 
@@ -68,7 +69,7 @@ def pooled_bars(pooled: pd.DataFrame, cfg, n: int = 20) -> Figure:
     ax.set(ylabel="share of donated emoji", xlabel="emoji (most donated first)",
            title=f"Top-{len(top)} emoji over all {cfg.n_days} days, pooled ({int(top['reports'].iloc[0]):,} reports; "
                  f"{mechanism_label(uc)})")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc=quiet_corner(ax))
     return fig
 
 
@@ -114,7 +115,7 @@ def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
            title=f"Trend detection: {item_label(cfg.items[cfg.trend_item])} ({mechanism_label(uc)})")
     ax.set_yticks(ticks, [str(t) for t in ticks])
     ax.invert_yaxis()
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc=quiet_corner(ax))
     return fig
 
 
@@ -136,12 +137,12 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
     top.set(yscale="log", ylabel="reports received that day (gap: none)",
             title=f"Reports per day and privacy budget (ε per device: {cfg.budget_total:g} over the run, "
                   f"{cfg.budget_daily:g} per day)")
-    top.legend(fontsize=7)
+    top.legend(fontsize=7, loc=quiet_corner(top))
     bottom.plot(budget["day"], 100 * budget["daily_full"], ":", color="black", label="daily budget full that day")
     _day_axis(bottom)
     bottom.set(ylabel="% of donating devices", ylim=(-2, 102),
                title=f"Budget exhausted, by day ({budget.attrs.get('donating_devices', 0):,} donating devices)")
-    bottom.legend(fontsize=7)
+    bottom.legend(fontsize=7, loc=quiet_corner(bottom))
     return fig
 
 

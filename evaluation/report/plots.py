@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.evaluation.report.legend import quiet_corner
 
 
 def item_label(item) -> str:
@@ -190,7 +191,7 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
                    title=f"{metric_label(metric).split(' (')[0]} vs ε{' (' + kind + ')' if kind else ''} "
                          f"({_setting(panel, 'epsilon')})")
             ax.title.set_fontsize(9)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, f"{_slug(metric)}_vs_epsilon")
     return written
 
@@ -249,7 +250,7 @@ def per_rank_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_yscale("log")
         ax.set(xlabel="true rank (1 = most frequent)", ylabel=metric_label(metric),
                title=f"{metric_label(metric).split(' (')[0]} by rank ({_setting(sub)}) {label}".strip())
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=2, loc=quiet_corner(ax))
         written += _save(fig, out, f"by_rank_{_slug(metric)}_{_slug(label)}")
     return written
 
@@ -327,7 +328,7 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
                            if k in first and k not in ("item", "mechanism", "epsilon") and pd.notna(first[k]))
         ax.set(ylabel="count (users)", xlabel="item (most frequent first)",
                title=f"Top items: true vs estimated counts ({_setting(rows)})\n{params}")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc=quiet_corner(ax))
         stem = "_".join(_slug(f"{prefix}{_fmt(first[k])}") for k, prefix in
                         (("mechanism", ""), ("epsilon", "eps"), ("workload", "")) if k in first)
         written += _save(fig, out, f"top_items_{stem}_{cell_id[:6]}")
@@ -380,7 +381,7 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
                    ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
                    title="" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}"))
             if i == 0:
-                ax.legend(fontsize=7)
+                ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, stem)
     return written
 

@@ -104,7 +104,7 @@ class SweepReport:
 
 
 def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool = False, scheduler=None,
-              n_workers: int | None = None, force: bool = False, progress: bool = True) -> SweepReport:
+              n_workers: int | None = None, force: bool = False, progress=None) -> SweepReport:
     """Run every unfinished cell of ``scenario`` into ``out_dir`` (see :class:`ldpsim.evaluation.sweep.store.RunStore`).
 
     ``serial`` runs in this process; ``scheduler`` is the address of an existing Dask cluster;
@@ -128,8 +128,9 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
         Processes of the local cluster (≥ 1; default one per core).
     force : bool, default False
         Delete the results of a different scenario in ``out_dir`` instead of refusing.
-    progress : bool, default True
-        Show a progress bar.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each cell run now (the command
+        line shows it: :class:`ldpsim.scenarios.options.Progress`); ``None`` or ``False``: nothing.
 
     Returns
     -------
@@ -137,8 +138,6 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
         Cells in the grid, skipped, run now, and timings; results are read with
         :func:`ldpsim.evaluation.sweep.store.read_results`.
     """
-    from tqdm.auto import tqdm
-
     cells = scenario.cells()
     store = RunStore(out_dir)
     config = {"scenario": scenario.as_dict(), "fingerprint": scenario.fingerprint(),
@@ -147,24 +146,22 @@ def run_sweep(scenario: Scenario, scenario_text: str, out_dir, *, serial: bool =
     try:
         done = store.finished()
         pending = [c for c in cells if c.id not in done]
-        bar = tqdm(total=len(cells), initial=len(cells) - len(pending), unit="cell", desc=scenario.name,
-                   disable=not progress, smoothing=0.1)
+        show = progress or (lambda done, total: None)
+        done_now = len(cells) - len(pending)
         start, cell_s, workers, startup = time.perf_counter(), 0.0, 1, 0.0
 
         def finish(cell, result):
-            nonlocal cell_s
+            nonlocal cell_s, done_now
             store.write_cell(cell.id, *result)
             cell_s += float(result[1]["elapsed_s"].iloc[0]) if len(result[1]) else 0.0
-            bar.update(1)
+            done_now += 1
+            show(done_now, len(cells))
 
-        try:
-            if serial or not pending:
-                for cell in pending:
-                    finish(cell, run_cell(cell, scenario.seed))
-            else:
-                workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
-        finally:
-            bar.close()
+        if serial or not pending:
+            for cell in pending:
+                finish(cell, run_cell(cell, scenario.seed))
+        else:
+            workers, startup = _run_dask(pending, scenario.seed, finish, scheduler, n_workers)
         store.close(complete=True)
     finally:
         store.close()

@@ -1,7 +1,8 @@
 """Reproductions of published figures as scenarios, one command each (``ldpsim reproduce NAME``).
 
-Every reproduction is a small scenario file ``scenarios/<name with _>.toml`` (e.g. ``sdldp_fig5.toml``
-for ``sdldp-fig5``) naming its ``kind`` — the computation in :data:`KINDS` — and its parameters.
+Every reproduction is a small shipped scenario file whose ``[reproduction]`` table names it (e.g.
+``sdldp-fig5``, ``rr-survey``: the names ``ldpsim scenarios`` lists) and its ``kind`` — the computation
+in :data:`KINDS` — beside its parameters.
 :func:`reproduce` validates the file, computes a tidy table, draws the figure and writes
 ``NAME.csv``, ``NAME.png``, ``NAME.svg`` and ``NAME.json`` (resolved config and runtime).
 """
@@ -16,6 +17,8 @@ import pandas as pd
 
 from ldpsim.scenarios.reproductions import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
 from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.reproductions.sdldp import Kind, load_reproduction, shrink, write_outputs
 
 #: kind (as written in a scenario file) → how to compute, draw and summarize it
@@ -29,18 +32,35 @@ KINDS: dict[str, Kind] = {
     "central-vs-local": seed002_central.KIND,
     "quadtree-budget": seed004_quadtree.KIND,
 }
-#: reproductions of the other seeds: name → scenario file (the SDLDP ones are found by file name)
-SEED_REPRODUCTIONS = {"rr-survey": "seed001_rr.toml", "central-vs-local": "seed002_central.toml",
-                      "quadtree-budget": "seed004_quadtree.toml"}
-#: where the reproduction scenario files live
-SCENARIO_DIR = Path(__file__).resolve().parent.parent
 
 
 def available() -> dict[str, Path]:
-    """Reproduction name → scenario file: every ``sdldp_*.toml`` beside the scenarios package, then
-    :data:`SEED_REPRODUCTIONS`."""
-    found = {p.stem.replace("_", "-"): p for p in sorted(SCENARIO_DIR.glob("sdldp_*.toml"))}
-    return {**found, **{name: SCENARIO_DIR / file for name, file in SEED_REPRODUCTIONS.items()}}
+    """Reproduction name → scenario file: the shipped scenarios of kind ``reproduction``, by name."""
+    from ldpsim.scenarios.catalog import listing, shipped
+    paths = shipped()
+    return {name: paths[name] for name, kind, _ in listing() if kind == "reproduction"}
+
+
+def reproduction_file(name_or_path) -> tuple[Path, str | None]:
+    """The file of a reproduction name (or its file's older stem, with a note), or a ``.toml`` path.
+
+    Raises
+    ------
+    InputError
+        Neither a reproduction's name nor an existing ``.toml`` file.
+    """
+    from ldpsim.scenarios.catalog import lookup
+    text = str(name_or_path)
+    if text.endswith(".toml") and Path(text).is_file():
+        return Path(text), None
+    try:
+        path, note = lookup(text, "reproduction")
+    except ScenarioError:
+        path, note = None, None
+    if path is None or path not in available().values():
+        raise InputError(f"Unknown reproduction {text!r}; choose one of {', '.join(available())}, or all, "
+                         "or give a reproduction .toml file")
+    return path, note
 
 
 @dataclass(frozen=True)
@@ -59,15 +79,14 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
     """Run one reproduction (a name from :func:`available` or a scenario file path) into ``out``.
 
     ``repeats`` overrides the file's repeats; ``quick`` shrinks repeats, n, EM bins and the ε grid
-    (see :func:`.sdldp.shrink`) for a smoke run; ``seed`` overrides the file's root entropy. Raises :class:`ldpsim.evaluation.scenario.schema.ScenarioError`
-    for a broken file and ``ValueError`` for an unknown name.
+    (see :func:`.sdldp.shrink`) for a smoke run; ``seed`` overrides the file's root entropy. Raises
+    :class:`ldpsim.evaluation.scenario.schema.ScenarioError` for a broken file, ``InputError`` for an
+    unknown name or a bad ``repeats`` or ``seed``.
     """
-    known = available()
-    path = known.get(str(name_or_path), Path(name_or_path))
-    if str(name_or_path) not in known and not path.suffix == ".toml":
-        raise ValueError(f"Unknown reproduction {name_or_path!r}; choose one of {sorted(known)} or give a .toml file.")
-    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
-        raise ValueError(f"The 'repeats' parameter of reproduce must be an int >= 1. Got {repeats!r} instead.")
+    path, _ = reproduction_file(name_or_path)
+    for key, value, low in (("repeats", repeats, 1), ("seed", seed, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            raise InputError(f"reproduce: {key} (--{key}) must be an integer >= {low}; got {value!r}")
     config = shrink(load_reproduction(path, KINDS), quick, repeats)
     if seed is not None:
         config["seed"] = seed
@@ -76,3 +95,46 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
     table = kind.compute(config)
     paths, runtime = write_outputs(table, kind.figure(table, config), config, out, start)
     return Reproduction(config, table, kind.summary(table, config), paths, runtime)
+
+
+@dataclass(frozen=True)
+class Reproductions:
+    """What :func:`reproduce_into` returns: the folder, one :class:`Reproduction` per name, the report."""
+
+    out: Path
+    runs: list
+    html: Path
+    notes: list
+
+    def describe(self) -> str:
+        """The lines ``ldpsim reproduce`` prints: each reproduction's summary, runtime and files."""
+        lines = []
+        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 4):
+            for result in self.runs:
+                quick = " (--quick)" if result.config.get("quick") else ""
+                lines += [f"== {result.config['name']}: {result.config['title']}", str(result.summary),
+                          f"runtime {result.runtime_s:.1f} s{quick}; wrote " + ", ".join(map(str, result.paths))]
+        return "\n".join(lines + [f"report: {self.html}"])
+
+
+def reproduce_into(names, out, *, repeats: int | None = None, quick: bool = False,
+                   seed: int | None = None) -> Reproductions:
+    """Run the reproductions ``names`` (names, older file stems, ``.toml`` paths, or ``"all"``) into ``out``.
+
+    ``out`` is a locked run folder of kind ``"reproduce"`` (new, empty, or holding earlier
+    reproductions: figures accumulate by name); every name is checked before anything runs.
+    """
+    from ldpsim.evaluation.report.html import report_from_run_dir
+    from ldpsim.runtime.runfolder import RunFolder
+    names = [names] if isinstance(names, (str, Path)) else list(names)
+    names = list(available()) if names == ["all"] else names
+    files = [reproduction_file(n) for n in names]
+    for path, _ in files:  # every file valid before the folder is touched
+        load_reproduction(path, KINDS)
+    notes = [note for _, note in files if note]
+    out = Path(out)
+    with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
+        runs = [reproduce(path, out, repeats=repeats, quick=quick, seed=seed) for path, _ in files]
+        html = report_from_run_dir(out, title="ldpsim reproductions")
+        folder.finalize(adopt=True)
+    return Reproductions(out, runs, html, notes)

@@ -30,7 +30,7 @@ from typing import Callable
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.report.plots import FORMATS
 
 #: how the high-sensitivity (or URR-sensitive) values are chosen among the categories
@@ -50,6 +50,8 @@ def marked(label: str) -> str:
     return f"{label} ({GUARANTEE_OF[LABEL.match(label).group(1)]})"
 
 
+#: a reproduction's name: it becomes file names in the output folder, so no path separators or dots
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 #: parameters reduced by ``--quick`` (to at most these values) and the ε grid (to its two ends)
 QUICK_LIMITS = {"repeats": 2, "n": 4000, "bins": 16}
 
@@ -130,7 +132,9 @@ def high_ids(share: float, domain_size: int, choice: str) -> tuple[int, ...]:
 
 # ---- scenario files -----------------------------------------------------------------------------
 REPRODUCTION_SPEC = {
-    "name": Field(str, help="the name given to `ldpsim reproduce`"),
+    "name": Field(str, check=lambda v: None if PLAIN_NAME.fullmatch(v) else
+                  "must be a plain name of letters, digits, '-' and '_' (it names the output files)",
+                  help="the name given to `ldpsim reproduce`, and of its output files"),
     "kind": Field(str, help="which computation (see `ldpsim reproduce --list`)"),
     "title": Field(str, help="the figure's title"),
     "seed": Field(int, 0, lambda v: None if v >= 0 else "must be >= 0", "root entropy of the run"),
@@ -153,6 +157,7 @@ class Kind:
 def load_reproduction(path, kinds: dict[str, Kind]) -> dict:
     """Read and validate a reproduction file; returns the resolved config (one flat dict)."""
     raw = load_toml(path)
+    require_kind(raw, "reproduction", path)
     top = parse_table(raw, TOP_SPEC, "", path)
     head = parse_table(top["reproduction"], REPRODUCTION_SPEC, "reproduction", path)
     if head["kind"] not in kinds:

@@ -26,6 +26,7 @@ from ldpsim.mechanisms import GRR, SDGRR, URR
 
 from ldpsim.scenarios.reproductions.sdldp import (GUARANTEE_OF, HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind,
                                                  epsilons, high_ids, new_figure, one_of_each, shares)
+from ldpsim.evaluation.report.legend import quiet_corner
 
 ATTRIBUTES = ("census-education", "census-marital")
 
@@ -84,7 +85,7 @@ def figure(table: pd.DataFrame, config: dict):
                             linestyle="none", color=color)
         ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="adversary accuracy on high-sensitivity users", ylim=(0, 1.02),
                title=f"{attr} (D={sub['domain_size'].iat[0]}), high = {config['high_choice']} values")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc=quiet_corner(ax))
     fig.suptitle(f"{config['title']} — lines: expected (transition matrix), markers: simulated", fontsize=9)
     return fig
 

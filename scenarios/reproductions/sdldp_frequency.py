@@ -35,6 +35,7 @@ from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind, marked, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
     positive, same_length, shares, weights
+from ldpsim.evaluation.report.legend import quiet_corner
 
 ATTRIBUTES = ("census-education", "census-marital")
 
@@ -107,7 +108,7 @@ def figure(table: pd.DataFrame, config: dict):
         ax.set_yscale("log")
         ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="MSE (frequency)", title=f"{attr} (D={sub['domain_size'].iat[0]})\n"
                                                           f"high = {choice} values")
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc=quiet_corner(ax))
     fig.suptitle(f"{config['title']} — markers: simulated, lines: exact theory", fontsize=9)
     return fig
 

@@ -29,6 +29,7 @@ from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM
 
 from ldpsim.scenarios.reproductions.sdldp import MIXED_EPSILON_AXIS, Kind, marked, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights
+from ldpsim.evaluation.report.legend import quiet_corner
 
 ATTRIBUTES = ("weights", "heights")
 
@@ -101,7 +102,7 @@ def figure(table: pd.DataFrame, config: dict):
         ax.set_yscale("log")
         ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="MSE of the mean (normalized units)",
                title=f"{attr} (n={sub['n'].iat[0]}, EM bins d={sub['bins'].iat[0]})")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc=quiet_corner(ax))
     fig.suptitle(config["title"], fontsize=9)
     return fig
 

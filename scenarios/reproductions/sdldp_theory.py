@@ -24,6 +24,7 @@ from ldpsim.evaluation.workloads.types import largest_remainder
 from ldpsim.mechanisms import GRR, PM, SDGRR, SDPM
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, n_of, new_figure, positive, shares
+from ldpsim.evaluation.report.legend import quiet_corner
 
 
 def grr_variance_eq2(epsilon: float, domain_size: int, n: int) -> float:
@@ -82,7 +83,7 @@ def _draw(table: pd.DataFrame, config: dict, ylabel: str):
     ax.set_yscale("log")
     ax.set(xlabel="ε", ylabel=ylabel)
     ax.set_title(config["title"], fontsize=9)
-    ax.legend(fontsize=7, title="solid: paper's formula, dotted: exact", title_fontsize=7)
+    ax.legend(fontsize=7, loc=quiet_corner(ax), title="solid: paper's formula, dotted: exact", title_fontsize=7)
     return fig
 
 

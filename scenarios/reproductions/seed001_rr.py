@@ -26,6 +26,7 @@ from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.mechanisms import RR
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive, shares
+from ldpsim.evaluation.report.legend import quiet_corner
 
 
 def exact_coverage(n: int, n_yes: int, epsilon: float, confidence: float) -> float:
@@ -80,7 +81,7 @@ def figure(table: pd.DataFrame, config: dict):
     left.set(xscale="log", yscale="log", xlabel="n", ylabel="CI width",
              title=f"mean width of the {config['confidence']:.0%} interval, π = {share:g}\n"
                    "markers: simulated (clipped to [0, 1]), lines: 2·z·sd")
-    left.legend(fontsize=7)
+    left.legend(fontsize=7, loc=quiet_corner(left))
     markers = "os^vD"
     for k, (eps, rows) in enumerate(table.groupby("epsilon")):
         for j, (s, sub) in enumerate(rows.groupby("share")):
@@ -92,7 +93,7 @@ def figure(table: pd.DataFrame, config: dict):
     right.set(xscale="log", xlabel="n", ylabel="coverage",
               title=f"empirical coverage over {table['repeats'].iat[0]} surveys (± se)\n"
                     "thin lines: exact coverage of the normal interval")
-    right.legend(fontsize=5, ncol=2)
+    right.legend(fontsize=5, ncol=2, loc=quiet_corner(right))
     fig.suptitle(config["title"], fontsize=9)
     return fig
 

@@ -27,6 +27,7 @@ from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_latti
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, one_of_each, positive
+from ldpsim.evaluation.report.legend import quiet_corner
 
 WORKLOADS = ("emoji", "census-education", "census-marital")
 LOCAL = ("GRR", "OUE", "OLH")
@@ -97,7 +98,7 @@ def figure(table: pd.DataFrame, config: dict):
             ax.plot(rows["epsilon"], rows["mse_theory"], color=f"C{j}", lw=0.8)
         ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="MSE (frequency)",
                title=f"{w}: D={sub['domain_size'].iat[0]}, n={sub['n'].iat[0]:,}")
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc=quiet_corner(ax))
         if len(axes) > len(workloads):
             ax = axes[k + len(workloads)]
             for j, (method, rows) in enumerate(sub.groupby("method", sort=False)):
@@ -106,7 +107,7 @@ def figure(table: pd.DataFrame, config: dict):
                                 lw=0.8, color=f"C{j}", label=method)
             ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="L1 error Σ|θ̂ − θ|",
                    title=f"{w}: L1 error of the central release")
-            ax.legend(fontsize=6)
+            ax.legend(fontsize=6, loc=quiet_corner(ax))
     fig.suptitle(f"{config['title']}\nsolid lines: exact theory (LDP variance, Laplace 2b²)", fontsize=9)
     return fig
 

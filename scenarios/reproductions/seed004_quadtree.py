@@ -33,6 +33,7 @@ from ldpsim.mechanisms.central.quadtree import NoisyQuadtree, arithmetic_allocat
     level_errors, uniform_allocation, worst_case_nodes_per_level
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive
+from ldpsim.evaluation.report.legend import quiet_corner
 
 
 def d_bound(epsilon: float, h: int) -> float:
@@ -164,8 +165,8 @@ def figure(table: pd.DataFrame, config: dict):
           title=f"per-level budget, ε = {eps:g}, h = {config['h']}")
     b.set(xlabel="level i", ylabel="Err(level_i) = 8·2^(h−i)·2/ε_i²", yscale="log",
           title="per-level error (Cormode's worst-case node count)")
-    a.legend(fontsize=6, ncol=2)
-    b.legend(fontsize=6, ncol=2)
+    a.legend(fontsize=6, ncol=2, loc=quiet_corner(a))
+    b.legend(fontsize=6, ncol=2, loc=quiet_corner(b))
     curve = table[table["part"] == "total-vs-d"]
     opt = table[(table["part"] == "optimum") & (table["h"] == config["h"])].set_index("epsilon")
     for k, (e, rows) in enumerate(curve.groupby("epsilon")):
@@ -176,7 +177,7 @@ def figure(table: pd.DataFrame, config: dict):
     low = curve[["total", "total_capped"]].min().min()
     c.set(xlabel="d", ylabel="total error Σ Err(level_i)", yscale="log", ylim=(0.7 * low, 30 * curve.groupby(
         "epsilon")["total"].min().max()), title=f"total worst-case error vs d, h = {config['h']} (vertical: optima)")
-    c.legend(fontsize=6)
+    c.legend(fontsize=6, loc=quiet_corner(c))
     measured = table[(table["part"] == "measured") & (table["epsilon"] == eps) & (table["level"] >= 0)
                      & (table["mse_analytic"] > 0)]
     for k, (label, rows) in enumerate(measured.groupby("allocation", sort=False)):
@@ -186,7 +187,7 @@ def figure(table: pd.DataFrame, config: dict):
     m.set(xlabel="level i (0 = leaves)", ylabel="MSE of the level's share of the answer", yscale="log",
           title=f"{measured['queries'].iat[0]:.0f} random rectangles, ε = {eps:g}:\n"
                 f"measured ± se (markers) vs mean n_i(Q)·2/ε_i² (lines)")
-    m.legend(fontsize=6)
+    m.legend(fontsize=6, loc=quiet_corner(m))
     fig.suptitle(config["title"], fontsize=9)
     return fig
 

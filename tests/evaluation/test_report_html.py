@@ -5,18 +5,16 @@ from __future__ import annotations
 import base64
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
                                     write_report_html)
 from ldpsim.evaluation.scenario.grid import scenario_from_dict
 from ldpsim.evaluation.sweep.runner import run_sweep
+from tests.conftest import HOSTILE, make_run_dir, put, small_figure  # shared with the browser test
 
-HOSTILE = "</pre><script>alert('x')</script>"
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},
               "workload": {"name": "harmonic", "n": 2000, "domain_size": 20},
               "mechanism": [{"name": "grr"}], "grid": {"epsilon": [1.0, 4.0]},
@@ -37,39 +35,6 @@ def parse(page: str) -> _Tags:
     tags = _Tags()
     tags.feed(page)
     return tags
-
-
-def small_figure(title="tiny figure") -> Figure:
-    fig = Figure(figsize=(3, 2))
-    ax = fig.add_subplot()
-    ax.plot([1, 2, 3], [1, 4, 9], marker="o")
-    ax.set_title(title)
-    return fig
-
-
-def put(path: Path, write) -> None:
-    """Write a file as a run does (:mod:`ldpsim.runtime.durable`): the report embeds only files the run wrote.
-    ``write`` is text, or a callable filling the temporary path."""
-    from ldpsim.runtime.durable import write_file, write_text
-    write_file(path, write) if callable(write) else write_text(path, write)
-
-
-def make_run_dir(root: Path) -> Path:
-    """A run folder shaped like ``ldpsim run``'s: config, report.md, CSV (+ Parquet twin), JSON, plots."""
-    root.mkdir(parents=True, exist_ok=True)
-    put(root / "config.json", json.dumps({"seed": 2026, "note": HOSTILE}))
-    put(root / "scenario.toml", '[deployment]\nseed = 2026\n')
-    put(root / "report.md", "# Deployment run\n\n```\nrank  true\n1     0.5\n```\n\n![fig](plots/fig.png)\n")
-    table = pd.DataFrame({"item": ["a", HOSTILE, "c"], "share": [0.5, 0.3, 0.2]})
-    put(root / "top.csv", lambda p: table.to_csv(p, index=False))
-    put(root / "top.parquet", table.to_parquet)
-    put(root / "days.parquet", pd.DataFrame({"day": range(3)}).to_parquet)
-    put(root / "summary.json", json.dumps({"devices": 10}))
-    (root / "plots").mkdir(exist_ok=True)
-    put(root / "plots" / "fig.png", lambda p: small_figure().savefig(p, dpi=60, format="png"))
-    put(root / "plots" / "vector.svg", lambda p: small_figure("svg only").savefig(p, format="svg"))
-    put(root / "plots" / "fig.svg", lambda p: small_figure().savefig(p, format="svg"))  # PNG twin: not embedded twice
-    return root
 
 
 def test_page_is_self_contained_and_escaped(tmp_path):

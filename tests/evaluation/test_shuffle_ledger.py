@@ -11,7 +11,7 @@ from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.shuffle_ledger import central_summary, format_central
 from ldpsim.scenarios.cli import main
 from ldpsim.simulator.config import UseCase
-from tests.simulator.test_scenario import TINY
+from tests.conftest import TINY
 
 
 def _fake_run(flushes, limit=1):

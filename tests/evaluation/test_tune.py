@@ -9,8 +9,8 @@ from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
 
 pytestmark = pytest.mark.skipif("cms" not in MECHANISMS, reason="needs the CMS mechanism")
-WORKLOAD = {"name": "harmonic", "n": 20_000, "domain_size": 40}
-GRID = dict(ks=[2, 16, 64], ms=[8, 64], top=5, repeats=8, epsilon=4.0)
+WORKLOAD = {"workload": "harmonic", "devices": 20_000, "domain_size": 40}
+GRID = dict(ks=[2, 16, 64], ms=[8, 64], top=5, repeats=8, epsilon=4.0, **WORKLOAD)
 
 
 def test_target_parsing():
@@ -22,12 +22,14 @@ def test_target_parsing():
 
 
 def test_cheapest_meeting_candidate_wins():
-    everything, none = tune(WORKLOAD, "rank_deviation<=-1", report=lambda line: None, **GRID)
+    result = tune("rank_deviation<=-1", **GRID)
+    everything, none = result.tried, result.best
     assert none is None and len(everything) == 6  # nothing met: every candidate tried
     costs = list(zip(everything["report_bytes"], everything["memory_km"]))
     assert costs == sorted(costs)  # cheapest first: bandwidth, then k·m
     threshold = float(everything["bound"].median())
-    tried, best = tune(WORKLOAD, f"rank_deviation<={threshold}", report=lambda line: None, **GRID)
+    result = tune(f"rank_deviation<={threshold}", **GRID)
+    tried, best = result.tried, result.best
     first_ok = everything[everything["bound"] <= threshold].iloc[0]
     assert (best["k"], best["m"]) == (first_ok["k"], first_ok["m"])
     assert len(tried) == everything.index.get_loc(first_ok.name) + 1  # stopped at the winner

@@ -21,6 +21,7 @@ from scipy import stats
 from ldpsim.mechanisms.numeric.em import EM, _DenseOperator, _PiecewiseOperator, smooth
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
+from tests.conftest import em_draw as _draw, fisher_covariance as _fisher_covariance
 from tests.stats import assert_variance
 
 ALPHA = 1e-4
@@ -78,12 +79,6 @@ def test_histograms_merge_and_refuse_other_bins():
     np.testing.assert_array_equal(empty.f, 0.25)
 
 
-def _draw(f, edges, n, rng):
-    """n i.i.d. values: a bin from f, then uniform inside it (so π = Mᵀf holds exactly)."""
-    i = rng.choice(f.size, size=n, p=f)
-    return edges[i] + (edges[i + 1] - edges[i]) * rng.random(n)
-
-
 D = 8
 DISTRIBUTIONS = {
     "uniform": np.full(D, 1 / D),
@@ -107,15 +102,6 @@ def test_em_recovers_known_distribution_wald(mech, dist):
     wald = n * (((pi_hat - pi) ** 2)[pos] / pi[pos]).sum()
     bound = stats.chi2.isf(ALPHA, D - 1)
     assert wald <= bound, f"{dist}: Wald {wald:.1f} > chi2_{D - 1}({1 - ALPHA}) = {bound:.1f}; f̂ = {res.f.round(3)}"
-
-
-def _fisher_covariance(em, f, n):
-    """Asymptotic covariance of the MLE f̂ on the simplex: J (Jᵀ I J)⁻¹ Jᵀ / n with I = M diag(1/π) Mᵀ
-    and J the (d × d−1) chart f_d = 1 − Σ_{i<d} f_i."""
-    m = em.matrix
-    info = (m / (f @ m)) @ m.T
-    jac = np.vstack([np.eye(f.size - 1), -np.ones(f.size - 1)])
-    return jac @ np.linalg.inv(jac.T @ info @ jac) @ jac.T / n
 
 
 def test_sdpm_em_mean_unbiased_with_fisher_variance():

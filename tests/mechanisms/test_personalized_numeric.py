@@ -14,7 +14,7 @@ from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.frequency.personalized import combine_inverse_variance
 from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
-from tests.mechanisms.test_em import _draw, _fisher_covariance
+from tests.conftest import em_draw as _draw, fisher_covariance as _fisher_covariance
 from tests.stats import assert_variance
 
 RANGES = ((-0.75, 0.75), (-0.5, 0.5), (-0.25, 0.25))  # the paper's SDPM-Personalized (25/50/75 % high)

@@ -16,7 +16,7 @@ from ldpsim.scenarios import cli, options
 from ldpsim.scenarios.catalog import listing, resolve, shipped
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
 
-SHARED = {"--seed", "--workers", "--scheduler", "--out", "--quiet", "--verbose", "--dry-run"}
+SHARED = {"--seed", "--workers", "--scheduler", "--out", "--quiet", "--verbose", "--dry-run", "--devices"}
 
 
 def _options(name: str) -> dict[str, argparse.Action]:
@@ -54,7 +54,7 @@ def test_drawing_commands_take_seed_and_folders_take_out():
         assert {"--workers", "--scheduler"} <= set(_options(name)), name
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["audit"], ["poison"], ["bench"], ["check"]])
+@pytest.mark.parametrize("command", [[]] + [[name] for name in sorted(COMMANDS)])
 def test_help_imports_no_heavy_library(command):
     code = (f"import sys; from ldpsim.scenarios.cli import main; main({command + ['--help']!r}); "
             "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy', 'dask', 'numpy') if m in sys.modules))")
@@ -126,7 +126,7 @@ def test_python_api(tmp_path, monkeypatch):
     result = ldpsim.run("keyboard", devices=2000, days=2)
     assert result.out == tmp_path / "runs" / "keyboard-2000x2d-seed2026" and result.summary["days"] == 2
     assert not result.daily.empty
-    table = ldpsim.sweep("smoke", out=tmp_path / "s")
+    table = ldpsim.sweep("smoke", out=tmp_path / "s").summary
     assert {"mechanism", "metric", "mean"} <= set(table.columns)
     with pytest.raises(ValueError, match="devices"):
         ldpsim.run("keyboard", devices=0)

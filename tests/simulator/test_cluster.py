@@ -47,7 +47,7 @@ def test_sweep_on_a_workerless_cluster_fails_then_resumes(tmp_path, monkeypatch,
     from ldpsim.runtime.runfolder import read_manifest
     from ldpsim.evaluation.sweep import runner
     from ldpsim.scenarios.cli import main
-    from tests.test_run_folders import SWEEP
+    from tests.conftest import SWEEP
     scenario = tmp_path / "s.toml"
     scenario.write_text(SWEEP)
     out = tmp_path / "out"

@@ -9,7 +9,7 @@ import pytest
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run, shard_blocks
 from ldpsim.simulator.population import simulate_aggregate
-from tests.simulator.test_device import ITEMS, same_aggregates, tiny_config
+from tests.conftest import ITEMS, same_aggregates, tiny_config
 from tests.stats import assert_same_distribution
 
 

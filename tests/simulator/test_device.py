@@ -8,35 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.simulator.config import DeploymentConfig, UseCase
 from ldpsim.simulator.deployment import run, run_shard
 from ldpsim.simulator.device import sample_per_device
 from ldpsim.simulator.ledger import PrivacyLedger
 
-ITEMS = tuple(f"e{i}" for i in range(8))
-WEIGHTS = (8, 6, 5, 4, 3, 2, 1, 1)
-
-
-def tiny_config(**overrides) -> DeploymentConfig:
-    """A small fleet with GRR emoji and PM typing speed; no loss unless overridden; no fsync (speed)."""
-    use_cases = (UseCase("emoji", "event", "grr", (("epsilon", 2.0), ("domain_size", len(ITEMS))), 2),
-                 UseCase("typing_speed", "reading", "pm", (("epsilon", 1.0),), 1, (0.0, 120.0)))
-    base = dict(items=ITEMS, item_weights=WEIGHTS, use_cases=use_cases, n_devices=300, n_days=3,
-                block_size=64, seed=11, opt_in=1.0, p_online=1.0, loss=0.0, ack_loss=0.0, fsync=False,
-                adversary_devices=50)
-    return DeploymentConfig(**{**base, **overrides})
-
-
-def same_aggregates(a: dict, b: dict) -> None:
-    """Equal aggregates: integer data exactly, float data (PM's report sums) up to summation order."""
-    assert a.keys() == b.keys()
-    for key, agg in a.items():
-        assert agg.n == b[key].n, key
-        if np.issubdtype(agg.data.dtype, np.integer):
-            assert np.array_equal(agg.data, b[key].data), key
-        else:
-            np.testing.assert_allclose(agg.data, b[key].data, rtol=1e-12, err_msg=str(key))
-
+from tests.conftest import ITEMS, WEIGHTS, same_aggregates, tiny_config  # noqa: F401 - shared helpers
 
 def bundles(result) -> pd.DataFrame:
     return pd.DataFrame(result.records["bundles"]).groupby("status")[["bundles", "reports", "attempts"]].sum()

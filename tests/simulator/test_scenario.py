@@ -11,49 +11,7 @@ from ldpsim.scenarios.cli import main
 from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.catalog import shipped
 
-TINY = """
-[deployment]
-name = "tiny"
-seed = 3
-devices = 150
-days = 2
-block_size = 64
-adversary_devices = 40
-
-[workload]
-name = "harmonic"
-domain_size = 12
-
-[trend]
-rank = 9
-start_day = 1
-
-[use_case.emoji]
-mechanism = "grr"
-epsilon = 4.0
-daily_limit = 1
-
-[use_case.typing_speed]
-mechanism = "sdpm"
-epsilon = 2.0
-range = [0.0, 120.0]
-low_range = [20.0, 60.0]
-em_bins = 16
-
-[use_case.session_length]
-mechanism = "pm"
-epsilon = 1.0
-range = [0.0, 300.0]
-
-[server]
-fsync = false
-"""
-
-
-def _write(tmp_path, text, name="s.toml"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.conftest import TINY, write_scenario as _write  # noqa: E402 - shared helpers
 
 
 def test_default_scenario_loads():

@@ -11,21 +11,9 @@ from ldpsim.evaluation.deployment.estimates import measure
 from ldpsim.evaluation.scenario.deployment_file import load_deployment
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
-from tests.simulator.test_scenario import TINY, _write
+from tests.conftest import TINY, WORDS, write_scenario as _write  # noqa: F401 - shared helpers
 
-WORDS = TINY.replace("[server]", """[use_case.words]
-mechanism = "pem"
-epsilon = 4.0
-top_k = 10
-pool = 64
 
-[words]
-top = 200
-slang = "rizzé"
-slang_start_day = 1
-slang_share = 0.3
-
-[server]""").replace("devices = 150", "devices = 2000").replace("days = 2", "days = 3")
 
 
 def test_words_use_case_loads(tmp_path):

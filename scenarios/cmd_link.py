@@ -1,0 +1,27 @@
+"""``ldpsim link``: the linking observer over 30 days, fresh reports against memoized ones.
+
+A thin layer over :func:`ldpsim.evaluation.adversary.linking.memo_linking`: prints the linked
+observer's accuracy on a few days and writes ``linking.csv`` and ``linking.png`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+from ldpsim.scenarios import options
+
+
+def add_arguments(parser):
+    options.add_devices(parser, "2000", default=2000)
+    parser.add_argument("--epsilon", type=float, default=1.0, help="ε of one report")
+    options.add_seed(parser, "0")
+    options.add_out(parser, "runs/link")
+    parser.add_argument("--force", action="store_true",
+                        help="replace another linking study's results in --out (default: refuse)")
+
+
+def run(args) -> int:
+    from ldpsim.evaluation.adversary.linking import memo_linking
+    result = memo_linking(args.devices, args.epsilon, 0 if args.seed is None else args.seed)
+    print(result.summary().round(3).to_string())
+    for path in result.to_folder(args.out or "runs/link", force=args.force):
+        print(path)
+    return 0
