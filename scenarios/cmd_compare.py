@@ -27,7 +27,7 @@ def add_arguments(parser):
     parser.add_argument("--designs", metavar="NAMES",
                         help="comma-separated design names to run (default: all)")
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
-    parser.add_argument("--devices", type=options.positive_int, default=4000, help="fleet size")
+    options.add_devices(parser, "4000", default=4000)
     parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
     parser.add_argument("--delta", type=float, default=1e-6, help="δ of the (ε, δ) per device and the central ε")
     parser.add_argument("--force", action="store_true", help="replace a finished comparison in --out")

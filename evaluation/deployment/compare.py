@@ -156,6 +156,8 @@ class Comparison:
         """Error against design at the budget, each design's ε stated under its bar (a matplotlib Figure)."""
         from matplotlib.figure import Figure
 
+        from ldpsim.evaluation.report.legend import quiet_corner
+
         t = self.table
         fig = Figure(figsize=(max(6.4, 1.3 * len(t)), 4.4))
         ax = fig.subplots()
@@ -172,7 +174,7 @@ class Comparison:
         ax.set(yscale="log", ylabel="MSE of the daily top-10 shares",
                title=f"Designs at the same budget: {self.budget_text()}")
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc=quiet_corner(ax))
         fig.tight_layout()
         return fig
 
