@@ -81,7 +81,7 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     workers : int, optional
         Worker processes; 1 runs in this process; default: in this process when the cost estimate is
         small, else a local Dask cluster of one worker per core
-        (:func:`ldpsim.evaluation.sweep.study.placement`).
+        (:func:`ldpsim.evaluation.sweep.grid_run.placement`).
     scheduler : str, optional
         Address of an existing Dask scheduler.
     out : str or Path, optional
@@ -105,7 +105,7 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
         Bad scenario, a grid too large for this machine, a folder holding something else, bad options.
     """
     from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.sweep.study import sweep_study
+    from ldpsim.evaluation.sweep.grid_run import sweep_study
     import sys
 
     path = _resolved(scenario)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ldpsim
-from ldpsim.evaluation.sweep import runner, study
+from ldpsim.evaluation.sweep import grid_run, runner
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.catalog import listing, lookup, shipped
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
@@ -88,8 +88,8 @@ def test_placement_follows_the_cost_estimate_unless_workers_are_given(tmp_path):
     dry = ldpsim.sweep("smoke", dry_run=True, out=tmp_path / "unused")
     assert dry.report is None and dry.placement.serial and not (tmp_path / "unused").exists()
     assert "runs in this process" in dry.describe()
-    assert not study.placement([], 2, None).serial and study.placement([], 1, None).serial
-    assert not study.placement([], None, "tcp://h:8786").serial
+    assert not grid_run.placement([], 2, None).serial and grid_run.placement([], 1, None).serial
+    assert not grid_run.placement([], None, "tcp://h:8786").serial
 
 
 # ---- tune: refusals with exit 2, the same message from the library ------------------------------------

@@ -21,7 +21,7 @@ from ldpsim.evaluation.scenario.grid import Scenario
 from ldpsim.evaluation.sweep.runner import SweepReport, run_sweep
 from ldpsim.evaluation.sweep.store import read_results
 from ldpsim.runtime.errors import InputError
-from ldpsim.runtime.runfolder import hold, read_manifest, verify_folder
+from ldpsim.runtime.runfolder import hold, make_out_folder, read_manifest, verify_folder
 
 #: estimated serial seconds below which a sweep without explicit workers runs in this process
 IN_PROCESS_BELOW_S = 60.0
@@ -187,7 +187,7 @@ def sweep_study(scenario: Scenario, scenario_text: str, out, *, workers: int | N
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InputError(f"--workers must be an integer >= 1; got {workers!r}")
-    out = Path(out)
+    out = make_out_folder(out, create=False)  # an unusable --out is refused before anything runs
     cells = scenario.cells()
     where = placement(cells, workers, scheduler)
     plan = sweep_plan(scenario, cells, 1 if where.serial else where.workers)
