@@ -11,7 +11,9 @@ The short API for notebooks (imported on first use, so ``import ldpsim`` stays f
 >>> round(grr.p, 4)
 0.4754
 
-``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario.
+``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario,
+``ldpsim.audit(...)`` audits a mechanism or client for its claimed ε, ``ldpsim.poison(...)`` runs a
+poisoning experiment.
 """
 
 from importlib import metadata as _metadata
@@ -28,6 +30,8 @@ _LAZY = {
     "make_workload": ("ldpsim.evaluation.workloads.make", "make_workload"),
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
+    "audit": ("ldpsim.evaluation.audit.gate", "audit"),
+    "poison": ("ldpsim.evaluation.poisoning.experiment", "poison"),
 }
 
 __all__ = ["__version__", *_LAZY]
