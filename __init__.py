@@ -31,7 +31,7 @@ _LAZY = {
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
     "audit": ("ldpsim.evaluation.audit.gate", "audit"),
-    "poison": ("ldpsim.evaluation.poisoning.experiment", "poison"),
+    "poison": ("ldpsim.scenarios.cmd_poison", "poison"),
 }
 
 __all__ = ["__version__", *_LAZY]

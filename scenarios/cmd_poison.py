@@ -47,8 +47,43 @@ def add_arguments(parser):
     options.add_out(parser, "runs/<name>")
 
 
+def poison(scenario="poisoning", **kwargs):
+    """``ldpsim.poison``: :func:`ldpsim.evaluation.poisoning.experiment.poison` with scenario names resolved
+    among the shipped ones (:func:`ldpsim.scenarios.catalog.resolve`); same keyword arguments.
+
+    >>> import ldpsim                                                  # doctest: +SKIP
+    >>> result = ldpsim.poison("poisoning", repeats=40, out="runs/p")  # doctest: +SKIP
+    >>> result.check["message"]                                       # doctest: +SKIP
+    """
+    from ldpsim.evaluation.poisoning.experiment import poison as run_poison
+    from ldpsim.scenarios.catalog import resolve
+    return run_poison(scenario, resolve=resolve, **kwargs)
+
+
+def default_out(scenario="poisoning", deployment: bool = False, word: str | None = None):
+    """The default folder: ``runs/<[poisoning] name>``, or ``runs/<deployment name>-fakes[-words]``."""
+    from pathlib import Path
+
+    from ldpsim.evaluation.poisoning.sweep import load_poisoning, plain_name
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.runtime.errors import InputError
+    from ldpsim.scenarios.catalog import resolve
+    name = "keyboard" if str(scenario) == "poisoning" else scenario
+    if not deployment:
+        cfg = load_poisoning(resolve(scenario))
+        if cfg["kind"] == "population":
+            return Path("runs") / cfg["name"]
+        name = cfg["scenario"]
+        word = word if word is not None else (cfg["word"] if cfg["use_case"] == "word" else None)
+    meta = load_deployment(resolve(name), None, None, None)[1]
+    folder = f"{meta['name']}-fakes{'-words' if word else ''}"
+    if plain_name(folder):
+        raise InputError(f"{name}: the deployment's name {meta['name']!r} cannot name a folder under runs/ "
+                         f"({plain_name(folder)}); pass --out")
+    return Path("runs") / folder
+
+
 def run(args) -> int:
-    from ldpsim.evaluation.poisoning.experiment import default_out, poison
     from ldpsim.runtime.errors import InputError
     if args.repeats is not None and args.repeats < 2:
         raise InputError(f"--repeats must be an integer >= 2; got {args.repeats}")

@@ -211,8 +211,9 @@ def _guard_fleet(cfg, fakes, epsilons, defenses, workers, where) -> None:
 def poison(scenario="poisoning", *, seed: int | None = None, repeats: int | None = None, deployment: bool = False,
            devices: int | None = None, days: int | None = None, fakes=None, epsilons=None,
            target_rank: int | None = None, word: str | None = None, workers: int | None = None,
-           scheduler: str | None = None, out=None, force: bool = False, progress=None, log=None) -> PoisonResult:
-    """Run a poisoning experiment, as ``ldpsim poison`` does.
+           scheduler: str | None = None, out=None, force: bool = False, progress=None, log=None,
+           resolve=Path) -> PoisonResult:
+    """Run a poisoning experiment, as ``ldpsim poison`` does (``ldpsim.poison`` resolves shipped names).
 
     Parameters
     ----------
@@ -235,6 +236,9 @@ def poison(scenario="poisoning", *, seed: int | None = None, repeats: int | None
         ``progress(done, total)``.
     log : callable, optional
         Receives notes (resuming, stale locks).
+    resolve : callable
+        Scenario name or path → file (``ldpsim.poison`` passes :func:`ldpsim.scenarios.catalog.resolve`,
+        which also finds the shipped scenarios by name; here a plain path).
 
     Returns
     -------
@@ -247,7 +251,6 @@ def poison(scenario="poisoning", *, seed: int | None = None, repeats: int | None
         or a refused cost (``CostError``).
     """
     from ldpsim.evaluation.poisoning.sweep import load_poisoning
-    from ldpsim.scenarios.catalog import resolve
 
     if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 2):
         raise InputError(f"The 'repeats' parameter of poison must be an integer >= 2. Got {repeats!r} instead.")
@@ -264,8 +267,8 @@ def poison(scenario="poisoning", *, seed: int | None = None, repeats: int | None
                 cfg["repeats"] = repeats
             return _population(cfg, path, out, force, progress, log)
         fleet, name = cfg, cfg["scenario"]
-    return _fleet(fleet, name, seed, devices, days, fakes, epsilons, target_rank, word, workers, scheduler, out,
-                  force, progress, log)
+    return _fleet(fleet, resolve(name), seed, devices, days, fakes, epsilons, target_rank, word, workers,
+                  scheduler, out, force, progress, log)
 
 
 def _population(cfg: dict, path, out, force: bool, progress, log) -> PoisonResult:
@@ -285,11 +288,10 @@ def _population(cfg: dict, path, out, force: bool, progress, log) -> PoisonResul
     return result
 
 
-def _fleet(fleet, scenario, seed, devices, days, fakes, epsilons, target_rank, word, workers, scheduler, out,
+def _fleet(fleet, scenario: Path, seed, devices, days, fakes, epsilons, target_rank, word, workers, scheduler, out,
            force, progress, log) -> PoisonResult:
     from ldpsim.evaluation.poisoning.deployment_attack import DEFENSES, fake_sweep
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
-    from ldpsim.scenarios.catalog import resolve
 
     f = fleet or {}
     devices = devices or f.get("devices")
@@ -304,9 +306,9 @@ def _fleet(fleet, scenario, seed, devices, days, fakes, epsilons, target_rank, w
     for e in epsilons:
         if not (isinstance(e, (int, float)) and math.isfinite(e) and e > 0):
             raise InputError(f"The 'epsilons' parameter of poison must hold positive finite ε. Got {e!r}.")
-    cfg, meta = load_deployment(resolve(scenario), devices, days, seed)
+    cfg, _ = load_deployment(scenario, devices, days, seed)
     target = _target(cfg, scenario, target_rank, word)
-    _guard_fleet(cfg, fakes, epsilons, defenses, workers, scenario)
+    _guard_fleet(cfg, fakes, epsilons, defenses, workers, Path(scenario).name)
     use_case = "event" if word is None else "word"
     shards = min(workers or 1, cfg.n_blocks)
     scheduler = scheduler or ("local" if shards > 1 else None)
@@ -327,27 +329,6 @@ def _fleet(fleet, scenario, seed, devices, days, fakes, epsilons, target_rank, w
         result = PoisonResult("fleet", table, out=out)
         _write(result, folder)
     return result
-
-
-def default_out(scenario="poisoning", deployment: bool = False, word: str | None = None) -> Path:
-    """The command line's default folder: ``runs/<[poisoning] name>`` or ``runs/<deployment>-fakes[-words]``."""
-    from ldpsim.evaluation.poisoning.sweep import load_poisoning
-    from ldpsim.evaluation.scenario.deployment_file import load_deployment
-    from ldpsim.scenarios.catalog import resolve
-    from ldpsim.evaluation.poisoning.sweep import plain_name
-    name = "keyboard" if str(scenario) == "poisoning" else scenario
-    if not deployment:
-        cfg = load_poisoning(resolve(scenario))
-        if cfg["kind"] == "population":
-            return Path("runs") / cfg["name"]
-        name = cfg["scenario"]
-        word = word if word is not None else (cfg["word"] if cfg["use_case"] == "word" else None)
-    meta = load_deployment(resolve(name), None, None, None)[1]
-    folder = f"{meta['name']}-fakes{'-words' if word else ''}"
-    if plain_name(folder):
-        raise InputError(f"{name}: the deployment's name {meta['name']!r} cannot name a folder under runs/ "
-                         f"({plain_name(folder)}); pass --out")
-    return Path("runs") / folder
 
 
 def _target(cfg, scenario, target_rank: int, word):
