@@ -82,8 +82,9 @@ def add_arguments(parser):
     parser.add_argument("--domain-size", type=options.positive_int, help="the client's domain size (for --client; default: none)")
     parser.add_argument("--pair", nargs=2, type=int, default=[0, 1], metavar=("X", "X_PRIME"),
                         help="neighbouring inputs for --client/--reports (default: 0 1)")
-    parser.add_argument("--trials", type=_trials, default=1_000_000,
-                        help="trials per input (devices in --mode repeated) (default: 1e6)")
+    parser.add_argument("--trials", type=_trials,
+                        help="trials per input: reports (default: 1e6; --pure-ldp: 1e5, one call per report), "
+                             "or devices in --mode repeated (default: 1e5)")
     parser.add_argument("--mode", choices=("sample", "declared", "repeated"), default="sample",
                         help="sample: run the client; declared: counts from the declared probabilities only "
                              "(the code does not run); repeated: --days reports of one device jointly (default: sample)")
@@ -122,7 +123,7 @@ def run(args) -> int:
         return 0
     if args.pure_ldp:
         from ldpsim.evaluation.audit.peers_audit import audit_pure_ldp
-        results = audit_pure_ldp(args.epsilons, args.trials, seed=args.seed or 0, confidence=args.confidence,
+        results = audit_pure_ldp(args.epsilons, args.trials or 100_000, seed=args.seed or 0, confidence=args.confidence,
                                  log=lambda msg: options.say(args, msg))
         report = AuditReport(results, "sample")
     else:
