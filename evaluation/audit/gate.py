@@ -141,8 +141,9 @@ class AuditReport:
         table = self.table
         summary = json.dumps({"verdict": self.verdict, "mode": self.mode, "notes": self.notes}, indent=1,
                              ensure_ascii=False)
+        identity = table.drop(columns="seconds").to_csv(index=False)  # the same audit again is the same results
         return write_audit_folder(out, {"audit.csv": lambda tmp: table.to_csv(tmp, index=False),
-                                        "audit.json": summary}, table.to_csv(index=False), force)
+                                        "audit.json": summary}, identity, force)
 
 
 def write_audit_folder(out, files: dict, fingerprint_text: str, force: bool) -> Path:

@@ -126,6 +126,7 @@ def test_to_folder_owns_its_folder(tmp_path, capsys):
     out = tmp_path / "audit"
     ldpsim.audit("grr", trials=10_000).to_folder(out)
     assert (out / "audit.csv").is_file() and '"verdict": "PASS"' in (out / "audit.json").read_text()
+    ldpsim.audit("grr", trials=10_000).to_folder(out)  # the same audit again: its own results, replaced
     other = ldpsim.audit("oue", trials=10_000)
     from ldpsim.runtime.runfolder import RunFolderError
     with pytest.raises(RunFolderError, match="--force"):
