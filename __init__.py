@@ -16,6 +16,8 @@ The short API for notebooks (imported on first use, so ``import ldpsim`` stays f
 ``ldpsim.tune(...)`` finds the cheapest sketch meeting a target, ``ldpsim.check(...)`` compares a rerun
 with a baseline, ``ldpsim.reproduce(...)`` re-runs a published figure and ``ldpsim.scenarios_table()``
 lists the shipped scenarios: each is what the command of the same name runs.
+``ldpsim.audit(...)`` audits a mechanism or client for its claimed ε, ``ldpsim.poison(...)`` runs a
+poisoning experiment.
 """
 
 from importlib import metadata as _metadata
@@ -37,6 +39,8 @@ _LAZY = {
     "check": ("ldpsim.scenarios.api", "check"),
     "reproduce": ("ldpsim.scenarios.api", "reproduce"),
     "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
+    "audit": ("ldpsim.evaluation.audit.gate", "audit"),
+    "poison": ("ldpsim.scenarios.api", "poison"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+
 from ldpsim.mechanisms.sketches.cms import CMS
 from ldpsim.mechanisms.frequency.dbitflip import DBitFlip
 from ldpsim.mechanisms.frequency.grr import GRR
@@ -24,6 +27,7 @@ from ldpsim.mechanisms.frequency.sue import SUE
 from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
 from ldpsim.mechanisms.frequency.urr import URR
+from ldpsim.runtime.errors import InputError
 
 #: name used in scenario files → mechanism class
 MECHANISMS: dict[str, type] = {
@@ -73,10 +77,11 @@ def make(name: str, **params):
 
     Raises
     ------
-    ValueError
-        For an unknown name (the message lists the choices) or an invalid parameter value.
+    InputError
+        For an unknown name or parameter (the message lists the choices and suggests the closest), a
+        missing parameter, or an invalid parameter value.
     TypeError
-        For a missing or unexpected parameter.
+        For a parameter of the wrong type.
 
     Examples
     --------
@@ -86,5 +91,34 @@ def make(name: str, **params):
     try:
         cls = MECHANISMS[name.lower()]
     except (KeyError, AttributeError):
-        raise ValueError(f"Unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}.") from None
+        raise InputError(f"Unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}"
+                         f"{_did_you_mean(str(name).lower(), MECHANISMS)}.") from None
+    check_parameters(cls, params)
     return cls(**params)
+
+
+def _did_you_mean(key: str, allowed) -> str:
+    near = difflib.get_close_matches(key, list(allowed), n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def check_parameters(cls, params: dict) -> None:
+    """Raise :class:`InputError` for a parameter ``cls`` does not take (listing those it takes and the
+    closest one) or a required parameter left out, before the constructor sees them.
+
+    >>> check_parameters(GRR, {"eps": 1.0, "domain_size": 4})
+    Traceback (most recent call last):
+    ...
+    ldpsim.runtime.errors.InputError: GRR has no parameter 'eps' (did you mean 'epsilon'?); its parameters are epsilon, domain_size.
+    """
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    names = [f.name for f in fields]
+    for key in params:
+        if key not in names:
+            raise InputError(f"{cls.__name__} has no parameter {key!r}{_did_you_mean(key, names)}; "
+                             f"its parameters are {', '.join(names)}.")
+    missing = [f.name for f in fields if f.name not in params and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise InputError(f"{cls.__name__} needs the parameter(s) {', '.join(missing)}; "
+                         f"its parameters are {', '.join(names)}.")

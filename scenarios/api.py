@@ -245,3 +245,30 @@ def compare(scenario: str | Path = "keyboard", designs=None, **options):
     """
     from ldpsim.evaluation.deployment.compare import compare as compare_designs
     return compare_designs(_resolved(scenario), designs, **options)
+
+
+def poison(scenario: str | Path = "poisoning", **options):
+    """A poisoning experiment, as ``ldpsim poison`` does: fake devices against the frequency oracles
+    (population scenario) or a deployment (``deployment=True``, or a ``[poisoning_fleet]`` scenario).
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A poisoning or deployment scenario file, or a shipped name.
+    **options
+        As :func:`ldpsim.evaluation.poisoning.experiment.poison` (``repeats``, ``seed``, ``out``, ``force``, …).
+
+    Returns
+    -------
+    PoisonResult
+        Its table, the closed-form check (or why there is none) and ``to_folder()``.
+
+    Examples
+    --------
+    >>> import ldpsim                                                  # doctest: +SKIP
+    >>> result = ldpsim.poison("poisoning", repeats=40, out="runs/p")  # doctest: +SKIP
+    >>> result.check["message"]                                       # doctest: +SKIP
+    """
+    from ldpsim.evaluation.poisoning.experiment import poison as run_poison
+    from ldpsim.scenarios.catalog import resolve
+    return run_poison(scenario, resolve=resolve, **options)

@@ -43,6 +43,25 @@ def epsilon_lower_bound(k_x, n_x, k_xp, n_xp, alpha: float):
     return float(out) if np.ndim(out) == 0 else out
 
 
+def largest_lower_bound(n_x, n_xp, alpha: float) -> float:
+    """The largest ε_lb that ``n_x`` and ``n_xp`` trials can give at level ``alpha``: every trial of x in S,
+    none of x′ (docs/math.md §12.3). An audit whose claim is at or above it can never FAIL: it has no power.
+
+    >>> round(largest_lower_bound(10, 10, 0.05), 3), round(largest_lower_bound(10**6, 10**6, 0.05), 2)
+    (0.807, 12.51)
+    """
+    if min(n_x, n_xp) < 1:
+        return -math.inf
+    return float(epsilon_lower_bound(n_x, n_x, 0, n_xp, alpha))
+
+
+def trials_for_power(epsilon_claimed: float, alpha: float = 0.05) -> int:
+    """The fewest trials per input whose :func:`largest_lower_bound` exceeds ``epsilon_claimed``:
+    a^{1/N} / (1 − a^{1/N}) > e^ε with a = α/2, i.e. N > ln a / ln(e^ε/(1 + e^ε)) (docs/math.md §12.3)."""
+    a = alpha / 2
+    return math.floor(math.log(a) / -math.log1p(math.exp(-epsilon_claimed))) + 1
+
+
 def trials_to_detect(p_x: float, p_xp: float, epsilon_claimed: float, alpha: float = 0.05,
                      max_trials: int = 10**13) -> int:
     """Trials per input after which the *expected* counts give ε_lb > ``epsilon_claimed``.

@@ -29,6 +29,7 @@ class AuditPlan:
     claim: float | None = None
     client: Callable | None = None  # perturb(values, rng) -> reports
     target: str = ""
+    at_least: int = 1  #: repeated audits: a device is in S_T when at least this many of its reports are in S
 
 
 def packed_bit(bits: np.ndarray, j) -> np.ndarray:

@@ -3,7 +3,7 @@
 A plan fixes, before any trial, the neighbouring inputs x, x′ and the output event S with the largest
 likelihood ratio the mechanism claims, P[S|x] / P[S|x′] = e^ε (docs/math.md §7.5). ``event(reports)``
 tests S on real reports of the mechanism's client (the *sample* mode audits the implementation);
-``p_x``, ``p_x_prime`` are the mechanism's own probabilities of S (the *exact* mode draws the two counts
+``p_x``, ``p_x_prime`` are the mechanism's own probabilities of S (the *declared* mode draws the two counts
 from Binomial(N, p) directly, which checks the claimed math at any N in microseconds).
 
 Events ("supports x and not x′", the distinguishing attack of Arcolezi & Gambs 2024):

@@ -1,4 +1,5 @@
-"""Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small.
+"""Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small, and a
+device client that redraws its memoized response on every report (:func:`redrawing_client`).
 
 Correct GRR keeps x w.p. p = e^ε/(e^ε+D−1) and "flips" to one of the D−1 other values w.p. 1 − p.
 This client flips w.p. (1 − p)·(1 − shortfall): P[x|x] = 1 − 0.9(1 − p), P[y|x] = 0.9·q, so its true ε is
@@ -56,3 +57,30 @@ def buggy_blh(epsilon: float, domain_size: int, shortfall: float = 0.1):
         return OLHReports(seed, np.where(rng.random(x.size) < flip, 1 - h, h))
 
     return perturb
+
+
+def redrawing_client(mech):
+    """A device client ``perturb(values, keys, rng)`` of ``mech`` that forgets its key: every call draws
+    a fresh one, so its "permanent" (memoized) response is redrawn on every report — the memoization bug
+    the repeated audit exists for (:mod:`.repeated`; over T reports it composes to T·ε₁, not ε_∞)."""
+    from ldpsim.evaluation.audit.repeated import device_client
+    from ldpsim.mechanisms.memo import device_keys
+    client = device_client(mech)
+
+    def perturb(values, keys, rng):
+        return client(values, device_keys(len(keys), rng), rng)
+    return perturb
+
+
+def memoized_grr(epsilon: float, domain_size: int):
+    """The correct memoizing GRR device client ``perturb(values, keys, rng)`` (for ``ldpsim audit --client
+    ... --client-arg epsilon=1 --client-arg domain_size=10 --mode repeated``)."""
+    from ldpsim.evaluation.audit.repeated import device_client
+    from ldpsim.mechanisms import GRR
+    return device_client(GRR(epsilon, domain_size))
+
+
+def redrawing_grr(epsilon: float, domain_size: int):
+    """:func:`redrawing_client` of GRR(``epsilon``, ``domain_size``), built from plain arguments for the CLI."""
+    from ldpsim.mechanisms import GRR
+    return redrawing_client(GRR(epsilon, domain_size))

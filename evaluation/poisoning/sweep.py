@@ -17,6 +17,7 @@ Sensitive ids of URR and high ids of SDGRR: every ``sensitive_every``-th id (0, 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,15 @@ def _subset(allowed):
     return check
 
 
+def plain_name(value) -> str | None:
+    """None for a plain folder name (letters, digits, '.', '_', '-'; not starting with '.'; at most 100
+    characters), else what is wrong: a name that becomes a path must never leave ``runs/``."""
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", value):
+        return None
+    return ("must be a plain folder name (letters, digits, '.', '_', '-'; no '/', no leading '.'; "
+            "at most 100 characters)")
+
+
 def _positive_list(values):
     return None if values and all(isinstance(v, (int, float)) and v > 0 for v in values) else "must be positive numbers"
 
@@ -50,7 +60,7 @@ def _fractions(values):
 
 
 SPEC = {
-    "name": Field(str, "poisoning"), "seed": Field(int, 0), "repeats": Field(int, 50, lambda v: None if v >= 2 else "must be >= 2"),
+    "name": Field(str, "poisoning", plain_name), "seed": Field(int, 0), "repeats": Field(int, 50, lambda v: None if v >= 2 else "must be >= 2"),
     "detection_repeats": Field(int, 3, lambda v: None if v >= 1 else "must be >= 1"),
     "n": Field(int, 100_000, lambda v: None if v >= 100 else "must be >= 100"),
     "workload": Field(str, "zipf"), "domain_size": Field(int, 100, lambda v: None if v >= 4 else "must be >= 4"),
@@ -73,7 +83,7 @@ def _non_negative_ints(values):
 
 #: ``[poisoning_fleet]``: fake devices in a deployment scenario (:mod:`.deployment_attack`)
 FLEET_SPEC = {
-    "name": Field(str, "poisoning-fleet"), "scenario": Field(str, "keyboard"),
+    "name": Field(str, "poisoning-fleet", plain_name), "scenario": Field(str, "keyboard"),
     "devices": Field(int, 5000, lambda v: None if v >= 1 else "must be >= 1"),
     "days": Field(int, 7, lambda v: None if v >= 1 else "must be >= 1"),
     "seed": Field(int, 0), "target_rank": Field(int, 80, lambda v: None if v >= 1 else "must be >= 1"),
