@@ -28,7 +28,7 @@ from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.mechanisms import CMS, HCMS, OLH, OUE, RAPPOR
 from ldpsim.mechanisms.memo import keyed_words
 from ldpsim.runtime.errors import InputError
-from ldpsim.simulator.memoization import keyed_perturb
+from ldpsim.mechanisms.memo import keyed_perturb
 
 #: mechanisms whose memoizing client the repeated audit knows (their own ``perturb_memoized``, or the
 #: simulator's vectorized keyed sampler)
@@ -44,7 +44,7 @@ def memoizes(mech) -> bool:
 def device_client(mech):
     """The memoizing client of one device, ``perturb(values, keys, rng) -> reports``: the mechanism's own
     ``perturb_memoized`` (RAPPOR, dBitFlip, 1BitMean) or the simulator's keyed report (every report a
-    deterministic function of hash(device key, value): :func:`ldpsim.simulator.memoization.keyed_perturb`)."""
+    deterministic function of hash(device key, value): :func:`ldpsim.mechanisms.memo.keyed_perturb`)."""
     own = getattr(mech, "perturb_memoized", None)
     if own is not None:
         return lambda values, keys, rng: own(values, keys, rng=rng)
