@@ -196,7 +196,8 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
     b = int(np.clip(groups.size // max(2 * n_groups, 1), 1, 255))
     n_blocks = -(-size // b)
     first_slot = (np.cumsum(n_blocks) - n_blocks) * b
-    order = np.argsort(groups, kind="stable")
+    small = np.uint16 if n_groups <= 1 << 16 else groups.dtype  # 16-bit keys: numpy's stable sort is a radix sort
+    order = np.argsort(groups.astype(small, copy=False), kind="stable")
     within = np.arange(groups.size) - np.repeat(np.cumsum(size) - size, size)
     source = np.full(int(n_blocks.sum()) * b, -1, dtype=np.intp)  # padded slot → report (−1: empty)
     source[np.repeat(first_slot, size) + within] = order

@@ -62,6 +62,17 @@ def test_factorize():
         factorize(np.zeros((2, 2), dtype=object))
 
 
+@pytest.mark.parametrize("values", [np.array([5, 3, 5, 0, 9, 3]), np.array([7], dtype=np.uint16),
+                                    np.array([2**40, 3, 2**40]), np.array([-4, 2, -4, 0])])
+def test_factorize_integers_equals_sorted_unique(values):
+    """Small non-negative ids take a presence table, others a sort: both give np.unique's answer."""
+    uniq, inv = factorize(values)
+    expect_uniq, expect_inv = np.unique(values, return_inverse=True)
+    assert uniq.dtype == object and uniq.tolist() == expect_uniq.tolist()
+    np.testing.assert_array_equal(inv, expect_inv)
+    assert inv.dtype == np.intp
+
+
 @pytest.mark.parametrize("m", [10, 64])
 def test_uniform_over_cells(m):
     """Chi-square of the values of each row over [m], 20 000 items (Bonferroni over rows)."""
