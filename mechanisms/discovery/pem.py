@@ -18,6 +18,10 @@ from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, DiscoveryProtoc
                                      sketch_sums, split_counts, top, word_rows)
 
 
+#: aggregate: count by bincount over the whole table once the reports' cells reach 1/_DENSE_SHARE of it
+_DENSE_SHARE = 8
+
+
 class PEMReports(NamedTuple):
     """One report per user: the group, the index of the hash function in the pool, the GRR'd bucket."""
 
@@ -158,10 +162,18 @@ class PEM(DiscoveryProtocol):
         return data
 
     def aggregate(self, reports) -> Aggregate:
+        """T[i, s, y] and T[i, s, g] (class docstring). With few reports for the table (G·pool·(g+1)
+        int64 cells, 220 MB at ε = 8) the counts are written only where reports fall into lazily
+        zeroed memory, so the cost follows the reports; otherwise one bincount fills the table."""
         group, seed, y = self._check_reports(reports, "aggregate")
-        row = group * self.pool + seed
-        cells = np.bincount(row * self.g + y, minlength=self.groups * self.pool * self.g)
-        data = self._table(cells, np.bincount(row, minlength=self.groups * self.pool))
+        shape = (self.groups, self.pool, self.g + 1)
+        row = (group * self.pool + seed) * (self.g + 1)
+        cells = np.concatenate([row + y, row + self.g])
+        size = math.prod(shape)
+        if cells.size >= size // _DENSE_SHARE:
+            return Aggregate(int(y.size), np.bincount(cells, minlength=size).reshape(shape), self.kind)
+        data = np.zeros(shape, dtype=np.int64)
+        np.add.at(data.reshape(-1), cells, 1)
         return Aggregate(int(y.size), data, self.kind)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
