@@ -75,6 +75,8 @@ LAYOUTS = {
     "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
                                                       "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
     "audit": Layout(("audit.csv", "detection.csv"), {}),
+    # `ldpsim bench --out`: the measured tables and their floor ratios as a baseline for --check
+    "bench": Layout(("bench.csv", "baseline.json"), {}),
 }
 
 

@@ -162,9 +162,22 @@ class PEM(DiscoveryProtocol):
         return data
 
     def aggregate(self, reports) -> Aggregate:
-        """T[i, s, y] and T[i, s, g] (class docstring). With few reports for the table (G·pool·(g+1)
-        int64 cells, 220 MB at ε = 8) the counts are written only where reports fall into lazily
-        zeroed memory, so the cost follows the reports; otherwise one bincount fills the table."""
+        """Server side: T[i, s, y] and T[i, s, g] (class docstring).
+
+        With few reports for the table (G·pool·(g+1) int64 cells, 220 MB at ε = 8) the counts are
+        written only where reports fall, into lazily zeroed memory, so the cost follows the reports;
+        otherwise one bincount fills the table. Both give the same table.
+
+        Parameters
+        ----------
+        reports : PEMReports
+            As returned by :meth:`perturb` or :meth:`decode`.
+
+        Returns
+        -------
+        Aggregate
+            ``data`` of shape (G, pool, g+1), int64.
+        """
         group, seed, y = self._check_reports(reports, "aggregate")
         shape = (self.groups, self.pool, self.g + 1)
         row = (group * self.pool + seed) * (self.g + 1)

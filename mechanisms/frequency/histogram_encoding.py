@@ -164,8 +164,21 @@ class SHE(FrequencyOracle):
         return 2.0 / self.epsilon
 
     def perturb(self, values, rng=None) -> np.ndarray:
-        """One-hot plus Laplace(b) per entry, each Laplace drawn as a fair sign times an Exponential(b)
-        (the ziggurat exponential costs a quarter of ``rng.laplace``'s logarithm; same law)."""
+        """Client side: the one-hot vector of each user's item plus Laplace(b) noise per entry, each
+        Laplace drawn as a fair sign times an Exponential(b) — the same law (docs/math.md §7.1), at a
+        quarter of the cost of ``rng.laplace``'s logarithm.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Item ids in [0, D).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n, D)
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         out = np.empty((x.size, self.domain_size))
