@@ -178,9 +178,12 @@ class HashFamily:
             b = b * (keys >> _S32)
             v += b
             v += c
-            v >>= _S32
-            v *= np.uint64(self.m)
-            v >>= _S32
+            if self.m & (self.m - 1):
+                v >>= _S32
+                v *= np.uint64(self.m)
+                v >>= _S32
+            else:  # m = 2^w: ⌊(v >> 32)·2^w / 2^32⌋ = v >> (64 − w), one pass instead of three
+                v >>= np.uint64(64 - self.m.bit_length() + 1)
         return v.view(np.int64)
 
     def row_blocks(self, keys, max_elements: int = _CHUNK):

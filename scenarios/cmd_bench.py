@@ -80,7 +80,7 @@ BENCH_COLUMNS = [("case", "case", 22, ""), ("path", "path", 15, ""), ("n", "n", 
                  ("rate", "units/s", 10, ".2e"), ("floor", "floor", 13, ""), ("floor_ratio", "÷ floor", 8, ".2f"),
                  ("peak_mib", "peak MiB", 10, ".0f"), ("status", "status", 7, ""), ("note", "note", 0, "")]
 PEER_COLUMNS = [("peer", "peer", 32, ""), ("ours", "ours", 10, ""), ("n_peer", "n", 10, ","),
-                ("peer_s_per_1e6", "peer s/10⁶", 12, ".2f"), ("ours_s_per_1e6", "ours s/10⁶", 12, ".4f"),
+                ("peer_s_per_1e6", "peer cpu s/10⁶", 15, ".2f"), ("ours_s_per_1e6", "ours cpu s/10⁶", 15, ".4f"),
                 ("speedup", "speed-up", 10, ".1f"), ("target", "target", 8, ""),
                 ("mse_ours", "MSE ours", 11, ".3e"), ("mse_theirs", "MSE peer", 11, ".3e"),
                 ("mse_theory", "MSE theory", 11, ".3e"), ("p", "p(equal)", 9, ".3f"), ("verdict", "verdict", 0, "")]
@@ -129,7 +129,7 @@ def run(args) -> int:
         print(f"{message}; the tables above stand", file=sys.stderr)
         status = 1
     if len(result.peers):
-        print(f"\nspeed-up = peer s/10⁶ ÷ ours s/10⁶ (wall); MSE on the frequency scale over {args.items} items; "
+        print(f"\nspeed-up = peer CPU s/10⁶ ÷ ours CPU s/10⁶; MSE on the frequency scale over {args.items} items; "
               f"p(equal) = paired z-test of the per-item squared errors (equal at p ≥ {suite.EQUAL_P})")
         print_table(result.peers, PEER_COLUMNS)
     if len(result.discovery):

@@ -48,8 +48,7 @@ def _position_blocks(family: HashFamily, stride: int, items: tuple):
     dtype = np.int32 if family.k * stride < 2 ** 31 else np.int64
     keys = family.keys(items)
     for rows, H in family.row_blocks(keys):
-        H += (rows * stride)[:, None]
-        yield H.astype(dtype, copy=False)
+        yield np.add(H, (rows * stride)[:, None], out=np.empty(H.shape, dtype), casting="unsafe")  # < 2^31 if int32
 
 
 def _flat_positions(family: HashFamily, stride: int, items: tuple):
