@@ -23,7 +23,7 @@ from ldpsim.mechanisms._validation import (as_generator, check_counts, check_dom
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
-_BATCH_CELLS = 1 << 21  # user×item exponential draws per batch of SHE's fused per-user path (16 MiB)
+_BATCH_CELLS = 1 << 22  # user×item exponential draws per batch of SHE's fused per-user path (32 MiB)
 _SIGNED_CELLS = 1 << 16  # user×item draws per batch of SHE's reports (signed in cache)
 
 
