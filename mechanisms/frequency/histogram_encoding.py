@@ -23,7 +23,8 @@ from ldpsim.mechanisms._validation import (as_generator, check_counts, check_dom
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
-_BATCH_CELLS = 1 << 22  # user×item exponential draws per batch of SHE's fused per-user path (32 MiB)
+_BATCH_USERS = 1 << 16  # users per batch of SHE's fused per-user path
+_BLOCK_CELLS = 1 << 17  # user×item exponential draws per block of a batch (1 MiB: stays in cache)
 _SIGNED_CELLS = 1 << 16  # user×item draws per batch of SHE's reports (signed in cache)
 
 
@@ -43,24 +44,28 @@ def laplace_column_sums(n_users: int, n_columns: int, scale: float, rng: np.rand
 
     Every user's draw is made: L = ±E with E ~ Exponential(scale) and a fair sign (docs/math.md §7.1).
     As the E are i.i.d. and independent of the signs, which users of a column are positive does not
-    matter, only how many: K_c ~ Binomial(n_users, ½) per column, and column c's sum is
-    Σ_{i<K_c} E_ic − Σ_{i≥K_c} E_ic. The users are drawn column-major in batches of about
-    ``_BATCH_CELLS`` cells, summed with one ``np.add.reduceat`` per batch into float64 (no n × D array).
+    matter, only how many: K_c ~ Binomial(m, ½) per column of a batch of m users, and the column's sum
+    is Σ_{i<K_c} E_ic − Σ_{i≥K_c} E_ic. Users come in batches of ``_BATCH_USERS`` and each batch in
+    blocks of columns of about ``_BLOCK_CELLS`` draws (they stay in cache), each block summed with one
+    ``np.add.reduceat`` into float64 (no n × D array).
     """
     sums = np.zeros(n_columns)
-    step = max(1, _BATCH_CELLS // n_columns)
-    buf = np.empty(min(step, n_users) * n_columns + 1)  # + 1: reduceat's last bound may equal m·D
-    for start in range(0, n_users, step):
-        m = min(step, n_users - start)
-        cells = m * n_columns
-        rng.standard_exponential(out=buf[:cells])  # column c: buf[c·m:(c+1)·m]
-        buf[cells] = 0.0
-        k = rng.binomial(m, 0.5, n_columns)
-        bounds = np.empty(2 * n_columns, dtype=np.intp)
-        bounds[0::2] = np.arange(n_columns) * m
-        bounds[1::2] = bounds[0::2] + k
-        seg = np.add.reduceat(buf[:cells + 1], bounds)  # an empty segment [i, i) yields buf[i]: zeroed
-        sums += np.where(k == 0, 0.0, seg[0::2]) - np.where(k == m, 0.0, seg[1::2])
+    users = max(1, min(n_users, _BATCH_USERS))
+    cols = max(1, min(n_columns, _BLOCK_CELLS // users))
+    buf = np.empty(users * cols + 1)  # + 1: reduceat's last bound may equal m·c
+    bounds = np.empty(2 * cols, dtype=np.intp)
+    for start in range(0, n_users, users):
+        m = min(users, n_users - start)
+        for c0 in range(0, n_columns, cols):
+            c = min(cols, n_columns - c0)
+            cells = m * c
+            rng.standard_exponential(out=buf[:cells])  # column c0 + j: buf[j·m:(j+1)·m]
+            buf[cells] = 0.0
+            k = rng.binomial(m, 0.5, c)
+            bounds[0:2 * c:2] = np.arange(c) * m
+            bounds[1:2 * c:2] = bounds[0:2 * c:2] + k
+            seg = np.add.reduceat(buf[:cells + 1], bounds[:2 * c])  # an empty segment [i, i) yields buf[i]: zeroed
+            sums[c0:c0 + c] += np.where(k == 0, 0.0, seg[0::2]) - np.where(k == m, 0.0, seg[1::2])
     return scale * sums
 
 

@@ -86,10 +86,12 @@ def test_she_report_noise_is_exactly_laplace():
 
 
 def test_she_fused_sums_are_laplace_sums_across_batches(monkeypatch):
-    """perturb_aggregate with batches of 3 users × 5 items (so batches split users unevenly, and K = 0 or
-    K = m occur often) has the law of f_x + Gamma(n, b) − Gamma(n, b) per column (the direct sampler)."""
+    """perturb_aggregate in batches of 3 users and blocks of 2 columns (7 users and 5 items: ragged
+    batches and blocks, and K = 0 or K = m often) has the law of f_x + Gamma(n, b) − Gamma(n, b) per
+    column (the direct sampler)."""
     from ldpsim.mechanisms.frequency import histogram_encoding
-    monkeypatch.setattr(histogram_encoding, "_BATCH_CELLS", 15)
+    monkeypatch.setattr(histogram_encoding, "_BATCH_USERS", 3)
+    monkeypatch.setattr(histogram_encoding, "_BLOCK_CELLS", 6)
     m = SHE(epsilon=1.5, domain_size=5)
     counts = np.array([4, 0, 2, 1, 0])
     values = np.repeat(np.arange(5), counts)
