@@ -129,8 +129,9 @@ def run(args) -> int:
         print(f"{message}; the tables above stand", file=sys.stderr)
         status = 1
     if len(result.peers):
-        print(f"\nspeed-up = peer CPU s/10⁶ ÷ ours CPU s/10⁶; MSE on the frequency scale over {args.items} items; "
-              f"p(equal) = paired z-test of the per-item squared errors (equal at p ≥ {suite.EQUAL_P})")
+        print(f"\nspeed-up = peer CPU s/10⁶ ÷ ours CPU s/10⁶ (ours: the least over the repeats); MSE on the "
+              f"frequency scale over {args.items} items; p(equal) = paired z-test of the per-item squared errors "
+              f"(equal at p ≥ {suite.EQUAL_P})")
         print_table(result.peers, PEER_COLUMNS)
     if len(result.discovery):
         print("\ntimes: medians over the repeats (ours in this process after a warm-up; the peer from building "

@@ -290,14 +290,15 @@ def _worker(case: BenchCase, n: int, domain_size: int, seed, repeats: int) -> di
         cpus.append(sw.cpu)
     # load only adds time: the least CPU time of path and floor over the pairs is the robust figure
     ratio = min(cpus) / max(min(floor_cpus), 1e-9) if floor_cpus else math.nan
-    return {"seconds": float(np.median(walls)), "cpu": float(np.median(cpus)), "floor_ratio": ratio,
+    return {"seconds": float(np.median(walls)), "cpu": float(np.median(cpus)), "cpu_min": min(cpus), "floor_ratio": ratio,
             "floor_cpu": min(floor_cpus) if floor_cpus else math.nan, "peak": peak_rss_bytes(),
             "baseline": baseline, "estimates": est}
 
 
 def measure(case: BenchCase, n: int, domain_size: int, seed=0, repeats: int = 3, pool=None) -> dict:
     """Run ``case`` in a fresh spawned process (warm-up, then ``repeats`` pairs of floor and path):
-    median wall and CPU seconds of the path, the floor ratio and the floor's CPU seconds, peak RSS (bytes),
+    median wall and CPU seconds of the path, its least CPU seconds, the floor ratio and the floor's CPU
+    seconds, peak RSS (bytes),
     baseline, estimates. ``pool``: a one-worker process pool to reuse instead (peak RSS then
     accumulates over the cases it ran)."""
     if pool is not None:
@@ -328,7 +329,7 @@ def bench_row(case: BenchCase, n: int, domain_size: int, seed=0, repeats: int = 
     ("ERROR") gets a note instead of numbers."""
     n = case.n or n
     row = {"case": case.label, "path": case.path, "n": n, "unit": case.unit, "seconds": np.nan, "cpu_s": np.nan,
-           "s_per_1e6": np.nan, "rate": np.nan, "floor": case.floor or "", "floor_ratio": np.nan,
+           "cpu_min_s": np.nan, "s_per_1e6": np.nan, "rate": np.nan, "floor": case.floor or "", "floor_ratio": np.nan,
            "peak_mib": np.nan, "baseline_mib": np.nan, "status": "ok", "note": ""}
     reason = skip_reason(case, domain_size)
     if reason is not None:
@@ -339,7 +340,8 @@ def bench_row(case: BenchCase, n: int, domain_size: int, seed=0, repeats: int = 
     except Exception as exc:  # a broken mechanism is a row in the table, not a crashed bench
         row.update({"status": "ERROR", "note": f"{type(exc).__name__}: {exc}"})
         return row
-    row.update({"seconds": out["seconds"], "cpu_s": out["cpu"], "s_per_1e6": out["seconds"] * PER / n,
+    row.update({"seconds": out["seconds"], "cpu_s": out["cpu"], "cpu_min_s": out["cpu_min"],
+                "s_per_1e6": out["seconds"] * PER / n,
                 "rate": n / out["seconds"], "floor_ratio": out["floor_ratio"],
                 "peak_mib": out["peak"] / 2 ** 20, "baseline_mib": out["baseline"] / 2 ** 20,
                 "note": "" if n == PER else f"extrapolated from n={n:,}"})

@@ -19,7 +19,7 @@ from ldpsim.mechanisms.binomial import binomial_rows
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words
 from ldpsim.mechanisms.hashing import MAX_K, HashFamily, factorize
 
-_UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
+_UNPACKED = 1 << 20  # bytes of unpacked bits per counting step (1 MiB: stays in cache)
 
 
 @functools.lru_cache(maxsize=16)
@@ -189,7 +189,7 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
     """ones[g, c] = number of packed rows in group g whose bit c is set (int64, n_groups × n_bits).
 
     Rows are sorted by group and each group padded to blocks of b ≤ 255 rows, so a block's column
-    sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~16 MiB.
+    sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~1 MiB (they stay in cache).
     """
     size = np.bincount(groups, minlength=n_groups)
     b = int(np.clip(groups.size // max(2 * n_groups, 1), 1, 255))
