@@ -136,7 +136,8 @@ def run(args) -> int:
     if len(result.discovery):
         print("\ntimes: medians over the repeats (ours in this process after a warm-up; the peer from building "
               "its server to find_heavy_hitters); speed-up = peer ÷ ours per-user (direct ×: ÷ ours direct); "
-              "F1 of the top 20, mean over repeats; ΔF1 = ours per-user − peer, p(equal) = exact paired sign-flip test")
+              "F1 of the top 20, mean over repeats; ΔF1 = ours per-user − peer, "
+              "p(equal) = exact paired sign-flip test")
         print_table(result.discovery, DISCOVERY_COLUMNS)
     if checking:
         verdicts = suite.check(result, baseline, factor)

@@ -245,7 +245,8 @@ def _discover(case: BenchCase, n: int, domain_size: int, seed, direct: bool = Fa
     w = words_slang(n, 0)
     values = None if direct else w.values(wl_rng, as_ids=False)
     with Stopwatch() as sw:
-        agg = mech.sample_aggregate(w.counts, run_rng, w.items) if direct else mech.aggregate(mech.perturb(values, run_rng))
+        agg = (mech.sample_aggregate(w.counts, run_rng, w.items) if direct
+               else mech.aggregate(mech.perturb(values, run_rng)))
         res = mech.discover(agg, top_k=20)
     return sw, np.array([run_scores(w.items, w.counts, res.words, res.counts, 20)["f1"]])
 
@@ -290,7 +291,8 @@ def _worker(case: BenchCase, n: int, domain_size: int, seed, repeats: int) -> di
         cpus.append(sw.cpu)
     # load only adds time: the least CPU time of path and floor over the pairs is the robust figure
     ratio = min(cpus) / max(min(floor_cpus), 1e-9) if floor_cpus else math.nan
-    return {"seconds": float(np.median(walls)), "cpu": float(np.median(cpus)), "cpu_min": min(cpus), "floor_ratio": ratio,
+    return {"seconds": float(np.median(walls)), "cpu": float(np.median(cpus)), "cpu_min": min(cpus),
+            "floor_ratio": ratio,
             "floor_cpu": min(floor_cpus) if floor_cpus else math.nan, "peak": peak_rss_bytes(),
             "baseline": baseline, "estimates": est}
 

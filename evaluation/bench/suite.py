@@ -33,7 +33,8 @@ EQUAL_P = 0.01
 #: the floor ratios shipped with the package (``ldpsim bench --check`` without a file)
 BASELINE = Path(__file__).with_name("baseline.json")
 BASELINE_FORMAT = "ldpsim-bench-baseline/1"
-#: ``--check`` fails a path whose floor ratio grew past this factor of the baseline's (see docs/explanation/benchmarks.md)
+#: ``--check`` fails a path whose floor ratio grew past this factor of the baseline's
+#: (the noise it allows for: docs/explanation/benchmarks.md)
 CHECK_FACTOR = 3.0
 
 

@@ -41,7 +41,8 @@ def test_bench_prints_times_and_floor_ratios_without_grading(capsys, tmp_path):
     assert float(table[0]["seconds"]) > 0 and float(table[0]["floor_ratio"]) > 0
     assert float(table[0]["peak_mib"]) > float(table[0]["baseline_mib"]) / 2
     base = json.loads((out / "baseline.json").read_text())
-    assert list(base["ratios"]) == ["grr|per-user"] and json.loads((out / "manifest.json").read_text())["kind"] == "bench"
+    assert list(base["ratios"]) == ["grr|per-user"]
+    assert json.loads((out / "manifest.json").read_text())["kind"] == "bench"
 
 
 def test_bench_owns_its_folder(capsys, tmp_path):
