@@ -237,3 +237,25 @@ def test_peer_script_pads_and_indexes_words():
     index = base_index(symbols)
     codes = [index("".join(t)) for t in itertools.product(symbols, repeat=3)]
     assert sorted(codes) == list(range(len(symbols) ** 3))
+
+
+def test_peer_rows_compare_cpu_times_and_mses_with_a_fake_peer(monkeypatch):
+    """The --peers frequency table's wiring: the peer's CPU seconds per 10⁶ users over our least CPU
+    seconds per 10⁶, MSEs on the same counts, the target verdict. The fake peer answers with the truth
+    in 10 s for 2000 users."""
+    calls = []
+
+    def fake_run_peers(jobs, counts, seed, venv, log):
+        calls.append([j.label for j in jobs])
+        return [{"seconds": 10.0, "n": int(counts.sum()), "frequencies": counts / counts.sum()} for _ in jobs]
+
+    monkeypatch.setattr(peers, "run_peers", fake_run_peers)
+    case = next(c for c in bench.CASES if (c.label, c.path) == ("she", "per-user"))
+    ours = {"status": "ok", "n": 100_000, "cpu_min_s": 1.0, "s_per_1e6": 99.0}
+    rows = suite.peer_rows({("she", "per-user"): ours}, {("she", "per-user"): case}, 2000, 2000, 20, 0, None,
+                           log=lambda *a: None)
+    assert calls == [["pure-ldp she ε1"]] and len(rows) == 1
+    row = rows[0]
+    assert row["peer_s_per_1e6"] == pytest.approx(10.0 * 1e6 / 2000) and row["ours_s_per_1e6"] == pytest.approx(10.0)
+    assert row["speedup"] == pytest.approx(500.0) and row["target"] == "≥5×"
+    assert row["mse_theirs"] == 0.0 and row["verdict"].startswith("FAIL: MSE differs")
