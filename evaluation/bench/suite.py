@@ -210,7 +210,7 @@ def bench(users: int = bench_cases.PER, items: int = 2000, only=None, *, quick: 
         raise InputError(f"repeats must be an integer >= 1; got {repeats}")
     selected = bench_cases.select(bench_cases.quick_cases() if quick else bench_cases.CASES, only)
     settings = {"users": users, "items": items, "seed": seed, "repeats": repeats, "quick": quick,
-                "load_before": machine_load()}
+                "cases": [f"{c.label}|{c.path}" for c in selected], "load_before": machine_load()}
     rows = []
     with contextlib.ExitStack() as stack:  # the quick subset shares one worker: its start-up dominates
         pool = stack.enter_context(bench_cases.worker_pool()) if quick else None
@@ -255,12 +255,16 @@ def load_baseline(path=None) -> dict:
 
 def check(result: BenchResult, baseline: dict, factor: float = CHECK_FACTOR) -> pd.DataFrame:
     """Each baseline path's floor ratio now and then: ``growth`` = now ÷ baseline, ``ok`` = growth ≤
-    ``factor`` (a path the baseline has but the run did not measure is not ok)."""
+    ``factor``. Paths the run did not select (``--only``) are left out; a selected path that the run
+    could not measure is not ok."""
     if not factor > 1:
         raise InputError(f"--factor must be a number > 1; got {factor}")
     now = {f"{r.case}|{r.path}": r for r in result.table.itertuples()}
+    selected = set(result.settings.get("cases", baseline["ratios"]))
     rows = []
     for key, base in baseline["ratios"].items():
+        if key not in selected:
+            continue
         case, path = key.split("|", 1)
         row = now.get(key)
         ratio = float(row.floor_ratio) if row is not None and row.status == "ok" else math.nan

@@ -81,6 +81,9 @@ def test_check_fails_a_ratio_grown_past_the_factor():
     assert verdict["growth"].iloc[0] == pytest.approx(2.95) and "not measured" in verdict["note"].iloc[2]
     with pytest.raises(ValueError, match="--factor"):
         suite.check(_result({}), baseline, factor=1.0)
+    only_a = _result({("a", "per-user"): 9.0})
+    only_a.settings["cases"] = ["a|per-user"]  # a run restricted with --only checks only what it selected
+    assert suite.check(only_a, baseline)[["case", "ok"]].values.tolist() == [["a", False]]
 
 
 def test_check_command_exit_codes(tmp_path, capsys):
