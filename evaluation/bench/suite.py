@@ -208,7 +208,12 @@ def bench(users: int = bench_cases.PER, items: int = 2000, only=None, *, quick: 
     """
     if repeats < 1:
         raise InputError(f"repeats must be an integer >= 1; got {repeats}")
-    selected = bench_cases.select(bench_cases.quick_cases() if quick else bench_cases.CASES, only)
+    pool_of_cases = bench_cases.quick_cases() if quick else bench_cases.CASES
+    selected = bench_cases.select(pool_of_cases, only)
+    if not selected:
+        names = sorted({c.name for c in pool_of_cases})
+        raise InputError(f"--only {' '.join(only)}: no {'--check subset ' if quick else ''}case has that mechanism "
+                         f"name or label; mechanisms: {', '.join(names)}")
     settings = {"users": users, "items": items, "seed": seed, "repeats": repeats, "quick": quick,
                 "cases": [f"{c.label}|{c.path}" for c in selected], "load_before": machine_load()}
     rows = []

@@ -97,6 +97,8 @@ def test_check_command_exit_codes(tmp_path, capsys):
     (tmp_path / "other.json").write_text("{}")
     assert main(["bench", "--check", str(tmp_path / "other.json")]) == 2
     assert main(["bench", "--check", "--factor", "1"]) == 2
+    assert main(["bench", "--only", "no-such-case"]) == 2
+    assert "--only no-such-case" in capsys.readouterr().err
 
 
 def test_shipped_baseline_names_the_quick_subset():
