@@ -18,6 +18,7 @@ with a baseline, ``ldpsim.reproduce(...)`` re-runs a published figure and ``ldps
 lists the shipped scenarios: each is what the command of the same name runs.
 ``ldpsim.audit(...)`` audits a mechanism or client for its claimed ε, ``ldpsim.poison(...)`` runs a
 poisoning experiment.
+``ldpsim.bench(...)`` times the mechanisms against their physical floors.
 """
 
 from importlib import metadata as _metadata
@@ -41,6 +42,7 @@ _LAZY = {
     "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
     "audit": ("ldpsim.evaluation.audit.gate", "audit"),
     "poison": ("ldpsim.scenarios.api", "poison"),
+    "bench": ("ldpsim.evaluation.bench.suite", "bench"),
 }
 
 __all__ = ["__version__", *_LAZY]

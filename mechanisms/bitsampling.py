@@ -107,16 +107,17 @@ def bernoulli_words(q: float, n_words: int, rng=None) -> np.ndarray:
     for start in range(0, n_words, _CHUNK):
         m = min(_CHUNK, n_words - start)
         r = rng.bit_generator.random_raw((m + 1) // 2).view(np.uint32)[:m]
-        idx = (r >> 16).astype(np.intp)
-        entry = packed.take(idx, mode="clip")
-        u = r & 0xFFFF
-        thr_hi = entry >> 16
-        keep = u < thr_hi
-        tie = np.flatnonzero(u == thr_hi)
+        idx = r >> 16
+        entry = packed.take(idx)
+        margin = (entry >> 16).view(np.int32) - (r & 0xFFFF).view(np.int32)  # threshold − 16 random bits
+        keep = margin > 0
+        tie = np.flatnonzero(margin == 0)
         if tie.size:  # probability 2^-16 per word: compare 32 more random bits with the threshold's rest
             extra = rng.bit_generator.random_raw(tie.size) & np.uint64(0xFFFFFFFF)
             keep[tie] = extra < (thr[idx[tie]] & np.uint64(0xFFFFFFFF))
-        np.copyto(out[start:start + m], np.where(keep, idx, entry), casting="unsafe")  # low 16 bits = alias
+        block = out[start:start + m]
+        np.copyto(block, entry, casting="unsafe")  # low 16 bits = alias
+        np.copyto(block, idx, casting="unsafe", where=keep)
     return out
 
 

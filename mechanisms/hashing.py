@@ -87,6 +87,10 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
     if arr.size == 0:  # no users: as for every oracle, an empty batch is valid (whatever its dtype)
         return np.empty(0, dtype=object), np.empty(0, dtype=np.intp)
     if arr.dtype.kind in "iu":
+        if arr.min() >= 0 and arr.max() <= 4 * arr.size:  # small ids: a presence table instead of a sort
+            present = np.bincount(arr) > 0
+            uniq = np.flatnonzero(present)
+            return uniq.astype(object), (np.cumsum(present) - 1)[arr]
         uniq, inv = np.unique(arr, return_inverse=True)
         return uniq.astype(object), inv.astype(np.intp)
     if arr.dtype.kind not in "USO":
@@ -174,9 +178,12 @@ class HashFamily:
             b = b * (keys >> _S32)
             v += b
             v += c
-            v >>= _S32
-            v *= np.uint64(self.m)
-            v >>= _S32
+            if self.m & (self.m - 1):
+                v >>= _S32
+                v *= np.uint64(self.m)
+                v >>= _S32
+            else:  # m = 2^w: ⌊(v >> 32)·2^w / 2^32⌋ = v >> (64 − w), one pass instead of three
+                v >>= np.uint64(64 - self.m.bit_length() + 1)
         return v.view(np.int64)
 
     def row_blocks(self, keys, max_elements: int = _CHUNK):

@@ -2,7 +2,7 @@
 
 Usage: ``python -I peers_script.py IN_DIR OUT_DIR``. ``IN_DIR/jobs.json`` holds
 ``{"seed": int, "jobs": [{"id", "lib", "mech", "epsilon", "k", "m"}, ...]}`` and ``IN_DIR/counts.npy``
-the true count of each item id 0..D−1. Writes ``OUT_DIR/results.json`` (seconds and n per job id)
+the true count of each item id 0..D−1. Writes ``OUT_DIR/results.json`` (CPU seconds and n per job id)
 and ``OUT_DIR/estimates.npz`` (frequency-scale estimates per job id). A ``jobs.json`` with a
 ``"discovery"`` list instead runs pure-ldp's heavy-hitter protocols (:func:`discovery_main`).
 
@@ -11,7 +11,8 @@ multi-freq-ldpy 0.2.5), never ldpsim: the peers need numpy < 2. It uses their pu
 documentation shows: one ``privatise`` / ``*_Client`` call per user, the server's ``aggregate`` or
 ``*_Aggregator_MI``, then ``estimate_all``. Their global random state is seeded from the job seed.
 The timed section is client + aggregation + estimation of all D items (the workload's shuffled user
-array is built before the clock starts, as in ldpsim's bench).
+array is built before the clock starts, as in ldpsim's bench), in CPU seconds (``time.process_time``:
+on a loaded machine wall time measures the load as much as the code) for the frequency oracles.
 """
 
 import json
@@ -58,11 +59,11 @@ def _pure_ldp(job, values, d):
         server, client = LHServer(eps, d, use_olh=True, **ident), LHClient(eps, d, use_olh=True, **ident)
     else:
         raise ValueError(f"pure-ldp has no job {mech!r}")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for v in values:  # streamed: OUE reports are D-long vectors, too many to keep
         server.aggregate(client.privatise(v))
     est = np.asarray(server.estimate_all(range(d), suppress_warnings=True), dtype=float)
-    return time.perf_counter() - t0, est / len(values)  # counts → frequencies
+    return time.process_time() - t0, est / len(values)  # counts → frequencies
 
 
 class _LazyReports:
@@ -99,10 +100,10 @@ def _multi_freq(job, values, d):
     else:
         raise ValueError(f"multi-freq-ldpy has no job {mech!r}")
     client(0)  # numba compiles on first call: keep compilation out of the timing
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     reports = _LazyReports(client, values) if mech in ("oue", "sue") else [client(v) for v in values]
     est = np.asarray(aggregate(reports), dtype=float)  # MI: clipped at 0 and renormalised
-    return time.perf_counter() - t0, est
+    return time.process_time() - t0, est
 
 
 LIBS = {"pure-ldp": _pure_ldp, "multi-freq-ldpy": _multi_freq}

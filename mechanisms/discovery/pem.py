@@ -18,6 +18,10 @@ from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, DiscoveryProtoc
                                      sketch_sums, split_counts, top, word_rows)
 
 
+#: aggregate: count by bincount over the whole table once the reports' cells reach 1/_DENSE_SHARE of it
+_DENSE_SHARE = 8
+
+
 class PEMReports(NamedTuple):
     """One report per user: the group, the index of the hash function in the pool, the GRR'd bucket."""
 
@@ -151,17 +155,32 @@ class PEM(DiscoveryProtocol):
                 raise ValueError(f"{self.name}.{what}: {name} must be {arrays[0].size} ints in [0, {high}).")
         return PEMReports(*(a.astype(np.int64) for a in arrays))
 
-    def _table(self, cells: np.ndarray, per_row: np.ndarray) -> np.ndarray:
-        data = np.empty((self.groups, self.pool, self.g + 1), dtype=np.int64)
-        data[:, :, :self.g] = cells.reshape(self.groups, self.pool, self.g)
-        data[:, :, self.g] = per_row.reshape(self.groups, self.pool)
-        return data
-
     def aggregate(self, reports) -> Aggregate:
+        """Server side: T[i, s, y] and T[i, s, g] (class docstring).
+
+        With few reports for the table (G·pool·(g+1) int64 cells, 220 MB at ε = 8) the counts are
+        written only where reports fall, into lazily zeroed memory, so the cost follows the reports;
+        otherwise one bincount fills the table. Both give the same table.
+
+        Parameters
+        ----------
+        reports : PEMReports
+            As returned by :meth:`perturb` or :meth:`decode`.
+
+        Returns
+        -------
+        Aggregate
+            ``data`` of shape (G, pool, g+1), int64.
+        """
         group, seed, y = self._check_reports(reports, "aggregate")
-        row = group * self.pool + seed
-        cells = np.bincount(row * self.g + y, minlength=self.groups * self.pool * self.g)
-        data = self._table(cells, np.bincount(row, minlength=self.groups * self.pool))
+        shape = (self.groups, self.pool, self.g + 1)
+        row = (group * self.pool + seed) * (self.g + 1)
+        cells = np.concatenate([row + y, row + self.g])
+        size = math.prod(shape)
+        if cells.size >= size // _DENSE_SHARE:
+            return Aggregate(int(y.size), np.bincount(cells, minlength=size).reshape(shape), self.kind)
+        data = np.zeros(shape, dtype=np.int64)
+        np.add.at(data.reshape(-1), cells, 1)
         return Aggregate(int(y.size), data, self.kind)
 
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
@@ -169,7 +188,8 @@ class PEM(DiscoveryProtocol):
         rows, counts = word_rows(self, true_counts, items)
         split = split_counts(counts, self.groups, rng)
         prefixes = self._prefix_codes(rows)
-        cells = np.empty((self.groups, self.pool, self.g), dtype=np.int64)
+        data = np.empty((self.groups, self.pool, self.g + 1), dtype=np.int64)
+        cells = data[:, :, :self.g]  # written in place: the table is G·pool·(g+1) int64 (220 MB at ε = 8)
         for i in range(self.groups):
             codes, c = grouped_counts(prefixes[:, i], split[:, i])
             keys = np.repeat(codes, c)
@@ -177,9 +197,9 @@ class PEM(DiscoveryProtocol):
             C = np.bincount(seed * self.g + self._hash(seed, keys), minlength=self.pool * self.g)
             kept = rng.binomial(C, self.p - self.q).reshape(self.pool, self.g)
             moved = np.bincount(seed, minlength=self.pool) - kept.sum(axis=1)
-            cells[i] = kept + rng.multinomial(moved, np.full(self.g, 1.0 / self.g))
-        per_row = cells.sum(axis=2)
-        return Aggregate(int(counts.sum()), self._table(cells, per_row), self.kind)
+            np.add(kept, rng.multinomial(moved, np.full(self.g, 1.0 / self.g)), out=cells[i])
+        data[:, :, self.g] = cells.sum(axis=2)
+        return Aggregate(int(counts.sum()), data, self.kind)
 
     def group_estimate(self, agg: Aggregate, group: int, codes: np.ndarray) -> tuple[np.ndarray, int]:
         """(count estimates of prefix ``codes`` among the group's users, n_i) — class docstring."""

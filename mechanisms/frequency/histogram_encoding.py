@@ -23,7 +23,50 @@ from ldpsim.mechanisms._validation import (as_generator, check_counts, check_dom
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
 from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
-_BATCH_CELLS = 1 << 22  # user×item Laplace draws per batch of SHE's per-user path
+_BATCH_USERS = 1 << 16  # users per batch of SHE's fused per-user path
+_BLOCK_CELLS = 1 << 17  # user×item exponential draws per block of a batch (1 MiB: stays in cache)
+_SIGNED_CELLS = 1 << 16  # user×item draws per batch of SHE's reports (signed in cache)
+
+
+_SIGN_BIT = np.uint64(63)
+
+
+def flip_signs(values: np.ndarray, rng: np.random.Generator) -> None:
+    """Negate each entry of a C-contiguous float64 array independently with probability ½, in place
+    (one random bit per entry XOR-ed into the IEEE sign bit: exact negation)."""
+    bits = np.unpackbits(np.frombuffer(rng.bytes(-(-values.size // 8)), dtype=np.uint8), count=values.size)
+    words = values.reshape(-1).view(np.uint64)
+    words ^= bits.astype(np.uint64) << _SIGN_BIT
+
+
+def laplace_column_sums(n_users: int, n_columns: int, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """Σ over ``n_users`` users of independent Laplace(``scale``) draws, for each of ``n_columns`` columns.
+
+    Every user's draw is made: L = ±E with E ~ Exponential(scale) and a fair sign (docs/math.md §7.1).
+    As the E are i.i.d. and independent of the signs, which users of a column are positive does not
+    matter, only how many: K_c ~ Binomial(m, ½) per column of a batch of m users, and the column's sum
+    is Σ_{i<K_c} E_ic − Σ_{i≥K_c} E_ic. Users come in batches of ``_BATCH_USERS`` and each batch in
+    blocks of columns of about ``_BLOCK_CELLS`` draws (they stay in cache), each block summed with one
+    ``np.add.reduceat`` into float64 (no n × D array).
+    """
+    sums = np.zeros(n_columns)
+    users = max(1, min(n_users, _BATCH_USERS))
+    cols = max(1, min(n_columns, _BLOCK_CELLS // users))
+    buf = np.empty(users * cols + 1)  # + 1: reduceat's last bound may equal m·c
+    bounds = np.empty(2 * cols, dtype=np.intp)
+    for start in range(0, n_users, users):
+        m = min(users, n_users - start)
+        for c0 in range(0, n_columns, cols):
+            c = min(cols, n_columns - c0)
+            cells = m * c
+            rng.standard_exponential(out=buf[:cells])  # column c0 + j: buf[j·m:(j+1)·m]
+            buf[cells] = 0.0
+            k = rng.binomial(m, 0.5, c)
+            bounds[0:2 * c:2] = np.arange(c) * m
+            bounds[1:2 * c:2] = bounds[0:2 * c:2] + k
+            seg = np.add.reduceat(buf[:cells + 1], bounds[:2 * c])  # an empty segment [i, i) yields buf[i]: zeroed
+            sums[c0:c0 + c] += np.where(k == 0, 0.0, seg[0::2]) - np.where(k == m, 0.0, seg[1::2])
+    return scale * sums
 
 
 def the_bit_probabilities(epsilon: float, theta: float) -> tuple[float, float]:
@@ -126,21 +169,40 @@ class SHE(FrequencyOracle):
         return 2.0 / self.epsilon
 
     def perturb(self, values, rng=None) -> np.ndarray:
+        """Client side: the one-hot vector of each user's item plus Laplace(b) noise per entry, each
+        Laplace drawn as a fair sign times an Exponential(b) — the same law (docs/math.md §7.1), at a
+        quarter of the cost of ``rng.laplace``'s logarithm.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Item ids in [0, D).
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n, D)
+        """
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
-        out = rng.laplace(0.0, self.scale, size=(x.size, self.domain_size))
+        out = np.empty((x.size, self.domain_size))
+        step = max(1, _SIGNED_CELLS // self.domain_size)
+        for start in range(0, x.size, step):  # in cache-sized batches of users
+            block = out[start:start + step]
+            rng.standard_exponential(out=block)
+            block *= self.scale
+            flip_signs(block, rng)
         out[np.arange(x.size), x] += 1.0
         return out
 
     def perturb_aggregate(self, values, rng=None) -> Aggregate:
-        """Same law as ``aggregate(perturb(...))`` in bounded memory (batches of users)."""
+        """Same law as ``aggregate(perturb(...))`` without the n × D reports: every user's Laplace
+        draws are made and summed per column in batches (:func:`laplace_column_sums`)."""
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         sums = np.bincount(x, minlength=self.domain_size).astype(float)
-        step = max(1, _BATCH_CELLS // self.domain_size)
-        for start in range(0, x.size, step):
-            m = min(step, x.size - start)
-            sums += rng.laplace(0.0, self.scale, size=(m, self.domain_size)).sum(axis=0)
+        sums += laplace_column_sums(x.size, self.domain_size, self.scale, rng)
         return Aggregate(x.size, sums, self.kind)
 
     def _check_reports(self, reports, what: str) -> np.ndarray:

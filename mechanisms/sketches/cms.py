@@ -19,7 +19,7 @@ from ldpsim.mechanisms.binomial import binomial_rows
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words
 from ldpsim.mechanisms.hashing import MAX_K, HashFamily, factorize
 
-_UNPACKED = 1 << 24  # bytes of unpacked bits per counting step
+_UNPACKED = 1 << 20  # bytes of unpacked bits per counting step (1 MiB: stays in cache)
 
 
 @functools.lru_cache(maxsize=16)
@@ -48,8 +48,7 @@ def _position_blocks(family: HashFamily, stride: int, items: tuple):
     dtype = np.int32 if family.k * stride < 2 ** 31 else np.int64
     keys = family.keys(items)
     for rows, H in family.row_blocks(keys):
-        H += (rows * stride)[:, None]
-        yield H.astype(dtype, copy=False)
+        yield np.add(H, (rows * stride)[:, None], out=np.empty(H.shape, dtype), casting="unsafe")  # < 2^31 if int32
 
 
 def _flat_positions(family: HashFamily, stride: int, items: tuple):
@@ -190,13 +189,14 @@ def grouped_column_counts(bits: np.ndarray, groups: np.ndarray, n_groups: int, n
     """ones[g, c] = number of packed rows in group g whose bit c is set (int64, n_groups × n_bits).
 
     Rows are sorted by group and each group padded to blocks of b ≤ 255 rows, so a block's column
-    sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~16 MiB.
+    sums fit uint8 lanes; one pass over the unpacked bits, in steps of ~1 MiB (they stay in cache).
     """
     size = np.bincount(groups, minlength=n_groups)
     b = int(np.clip(groups.size // max(2 * n_groups, 1), 1, 255))
     n_blocks = -(-size // b)
     first_slot = (np.cumsum(n_blocks) - n_blocks) * b
-    order = np.argsort(groups, kind="stable")
+    small = np.uint16 if n_groups <= 1 << 16 else groups.dtype  # 16-bit keys: numpy's stable sort is a radix sort
+    order = np.argsort(groups.astype(small, copy=False), kind="stable")
     within = np.arange(groups.size) - np.repeat(np.cumsum(size) - size, size)
     source = np.full(int(n_blocks.sum()) * b, -1, dtype=np.intp)  # padded slot → report (−1: empty)
     source[np.repeat(first_slot, size) + within] = order

@@ -322,3 +322,23 @@ def test_sfp_fragment_estimate_has_per_position_variance():
     est, mean, var = np.array(est), np.concatenate(mean), np.concatenate(var)
     assert_mean(est, mean, var, alpha=1e-3, what="SFP fragment estimate mean")
     assert_variance(est, mean, var, alpha=1e-3, what="SFP fragment estimate variance")
+
+
+@pytest.mark.parametrize("params,n", [(dict(epsilon=8.0, length=4, alphabet="abc", pool=16), 40),  # sparse writes
+                                      (dict(epsilon=1.0, length=4, alphabet="abc", pool=4), 3000)])  # bincount
+def test_pem_aggregate_equals_the_dense_count_table(params, n):
+    """PEM's aggregate (sparse writes into a zeroed table, or one bincount) equals the dense table built
+    cell by cell: T[i, s, y] = reports (i, s, y), T[i, s, g] = reports (i, s) — and merges by addition."""
+    mech = PEM(**params)
+    words = np.array(["ab", "cab", "a", "bbbb", "c"])[np.random.default_rng(4).integers(0, 5, n)]
+    reports = mech.perturb(words, rng=5)
+    expect = np.zeros((mech.groups, mech.pool, mech.g + 1), dtype=np.int64)
+    for i, s, y in zip(*reports):
+        expect[i, s, y] += 1
+        expect[i, s, mech.g] += 1
+    agg = mech.aggregate(reports)
+    np.testing.assert_array_equal(agg.data, expect)
+    assert agg.data.dtype == np.int64 and agg.n == n
+    half = n // 2
+    parts = [mech.aggregate(type(reports)(*(a[sl] for a in reports))) for sl in (slice(0, half), slice(half, n))]
+    np.testing.assert_array_equal(sum(parts).data, expect)

@@ -62,6 +62,17 @@ def test_factorize():
         factorize(np.zeros((2, 2), dtype=object))
 
 
+@pytest.mark.parametrize("values", [np.array([5, 3, 5, 0, 9, 3]), np.array([7], dtype=np.uint16),
+                                    np.array([2**40, 3, 2**40]), np.array([-4, 2, -4, 0])])
+def test_factorize_integers_equals_sorted_unique(values):
+    """Small non-negative ids take a presence table, others a sort: both give np.unique's answer."""
+    uniq, inv = factorize(values)
+    expect_uniq, expect_inv = np.unique(values, return_inverse=True)
+    assert uniq.dtype == object and uniq.tolist() == expect_uniq.tolist()
+    np.testing.assert_array_equal(inv, expect_inv)
+    assert inv.dtype == np.intp
+
+
 @pytest.mark.parametrize("m", [10, 64])
 def test_uniform_over_cells(m):
     """Chi-square of the values of each row over [m], 20 000 items (Bonferroni over rows)."""
@@ -100,3 +111,16 @@ def test_gamma_mean_is_one_over_m_and_summary():
     np.testing.assert_array_equal(G, G.T)
     np.testing.assert_array_equal(np.diag(G), 16)
     np.testing.assert_allclose(G[0] / 16, fam.gamma(WORDS[:300], WORDS[0]))
+
+
+@pytest.mark.parametrize("m", [2, 1024, 1 << 16, 1000])
+def test_evaluate_is_the_multiply_shift_formula(m):
+    """h_l(d) = ⌊(((A·x₀ + B·x₁ + C) mod 2^64) >> 32)·m / 2^32⌋ in exact integers — also for m = 2^w, where
+    the code takes one shift by 64 − w instead."""
+    fam = HashFamily(k=5, m=m, seed=3)
+    keys = fam.keys(["a", "bb", "ccc", 7, 12345])
+    rows = np.array([0, 4, 2, 1, 3])
+    A, B, C = (fam.row_params[t].tolist() for t in range(3))
+    expect = [((((A[r] * (int(x) & 0xFFFFFFFF) + B[r] * (int(x) >> 32) + C[r]) % 2 ** 64) >> 32) * m) >> 32
+              for r, x in zip(rows.tolist(), keys.tolist())]
+    assert fam.evaluate(rows, keys).tolist() == expect

@@ -67,3 +67,38 @@ def test_she_gamma_sampler_equals_laplace_sums():
     assert_same_distribution(direct, users, what="SHE sums")
     empty = m.sample_aggregate(np.zeros(3, int), rng=0)
     assert empty.n == 0 and np.all(empty.data == 0)
+
+
+def test_she_report_noise_is_exactly_laplace():
+    """Each report entry minus the one-hot bit is Laplace(2/ε): mean, variance 2b² and a KS test against
+    the Laplace CDF over 4·10⁵ entries (the reports are drawn as sign × exponential)."""
+    from scipy import stats
+    from tests.stats import assert_mean, assert_variance
+    m = SHE(epsilon=0.7, domain_size=40)
+    x = np.random.default_rng(1).integers(0, 40, 10_000)
+    y = m.perturb(x, rng=2)
+    y[np.arange(x.size), x] -= 1.0
+    b = m.scale
+    assert_mean(y, 0.0, 2 * b * b, what="SHE noise mean per coordinate")
+    assert_variance(y, 0.0, 2 * b * b, what="SHE noise variance per coordinate")
+    assert stats.kstest(y.ravel(), stats.laplace(scale=b).cdf).pvalue >= 1e-4  # false alarm 10⁻⁴
+    assert (y > 0).mean() == pytest.approx(0.5, abs=4.5 * 0.5 / math.sqrt(y.size))  # the sign is fair
+
+
+def test_she_fused_sums_are_laplace_sums_across_batches(monkeypatch):
+    """perturb_aggregate in batches of 3 users and blocks of 2 columns (7 users and 5 items: ragged
+    batches and blocks, and K = 0 or K = m often) has the law of f_x + Gamma(n, b) − Gamma(n, b) per
+    column (the direct sampler)."""
+    from ldpsim.mechanisms.frequency import histogram_encoding
+    monkeypatch.setattr(histogram_encoding, "_BATCH_USERS", 3)
+    monkeypatch.setattr(histogram_encoding, "_BLOCK_CELLS", 6)
+    m = SHE(epsilon=1.5, domain_size=5)
+    counts = np.array([4, 0, 2, 1, 0])
+    values = np.repeat(np.arange(5), counts)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(5).spawn(6000)]
+    fused = np.array([m.perturb_aggregate(values, r).data for r in rngs[:3000]])
+    direct = np.array([m.sample_aggregate(counts, r).data for r in rngs[3000:]])
+    assert_same_distribution(fused, direct, what="SHE fused sums")
+    from tests.stats import assert_mean, assert_variance
+    assert_mean(fused, counts, 7 * 2 * m.scale ** 2, what="SHE fused mean")
+    assert_variance(fused, counts, 7 * 2 * m.scale ** 2, what="SHE fused variance")
