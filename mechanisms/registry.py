@@ -21,8 +21,10 @@ from ldpsim.mechanisms.frequency.rr import RR
 from ldpsim.mechanisms.frequency.sdgrr import SDGRR
 from ldpsim.mechanisms.numeric.sdpm import SDPM
 from ldpsim.mechanisms.frequency.sue import SUE
+from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
 from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
+from ldpsim.mechanisms.discovery.triehh import TrieHH
 from ldpsim.mechanisms.frequency.urr import URR
 
 #: name used in scenario files → mechanism class
@@ -55,6 +57,13 @@ MECHANISMS: dict[str, type] = {
     "treehist": TreeHist,
 }
 
+#: interactive discovery protocols (docs/math.md §10): rounds of sampled votes, (ε, δ) central after
+#: the threshold — not one LDP report, so not in :data:`MECHANISMS` (no ``perturb``/``aggregate``)
+INTERACTIVE: dict[str, type] = {
+    "triehh": TrieHH,
+    "triehh_pp": TrieHHPP,
+}
+
 
 def make(name: str, **params):
     """Build the mechanism registered as ``name`` (see :data:`MECHANISMS`).
@@ -63,7 +72,8 @@ def make(name: str, **params):
     ----------
     name : str
         Registry name, case-insensitive: grr, rr, urr, sdgrr, personalized-sdgrr, oue, olh, cms, hcms,
-        pm, sdpm, personalized-sdpm.
+        pm, sdpm, personalized-sdpm, … (:data:`MECHANISMS`) and the interactive triehh, triehh_pp
+        (:data:`INTERACTIVE`).
     **params
         The mechanism's parameters (see each class), e.g. ``epsilon=1.0, k=256, m=1024`` for CMS.
 
@@ -84,7 +94,7 @@ def make(name: str, **params):
     GRR(epsilon=1.0, domain_size=4)
     """
     try:
-        cls = MECHANISMS[name.lower()]
+        cls = {**MECHANISMS, **INTERACTIVE}[name.lower()]
     except (KeyError, AttributeError):
-        raise ValueError(f"Unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}.") from None
+        raise ValueError(f"Unknown mechanism {name!r}; choose one of {sorted({*MECHANISMS, *INTERACTIVE})}.") from None
     return cls(**params)

@@ -31,6 +31,12 @@ def _sf(a, c, gamma):
     return stats.binom.sf(np.asarray(a) - 1, c, gamma)
 
 
+def _cdf(a, c, gamma):
+    """P[Bin(c, γ) ≤ a] (0 for a < 0): lower tails straight from the cdf, never as 1 − sf, so a
+    tiny tail keeps its digits."""
+    return stats.binom.cdf(np.asarray(a), c, gamma)
+
+
 def _holders(gamma: float, theta: int) -> np.ndarray:
     """The holders c = 0..c_max searched, c_max = ⌈(θ + 40√θ + 40)/γ⌉: beyond it P[Bin(c, γ) ≤ θ]
     (the mass every divergence needs) is below 10⁻¹⁰⁰, far under any δ of interest."""
@@ -47,21 +53,19 @@ def divergences(epsilon: float, gamma: float, theta: int, counts: bool, holders)
     c = np.asarray(holders, dtype=np.int64)
     e = math.exp(epsilon)
     s_theta = _sf(theta, c, gamma)                            # P[V ≥ θ]
-    edge = gamma * stats.binom.pmf(theta - 1, c, gamma)       # P[V' ≥ θ] − P[V ≥ θ]
+    low = _cdf(theta - 1, c, gamma)                           # P[V < θ] = P(⊥)
+    edge = gamma * stats.binom.pmf(theta - 1, c, gamma)       # P[V' ≥ θ] − P[V ≥ θ] = P(⊥) − P'(⊥)
+    bottom = low - e * (low - edge)
     if not counts:
-        add = np.maximum(0.0, s_theta + edge - e * s_theta)
-        remove = np.maximum(0.0, (1 - s_theta) - e * (1 - s_theta - edge))
-        return add, remove
+        return np.maximum(0.0, edge - (e - 1) * s_theta), np.maximum(0.0, bottom)
     # released v ≥ θ: P'(v)/P(v) = (1−γ)(c+1)/(c+1−v), increasing in v (∞ at v = c + 1)
     a = np.maximum(theta, np.floor((c + 1) * (1 - (1 - gamma) / e)).astype(np.int64) + 1)
     add = np.maximum(0.0, gamma * _sf(a - 1, c, gamma) + (1 - gamma - e) * _sf(a, c, gamma))
     # P(v)/P'(v) > e^ε for θ ≤ v ≤ hi, hi the largest v < (c + 1)(1 − (1 − γ)e^ε)
     hi = np.ceil((c + 1) * (1 - (1 - gamma) * e)).astype(np.int64) - 1
     hi = np.where(hi >= theta, hi, theta - 1)
-    body = (_sf(theta, c, gamma) - _sf(hi + 1, c, gamma)
-            - e * (gamma * (_sf(theta - 1, c, gamma) - _sf(hi, c, gamma))
-                   + (1 - gamma) * (_sf(theta, c, gamma) - _sf(hi + 1, c, gamma))))
-    bottom = (1 - s_theta) - e * (1 - s_theta - edge)
+    mass = _cdf(hi, c, gamma) - low                           # P[θ ≤ V ≤ hi], a lower tail
+    body = mass - e * (gamma * (_cdf(hi - 1, c, gamma) - _cdf(theta - 2, c, gamma)) + (1 - gamma) * mass)
     remove = np.maximum(0.0, body) * (hi >= theta) + np.maximum(0.0, bottom)
     return add, remove
 

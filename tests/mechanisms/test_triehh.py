@@ -15,7 +15,8 @@ from ldpsim.mechanisms.discovery.triehh import TrieHH
 from ldpsim.runtime.errors import InputError
 from tests.stats import assert_mean, assert_variance, assert_z
 
-PRIVACY_CASES = [(0.3, 0.1, 5), (1.0, 0.5, 10), (0.05, 0.9, 3), (0.02, 0.2, 4), (0.4, 0.05, 15)]
+PRIVACY_CASES = [(0.3, 0.1, 5), (1.0, 0.5, 10), (0.05, 0.9, 3), (0.02, 0.2, 4), (0.4, 0.05, 15),
+                 (0.4, 0.01, 15)]  # the last: δ ~ 1e-20, a lower tail that 1 − sf would lose
 
 
 def brute_divergences(epsilon, gamma, theta, counts, c):
