@@ -1,0 +1,181 @@
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++) against one-shot (SFP, PEM,
+TreeHist) discovery on the same fleet, at equal privacy per device over the run — docs/math.md §10.4.
+
+* :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
+  ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
+  slang word whose share ramps up from ``start_day`` to ``peak_share`` over ``ramp_days`` (the
+  fleet's trend shape); the other words share the rest in their vocabulary proportions.
+* :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — the
+  interactive ones at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
+  composed δ is at most ``delta`` (central (ε, δ) after the threshold); the one-shot ones at
+  ε_total/D per daily report (D days), pure ε-LDP, δ = 0. The ε are equal and the δ are shown.
+* :func:`discovery_days`: runs them on the same draws of the fleet (one per seed) and scores every
+  day: ``found`` (the slang word is in the list published by that day), F1 of the list against the
+  true top-k, the slang word's estimated and true share. Interactive lists are scored against the
+  online devices of the day their pass ended, one-shot lists against all reports so far. The
+  summary gives, per protocol, the first day from which the slang word stays found (median over
+  seeds, and the share of seeds where it is), the last day's F1 and the privacy.
+
+>>> days = growing_slang("en", n_days=6, start_day=1, peak_share=0.2, ramp_days=2)
+>>> days.slang, days.shares.shape[0]
+('rizz', 6)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
+from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.discovery.words import WordCodec
+from ldpsim.mechanisms.registry import INTERACTIVE, make
+from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
+
+#: shipped corpora by language, and a slang word each holds nowhere
+CORPORA = {"en": ("chat_en.corpus.txt", "rizz"), "zh": ("chat_zh.corpus.txt", "绝绝子")}
+ONE_SHOT = ("sfp", "pem", "treehist")
+
+
+@dataclass(frozen=True)
+class SlangDays:
+    """Words over days: ``shares`` (days × words) with the slang word last (typed from ``start_day``),
+    and the codec of the words."""
+
+    words: tuple
+    shares: np.ndarray
+    slang: str
+    start_day: int
+    codec: WordCodec
+
+
+def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, start_day: int = 2,
+                  peak_share: float = 0.05, ramp_days: int = 7, top: int | None = 60) -> SlangDays:
+    """The growing slang workload (module docstring); ``vocabulary`` is ``"en"``, ``"zh"`` or a file."""
+    from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+
+    n_days = check_int("growing_slang", "n_days", n_days, low=1)
+    start_day = check_int("growing_slang", "start_day", start_day, low=0)
+    ramp_days = check_int("growing_slang", "ramp_days", ramp_days, low=1)
+    peak_share = check_real("growing_slang", "peak_share", peak_share, 0.0, 1.0)
+    if vocabulary in CORPORA:
+        name, default = CORPORA[vocabulary]
+        vocabulary, slang = resources.files("ldpsim.scenarios") / "data" / name, slang or default
+    vocab = load_vocabulary(str(vocabulary), top=top)
+    if slang is None:
+        raise ValueError("growing_slang: name the 'slang' word when the vocabulary is a file.")
+    if slang in vocab.items:
+        raise ValueError(f"growing_slang: the slang word {slang!r} is already in the vocabulary.")
+    words = tuple(vocab.items) + (slang,)
+    base = vocab.shares
+    ramp = peak_share * np.clip((np.arange(n_days) - start_day + 1) / ramp_days, 0.0, 1.0)
+    shares = np.column_stack([np.outer(1 - ramp, base), ramp])
+    return SlangDays(words, shares, slang, start_day, WordCodec.for_words(words))
+
+
+def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
+                            rounds_per_day: int, gamma: float, names=("triehh", "triehh_pp") + ONE_SHOT,
+                            one_shot_params: dict | None = None) -> dict[str, tuple]:
+    """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
+    epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
+    rounds = n_days * rounds_per_day
+    out = {}
+    for name in names:
+        if name in INTERACTIVE:
+            probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
+            theta = probe.threshold_for(epsilon_total, delta, rounds)
+            proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
+            p = proto.privacy(epsilon_total, rounds)
+            row = {"guarantee": "central (ε, δ) after threshold, per device over the run", "epsilon": p["epsilon"],
+                   "delta": p["delta"], "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
+        elif name in ONE_SHOT:
+            eps = epsilon_total / n_days
+            proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
+                         **(one_shot_params or {}).get(name, {}))
+            row = {"guarantee": "pure ε-LDP, composed over daily reports", "epsilon": epsilon_total,
+                   "delta": 0.0, "per_step": f"ε={eps:.3g}/daily report"}
+        else:
+            raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
+                             f"{sorted((*INTERACTIVE, *ONE_SHOT))}.")
+        out[name] = (proto, row)
+    return out
+
+
+def _score(day, words, holders, found, counts, n, top_k, slang) -> dict:
+    order = np.argsort(-holders, kind="stable")
+    s = run_scores(np.asarray(words, dtype=object)[order], holders[order], found, counts, top_k, planted=slang)
+    est = dict(zip(np.asarray(found).tolist(), (np.asarray(counts, float) / max(n, 1)).tolist()))
+    return {"day": day, "found": bool(s["found"]), "f1": s["f1"], "slang_estimate": est.get(slang, np.nan),
+            "slang_true": holders[-1] / max(holders.sum(), 1)}
+
+
+@dataclass(frozen=True)
+class DaysResult:
+    """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true) and the
+    per-protocol ``summary``."""
+
+    days: pd.DataFrame
+    summary: pd.DataFrame
+
+    def figure(self):
+        """Two panels over days: share of seeds whose list holds the slang word, and mean F1."""
+        import matplotlib.pyplot as plt
+
+        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
+        for name, g in self.days.groupby("protocol", sort=False):
+            s = self.summary.set_index("protocol").loc[name]
+            label = f"{name} (ε={s['epsilon']:g}, δ={s['delta']:.1g}; {s['guarantee'].split(',')[0]})"
+            by_day = g.groupby("day")
+            a.plot(by_day["found"].mean(), marker="o", label=label)
+            b.plot(by_day["f1"].mean(), marker="o")
+        a.set(xlabel="day", ylabel="share of runs with the slang word found", ylim=(-0.02, 1.02))
+        b.set(xlabel="day", ylabel="F1 of the top-k", ylim=(-0.02, 1.02))
+        a.legend(fontsize=7, loc="upper left")
+        fig.tight_layout()
+        return fig
+
+
+def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_online: float = 0.5,
+                   rounds_per_day: int = 8, top_k: int = 10, seeds=(0,)) -> DaysResult:
+    """Run ``protocols`` (from :func:`equal_privacy_protocols`) on the same fleet per seed (module
+    docstring); one ``numpy.random.SeedSequence`` per seed, spawned into the fleet and one stream per
+    protocol, so every protocol sees the same devices."""
+    rows = []
+    for seed in seeds:
+        fleet_ss, *proto_ss = np.random.SeedSequence(int(seed)).spawn(1 + len(protocols))
+        online = online_holders(slang_days.shares, n_devices, p_online, np.random.default_rng(fleet_ss))
+        cumulative = online.cumsum(axis=0)
+        for (name, (proto, _)), ss in zip(protocols.items(), proto_ss):
+            rng = np.random.default_rng(ss)
+            if name in INTERACTIVE:
+                published = {p["day"]: p for p in interactive_passes(proto, slang_days.words, online,
+                                                                     rounds_per_day, rng)}
+                last = None
+                for day in range(online.shape[0]):
+                    last = published.get(day, last)
+                    if last is None:
+                        continue
+                    order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
+                    rows.append({"protocol": name, "seed": seed, **_score(
+                        day, slang_days.words, online[last["day"]], last["words"][order], last["counts"][order],
+                        last["online"], top_k, slang_days.slang)})
+            else:
+                for night in nightly_one_shot(proto, slang_days.words, online, top_k, rng):
+                    rows.append({"protocol": name, "seed": seed, **_score(
+                        night["day"], slang_days.words, cumulative[night["day"]], night["words"],
+                        night["counts"], night["reports"], top_k, slang_days.slang)})
+    days = pd.DataFrame(rows)
+    summary = []
+    for name, (_, privacy) in protocols.items():
+        g = days[days["protocol"] == name] if len(days) else days
+        firsts = [first_reaching(s["day"], s["found"].astype(float), level=1.0) for _, s in g.groupby("seed")]
+        hit = [f for f in firsts if f is not None]
+        last_day = g[g["day"] == g["day"].max()] if len(g) else g
+        summary.append({"protocol": name, **privacy, "seeds": len(seeds), "found_share": len(hit) / len(seeds),
+                        "first_day_found_median": float(np.median(hit)) if hit else np.nan,
+                        "days_to_discovery_median": float(np.median(hit)) - slang_days.start_day if hit else np.nan,
+                        "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan})
+    return DaysResult(days, pd.DataFrame(summary))
