@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -137,6 +138,33 @@ class DaysResult:
         fig.tight_layout()
         return fig
 
+    def to_folder(self, out, force: bool = False) -> list:
+        """Write ``discovery_days.csv``, ``discovery_days_summary.csv`` and ``discovery_days.png`` into
+        the run folder ``out`` (a locked folder of figures and tables, :mod:`ldpsim.runtime.runfolder`);
+        a finished result there is replaced only with ``force``. Returns the paths written."""
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from ldpsim.runtime import durable
+        from ldpsim.runtime.runfolder import RunFolder, RunFolderError
+
+        tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
+        with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
+            names = [*tables, "discovery_days.png"]
+            done = [n for n in names if n in folder.finished()]
+            if done and not force:
+                raise RunFolderError(f"{out} already holds {done[0]}; pass force=True (--force) to replace it")
+            paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
+            fig = self.figure()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110)
+            plt.close(fig)
+            durable.write_bytes(folder.path("discovery_days.png"), buf.getvalue())
+            paths.append(folder.record("discovery_days.png"))
+            folder.finalize()
+        return paths
+
 
 def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_online: float = 0.5,
                    rounds_per_day: int = 8, top_k: int = 10, seeds=(0,)) -> DaysResult:
@@ -167,7 +195,7 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
                     rows.append({"protocol": name, "seed": seed, **_score(
                         night["day"], slang_days.words, cumulative[night["day"]], night["words"],
                         night["counts"], night["reports"], top_k, slang_days.slang)})
-    days = pd.DataFrame(rows)
+    days = pd.DataFrame(rows, columns=["protocol", "seed", "day", "found", "f1", "slang_estimate", "slang_true"])
     summary = []
     for name, (_, privacy) in protocols.items():
         g = days[days["protocol"] == name] if len(days) else days
@@ -179,3 +207,36 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
                         "days_to_discovery_median": float(np.median(hit)) - slang_days.start_day if hit else np.nan,
                         "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan})
     return DaysResult(days, pd.DataFrame(summary))
+
+
+#: the keys of a ``[discovery_days]`` table, with defaults (``scenarios/discovery_days.toml``)
+FILE_KEYS = {"vocabulary": "en", "slang": "", "n_days": 14, "start_day": 2, "peak_share": 0.05, "ramp_days": 7,
+             "n_devices": 1_000_000, "p_online": 0.5, "rounds_per_day": 0, "top_k": 10, "epsilon": 4.0,
+             "delta": 1e-9, "gamma": 0.05, "seeds": [0], "protocols": ["triehh", "triehh_pp", *ONE_SHOT]}
+
+
+def discovery_days_from_file(path, seeds=None) -> DaysResult:
+    """Run the ``[discovery_days]`` table of a scenario file (keys: :data:`FILE_KEYS`;
+    ``rounds_per_day = 0`` means one pass a day, ``slang = ""`` the corpus's default word);
+    ``seeds`` overrides the file's."""
+    from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+
+    raw = load_toml(path)
+    if set(raw) != {"discovery_days"}:
+        raise ScenarioError(path, "file", "must hold exactly one [discovery_days] table")
+    spec = {k: Field(type(v) if not isinstance(v, float) else (float, int), v) for k, v in FILE_KEYS.items()}
+    c = parse_table(raw["discovery_days"], spec, "discovery_days", path)
+    vocabulary = c["vocabulary"]
+    if vocabulary not in CORPORA:
+        from ldpsim.evaluation.workloads.vocabulary import resolve_file
+        vocabulary = resolve_file(vocabulary, base=Path(path).parent)
+    try:
+        sd = growing_slang(vocabulary, c["slang"] or None, c["n_days"], c["start_day"], c["peak_share"],
+                           c["ramp_days"])
+        per_day = c["rounds_per_day"] or sd.codec.length
+        protocols = equal_privacy_protocols(sd.codec, c["epsilon"], c["delta"], c["n_days"], per_day, c["gamma"],
+                                            tuple(c["protocols"]))
+    except ValueError as exc:
+        raise ScenarioError(path, "discovery_days", str(exc)) from None
+    return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"],
+                          c["seeds"] if seeds is None else seeds)
