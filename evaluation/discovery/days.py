@@ -90,13 +90,14 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
             theta = probe.threshold_for(epsilon_total, delta, rounds)
             proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
             p = proto.privacy(epsilon_total, rounds)
-            row = {"guarantee": "central (ε, δ) after threshold, per device over the run", "epsilon": p["epsilon"],
+            row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
+                   "epsilon": p["epsilon"],
                    "delta": p["delta"], "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
         elif name in ONE_SHOT:
             eps = epsilon_total / n_days
             proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
                          **(one_shot_params or {}).get(name, {}))
-            row = {"guarantee": "pure ε-LDP, composed over daily reports", "epsilon": epsilon_total,
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the daily reports", "epsilon": epsilon_total,
                    "delta": 0.0, "per_step": f"ε={eps:.3g}/daily report"}
         else:
             raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
@@ -128,7 +129,7 @@ class DaysResult:
         fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
         for name, g in self.days.groupby("protocol", sort=False):
             s = self.summary.set_index("protocol").loc[name]
-            label = f"{name} (ε={s['epsilon']:g}, δ={s['delta']:.1g}; {s['guarantee'].split(',')[0]})"
+            label = f"{name}: {s['kind']}, ε={s['epsilon']:g}, δ={s['delta']:.1g}"
             by_day = g.groupby("day")
             a.plot(by_day["found"].mean(), marker="o", label=label)
             b.plot(by_day["f1"].mean(), marker="o")
@@ -152,7 +153,7 @@ class DaysResult:
         tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
         with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
             names = [*tables, "discovery_days.png"]
-            done = [n for n in names if n in folder.finished()]
+            done = [n for n in names if (folder.root / n).exists()]
             if done and not force:
                 raise RunFolderError(f"{out} already holds {done[0]}; pass force=True (--force) to replace it")
             paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
