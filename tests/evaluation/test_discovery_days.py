@@ -86,3 +86,15 @@ def test_scenario_file_errors_name_the_key(tmp_path, body, key):
     toml.write_text(body, encoding="utf-8")
     with pytest.raises(ScenarioError, match=key):
         discovery_days_from_file(toml)
+
+
+def test_interactive_lists_are_ranked_by_votes_before_the_top_k():
+    """'cab' completes in the last round, after 'a' and 'b', but has the most votes: it heads the list."""
+    from ldpsim.evaluation.discovery.days import SlangDays
+    from ldpsim.mechanisms.discovery.words import WordCodec
+
+    words = ("a", "b", "cab")
+    sd = SlangDays(words, np.array([[0.1, 0.1, 0.8]]), "cab", 0, WordCodec.for_words(words))
+    prot = equal_privacy_protocols(sd.codec, 8.0, 1e-6, 1, 3, 0.5, names=("triehh",))
+    r = discovery_days(sd, prot, n_devices=2000, p_online=1.0, rounds_per_day=3, top_k=1)
+    assert r.days["found"].tolist() == [True] and r.days["f1"].tolist() == [1.0]
