@@ -114,6 +114,21 @@ def _score(day, words, holders, found, counts, n, top_k, slang) -> dict:
             "slang_true": holders[-1] / max(holders.sum(), 1)}
 
 
+def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int, top_k: int, slang, rng) -> list[dict]:
+    """Each day's scores of the list published by the latest completed pass (rows: day, found, f1,
+    slang_estimate, slang_true), scored against the online devices of the day that pass ended."""
+    published = {p["day"]: p for p in interactive_passes(protocol, words, online, rounds_per_day, rng)}
+    rows, last = [], None
+    for day in range(online.shape[0]):
+        last = published.get(day, last)
+        if last is None:
+            continue
+        order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
+        rows.append(_score(day, words, online[last["day"]], last["words"][order], last["counts"][order],
+                           last["online"], top_k, slang))
+    return rows
+
+
 @dataclass(frozen=True)
 class DaysResult:
     """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true) and the
@@ -180,17 +195,8 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
         for (name, (proto, _)), ss in zip(protocols.items(), proto_ss):
             rng = np.random.default_rng(ss)
             if name in INTERACTIVE:
-                published = {p["day"]: p for p in interactive_passes(proto, slang_days.words, online,
-                                                                     rounds_per_day, rng)}
-                last = None
-                for day in range(online.shape[0]):
-                    last = published.get(day, last)
-                    if last is None:
-                        continue
-                    order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
-                    rows.append({"protocol": name, "seed": seed, **_score(
-                        day, slang_days.words, online[last["day"]], last["words"][order], last["counts"][order],
-                        last["online"], top_k, slang_days.slang)})
+                rows += [{"protocol": name, "seed": seed, **r} for r in interactive_scores(
+                    proto, slang_days.words, online, rounds_per_day, top_k, slang_days.slang, rng)]
             else:
                 for night in nightly_one_shot(proto, slang_days.words, online, top_k, rng):
                     rows.append({"protocol": name, "seed": seed, **_score(
