@@ -33,6 +33,7 @@ from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
 from ldpsim.mechanisms.discovery.triehh import TrieHH, TrieResult
 from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
+from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 
 __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
@@ -44,4 +45,4 @@ __all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR
            "uniform_allocation", "RAPPOR", "RAPPORReports", "RAPPORDecoding", "HR", "SUE", "SHE", "THE",
            "BLH", "FLH", "FLHReports", "DBitFlip", "DBitFlipReports", "OneBitMean",
            "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist",
-           "TrieHH", "TrieHHPP", "TrieResult", "INTERACTIVE"]
+           "TrieHH", "TrieHHPP", "TrieResult", "LDPTrie", "INTERACTIVE"]

@@ -74,7 +74,7 @@ def interactive_passes(protocol, words, online: np.ndarray, rounds_per_day: int,
         found.append(protocol.codec.decode(done, level))
         votes.append(done_votes)
         if level == protocol.rounds:
-            v_all = np.concatenate(votes).astype(np.int64)
+            v_all = np.concatenate(votes)
             passes.append({"pass": len(passes), "start_day": start, "day": day, "words": np.concatenate(found),
                            "votes": v_all, "counts": protocol.estimates(v_all), "online": int(online[day].sum())})
     return passes

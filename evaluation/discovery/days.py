@@ -5,10 +5,11 @@ TreeHist) discovery on the same fleet, at equal privacy per device over the run 
   ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
   slang word whose share ramps up from ``start_day`` to ``peak_share`` over ``ramp_days`` (the
   fleet's trend shape); the other words share the rest in their vocabulary proportions.
-* :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — the
-  interactive ones at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
-  composed δ is at most ``delta`` (central (ε, δ) after the threshold); the one-shot ones at
-  ε_total/D per daily report (D days), pure ε-LDP, δ = 0. The ε are equal and the δ are shown.
+* :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
+  and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
+  composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
+  round, pure ε-LDP; the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
+  The ε are equal and the δ and kinds are shown.
 * :func:`discovery_days`: runs them on the same draws of the fleet (one per seed) and scores every
   day: ``found`` (the slang word is in the list published by that day), F1 of the list against the
   true top-k, the slang word's estimated and true share. Interactive lists are scored against the
@@ -32,6 +33,7 @@ import pandas as pd
 
 from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE, make
 from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
@@ -85,7 +87,11 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
     rounds = n_days * rounds_per_day
     out = {}
     for name in names:
-        if name in INTERACTIVE:
+        if name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
+            proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
+                   "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
+        elif name in INTERACTIVE:
             probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
             theta = probe.threshold_for(epsilon_total, delta, rounds)
             proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)

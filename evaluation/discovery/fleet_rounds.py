@@ -33,7 +33,7 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     ----------
     cfg, result
         A deployment's config and :func:`~ldpsim.simulator.deployment.run` result, with a words use case.
-    name : {"triehh", "triehh_pp"}
+    name : {"triehh", "triehh_pp", "ldp_trie"}
     gamma, epsilon_total, delta
         Sampling rate per round; ε per device over the run; the largest δ allowed.
     rounds_per_day : int, optional

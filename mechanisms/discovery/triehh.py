@@ -46,7 +46,7 @@ class TrieResult(NamedTuple):
     """What :meth:`TrieHH.run` returns: the discovered words, with their votes and estimates."""
 
     words: np.ndarray     #: object array of str, in the order found (round, then most votes)
-    votes: np.ndarray     #: int64, the votes each word had in the round that completed it
+    votes: np.ndarray     #: the votes each word had in the round that completed it (LDPTrie: estimates)
     counts: np.ndarray    #: float, estimated holders (NaN where the protocol publishes none)
     trie_sizes: np.ndarray  #: int64, prefixes alive after each round
 
@@ -108,6 +108,10 @@ class TrieHH:
         """(prefix codes, votes) summed over devices: what secure aggregation gives the server."""
         return np.unique(votes[votes >= 0], return_counts=True)
 
+    def device_votes(self, rows: np.ndarray, trie: np.ndarray, level: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """One round's tally from every device's own answer (the per-device path)."""
+        return self.tally(self.vote(rows, trie, level, rng))
+
     # direct path -------------------------------------------------------------------------------
     def sample_votes(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int,
                      rng=None) -> tuple[np.ndarray, np.ndarray]:
@@ -150,14 +154,14 @@ class TrieHH:
         trie, words, votes, sizes = self.root(), [], [], []
         for level in range(1, self.rounds + 1):
             if values is not None:
-                codes, v = self.tally(self.vote(rows, trie, level, rng))
+                codes, v = self.device_votes(rows, trie, level, rng)
             else:
                 codes, v = self.sample_votes(rows, counts, trie, level, rng)
             trie, done, done_votes = self.advance(codes, v, level)
             words.append(self.codec.decode(done, level))
             votes.append(done_votes)
             sizes.append(trie.size)
-        votes = np.concatenate(votes).astype(np.int64)
+        votes = np.concatenate(votes)
         return TrieResult(np.concatenate(words), votes, self.estimates(votes), np.array(sizes, dtype=np.int64))
 
     # privacy -----------------------------------------------------------------------------------
