@@ -99,17 +99,25 @@ class LDPTrie(TrieHH):
         keep = est >= self.threshold * sigma0
         return candidates[keep], est[keep]
 
-    def sample_votes(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int,
-                     rng=None) -> tuple[np.ndarray, np.ndarray]:
-        """The round read from its aggregate drawn exactly from the category counts (direct path)."""
+    def direct_aggregate(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int, rng=None):
+        """(candidates, the round's GRR aggregate drawn exactly from the category counts)."""
         candidates, cat = self.categories(rows, trie, level)
         per_cat = np.bincount(cat, weights=counts, minlength=candidates.size + 1).astype(np.int64)
-        return self.read(candidates, self.oracle(candidates).sample_aggregate(per_cat, as_generator(rng)))
+        return candidates, self.oracle(candidates).sample_aggregate(per_cat, as_generator(rng))
+
+    def device_aggregate(self, rows: np.ndarray, trie: np.ndarray, level: int, rng=None):
+        """(candidates, the round's GRR aggregate of every device's own report)."""
+        candidates, _ = self.categories(rows, trie, level)
+        return candidates, self.oracle(candidates).aggregate(self.vote(rows, trie, level, rng))
+
+    def sample_votes(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int,
+                     rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """The round read from its exactly drawn aggregate (the direct path)."""
+        return self.read(*self.direct_aggregate(rows, counts, trie, level, rng))
 
     def device_votes(self, rows, trie, level, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """The round read from every device's own GRR report (the per-device path)."""
-        candidates, _ = self.categories(rows, trie, level)
-        return self.read(candidates, self.oracle(candidates).aggregate(self.vote(rows, trie, level, rng)))
+        return self.read(*self.device_aggregate(rows, trie, level, rng))
 
     def advance(self, codes: np.ndarray, votes: np.ndarray, level: int):
         """Keep the ``survivors`` largest estimates (already past the noise threshold); completed words

@@ -41,9 +41,9 @@ def test_round_aggregate_has_grrs_moments(path):
     draws = []
     for _ in range(2000):
         if path == "device":
-            agg = grr.aggregate(t.vote(devices, trie, 2, rng))
+            _, agg = t.device_aggregate(devices, trie, 2, rng)
         else:
-            agg = grr.sample_aggregate(per_cat.astype(np.int64), rng)
+            _, agg = t.direct_aggregate(rows, HOLDERS, trie, 2, rng)
         draws.append(agg.data)
     n, p, q = HOLDERS.sum(), grr.p, grr.q
     mean = per_cat * p + (n - per_cat) * q
