@@ -80,7 +80,7 @@ def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, s
 
 
 def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
-                            rounds_per_day: int, gamma: float, names=("triehh", "triehh_pp") + ONE_SHOT,
+                            rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
                             one_shot_params: dict | None = None) -> dict[str, tuple]:
     """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
     epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
@@ -225,7 +225,7 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
 #: the keys of a ``[discovery_days]`` table, with defaults (``scenarios/discovery_days.toml``)
 FILE_KEYS = {"vocabulary": "en", "slang": "", "n_days": 14, "start_day": 2, "peak_share": 0.05, "ramp_days": 7,
              "n_devices": 1_000_000, "p_online": 0.5, "rounds_per_day": 0, "top_k": 10, "epsilon": 4.0,
-             "delta": 1e-9, "gamma": 0.05, "seeds": [0], "protocols": ["triehh", "triehh_pp", *ONE_SHOT]}
+             "delta": 1e-9, "gamma": 0.05, "seeds": [0], "protocols": [*INTERACTIVE, *ONE_SHOT]}
 
 
 def discovery_days_from_file(path, seeds=None) -> DaysResult:

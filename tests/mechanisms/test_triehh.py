@@ -151,3 +151,12 @@ def test_the_numbers_quoted_in_the_docs():
     quoted = {0.05: 6.1e-12, 0.1: 3.1e-8, 0.01: 1.1e-21}
     for gamma, delta in quoted.items():
         assert run_privacy(4.0, gamma, 15, 8)["delta"] == pytest.approx(delta, rel=0.05)
+
+
+def test_the_registry_builds_the_interactive_protocols():
+    from ldpsim.mechanisms.registry import INTERACTIVE, make
+
+    assert isinstance(make("TrieHH_PP", gamma=0.1), TrieHHPP)
+    assert sorted(INTERACTIVE) == ["ldp_trie", "triehh", "triehh_pp"]
+    with pytest.raises(ValueError, match="triehh"):
+        make("triehhh")
