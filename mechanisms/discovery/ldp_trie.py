@@ -112,11 +112,15 @@ class LDPTrie(TrieHH):
 
     def sample_votes(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int,
                      rng=None) -> tuple[np.ndarray, np.ndarray]:
-        """The round read from its exactly drawn aggregate (the direct path)."""
+        """The round read from its exactly drawn aggregate (the direct path); an empty trie asks nothing."""
+        if not trie.size:
+            return trie, np.zeros(0)
         return self.read(*self.direct_aggregate(rows, counts, trie, level, rng))
 
     def device_votes(self, rows, trie, level, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """The round read from every device's own GRR report (the per-device path)."""
+        if not trie.size:
+            return trie, np.zeros(0)
         return self.read(*self.device_aggregate(rows, trie, level, rng))
 
     def advance(self, codes: np.ndarray, votes: np.ndarray, level: int):

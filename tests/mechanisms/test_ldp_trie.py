@@ -80,6 +80,16 @@ def test_loud_words_are_found(path):
     assert abs(est["ab"] - 3000) < 4.5 * sd
 
 
+@pytest.mark.parametrize("path", ["device", "direct"])
+def test_a_trie_that_dies_ends_the_pass_quietly(path):
+    t = LDPTrie(epsilon=0.1, length=3, alphabet="ab")
+    if path == "device":
+        r = t.run(np.array(["ab"] * 20, dtype=object), rng=1)
+    else:
+        r = t.run(rng=1, items=["ab"], true_counts=[20])
+    assert r.words.size == 0 and r.trie_sizes[-1] == 0
+
+
 def test_every_device_answers_every_round():
     with pytest.raises(ValueError, match="gamma"):
         LDPTrie(epsilon=1.0, gamma=0.5)
