@@ -146,6 +146,18 @@ def test_run_needs_words():
         TrieHH(gamma=0.5).run()
 
 
+def test_the_papers_closed_form_bounds_the_exact_delta():
+    """TrieHH's closed form (γ = (e^{ε/L} − 1)/(θe^{ε/L}), δ = (θ − 2)/((θ − 3)θ!)) is an upper bound
+    of the exact δ at its own parameters, and the exact analysis allows a larger γ at that δ
+    (docs/math.md §10.2)."""
+    eps, theta, rounds = 4.0, 15, 10
+    gamma = (math.exp(eps / rounds) - 1) / (theta * math.exp(eps / rounds))
+    closed = (theta - 2) / ((theta - 3) * math.factorial(theta))
+    exact = run_privacy(eps, gamma, theta, rounds)["delta"]
+    assert closed == pytest.approx(8.3e-13, rel=0.01) and exact == pytest.approx(1.7e-15, rel=0.02)
+    assert run_privacy(eps, 0.0347, theta, rounds)["delta"] <= closed < run_privacy(eps, 0.0348, theta, rounds)["delta"]
+
+
 def test_the_numbers_quoted_in_the_docs():
     """docs/math.md §10.2 and the explanation page quote these (θ = 15, ε = 4 over L = 8 rounds)."""
     quoted = {0.05: 6.1e-12, 0.1: 3.1e-8, 0.01: 1.1e-21}
