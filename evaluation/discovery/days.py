@@ -9,7 +9,9 @@ TreeHist) discovery on the same fleet, at equal privacy per device over the run 
   and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
   composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
   round, pure ε-LDP; the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
-  The ε are equal and the δ and kinds are shown.
+  The ε are equal and the δ and kinds are shown; ``epsilon_pld`` is each one's ε over the run at
+  δ = ``delta`` by the project's accountant (privacy-loss distributions of the per-step guarantees),
+  tighter than the basic sum.
 * :func:`discovery_days`: runs them on the same draws of the fleet (one per seed) and scores every
   day: ``found`` (the slang word is in the list published by that day), F1 of the list against the
   true top-k, the slang word's estimated and true share. Interactive lists are scored against the
@@ -91,25 +93,41 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
             proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
             row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
                    "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
+            steps = [(epsilon_total / rounds, 0.0)] * rounds
         elif name in INTERACTIVE:
             probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
             theta = probe.threshold_for(epsilon_total, delta, rounds)
             proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
             p = proto.privacy(epsilon_total, rounds)
             row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
-                   "epsilon": p["epsilon"],
-                   "delta": p["delta"], "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
+                   "epsilon": p["epsilon"], "delta": p["delta"],
+                   "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
+            steps = [(p["epsilon_round"], p["delta_round"])] * rounds
         elif name in ONE_SHOT:
             eps = epsilon_total / n_days
             proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
                          **(one_shot_params or {}).get(name, {}))
             row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the daily reports", "epsilon": epsilon_total,
                    "delta": 0.0, "per_step": f"ε={eps:.3g}/daily report"}
+            steps = [(eps, 0.0)] * n_days
         else:
             raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
                              f"{sorted((*INTERACTIVE, *ONE_SHOT))}.")
+        row["epsilon_pld"] = _pld_epsilon(steps, delta)
         out[name] = (proto, row)
     return out
+
+
+def _pld_epsilon(steps, delta: float) -> float:
+    """ε per device over the run at total ``delta`` by the project's accountant (privacy-loss
+    distributions, :func:`~ldpsim.evaluation.privacy.amplification.compose`); NaN if the steps' δ
+    already exceed it."""
+    from ldpsim.evaluation.privacy.amplification import compose
+
+    try:
+        return float(compose(steps, delta).epsilon)
+    except ValueError:
+        return float("nan")
 
 
 def _score(day, words, holders, found, counts, n, top_k, slang) -> dict:
