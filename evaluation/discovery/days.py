@@ -1,5 +1,5 @@
-"""Days until a new slang word is found: interactive (TrieHH, TrieHH++) against one-shot (SFP, PEM,
-TreeHist) discovery on the same fleet, at equal privacy per device over the run — docs/math.md §10.4.
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie) against one-shot (SFP,
+PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
 
 * :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
   ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
