@@ -211,6 +211,9 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
     """Run ``protocols`` (from :func:`equal_privacy_protocols`) on the same fleet per seed (module
     docstring); one ``numpy.random.SeedSequence`` per seed, spawned into the fleet and one stream per
     protocol, so every protocol sees the same devices."""
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0 for x in seeds):
+        raise ValueError(f"discovery_days: 'seeds' must be a non-empty list of integers >= 0; got {seeds!r}.")
     rows = []
     for seed in seeds:
         fleet_ss, *proto_ss = np.random.SeedSequence(int(seed)).spawn(1 + len(protocols))
@@ -256,6 +259,10 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
     if set(raw) != {"discovery_days"}:
         raise ScenarioError(path, "file", "must hold exactly one [discovery_days] table")
     spec = {k: Field(type(v) if not isinstance(v, float) else (float, int), v) for k, v in FILE_KEYS.items()}
+    spec["seeds"] = Field(list, FILE_KEYS["seeds"], lambda v: None if v and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v) else "must be a non-empty list of integers >= 0")
+    spec["protocols"] = Field(list, FILE_KEYS["protocols"], lambda v: None if v and set(v) <= {*INTERACTIVE, *ONE_SHOT}
+                              else f"must be a non-empty list of {sorted((*INTERACTIVE, *ONE_SHOT))}")
     c = parse_table(raw["discovery_days"], spec, "discovery_days", path)
     vocabulary = c["vocabulary"]
     if vocabulary not in CORPORA:

@@ -86,6 +86,8 @@ def test_scenario_file_runs_and_writes_a_run_folder(tmp_path):
 
 @pytest.mark.parametrize("body,key", [('[discovery_days]\nn_dayz = 3\n', "n_dayz"),
                                        ('[discovery_days]\ngamma = 2.0\n', "gamma"),
+                                       ('[discovery_days]\nseeds = []\n', "seeds"),
+                                       ('[discovery_days]\nprotocols = ["rappor"]\n', "protocols"),
                                        ('[other]\n', "file")])
 def test_scenario_file_errors_name_the_key(tmp_path, body, key):
     toml = tmp_path / "d.toml"
