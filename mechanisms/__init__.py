@@ -31,7 +31,10 @@ from ldpsim.mechanisms.discovery.words import DiscoveryProtocol, DiscoveryResult
 from ldpsim.mechanisms.discovery.pem import PEM
 from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
-from ldpsim.mechanisms.registry import MECHANISMS, make
+from ldpsim.mechanisms.discovery.triehh import TrieHH, TrieResult
+from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
+from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 
 __all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
            "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE",
@@ -41,4 +44,5 @@ __all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "Frequ
            "NoisyQuadtree", "arithmetic_allocation", "cormode_allocation", "geometric_allocation",
            "uniform_allocation", "RAPPOR", "RAPPORReports", "RAPPORDecoding", "HR", "SUE", "SHE", "THE",
            "BLH", "FLH", "FLHReports", "DBitFlip", "DBitFlipReports", "OneBitMean",
-           "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist"]
+           "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist",
+           "TrieHH", "TrieHHPP", "TrieResult", "LDPTrie", "INTERACTIVE"]

@@ -17,6 +17,7 @@ from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
 from ldpsim.mechanisms.frequency.oue import OUE
 from ldpsim.mechanisms.frequency.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.pem import PEM
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.frequency.rappor import RAPPOR
@@ -24,8 +25,10 @@ from ldpsim.mechanisms.frequency.rr import RR
 from ldpsim.mechanisms.frequency.sdgrr import SDGRR
 from ldpsim.mechanisms.numeric.sdpm import SDPM
 from ldpsim.mechanisms.frequency.sue import SUE
+from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
 from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
+from ldpsim.mechanisms.discovery.triehh import TrieHH
 from ldpsim.mechanisms.frequency.urr import URR
 from ldpsim.runtime.errors import InputError
 
@@ -59,6 +62,15 @@ MECHANISMS: dict[str, type] = {
     "treehist": TreeHist,
 }
 
+#: interactive discovery protocols (docs/math.md §10): rounds of votes on a growing trie — not one
+#: report per device, so not in :data:`MECHANISMS` (no ``perturb``/``aggregate``). TrieHH and TrieHH++
+#: are (ε, δ) central after the threshold; LDPTrie is pure ε-LDP per round.
+INTERACTIVE: dict[str, type] = {
+    "triehh": TrieHH,
+    "triehh_pp": TrieHHPP,
+    "ldp_trie": LDPTrie,
+}
+
 
 def make(name: str, **params):
     """Build the mechanism registered as ``name`` (see :data:`MECHANISMS`).
@@ -67,7 +79,8 @@ def make(name: str, **params):
     ----------
     name : str
         Registry name, case-insensitive: grr, rr, urr, sdgrr, personalized-sdgrr, oue, olh, cms, hcms,
-        pm, sdpm, personalized-sdpm.
+        pm, sdpm, personalized-sdpm, … (:data:`MECHANISMS`) and the interactive triehh, triehh_pp,
+        ldp_trie (:data:`INTERACTIVE`).
     **params
         The mechanism's parameters (see each class), e.g. ``epsilon=1.0, k=256, m=1024`` for CMS.
 
@@ -89,10 +102,11 @@ def make(name: str, **params):
     GRR(epsilon=1.0, domain_size=4)
     """
     try:
-        cls = MECHANISMS[name.lower()]
+        cls = {**MECHANISMS, **INTERACTIVE}[name.lower()]
     except (KeyError, AttributeError):
-        raise InputError(f"Unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}"
-                         f"{_did_you_mean(str(name).lower(), MECHANISMS)}.") from None
+        known = {*MECHANISMS, *INTERACTIVE}
+        raise InputError(f"Unknown mechanism {name!r}; choose one of {sorted(known)}"
+                         f"{_did_you_mean(str(name).lower(), known)}.") from None
     check_parameters(cls, params)
     return cls(**params)
 

@@ -1,0 +1,280 @@
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie) against one-shot (SFP,
+PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
+
+* :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
+  ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
+  slang word whose share ramps up from ``start_day`` to ``peak_share`` over ``ramp_days`` (the
+  fleet's trend shape); the other words share the rest in their vocabulary proportions.
+* :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
+  and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
+  composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
+  round, pure ε-LDP; the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
+  The ε are equal and the δ and kinds are shown; ``epsilon_pld`` is each one's ε over the run at
+  δ = ``delta`` by the project's accountant (privacy-loss distributions of the per-step guarantees),
+  tighter than the basic sum.
+* :func:`discovery_days`: runs them on the same draws of the fleet (one per seed) and scores every
+  day: ``found`` (the slang word is in the list published by that day), F1 of the list against the
+  true top-k, the slang word's estimated and true share. Interactive lists are scored against the
+  online devices of the day their pass ended, one-shot lists against all reports so far. The
+  summary gives, per protocol, the first day from which the slang word stays found (median over
+  seeds, and the share of seeds where it is), the last day's F1 and the privacy.
+
+>>> days = growing_slang("en", n_days=6, start_day=1, peak_share=0.2, ramp_days=2)
+>>> days.slang, days.shares.shape[0]
+('rizz', 6)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
+from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.discovery.words import WordCodec
+from ldpsim.mechanisms.registry import INTERACTIVE, make
+from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
+
+#: shipped corpora by language, and a slang word each holds nowhere
+CORPORA = {"en": ("chat_en.corpus.txt", "rizz"), "zh": ("chat_zh.corpus.txt", "绝绝子")}
+ONE_SHOT = ("sfp", "pem", "treehist")
+
+
+@dataclass(frozen=True)
+class SlangDays:
+    """Words over days: ``shares`` (days × words) with the slang word last (typed from ``start_day``),
+    and the codec of the words."""
+
+    words: tuple
+    shares: np.ndarray
+    slang: str
+    start_day: int
+    codec: WordCodec
+
+
+def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, start_day: int = 2,
+                  peak_share: float = 0.05, ramp_days: int = 7, top: int | None = 60) -> SlangDays:
+    """The growing slang workload (module docstring); ``vocabulary`` is ``"en"``, ``"zh"`` or a file."""
+    from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+
+    n_days = check_int("growing_slang", "n_days", n_days, low=1)
+    start_day = check_int("growing_slang", "start_day", start_day, low=0)
+    ramp_days = check_int("growing_slang", "ramp_days", ramp_days, low=1)
+    peak_share = check_real("growing_slang", "peak_share", peak_share, 0.0, 1.0)
+    if vocabulary in CORPORA:
+        name, default = CORPORA[vocabulary]
+        vocabulary, slang = resources.files("ldpsim.scenarios") / "data" / name, slang or default
+    vocab = load_vocabulary(str(vocabulary), top=top)
+    if slang is None:
+        raise ValueError("growing_slang: name the 'slang' word when the vocabulary is a file.")
+    if slang in vocab.items:
+        raise ValueError(f"growing_slang: the slang word {slang!r} is already in the vocabulary.")
+    words = tuple(vocab.items) + (slang,)
+    base = vocab.shares
+    ramp = peak_share * np.clip((np.arange(n_days) - start_day + 1) / ramp_days, 0.0, 1.0)
+    shares = np.column_stack([np.outer(1 - ramp, base), ramp])
+    return SlangDays(words, shares, slang, start_day, WordCodec.for_words(words))
+
+
+def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
+                            rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
+                            one_shot_params: dict | None = None) -> dict[str, tuple]:
+    """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
+    epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
+    rounds = n_days * rounds_per_day
+    out = {}
+    for name in names:
+        if name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
+            proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
+                   "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
+            steps = [(epsilon_total / rounds, 0.0)] * rounds
+        elif name in INTERACTIVE:
+            probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
+            theta = probe.threshold_for(epsilon_total, delta, rounds)
+            proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
+            p = proto.privacy(epsilon_total, rounds)
+            row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
+                   "epsilon": p["epsilon"], "delta": p["delta"],
+                   "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
+            steps = [(p["epsilon_round"], p["delta_round"])] * rounds
+        elif name in ONE_SHOT:
+            eps = epsilon_total / n_days
+            proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
+                         **(one_shot_params or {}).get(name, {}))
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the daily reports", "epsilon": epsilon_total,
+                   "delta": 0.0, "per_step": f"ε={eps:.3g}/daily report"}
+            steps = [(eps, 0.0)] * n_days
+        else:
+            raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
+                             f"{sorted((*INTERACTIVE, *ONE_SHOT))}.")
+        row["epsilon_pld"] = _pld_epsilon(steps, delta)
+        out[name] = (proto, row)
+    return out
+
+
+def _pld_epsilon(steps, delta: float) -> float:
+    """ε per device over the run at total ``delta`` by the project's accountant (privacy-loss
+    distributions, :func:`~ldpsim.evaluation.privacy.amplification.compose`); NaN if the steps' δ
+    already exceed it."""
+    from ldpsim.evaluation.privacy.amplification import compose
+
+    try:
+        return float(compose(steps, delta).epsilon)
+    except ValueError:
+        return float("nan")
+
+
+def _score(day, words, holders, found, counts, n, top_k, slang) -> dict:
+    order = np.argsort(-holders, kind="stable")
+    s = run_scores(np.asarray(words, dtype=object)[order], holders[order], found, counts, top_k, planted=slang)
+    est = dict(zip(np.asarray(found).tolist(), (np.asarray(counts, float) / max(n, 1)).tolist()))
+    return {"day": day, "found": bool(s["found"]), "f1": s["f1"], "slang_estimate": est.get(slang, np.nan),
+            "slang_true": holders[-1] / max(holders.sum(), 1)}
+
+
+def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int, top_k: int, slang, rng) -> list[dict]:
+    """Each day's scores of the list published by the latest completed pass (rows: day, found, f1,
+    slang_estimate, slang_true), scored against the online devices of the day that pass ended."""
+    published = {p["day"]: p for p in interactive_passes(protocol, words, online, rounds_per_day, rng)}
+    rows, last = [], None
+    for day in range(online.shape[0]):
+        last = published.get(day, last)
+        if last is None:
+            continue
+        order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
+        rows.append(_score(day, words, online[last["day"]], last["words"][order], last["counts"][order],
+                           last["online"], top_k, slang))
+    return rows
+
+
+@dataclass(frozen=True)
+class DaysResult:
+    """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true) and the
+    per-protocol ``summary``."""
+
+    days: pd.DataFrame
+    summary: pd.DataFrame
+
+    def figure(self):
+        """Two panels over days: share of seeds whose list holds the slang word, and mean F1."""
+        import matplotlib.pyplot as plt
+
+        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
+        for name, g in self.days.groupby("protocol", sort=False):
+            s = self.summary.set_index("protocol").loc[name]
+            label = f"{name}: {s['kind']}, ε={s['epsilon']:g}, δ={s['delta']:.1g}"
+            by_day = g.groupby("day")
+            a.plot(by_day["found"].mean(), marker="o", label=label)
+            b.plot(by_day["f1"].mean(), marker="o")
+        a.set(xlabel="day", ylabel="share of runs with the slang word found", ylim=(-0.02, 1.02))
+        b.set(xlabel="day", ylabel="F1 of the top-k", ylim=(-0.02, 1.02))
+        a.legend(fontsize=7, loc="upper left")
+        fig.tight_layout()
+        return fig
+
+    def to_folder(self, out, force: bool = False) -> list:
+        """Write ``discovery_days.csv``, ``discovery_days_summary.csv`` and ``discovery_days.png`` into
+        the run folder ``out`` (a locked folder of figures and tables, :mod:`ldpsim.runtime.runfolder`);
+        a finished result there is replaced only with ``force``. Returns the paths written."""
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from ldpsim.runtime import durable
+        from ldpsim.runtime.runfolder import RunFolder, RunFolderError
+
+        tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
+        with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
+            names = [*tables, "discovery_days.png"]
+            done = [n for n in names if (folder.root / n).exists()]
+            if done and not force:
+                raise RunFolderError(f"{out} already holds {done[0]}; pass force=True (--force) to replace it")
+            paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
+            fig = self.figure()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110)
+            plt.close(fig)
+            durable.write_bytes(folder.path("discovery_days.png"), buf.getvalue())
+            paths.append(folder.record("discovery_days.png"))
+            folder.finalize()
+        return paths
+
+
+def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_online: float = 0.5,
+                   rounds_per_day: int = 8, top_k: int = 10, seeds=(0,)) -> DaysResult:
+    """Run ``protocols`` (from :func:`equal_privacy_protocols`) on the same fleet per seed (module
+    docstring); one ``numpy.random.SeedSequence`` per seed, spawned into the fleet and one stream per
+    protocol, so every protocol sees the same devices."""
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0 for x in seeds):
+        raise ValueError(f"discovery_days: 'seeds' must be a non-empty list of integers >= 0; got {seeds!r}.")
+    rows = []
+    for seed in seeds:
+        fleet_ss, *proto_ss = np.random.SeedSequence(int(seed)).spawn(1 + len(protocols))
+        online = online_holders(slang_days.shares, n_devices, p_online, np.random.default_rng(fleet_ss))
+        cumulative = online.cumsum(axis=0)
+        for (name, (proto, _)), ss in zip(protocols.items(), proto_ss):
+            rng = np.random.default_rng(ss)
+            if name in INTERACTIVE:
+                rows += [{"protocol": name, "seed": seed, **r} for r in interactive_scores(
+                    proto, slang_days.words, online, rounds_per_day, top_k, slang_days.slang, rng)]
+            else:
+                for night in nightly_one_shot(proto, slang_days.words, online, top_k, rng):
+                    rows.append({"protocol": name, "seed": seed, **_score(
+                        night["day"], slang_days.words, cumulative[night["day"]], night["words"],
+                        night["counts"], night["reports"], top_k, slang_days.slang)})
+    days = pd.DataFrame(rows, columns=["protocol", "seed", "day", "found", "f1", "slang_estimate", "slang_true"])
+    summary = []
+    for name, (_, privacy) in protocols.items():
+        g = days[days["protocol"] == name] if len(days) else days
+        firsts = [first_reaching(s["day"], s["found"].astype(float), level=1.0) for _, s in g.groupby("seed")]
+        hit = [f for f in firsts if f is not None]
+        last_day = g[g["day"] == g["day"].max()] if len(g) else g
+        summary.append({"protocol": name, **privacy, "seeds": len(seeds), "found_share": len(hit) / len(seeds),
+                        "first_day_found_median": float(np.median(hit)) if hit else np.nan,
+                        "days_to_discovery_median": float(np.median(hit)) - slang_days.start_day if hit else np.nan,
+                        "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan})
+    return DaysResult(days, pd.DataFrame(summary))
+
+
+#: the keys of a ``[discovery_days]`` table, with defaults (``scenarios/discovery_days.toml``)
+FILE_KEYS = {"vocabulary": "en", "slang": "", "n_days": 14, "start_day": 2, "peak_share": 0.05, "ramp_days": 7,
+             "n_devices": 1_000_000, "p_online": 0.5, "rounds_per_day": 0, "top_k": 10, "epsilon": 4.0,
+             "delta": 1e-9, "gamma": 0.05, "seeds": [0], "protocols": [*INTERACTIVE, *ONE_SHOT]}
+
+
+def discovery_days_from_file(path, seeds=None) -> DaysResult:
+    """Run the ``[discovery_days]`` table of a scenario file (keys: :data:`FILE_KEYS`;
+    ``rounds_per_day = 0`` means one pass a day, ``slang = ""`` the corpus's default word);
+    ``seeds`` overrides the file's."""
+    from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+
+    raw = load_toml(path)
+    if set(raw) != {"discovery_days"}:
+        raise ScenarioError(path, "file", "must hold exactly one [discovery_days] table")
+    spec = {k: Field(type(v) if not isinstance(v, float) else (float, int), v) for k, v in FILE_KEYS.items()}
+    spec["seeds"] = Field(list, FILE_KEYS["seeds"], lambda v: None if v and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v) else "must be a non-empty list of integers >= 0")
+    spec["protocols"] = Field(list, FILE_KEYS["protocols"], lambda v: None if v and set(v) <= {*INTERACTIVE, *ONE_SHOT}
+                              else f"must be a non-empty list of {sorted((*INTERACTIVE, *ONE_SHOT))}")
+    c = parse_table(raw["discovery_days"], spec, "discovery_days", path)
+    vocabulary = c["vocabulary"]
+    if vocabulary not in CORPORA:
+        from ldpsim.evaluation.workloads.vocabulary import resolve_file
+        vocabulary = resolve_file(vocabulary, base=Path(path).parent)
+    try:
+        sd = growing_slang(vocabulary, c["slang"] or None, c["n_days"], c["start_day"], c["peak_share"],
+                           c["ramp_days"])
+        per_day = c["rounds_per_day"] or sd.codec.length
+        protocols = equal_privacy_protocols(sd.codec, c["epsilon"], c["delta"], c["n_days"], per_day, c["gamma"],
+                                            tuple(c["protocols"]))
+    except ValueError as exc:
+        raise ScenarioError(path, "discovery_days", str(exc)) from None
+    return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"],
+                          c["seeds"] if seeds is None else seeds)

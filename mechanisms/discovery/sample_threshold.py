@@ -1,0 +1,62 @@
+"""TrieHH++: prefix-tree discovery with sample-and-threshold counts — Cormode & Bharadwaj, "Sample
+and Threshold Differential Privacy: Histograms and Applications", AISTATS 2022; docs/math.md §10.3.
+
+The rounds of :class:`~.triehh.TrieHH`, but each round publishes the *counts* V ≥ θ of the
+surviving prefixes, not only which survived, and a discovered word's holders are estimated from
+the votes of the round that completed it: N̂ = V/γ. Unconditionally E[V/γ] = N (V ~ Bin(N, γ));
+given that the word was released (V ≥ θ), with S_m(a) = P[Bin(m, γ) ≥ a],
+
+    E[V/γ | V ≥ θ] = N·S_{N−1}(θ − 1)/S_N(θ),
+    E[V(V − 1) | V ≥ θ] = N(N − 1)γ²·S_{N−2}(θ − 2)/S_N(θ),
+
+so the estimate is biased upwards given release (:meth:`TrieHHPP.conditional_bias`), by a factor
+that tends to 1 once γN ≫ θ. Privacy: :func:`~.threshold_privacy.round_delta` with ``counts=True``
+(the released counts' likelihood ratio (1 − γ)(N + 1)/(N + 1 − v) grows with v).
+
+>>> t = TrieHHPP(gamma=0.5, theta=20, length=4, alphabet="abc")
+>>> r = t.run(items=["ab", "cab"], true_counts=[400, 300], rng=1)
+>>> r.words.tolist(), bool(abs(r.counts[0] - 400) < 80)
+(['ab', 'cab'], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy import stats
+
+from ldpsim.mechanisms.discovery.triehh import TrieHH
+
+
+def _sf(a, m, gamma):
+    """S_m(a) = P[Bin(m, γ) ≥ a] (1 for a ≤ 0, 0 for m < a)."""
+    m = np.asarray(m)
+    return np.where(m < 0, 0.0, stats.binom.sf(np.asarray(a) - 1, np.maximum(m, 0), gamma))
+
+
+@dataclass(frozen=True)
+class TrieHHPP(TrieHH):
+    """TrieHH whose rounds release the sampled counts above θ (module docstring); parameters of
+    :class:`~.triehh.TrieHH`."""
+
+    counts_released: ClassVar[bool] = True
+
+    def estimates(self, votes: np.ndarray) -> np.ndarray:
+        """N̂ = V/γ from the votes of the completing round (Horvitz–Thompson)."""
+        return np.asarray(votes, dtype=float) / self.gamma
+
+    def conditional_moments(self, holders) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, variance) of N̂ = V/γ given release V ≥ θ, for N = ``holders`` eligible devices."""
+        n = np.asarray(holders, dtype=float)
+        g, t = self.gamma, self.theta
+        p = _sf(t, n, g)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m1 = n * g * _sf(t - 1, n - 1, g) / p
+            m2 = n * (n - 1) * g * g * _sf(t - 2, n - 2, g) / p + m1
+        return m1 / g, (m2 - m1 * m1) / (g * g)
+
+    def conditional_bias(self, holders) -> np.ndarray:
+        """E[N̂ | V ≥ θ] − N (≥ 0; NaN where release is impossible, N < θ)."""
+        return self.conditional_moments(holders)[0] - np.asarray(holders, dtype=float)

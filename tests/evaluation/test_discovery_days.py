@@ -1,0 +1,108 @@
+"""Days until a new slang word is found (docs/math.md §10.4): the growing workload, equal privacy,
+the comparison's scores, its scenario file and its run folder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldpsim.evaluation.discovery.days import (discovery_days, discovery_days_from_file, equal_privacy_protocols,
+                                              growing_slang)
+from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.mechanisms.discovery.threshold_privacy import run_privacy
+from ldpsim.runtime.runfolder import RunFolderError
+
+
+@pytest.mark.parametrize("language,slang", [("en", "rizz"), ("zh", "绝绝子")])
+def test_growing_slang_ramps_the_slang_word(language, slang):
+    sd = growing_slang(language, n_days=8, start_day=2, peak_share=0.1, ramp_days=4)
+    assert sd.slang == slang and sd.words[-1] == slang and sd.start_day == 2
+    np.testing.assert_allclose(sd.shares.sum(axis=1), 1.0)
+    np.testing.assert_allclose(sd.shares[:, -1], [0, 0, 0.025, 0.05, 0.075, 0.1, 0.1, 0.1])
+    # the other words keep their proportions
+    np.testing.assert_allclose(sd.shares[7, :-1] / sd.shares[0, :-1], 0.9)
+    sd.codec.symbols(list(sd.words))  # every word, the slang too, can be carried
+
+
+def test_slang_word_already_in_the_vocabulary_is_refused():
+    with pytest.raises(ValueError, match="already in the vocabulary"):
+        growing_slang("en", slang="the")
+
+
+def test_equal_privacy_spends_the_same_epsilon():
+    sd = growing_slang("zh", n_days=5)
+    prot = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, gamma=0.05)
+    assert [row["epsilon"] for _, row in prot.values()] == pytest.approx([4.0] * 6)
+    assert prot["ldp_trie"][0].epsilon == pytest.approx(4.0 / 20) and prot["ldp_trie"][1]["kind"] == "pure ε-LDP"
+    for name in ("triehh", "triehh_pp"):
+        proto, row = prot[name]
+        assert row["delta"] <= 1e-9 < run_privacy(4.0, 0.05, proto.theta - 1, 20, proto.counts_released)["delta"]
+    assert prot["pem"][0].epsilon == pytest.approx(4.0 / 5) and prot["pem"][1]["delta"] == 0.0
+    # the accountant's ε at the same δ: never above the basic sum, below it over many small rounds
+    assert all(row["epsilon_pld"] <= row["epsilon"] + 1e-9 for _, row in prot.values())
+    many = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 14, 8, gamma=0.05, names=("ldp_trie", "pem"))
+    assert many["ldp_trie"][1]["epsilon_pld"] == pytest.approx(2.15, abs=0.01)  # quoted in the docs
+    assert many["pem"][1]["epsilon_pld"] == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="unknown protocol"):
+        equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, 0.05, names=("rappor",))
+
+
+def _small(seeds=(0,)):
+    sd = growing_slang("en", n_days=5, start_day=1, peak_share=0.3, ramp_days=1)
+    prot = equal_privacy_protocols(sd.codec, 8.0, 1e-6, 5, sd.codec.length, 0.2, names=("triehh_pp", "pem"))
+    return discovery_days(sd, prot, n_devices=20_000, p_online=0.5, rounds_per_day=sd.codec.length, top_k=5,
+                          seeds=seeds)
+
+
+def test_a_loud_slang_word_is_found_by_the_interactive_pass_the_day_it_is_typed():
+    r = _small()
+    tri = r.days[r.days["protocol"] == "triehh_pp"].set_index("day")
+    assert not tri.loc[0, "found"] and tri.loc[1:, "found"].all()
+    s = r.summary.set_index("protocol")
+    assert s.loc["triehh_pp", "days_to_discovery_median"] == 0 and s.loc["triehh_pp", "kind"] == "central (ε, δ)"
+    # TrieHH++'s share estimate: votes/γ over the online devices, close to the 30 % typed
+    assert abs(tri.loc[4, "slang_estimate"] - 0.3) < 0.05 and tri.loc[4, "slang_true"] == pytest.approx(0.3, abs=0.02)
+
+
+def test_same_seed_same_numbers():
+    a, b = _small(), _small()
+    assert a.days.equals(b.days)
+
+
+def test_scenario_file_runs_and_writes_a_run_folder(tmp_path):
+    toml = tmp_path / "d.toml"
+    toml.write_text('[discovery_days]\nvocabulary = "zh"\nn_days = 3\nn_devices = 5000\npeak_share = 0.3\n'
+                    'start_day = 0\nramp_days = 1\nepsilon = 8.0\ndelta = 1e-6\ngamma = 0.3\n'
+                    'protocols = ["triehh"]\n', encoding="utf-8")
+    r = discovery_days_from_file(toml)
+    assert r.days["found"].all()
+    out = tmp_path / "out"
+    names = sorted(p.name for p in r.to_folder(out))
+    assert names == ["discovery_days.csv", "discovery_days.png", "discovery_days_summary.csv"]
+    with pytest.raises(RunFolderError, match="force"):
+        r.to_folder(out)
+    r.to_folder(out, force=True)
+
+
+@pytest.mark.parametrize("body,key", [('[discovery_days]\nn_dayz = 3\n', "n_dayz"),
+                                       ('[discovery_days]\ngamma = 2.0\n', "gamma"),
+                                       ('[discovery_days]\nseeds = []\n', "seeds"),
+                                       ('[discovery_days]\nprotocols = ["rappor"]\n', "protocols"),
+                                       ('[other]\n', "file")])
+def test_scenario_file_errors_name_the_key(tmp_path, body, key):
+    toml = tmp_path / "d.toml"
+    toml.write_text(body, encoding="utf-8")
+    with pytest.raises(ScenarioError, match=key):
+        discovery_days_from_file(toml)
+
+
+def test_interactive_lists_are_ranked_by_votes_before_the_top_k():
+    """'cab' completes in the last round, after 'a' and 'b', but has the most votes: it heads the list."""
+    from ldpsim.evaluation.discovery.days import SlangDays
+    from ldpsim.mechanisms.discovery.words import WordCodec
+
+    words = ("a", "b", "cab")
+    sd = SlangDays(words, np.array([[0.1, 0.1, 0.8]]), "cab", 0, WordCodec.for_words(words))
+    prot = equal_privacy_protocols(sd.codec, 8.0, 1e-6, 1, 3, 0.5, names=("triehh",))
+    r = discovery_days(sd, prot, n_devices=2000, p_online=1.0, rounds_per_day=3, top_k=1)
+    assert r.days["found"].tolist() == [True] and r.days["f1"].tolist() == [1.0]
