@@ -42,6 +42,7 @@ _LAZY = {
     "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
     "audit": ("ldpsim.evaluation.audit.gate", "audit"),
     "poison": ("ldpsim.scenarios.api", "poison"),
+    "discover": ("ldpsim.scenarios.api", "discover"),
     "bench": ("ldpsim.evaluation.bench.suite", "bench"),
 }
 

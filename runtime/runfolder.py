@@ -83,6 +83,8 @@ LAYOUTS = {
     "compare": Layout(("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"), {}),
     # `ldpsim link`: the memoization linking study
     "link": Layout(("linking.csv", "linking.png"), {}),
+    # `ldpsim discover`: days until a new word is found, protocol by protocol
+    "discover": Layout(("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"), {}),
     # `ldpsim bench --out`: the measured tables and their floor ratios as a baseline for --check
     "bench": Layout(("bench.csv", "baseline.json"), {}),
 }

@@ -272,3 +272,23 @@ def poison(scenario: str | Path = "poisoning", **options):
     from ldpsim.evaluation.poisoning.experiment import poison as run_poison
     from ldpsim.scenarios.catalog import resolve
     return run_poison(scenario, resolve=resolve, **options)
+
+
+def discover(scenario: str | Path = "discovery_days", seeds=None):
+    """Days until a new word is found, as ``ldpsim discover`` does: every protocol of a ``[discovery_days]``
+    scenario at the same ε per device over the run.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A ``[discovery_days]`` scenario file, or a shipped name.
+    seeds : sequence of int, optional
+        The seeds to run (default: the scenario's).
+
+    Returns
+    -------
+    DaysResult
+        Its per-day ``days`` and per-protocol ``summary`` tables, ``figure()`` and ``to_folder(out)``.
+    """
+    from ldpsim.evaluation.discovery.days import discovery_days_from_file
+    return discovery_days_from_file(_resolved(scenario), seeds)

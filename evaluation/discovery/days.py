@@ -120,9 +120,9 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
 
 def _pld_epsilon(steps, delta: float) -> float:
     """ε per device over the run at total ``delta`` by the project's accountant (privacy-loss
-    distributions, :func:`~ldpsim.evaluation.privacy.amplification.compose`); NaN if the steps' δ
+    distributions, :func:`~ldpsim.evaluation.privacy.composition.compose`); NaN if the steps' δ
     already exceed it."""
-    from ldpsim.evaluation.privacy.amplification import compose
+    from ldpsim.evaluation.privacy.composition import compose
 
     try:
         return float(compose(steps, delta).epsilon)
@@ -163,17 +163,19 @@ class DaysResult:
 
     def figure(self):
         """Two panels over days: share of seeds whose list holds the slang word, and mean F1."""
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
 
-        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
+        fig = Figure(figsize=(10, 3.8))
+        a, b = fig.subplots(1, 2, sharex=True)
         for name, g in self.days.groupby("protocol", sort=False):
             s = self.summary.set_index("protocol").loc[name]
             label = f"{name}: {s['kind']}, ε={s['epsilon']:g}, δ={s['delta']:.1g}"
             by_day = g.groupby("day")
             a.plot(by_day["found"].mean(), marker="o", label=label)
             b.plot(by_day["f1"].mean(), marker="o")
-        a.set(xlabel="day", ylabel="share of runs with the slang word found", ylim=(-0.02, 1.02))
-        b.set(xlabel="day", ylabel="F1 of the top-k", ylim=(-0.02, 1.02))
+        a.set(xlabel="day", ylabel="share of runs with the slang word found", ylim=(-0.02, 1.02),
+              title="New word found, ε per device over the run")
+        b.set(xlabel="day", ylabel="F1 of the top-k", ylim=(-0.02, 1.02), title="Precision of the list (F1)")
         a.legend(fontsize=7, loc="upper left")
         fig.tight_layout()
         return fig
@@ -184,22 +186,18 @@ class DaysResult:
         a finished result there is replaced only with ``force``. Returns the paths written."""
         import io
 
-        import matplotlib.pyplot as plt
-
         from ldpsim.runtime import durable
         from ldpsim.runtime.runfolder import RunFolder, RunFolderError
 
         tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
-        with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
+        with RunFolder.open(out, "discover", {"fingerprint": "discovery-days"}, resume=True) as folder:
             names = [*tables, "discovery_days.png"]
             done = [n for n in names if (folder.root / n).exists()]
             if done and not force:
                 raise RunFolderError(f"{out} already holds {done[0]}; pass force=True (--force) to replace it")
             paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
-            fig = self.figure()
             buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=110)
-            plt.close(fig)
+            self.figure().savefig(buf, format="png", dpi=110)
             durable.write_bytes(folder.path("discovery_days.png"), buf.getvalue())
             paths.append(folder.record("discovery_days.png"))
             folder.finalize()

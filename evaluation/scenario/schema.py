@@ -76,13 +76,16 @@ def load_toml(path) -> dict:
 
 #: the top-level tables that mark each kind of scenario file
 KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
-                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet")}
+                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet"),
+                "discovery": ("discovery_days",)}
 #: the command that runs each kind
-KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison"}
+KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison",
+                 "discovery": "ldpsim discover"}
 
 
 def scenario_kind(raw: dict) -> str | None:
-    """``"deployment"``, ``"sweep"`` or ``"reproduction"`` (see :data:`KIND_COMMANDS`), or ``None``.
+    """``"deployment"``, ``"sweep"``, ``"reproduction"``, ``"poisoning"`` or ``"discovery"`` (see
+    :data:`KIND_COMMANDS`), or ``None``.
 
     Parameters
     ----------

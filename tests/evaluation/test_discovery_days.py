@@ -106,3 +106,14 @@ def test_interactive_lists_are_ranked_by_votes_before_the_top_k():
     prot = equal_privacy_protocols(sd.codec, 8.0, 1e-6, 1, 3, 0.5, names=("triehh",))
     r = discovery_days(sd, prot, n_devices=2000, p_online=1.0, rounds_per_day=3, top_k=1)
     assert r.days["found"].tolist() == [True] and r.days["f1"].tolist() == [1.0]
+
+
+def test_the_discover_command_runs_a_scenario_into_its_folder(tmp_path, monkeypatch):
+    """``ldpsim discover`` is the thin layer over discovery_days_from_file: same table, a run folder."""
+    from ldpsim.scenarios.cli import main
+    scenario = tmp_path / "days.toml"
+    scenario.write_text("[discovery_days]\nn_devices = 20000\nn_days = 4\nstart_day = 1\nseeds = [0]\n"
+                        "protocols = [\"triehh\", \"pem\"]\n", encoding="utf-8")
+    assert main(["discover", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 0
+    assert (tmp_path / "out" / "discovery_days_summary.csv").is_file()
+    assert main(["discover", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 2  # finished: --force
