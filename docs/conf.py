@@ -24,11 +24,12 @@ extensions = [
     "numpydoc",
     "matplotlib.sphinxext.plot_directive",
     "cli_help",
+    "gallery",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build", "_gallery", "README.md"]
 templates_path = ["_templates"]
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
