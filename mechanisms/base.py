@@ -295,9 +295,12 @@ class FrequencyOracle(Mechanism):
     def bias(self, true_counts, items=None) -> np.ndarray:
         """E[estimate] − truth per item, over the users' randomness (zero for unbiased oracles).
 
-        Parameters are those of :meth:`variance`; returns an array aligned with ``true_counts``.
+        Parameters are those of :meth:`variance`; returns an array aligned with ``items`` (all ids when
+        ``items`` is None; sketches: aligned with ``true_counts``), like :meth:`variance`.
         """
-        return np.zeros(np.shape(true_counts), dtype=float)
+        if items is None or self.takes_tokens:
+            return np.zeros(np.shape(true_counts), dtype=float)
+        return np.zeros(np.shape(np.atleast_1d(items)), dtype=float)
 
     @abstractmethod
     def variance(self, true_counts, items=None) -> np.ndarray:

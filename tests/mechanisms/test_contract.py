@@ -208,6 +208,23 @@ def test_direct_sampler_matches_reports_path(case):
     assert_same_distribution(np.array(direct), np.array(users), what=f"{case.name} aggregate")
 
 
+# theory on a subset of items ----------------------------------------------------------------------
+@pytest.mark.parametrize("subset", [[2, 0], [1], [5, 3, 1]])
+def test_bias_variance_mse_of_an_item_subset_are_those_items_entries(case, subset):
+    """``items`` picks entries of the full-domain theory, in the order given (sketches take their
+    items aligned with the counts instead: a token's variance depends on every token's count)."""
+    mech = case.make()
+    if mech.takes_tokens:
+        pytest.skip("sketches: items are aligned with true_counts")
+    counts = case.count_array
+    subset = [i for i in subset if i < len(counts)]
+    for method in ("bias", "variance", "mse"):
+        full = np.asarray(getattr(mech, method)(counts), dtype=float)
+        part = np.asarray(getattr(mech, method)(counts, items=subset), dtype=float)
+        assert part.shape == (len(subset),), (method, part.shape)
+        np.testing.assert_allclose(part, full[subset], rtol=1e-12, atol=0, err_msg=method)
+
+
 # merging and wire form --------------------------------------------------------------------------
 def test_aggregates_merge_by_addition(case):
     mech = case.make()
