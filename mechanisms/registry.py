@@ -72,6 +72,18 @@ INTERACTIVE: dict[str, type] = {
 }
 
 
+#: The shapes the designs run at in deployment, beside ε: Apple's count-mean sketch (k = m = 1024), Google's
+#: RAPPOR (128-bit Bloom filters, 2 hashes, 8 cohorts: C·k = 1024 regression rows for a few hundred
+#: candidates), Microsoft's dBitFlip (d = 4 buckets a report) and FLH's pool of 1024 hashes. The comparison
+#: of designs, the benchmark and the accuracy table take them from here.
+DEPLOYED_PARAMS = {
+    "cms": {"k": 1024, "m": 1024},
+    "rappor": {"num_bits": 128, "num_hashes": 2, "cohorts": 8},
+    "dbitflip": {"d": 4},
+    "flh": {"pool_size": 1024},
+}
+
+
 def make(name: str, **params):
     """Build the mechanism registered as ``name`` (see :data:`MECHANISMS`).
 

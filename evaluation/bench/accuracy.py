@@ -25,14 +25,14 @@ from ldpsim.mechanisms import registry
 #: (label, registry name, parameters, number of items) — the README table's rows
 ROWS = [
     ("RAPPOR ε∞ = 4 ln 3, k = 128, h = 2, C = 8", "rappor",
-     {"epsilon": 4 * math.log(3), "num_bits": 128, "num_hashes": 2, "cohorts": 8}, 200),
+     {"epsilon": 4 * math.log(3), **registry.DEPLOYED_PARAMS["rappor"]}, 200),
     ("HR ε = 1", "hr", {"epsilon": 1.0}, 2000),
     ("HR ε = 4", "hr", {"epsilon": 4.0}, 2000),
     ("SUE ε = 1", "sue", {"epsilon": 1.0}, 2000),
     ("SHE ε = 1", "she", {"epsilon": 1.0}, 2000),
     ("THE ε = 1", "the", {"epsilon": 1.0}, 2000),
     ("BLH ε = 1", "blh", {"epsilon": 1.0}, 2000),
-    ("FLH ε = 1, k′ = 1024", "flh", {"epsilon": 1.0, "pool_size": 1024}, 2000),
+    ("FLH ε = 1, k′ = 1024", "flh", {"epsilon": 1.0, **registry.DEPLOYED_PARAMS["flh"]}, 2000),
     ("dBitFlip ε = 1, d = 1", "dbitflip", {"epsilon": 1.0, "d": 1}, 2000),
     ("dBitFlip ε = 1, d = 8", "dbitflip", {"epsilon": 1.0, "d": 8}, 2000),
     ("1BitMean ε = 1, m = 100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, 0),

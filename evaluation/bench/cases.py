@@ -98,8 +98,9 @@ def every_tenth(domain_size: int) -> tuple:
 
 
 _CMS_SMALL = {"k": 256, "m": 1024}
-#: RAPPOR's bench shape: C·k = 1024 regression rows ≥ the 200 candidates (least squares needs full rank)
-RAPPOR_BENCH = {"num_bits": 128, "num_hashes": 2, "cohorts": 8}
+#: RAPPOR's bench shape, as deployed: C·k = 1024 regression rows ≥ the 200 candidates (least squares needs
+#: full rank)
+RAPPOR_BENCH = registry.DEPLOYED_PARAMS["rappor"]
 _CMS_WIDE = {"k": 65535, "m": 32}
 
 #: the benchmark table; order = print order. Hot paths carry their floor (module docstring of floors).
@@ -144,7 +145,7 @@ CASES: list[BenchCase] = [
           ("she", "she", {"epsilon": 1.0}, "exponentials", None, 100_000),
           ("the", "the", {"epsilon": 1.0}, "report-bits", None, None),
           ("blh", "blh", {"epsilon": 1.0}, "user-draws", None, 100_000),
-          ("flh k1024", "flh", {"epsilon": 1.0, "pool_size": 1024}, "user-draws", None, None),
+          ("flh k1024", "flh", {"epsilon": 1.0, **registry.DEPLOYED_PARAMS["flh"]}, "user-draws", None, None),
           ("dbitflip d1", "dbitflip", {"epsilon": 1.0, "d": 1}, "user-draws", None, None),
           ("dbitflip d8", "dbitflip", {"epsilon": 1.0, "d": 8}, "user-draws", None, None)]
       for path in ("per-user", "direct")],

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
 from ldpsim.runtime.errors import InputError
 
 #: aggregation models a design may name (the trust models add theirs here)
@@ -98,9 +99,9 @@ class Design:
 #: Apple's count-mean sketch, Google's RAPPOR and Microsoft's dBitFlip as deployed (memoized), and the
 #: textbook's best oracles for a large domain (OLH, Hadamard response)
 DEFAULT_DESIGNS = (
-    Design("apple_cms", "cms", {"k": 1024, "m": 1024, "seed": 7}),
-    Design("rappor", "rappor", {"num_bits": 128, "num_hashes": 2, "cohorts": 8}, memoize=True),
-    Design("dbitflip", "dbitflip", {"d": 4}, memoize=True),
+    Design("apple_cms", "cms", {**DEPLOYED_PARAMS["cms"], "seed": 7}),
+    Design("rappor", "rappor", DEPLOYED_PARAMS["rappor"], memoize=True),
+    Design("dbitflip", "dbitflip", DEPLOYED_PARAMS["dbitflip"], memoize=True),
     Design("olh", "olh"),
     Design("hr", "hr"),
 )
