@@ -150,7 +150,9 @@ def run_poisoning(cfg: dict, progress=None) -> pd.DataFrame:
         targets = [w.items[j] for j in ids]
         m = max(1, round(beta * cfg["n"] / (1 - beta)))  # β = m / (n + m)
         rng = np.random.default_rng(child)
-        row = {"mechanism": name, "attack": attack, "epsilon": eps, "beta": beta, "defense": defense, "m_fake": m,
+        g = mech.guarantee
+        row = {"mechanism": name, "attack": attack, "epsilon": eps, "guarantee": g.label,
+               "epsilon_report": g.epsilon_report, "beta": beta, "defense": defense, "m_fake": m,
                "targets": cfg["targets"], "n": cfg["n"],
                "closed_form": expected_gain(mech, attack, [items[j] for j in ids], w.counts, items, m)}
         if defense == "detection":
@@ -213,7 +215,9 @@ def plot_gains(table: pd.DataFrame, path) -> str:
         dec = t[(t["mechanism"] == mech) & (t["defense"] == "decoder") & (t["attack"] == "mga")]
         if not dec.empty:
             ax.plot(dec["beta"], dec["gain"], "v-.", ms=3, color="tab:green", lw=0.8, label="MGA, LASSO decoder")
-        ax.set(xscale="log", title=f"{mech.upper()} (ε = {eps:g})")
+        g = t[t["mechanism"] == mech].iloc[0]
+        ax.set(xscale="log", title=f"{mech.upper()}: {g['guarantee']}, ε = {g['epsilon_report']:.3g} a report")
+        ax.title.set_fontsize(8)
         ax.tick_params(labelsize=7)
         ax.axhline(0, color="k", lw=0.5)
         ax.grid(alpha=0.3)
