@@ -163,7 +163,7 @@ def test_sweep_the_shipped_example_with_a_corpus(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     corpus = SCENARIOS / "data" / "chat_en.corpus.txt"
     import ldpsim
-    summary = ldpsim.sweep("my_emoji_sweep", vocabulary=corpus, out="s")  # the notebook's way to `--vocabulary`
+    summary = ldpsim.sweep("my_emoji_sweep", vocabulary=corpus, out="s").summary  # the notebook's --vocabulary
     assert summary.loc[summary["rank"] == 1, "item"].unique().tolist() == ["the"]
 
 
