@@ -1,0 +1,88 @@
+"""Trust-model accounting and comparison (evaluation/privacy/trust_accounting.py, trust_compare.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpsim.evaluation.privacy.amplification import numerical_epsilon
+from ldpsim.evaluation.privacy.trust_accounting import (TrustModel, calibrate, guarantees, noise_epsilon,
+                                                        run_epsilon)
+from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.runtime.errors import InputError
+
+
+def test_noise_accounting_matches_dp_accounting_builtin_mechanisms():
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    dg = pld.from_discrete_gaussian_mechanism(20.0, value_discretization_interval=1e-3)
+    assert noise_epsilon(IntegerNoise("discrete_gaussian", 20.0), 1e-9, 60) == pytest.approx(
+        dg.self_compose(60).get_epsilon_for_delta(1e-9), rel=1e-3)
+    dl = pld.from_discrete_laplace_mechanism(0.25, value_discretization_interval=1e-3)
+    # the pmf route rounds each loss up to the 1e-3 grid: at most 1e-3 per composed unit change
+    assert noise_epsilon(IntegerNoise("polya", 4.0), 1e-9, 2) == pytest.approx(
+        dl.self_compose(2).get_epsilon_for_delta(1e-9), abs=2e-3)
+
+
+def test_discrete_laplace_accounting_is_the_closed_form():
+    # pure ε = 1/b per unit change; replace moves two bins: 2/b (up to the 1e-3 pessimistic discretization)
+    eps = noise_epsilon(IntegerNoise("polya", 5.0), 1e-12, 2)
+    assert 0.4 <= eps <= 0.4 + 2e-3
+
+
+def test_skellam_accounting_approaches_the_gaussian_with_the_same_variance():
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    mu = 2000.0                                             # Skellam(μ) → N(0, 2μ) as μ grows
+    gauss = pld.from_gaussian_mechanism(math.sqrt(2 * mu), value_discretization_interval=1e-3)
+    assert noise_epsilon(IntegerNoise("skellam", mu), 1e-9) == pytest.approx(
+        gauss.get_epsilon_for_delta(1e-9), rel=0.02)
+
+
+def test_guarantees_per_scope():
+    ldp = {g.scope: g for g in guarantees(TrustModel("ldp", local_epsilon=0.5), 1000, 30, reports_per_day=2)}
+    assert (ldp["report"].epsilon, ldp["day"].epsilon, ldp["run"].epsilon) == (0.5, 1.0, 30.0)
+    sh = {g.scope: g for g in guarantees(TrustModel("shuffle", local_epsilon=2.0), 10**5, 10, delta=1e-8)}
+    assert sh["report"].epsilon == pytest.approx(min(2.0, numerical_epsilon(2.0, 10**5, 1e-8 / 2, tol=1e-4)))
+    # the run composes 10 reports each accounted at δ/20: never above their sum (basic composition)
+    assert sh["report"].epsilon < sh["run"].epsilon <= 10 * numerical_epsilon(2.0, 10**5, 1e-8 / 20, tol=1e-4) + 1e-12
+    assert sh["misbehaving server"].epsilon == 20.0
+    ts = {g.scope: g for g in guarantees(TrustModel("two_server", noise=IntegerNoise("discrete_gaussian", 40.0)),
+                                         10**5, 30)}
+    assert ts["misbehaving server"].epsilon == math.inf
+    assert ts["run"].epsilon == pytest.approx(noise_epsilon(IntegerNoise("discrete_gaussian", 40.0), 1e-9, 60))
+
+
+def test_secagg_local_amplifies_only_within_a_cohort():
+    small = run_epsilon(TrustModel("secagg_local", local_epsilon=2.0, min_cohort=1000), 10**6, 1, 1e-9)
+    whole = run_epsilon(TrustModel("shuffle", local_epsilon=2.0), 10**6, 1, 1e-9)
+    assert whole < small <= 2.0
+
+
+@pytest.mark.parametrize("kind", ["shuffle", "two_server"])
+def test_calibration_hits_the_target_from_below(kind):
+    base = TrustModel(kind, noise=IntegerNoise("discrete_gaussian", 10.0))
+    m = calibrate(base, 2.0, 10**5, 30, 1e-9)
+    eps = run_epsilon(m, 10**5, 30, 1e-9)
+    assert 2.0 * 0.98 <= eps <= 2.0
+
+
+def test_unknown_model_is_refused():
+    with pytest.raises(InputError, match="'aggregation'"):
+        TrustModel("mpc")
+    with pytest.raises(InputError, match="'noise'"):
+        TrustModel("secagg")
+
+
+def test_comparison_measures_what_theory_says():
+    r = compare_trust_models(n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
+                             models=("ldp", "shuffle", "secagg", "two_server"))
+    t = r.table.set_index("model")
+    # measured MSE = mean of 40 days × 40 items of squared, nearly normal errors: relative sd √(2/1600);
+    # |z| < 4.5 (false alarm ≈ 7e-6 per model, normal approximation)
+    for model in t.index:
+        ratio = t.loc[model, "mse_measured"] / t.loc[model, "mse_theory"]
+        assert abs(ratio - 1) < 4.5 * math.sqrt(2 / (40 * 40)), (model, ratio)
+    assert t.loc["two_server", "mse_theory"] < t.loc["shuffle", "mse_theory"] < t.loc["ldp", "mse_theory"]
+    assert np.all(t["epsilon_run"] <= 2.0)
+    fig = r.figure()
+    assert len(fig.axes[0].lines) == 4
