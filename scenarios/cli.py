@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
     "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of a seed paper (--list names them)"),
     "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism (--peers: beside pure-ldp, multi-freq-ldpy)"),
+    "trust": ("ldpsim.scenarios.cmd_trust", "trust models side by side: LDP, shuffle, secure aggregation, two servers, thresholds"),
     "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
 }
 

@@ -48,7 +48,15 @@ ARRIVAL = 0.9
 FALSE_ALARM, POWER = 0.05, 0.95
 
 
-def _oracle(model: TrustModel, d: int):
+def release_threshold(model: TrustModel, d: int) -> TrustModel:
+    """A ``threshold`` model with τ at the noise's family-wise false-alarm level over d items,
+    τ = ⌈z_{1−FALSE_ALARM/d}·sd⌉ (other models unchanged)."""
+    if model.kind != "threshold":
+        return model
+    return replace(model, threshold=int(math.ceil(stats.norm.isf(FALSE_ALARM / d) * model.noise.sd())))
+
+
+def local_oracle(model: TrustModel, d: int):
     """The local randomizer: OLH for pure LDP (small ε₀, large D), GRR under shuffling / aggregation."""
     name = "olh" if model.kind == "ldp" else "grr"
     return make(name, epsilon=min(model.local_epsilon, 50.0), domain_size=d)
@@ -58,7 +66,7 @@ def _draw(model: TrustModel, counts: np.ndarray, rng) -> tuple[np.ndarray, np.nd
     """One day's estimate and the counts it estimates, at the count level."""
     k = model.kind
     if k in ("ldp", "shuffle", "secagg_local"):
-        oracle = _oracle(model, counts.size)
+        oracle = local_oracle(model, counts.size)
         return oracle.estimate(oracle.sample_aggregate(counts, rng=rng)), counts
     if k == "secagg":
         return model.secure_sum().release(counts, rng, arrival_rate=ARRIVAL)
@@ -74,7 +82,7 @@ def _theory(model: TrustModel, counts: np.ndarray) -> tuple[np.ndarray, float]:
     """Exact per-item MSE of the day's estimate, and the estimate's sd at a zero count."""
     k, n = model.kind, int(counts.sum())
     if k in ("ldp", "shuffle", "secagg_local"):
-        var = _oracle(model, counts.size).variance(counts)
+        var = local_oracle(model, counts.size).variance(counts)
         return var, math.sqrt(float(var[np.argmin(counts)]))
     if k == "secagg":
         v = model.secure_sum().noise_variance(n, ARRIVAL)
@@ -100,11 +108,11 @@ def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
     return (z_alarm + z_power) * sd0
 
 
-def _bytes(model: TrustModel, d: int) -> int:
+def upload_bytes(model: TrustModel, d: int) -> int:
     """Upload per device per report (docs/math.md §9.3 and §9.2 for the costs' sources)."""
     k = model.kind
     if k in ("ldp", "shuffle"):
-        return _oracle(model, d).report_bytes
+        return local_oracle(model, d).report_bytes
     if k in ("secagg", "secagg_local"):
         s = model.min_cohort
         return 4 * d + 96 * 2 * math.ceil(math.log2(s))   # 32-bit masked vector + keys and shares (Bell et al. 2020)
@@ -187,9 +195,7 @@ def compare_trust_models(n: int = 1_000_000, domain_size: int = 2000, days: int 
     rows = []
     for name in models:
         for eps in epsilons:
-            model = calibrate(DEFAULTS[name], eps, n, days, delta)
-            if name == "threshold":      # release above the family-wise false-alarm level of the noise
-                model = replace(model, threshold=int(math.ceil(stats.norm.isf(FALSE_ALARM / d) * model.noise.sd())))
+            model = release_threshold(calibrate(DEFAULTS[name], eps, n, days, delta), d)
             g = {x.scope: x for x in guarantees(model, n, days, delta)}
             mse_th, sd0 = _theory(model, counts)
             errs, precision = [], []
@@ -205,7 +211,7 @@ def compare_trust_models(n: int = 1_000_000, domain_size: int = 2000, days: int 
                          "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / n,
                          "top_k_precision": float(np.mean(precision)),
                          "min_frequency": _detection_floor(model, sd0, d, n) / n,
-                         "bytes_per_device": _bytes(model, d), "trusted": model.trusted,
+                         "bytes_per_device": upload_bytes(model, d), "trusted": model.trusted,
                          "if_misbehaving": g["misbehaving server"].epsilon})
             if name == "sample_threshold":
                 break              # its ε is fixed by (rate, threshold): one row

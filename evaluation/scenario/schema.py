@@ -62,9 +62,10 @@ def load_toml(path) -> dict:
 
 #: the top-level tables that mark each kind of scenario file
 KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
-                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet")}
+                "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet"), "trust": ("trust",)}
 #: the command that runs each kind
-KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison"}
+KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison",
+                 "trust": "ldpsim trust"}
 
 
 def scenario_kind(raw: dict) -> str | None:
