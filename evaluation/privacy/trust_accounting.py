@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
@@ -120,7 +122,6 @@ def noise_pld(noise: IntegerNoise, discretization: float = 1e-3):
     -------
     (PrivacyLossDistribution, float)
     """
-    import numpy as np
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     k, p, left = noise.pmf_table()
@@ -138,8 +139,9 @@ def noise_epsilon(noise: IntegerNoise, delta: float, compositions: int = 1) -> f
     budget = delta - compositions * left
     if budget <= 0:
         raise InputError(f"noise_epsilon: 'delta' = {delta:g} is below the truncation mass of the noise table.")
-    eps = float(pld.self_compose(compositions).get_epsilon_for_delta(budget)) if compositions > 1 \
-        else float(pld.get_epsilon_for_delta(budget))
+    with np.errstate(over="ignore"):      # dp-accounting's tail bound overflows harmlessly for large losses
+        eps = float(pld.self_compose(compositions).get_epsilon_for_delta(budget)) if compositions > 1 \
+            else float(pld.get_epsilon_for_delta(budget))
     return math.inf if eps > EPS_CAP else eps
 
 
