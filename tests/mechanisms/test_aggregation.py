@@ -91,7 +91,7 @@ def test_secure_sum_variance_matches_theory_at_the_count_level():
 
 @pytest.mark.slow
 def test_secure_sum_per_device_and_count_level_paths_agree():
-    s = SecureSum(IntegerNoise("polya", 3.0), min_cohort=100, min_arrival=0.7)
+    s = SecureSum(IntegerNoise("polya", 3.0), min_cohort=100, min_arrival=0.85)   # about half the cohorts abort
     items = np.repeat(np.arange(4), [150, 100, 40, 10])
     counts = np.bincount(items, minlength=4)
     a = [s.release_per_device(items, 4, np.random.default_rng(i), arrival_rate=0.85)[0] for i in range(600)]
@@ -127,6 +127,16 @@ def test_validity_rules():
         valid_reports(r, "any")
 
 
+@pytest.mark.parametrize("noise_by,copies", [("leader", 1), ("both", 2)])
+def test_two_server_noise_variance_counts_each_noisy_aggregator(noise_by, copies):
+    z = IntegerNoise("discrete_gaussian", 3.0)
+    ts = TwoServer(z, noise_by=noise_by)
+    assert ts.noise_variance() == pytest.approx(copies * z.variance())
+    counts = np.array([10, 0, 5])
+    out = np.array([ts.release(counts, np.random.default_rng(i)) for i in range(500)])
+    assert_variance(out, counts, copies * z.variance(), what=f"noise by {noise_by}")
+
+
 def test_two_server_rejects_invalid_reports_and_matches_the_count_level_law():
     rng = np.random.default_rng(8)
     x = np.eye(5, dtype=np.int64)[rng.integers(0, 5, 400)]
@@ -155,19 +165,18 @@ def test_sample_threshold_moments_match_draws():
     assert_mean(draws[:, 1:], counts[1:] + bias[1:], var[1:], what="sample-threshold mean")
 
 
-def test_sample_threshold_delta_is_the_exact_worst_case():
-    st = SampleThreshold(0.5, 3)
-    eps = 0.8
+@pytest.mark.parametrize("rate,eps", [(0.5, 0.8), (0.5, 0.2), (0.2, 0.1), (0.2, 0.5)])
+def test_sample_threshold_delta_is_the_exact_worst_case(rate, eps):
+    st = SampleThreshold(rate, 3)
     d = st.delta(eps)
-    # brute force over m: the output laws written out by hand
-    worst = 0.0
-    for m in range(0, 60):
-        b = stats.binom(m, 0.5)
+    # brute force over m: the output laws (shown count k ≥ 3, or hidden) written out by hand
+    worst, e = 0.0, math.exp(eps)
+    for m in range(0, 200):
+        b = stats.binom(m, rate)
         ks = np.arange(3, m + 2)
         p = b.pmf(ks)
-        q = 0.5 * b.pmf(ks) + 0.5 * b.pmf(ks - 1)
-        hp, hq = b.cdf(2), 0.5 * b.cdf(2) + 0.5 * b.cdf(1)
-        e = math.exp(eps)
+        q = (1 - rate) * b.pmf(ks) + rate * b.pmf(ks - 1)
+        hp, hq = b.cdf(2), (1 - rate) * b.cdf(2) + rate * b.cdf(1)
         worst = max(worst, np.clip(q - e * p, 0, None).sum() + max(hq - e * hp, 0),
                     np.clip(p - e * q, 0, None).sum() + max(hp - e * hq, 0))
     assert d == pytest.approx(worst, rel=1e-9)
