@@ -261,3 +261,27 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
         mid = math.sqrt(low * high)
         low, high = (low, mid) if eps_of(mid) <= target_epsilon else (mid, high)
     return build(high)
+
+
+def dropout_epsilon(target: IntegerNoise, provisioned_for: int, arrived: int, delta: float = 1e-9,
+                    changes: int = 2) -> float:
+    """ε of one published cohort sum when each device's share was provisioned for ``provisioned_for``
+    arrivals but only ``arrived`` shares made it (docs/math.md §9.2).
+
+    The cohort's noise is then target.share(provisioned_for).times(arrived): Sk(μ·m/s) or Pólya with
+    r = m/s, less than the target when m < s, so ε grows as devices drop out. With SecureSum's default
+    provisioning (s = the quorum t) and publication only when m ≥ t, this never exceeds the target's ε.
+
+    Parameters
+    ----------
+    target : IntegerNoise
+    provisioned_for, arrived : int ≥ 1
+    delta : float
+    changes : int
+        Unit changes of the counts (2 for a replaced report).
+
+    Returns
+    -------
+    float
+    """
+    return noise_epsilon(target.share(provisioned_for).times(arrived), delta, changes)

@@ -106,3 +106,17 @@ def test_dp_draft_aggregator_sigma_is_reproduced():
     # exact discrete-Gaussian accounting vs the draft's continuous analytic Gaussian: within 0.5 %
     assert np.allclose(t["sd_one_ours"], t["sd_one_draft"], rtol=5e-3)
     assert np.all(t["sd_one_ours"] >= t["sd_one_draft"] * (1 - 1e-4))
+
+
+def test_dropouts_raise_epsilon_unless_shares_are_provisioned_for_the_quorum():
+    from ldpsim.evaluation.privacy.trust_accounting import dropout_epsilon
+    target = IntegerNoise("skellam", 400.0)
+    full = dropout_epsilon(target, 1000, 1000)
+    assert full == pytest.approx(noise_epsilon(target, 1e-9, 2), rel=1e-6)
+    eps = [dropout_epsilon(target, 1000, m) for m in (900, 700, 500)]
+    assert full < eps[0] < eps[1] < eps[2]
+    # Skellam(μ·m/s) exactly: half the shares = the target at μ/2
+    assert eps[2] == pytest.approx(noise_epsilon(IntegerNoise("skellam", 200.0), 1e-9, 2), rel=1e-6)
+    # provisioned for a quorum of 800: any publishable cohort (m ≥ 800) is at least as private as the target
+    assert dropout_epsilon(target, 800, 800) == pytest.approx(full, rel=1e-6)
+    assert dropout_epsilon(target, 800, 1000) < full
