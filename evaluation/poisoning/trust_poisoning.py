@@ -9,7 +9,9 @@ The attacks are today's (RPA, RIA, MGA of Cao, Jia, Gong 2021; :mod:`.gains`). W
   RPA and RIA stay what they are under LDP (secagg_local) or count once per fake (secagg).
 * ``two_server``: the validity check (one-hot) rejects every out-of-range vector, so the best
   surviving report is a valid one-hot vector of a target: MGA = RIA, one count per fake; RPA is a
-  uniform valid one-hot vector (r/D per fake).
+  uniform valid one-hot vector (r/D per fake). With client randomization the check can only ask for
+  "at most m ones", which a crafted symmetric-RAPPOR report (target bits set, as many ones as a genuine
+  report) passes: the LDP gains of SUE apply.
 * ``threshold``, ``sample_threshold``: the trusted hardware sees exact reports and can check them the
   same way: as two_server.
 
@@ -77,8 +79,9 @@ def trust_model_gain(model: TrustModel, attack: str, targets, counts, m: int, id
     # whether the attack's own reports are accepted as they are (a validated model rejects an out-of-range
     # MGA vector; the attacker's best fallback is then a valid one-hot target report)
     row = {"model": model.kind, "attack": attack, "admitted": admitted,
-           "as_crafted": not (attack == "mga" and model.kind in VALIDATED)}
-    if model.kind in ("ldp", "shuffle") or (model.kind == "secagg_local" and attack != "mga"):
+           "as_crafted": not (attack == "mga" and model.kind in VALIDATED and model.client_epsilon is None)}
+    if model.kind in ("ldp", "shuffle") or (model.kind == "secagg_local" and attack != "mga") or \
+            (model.kind == "two_server" and model.client_epsilon is not None):
         oracle = local_oracle(model, d)
         gain = expected_gain(oracle, attack, [int(x) for x in t], c, list(range(d)), admitted)
         per_fake = gain / beta + genuine if beta else math.nan

@@ -58,6 +58,11 @@ class TrustModel:
         Secure-aggregation cohorts (secagg, secagg_local).
     noise_by : {"leader", "both"}
         two_server: which aggregators add ``noise``.
+    client_epsilon : float, optional
+        two_server: the clients first randomize their one-hot vector with symmetric RAPPOR (SUE at this
+        ε, each bit at ε/2) and the aggregators check "at most m ones" (the DP-for-DAP draft's client
+        randomization); the guarantee is then the better of the aggregators' noise and the clients'
+        amplified randomization, and a local one remains if both aggregators collude.
     threshold : int
         threshold / sample_threshold: the release threshold τ (0: no suppression).
     rate : float
@@ -72,10 +77,13 @@ class TrustModel:
     noise_by: str = "both"
     threshold: int = 0
     rate: float = 1.0
+    client_epsilon: float | None = None
 
     def __post_init__(self):
         if self.kind not in MODELS:
             raise InputError(f"The 'aggregation' setting must be one of {', '.join(MODELS)}. Got {self.kind!r} instead.")
+        if self.client_epsilon is not None and self.kind != "two_server":
+            raise InputError(f"The 'client_epsilon' setting is for aggregation = 'two_server'. Got it for {self.kind!r}.")
         if self.kind in NOISE_MODELS and not isinstance(self.noise, IntegerNoise):
             raise InputError(f"The trust model {self.kind!r} needs a 'noise' (an IntegerNoise). Got {self.noise!r} instead.")
 
@@ -145,6 +153,30 @@ def noise_epsilon(noise: IntegerNoise, delta: float, compositions: int = 1) -> f
     return math.inf if eps > EPS_CAP else eps
 
 
+def client_rappor_epsilon(client_epsilon: float, n: int, delta: float, compositions: int = 2) -> float:
+    """Central ε at δ of n summed symmetric-RAPPOR vectors (SUE at ``client_epsilon``: every bit flipped
+    w.p. q = 1/(e^{ε/2} + 1)), for ``compositions`` changed coordinates (docs/math.md §9.7).
+
+    Exact PLD of one coordinate — the count is Bern(q or 1 − q) + Bin(n − 1, q), the other devices
+    holding 0 there — composed over the changed coordinates with dp-accounting.
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    from scipy import stats
+
+    q = 1.0 / (math.exp(client_epsilon / 2) + 1.0)
+    others = stats.binom(n - 1, q)
+    k = np.arange(int(others.ppf(1e-18)), int(others.isf(1e-18)) + 3)
+    y, y_prev = others.pmf(k), others.pmf(k - 1)
+    with_one, with_zero = q * y + (1 - q) * y_prev, (1 - q) * y + q * y_prev
+    keep = (with_one > 0) & (with_zero > 0)
+    pld = pld_lib.from_two_probability_mass_functions(
+        dict(zip(k[keep].tolist(), np.log(with_one[keep]).tolist())),
+        dict(zip(k[keep].tolist(), np.log(with_zero[keep]).tolist())), value_discretization_interval=1e-4)
+    with np.errstate(over="ignore"):      # dp-accounting's tail bound overflows harmlessly for large losses
+        eps = float((pld.self_compose(compositions) if compositions > 1 else pld).get_epsilon_for_delta(delta))
+    return math.inf if eps > EPS_CAP else eps
+
+
 def _report_pair(model: TrustModel, n: int, delta_r: float, bins: int) -> tuple[float, float]:
     """(ε, δ) of one report for the pair-composed models (shuffle, secagg_local, sample_threshold)."""
     if model.kind == "shuffle":
@@ -190,10 +222,15 @@ def guarantees(model: TrustModel, n: int, days: int, delta: float = 1e-9, report
         bad = (r_run * e0, 0.0, "nothing to misbehave: the server sees the local reports")
     elif k in NOISE_MODELS:
         one = [noise_epsilon(model.noise, delta, bins * r) for r in (1, r_day, r_run)]
+        if model.client_epsilon is not None:   # two valid bounds: keep the better one at each scope
+            one = [min(e, client_rappor_epsilon(model.client_epsilon, n, delta, bins * r))
+                   for e, r in zip(one, (1, r_day, r_run))]
         rows = [("report", one[0], delta), ("day", one[1], delta), ("run", one[2], delta)]
         bad = {"secagg": (math.inf, 0.0, "server and devices collude or SecAgg is broken: a report is seen "
                           "with only its own noise share"),
-               "two_server": (math.inf, 0.0, "both aggregators collude: the reports are reconstructed"),
+               "two_server": (math.inf, 0.0, "both aggregators collude: the reports are reconstructed")
+               if model.client_epsilon is None else
+               (r_run * model.client_epsilon, 0.0, "both aggregators collude: the clients' local randomization"),
                "threshold": (math.inf, 0.0, "the hardware is breached: exact reports")}[k]
     else:
         pairs = {}

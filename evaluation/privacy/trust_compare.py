@@ -56,8 +56,17 @@ def release_threshold(model: TrustModel, d: int) -> TrustModel:
     return replace(model, threshold=int(math.ceil(stats.norm.isf(FALSE_ALARM / d) * model.noise.sd())))
 
 
+def two_server(model: TrustModel, d: int) -> TwoServer:
+    """The aggregators' protocol of a ``two_server`` model (with its client randomizer, if any)."""
+    client = local_oracle(model, d) if model.client_epsilon is not None else None
+    return TwoServer(model.noise, model.noise_by, client=client)
+
+
 def local_oracle(model: TrustModel, d: int):
-    """The local randomizer: OLH for pure LDP (small ε₀, large D), GRR under shuffling / aggregation."""
+    """The local randomizer: OLH for pure LDP (small ε₀, large D), GRR under shuffling / aggregation,
+    symmetric RAPPOR (SUE) for two servers with client randomization."""
+    if model.kind == "two_server":
+        return make("sue", epsilon=model.client_epsilon, domain_size=d)
     name = "olh" if model.kind == "ldp" else "grr"
     return make(name, epsilon=min(model.local_epsilon, 50.0), domain_size=d)
 
@@ -71,7 +80,7 @@ def _draw(model: TrustModel, counts: np.ndarray, rng) -> tuple[np.ndarray, np.nd
     if k == "secagg":
         return model.secure_sum().release(counts, rng, arrival_rate=ARRIVAL)
     if k == "two_server":
-        return TwoServer(model.noise, model.noise_by).release(counts, rng), counts
+        return two_server(model, counts.size).release(counts, rng), counts
     if k == "threshold":
         x = counts + model.noise.sample(counts.size, rng)
         return np.where(x >= model.threshold, x, 0).astype(float), counts
@@ -88,8 +97,8 @@ def _theory(model: TrustModel, counts: np.ndarray) -> tuple[np.ndarray, float]:
         v = model.secure_sum().noise_variance(n, ARRIVAL)
         return np.full(counts.size, v), math.sqrt(v)
     if k == "two_server":
-        v = TwoServer(model.noise, model.noise_by).noise_variance()
-        return np.full(counts.size, v), math.sqrt(v)
+        var = two_server(model, counts.size).variance(counts)
+        return var, math.sqrt(float(var[np.argmin(counts)]))
     if k == "threshold":
         return noisy_threshold_moments(model.noise, counts, model.threshold)[1], model.noise.sd()
     return model.sampler().moments(counts)[1], math.nan

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import noise_epsilon
+from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon, noise_epsilon
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 
 #: the draft's tables (ε, δ, sd, ε₀) and (ε, δ, sd with two noisy aggregators, sd with one)
@@ -36,25 +35,9 @@ def rappor_sd(eps0: float, n: int) -> float:
 
 
 def symmetric_rappor_central_epsilon(eps0: float, n: int, delta: float) -> float:
-    """Central ε at δ of the summed symmetric-RAPPOR vectors of n clients, one client's one-hot value
-    replaced (two coordinates change), the others holding 0 there (exact PLD, dp-accounting)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-    from scipy import stats
-
-    q = 1.0 / (math.exp(eps0) + 1.0)
-    others = stats.binom(n - 1, q)
-    lo, hi = int(others.ppf(1e-18)), int(others.isf(1e-18)) + 1
-    k = np.arange(lo, hi + 2)
-    y = others.pmf(k)
-    y_prev = others.pmf(k - 1)
-    with_one = q * y + (1 - q) * y_prev           # this client's bit is 1 in the coordinate
-    with_zero = (1 - q) * y + q * y_prev
-    keep = (with_one > 0) & (with_zero > 0)
-    pld = pld_lib.from_two_probability_mass_functions(
-        dict(zip(k[keep].tolist(), np.log(with_one[keep]).tolist())),
-        dict(zip(k[keep].tolist(), np.log(with_zero[keep]).tolist())), value_discretization_interval=1e-4)
-    with np.errstate(over="ignore"):      # dp-accounting's tail bound overflows harmlessly for large losses
-        return float(pld.self_compose(2).get_epsilon_for_delta(delta))
+    """Central ε at δ of the summed symmetric-RAPPOR vectors of n clients (each bit at ε₀), one client's
+    one-hot value replaced (two coordinates change), the others holding 0 there (exact PLD)."""
+    return client_rappor_epsilon(2 * eps0, n, delta, compositions=2)
 
 
 def ldp_sd_at(epsilon: float, n: int) -> float:

@@ -9,7 +9,7 @@ File layout (see ``scenarios/trust_models.toml``)::
     [trust.use_case.NAME]
         aggregation = "ldp" | "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold"
         epsilon_run = ε per device over the run (the model is calibrated to it; not for sample_threshold)
-        noise, min_cohort, min_arrival, noise_by, rate, threshold  (as the model needs)
+        noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon  (as the model needs)
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, guarantees
-from ldpsim.evaluation.privacy.trust_compare import DEFAULTS, local_oracle, release_threshold, upload_bytes
+from ldpsim.evaluation.privacy.trust_compare import DEFAULTS, local_oracle, release_threshold, two_server, upload_bytes
 from ldpsim.evaluation.scenario.schema import REQUIRED, Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads.synthetic import zipf
 from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
-from ldpsim.mechanisms.aggregation.two_server import NOISE_BY, TwoServer
+from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
 from ldpsim.simulator.collectors import COLLECTORS, CollectorSetup, simulate_collection
 
 
@@ -54,7 +54,8 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
             "min_arrival": Field(float, None, lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
             "noise_by": Field(str, None, _one_of(NOISE_BY)), "rate": Field(float, None, lambda v: None if 0 < v <= 1 else
                                                                                "must be in (0, 1]"),
-            "threshold": Field(int, None, lambda v: None if v >= 0 else "must be ≥ 0")}
+            "threshold": Field(int, None, lambda v: None if v >= 0 else "must be ≥ 0"),
+            "client_epsilon": Field(float, None, _positive)}
 
 
 @dataclass
@@ -68,7 +69,8 @@ class TrustRun:
 
 def _model(uc: dict, where: str, file) -> TrustModel:
     base = DEFAULTS[uc["aggregation"]]
-    changes = {k: uc[k] for k in ("min_cohort", "min_arrival", "noise_by", "rate", "threshold") if uc[k] is not None}
+    changes = {k: uc[k] for k in ("min_cohort", "min_arrival", "noise_by", "rate", "threshold", "client_epsilon")
+               if uc[k] is not None}
     if uc["noise"] is not None:
         if base.noise is None:
             raise ScenarioError(file, f"{where}.noise", f"is not used by aggregation = {uc['aggregation']!r}")
@@ -135,7 +137,7 @@ def _protocol(model: TrustModel, d: int):
     if k == "secagg":
         return model.secure_sum()
     if k == "two_server":
-        return TwoServer(model.noise, model.noise_by)
+        return two_server(model, d)
     if k in ("ldp", "shuffle", "secagg_local"):
         oracle = local_oracle(model, d)
         return lambda counts, rng: oracle.estimate(oracle.sample_aggregate(counts, rng=rng))

@@ -7,7 +7,8 @@ released: ``noise_by="leader"`` (one server adds the target noise) or ``"both"``
 target noise, so the guarantee holds whichever one is honest — at twice the variance).
 
 Estimator: the released Σ valid reports + noise, unbiased for the valid counts, variance
-(1 or 2)·Var(target).
+(1 or 2)·Var(target). With client randomization (``client``) the sum is of noisy bit vectors and the
+release is debiased like the oracle's estimate.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_counts
 from ldpsim.mechanisms.aggregation.field_shares import FIELD64, Field, reconstruct, split, valid_reports
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 from ldpsim.runtime.errors import InputError
 
 NOISE_BY = ("leader", "both")
@@ -37,6 +39,10 @@ class TwoServer:
         Which aggregators add ``target``.
     field : Field
         FIELD64 (vectorized here) or FIELD128 (Prio3Histogram's field; Python integers).
+    client : UnaryEncoding, optional
+        Client randomization before sharing (symmetric RAPPOR = SUE in the DP-for-DAP draft): the
+        aggregators sum noisy bit vectors (validity: at most m ones) and the release is debiased,
+        (bits + noise − n·q)/(p − q).
 
     Examples
     --------
@@ -48,6 +54,7 @@ class TwoServer:
     target: IntegerNoise
     noise_by: str = "both"
     field: Field = FIELD64
+    client: UnaryEncoding | None = None
 
     def __post_init__(self):
         if not isinstance(self.target, IntegerNoise):
@@ -80,8 +87,28 @@ class TwoServer:
         """
         rng = as_generator(rng)
         c = check_counts("TwoServer", valid_counts, name="valid_counts")
-        noise = sum(self.target.sample(c.size, rng) for _ in range(self.n_noisy))
-        return (c + noise).astype(float)
+        summed = c if self.client is None else self.client.sample_aggregate(c, rng=rng).data
+        noisy = summed + sum(self.target.sample(c.size, rng) for _ in range(self.n_noisy))
+        if self.client is None:
+            return noisy.astype(float)
+        return (noisy - c.sum() * self.client.q) / (self.client.p - self.client.q)
+
+    def variance(self, valid_counts) -> np.ndarray:
+        """Exact variance of each released count: the noise's, plus (with a client randomizer) the
+        oracle's variance and the noise scaled by 1/(p − q)² (docs/math.md §9.3).
+
+        Parameters
+        ----------
+        valid_counts : array_like of non-negative ints
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
+        c = check_counts("TwoServer", valid_counts, name="valid_counts")
+        if self.client is None:
+            return np.full(c.size, self.noise_variance())
+        return self.client.variance(c) + self.noise_variance() / (self.client.p - self.client.q) ** 2
 
     def release_per_device(self, reports, rng=None, rule: str = "one_hot", max_ones: int = 1):
         """Per-device path: shares, validity check, the two share sums, noise, reconstruction.

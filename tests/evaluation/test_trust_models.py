@@ -120,3 +120,16 @@ def test_dropouts_raise_epsilon_unless_shares_are_provisioned_for_the_quorum():
     # provisioned for a quorum of 800: any publishable cohort (m ≥ 800) is at least as private as the target
     assert dropout_epsilon(target, 800, 800) == pytest.approx(full, rel=1e-6)
     assert dropout_epsilon(target, 800, 1000) < full
+
+
+def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_collude():
+    from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon
+    noise = IntegerNoise("discrete_gaussian", 5.0)
+    plain = {g.scope: g for g in guarantees(TrustModel("two_server", noise=noise), 10**5, 10)}
+    both = {g.scope: g for g in guarantees(TrustModel("two_server", noise=noise, client_epsilon=10.0), 10**5, 10)}
+    client_only = client_rappor_epsilon(10.0, 10**5, 1e-9, 2 * 10)
+    assert both["run"].epsilon == pytest.approx(min(plain["run"].epsilon, client_only))
+    assert plain["misbehaving server"].epsilon == math.inf
+    assert both["misbehaving server"].epsilon == 100.0            # 10 reports of a 10-LDP randomizer
+    with pytest.raises(InputError, match="client_epsilon"):
+        TrustModel("secagg", noise=noise, client_epsilon=1.0)

@@ -65,3 +65,12 @@ def test_table_covers_every_model_and_attack():
     central = t[t["model"] != "ldp"].set_index(["model", "attack"])["gain"]
     for model in ("two_server", "threshold"):
         assert central[(model, "mga")] == central[(model, "ria")]
+
+
+def test_client_randomization_lets_a_crafted_report_through_the_multi_hot_check():
+    from ldpsim.mechanisms import SUE
+    model = TrustModel("two_server", noise=IntegerNoise("polya", 2.0), client_epsilon=4.0)
+    got = trust_model_gain(model, "mga", [3], COUNTS, 20)
+    assert got["as_crafted"]
+    oracle = SUE(epsilon=4.0, domain_size=5)
+    assert got["gain"] == pytest.approx(expected_gain(oracle, "mga", [3], COUNTS, list(range(5)), 20))

@@ -137,6 +137,15 @@ def test_two_server_noise_variance_counts_each_noisy_aggregator(noise_by, copies
     assert_variance(out, counts, copies * z.variance(), what=f"noise by {noise_by}")
 
 
+def test_two_server_with_client_randomization_is_unbiased_with_its_exact_variance():
+    from ldpsim.mechanisms import SUE
+    ts = TwoServer(IntegerNoise("discrete_gaussian", 4.0), noise_by="both", client=SUE(epsilon=6.0, domain_size=4))
+    counts = np.array([500, 300, 150, 50])
+    out = np.array([ts.release(counts, np.random.default_rng(i)) for i in range(600)])
+    assert_mean(out, counts, ts.variance(counts), what="client-randomized release")
+    assert_variance(out, counts, ts.variance(counts), what="client-randomized release")
+
+
 def test_two_server_rejects_invalid_reports_and_matches_the_count_level_law():
     rng = np.random.default_rng(8)
     x = np.eye(5, dtype=np.int64)[rng.integers(0, 5, 400)]
