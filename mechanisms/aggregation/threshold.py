@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_int, check_item_ids, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 
 
@@ -127,6 +127,26 @@ class SampleThreshold:
         """
         c = check_counts("SampleThreshold", true_counts)
         s = as_generator(rng).binomial(c, self.rate)
+        return np.where(s >= self.threshold, s / self.rate, 0.0)
+
+    def release_per_device(self, items, domain_size: int, rng=None) -> np.ndarray:
+        """Per-device path: each device kept w.p. p by its own coin, kept items counted, thresholded and
+        scaled — the same law as :meth:`release`.
+
+        Parameters
+        ----------
+        items : array_like of ints in [0, domain_size)
+        domain_size : int
+        rng : numpy.random.Generator, int or None
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
+        rng = as_generator(rng)
+        x = check_item_ids("SampleThreshold", items, check_int("SampleThreshold", "domain_size", domain_size),
+                           name="items")
+        s = np.bincount(x[rng.random(x.size) < self.rate], minlength=domain_size)
         return np.where(s >= self.threshold, s / self.rate, 0.0)
 
     def moments(self, true_counts) -> tuple[np.ndarray, np.ndarray]:

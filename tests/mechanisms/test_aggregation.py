@@ -165,6 +165,15 @@ def test_prio3_histogram_sizes_follow_the_draft_formula():
 
 
 # ---- thresholds -------------------------------------------------------------------------------------------
+def test_sample_threshold_per_device_and_count_level_paths_agree():
+    st = SampleThreshold(0.3, 8)
+    counts = np.array([60, 30, 20, 5])
+    items = np.repeat(np.arange(4), counts)
+    a = np.array([st.release_per_device(items, 4, np.random.default_rng(i)) for i in range(1500)])
+    b = np.array([st.release(counts, np.random.default_rng(20_000 + i)) for i in range(1500)])
+    assert_same_distribution(a, b, what="sample-and-threshold paths")
+
+
 def test_sample_threshold_moments_match_draws():
     st = SampleThreshold(0.2, 10)
     counts = np.array([0, 20, 50, 80, 400])
