@@ -130,15 +130,18 @@ def noise_pld(noise: IntegerNoise, discretization: float = 1e-3):
     -------
     (PrivacyLossDistribution, float)
     """
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
     k, p, left = noise.pmf_table()
     keep = p > 1e-300
-    logs = np.log(p[keep])
-    lower = dict(zip(k[keep].tolist(), logs.tolist()))
-    upper = dict(zip((k[keep] + 1).tolist(), logs.tolist()))
-    pld = pld_lib.from_two_probability_mass_functions(lower, upper, value_discretization_interval=discretization)
-    return pld, left
+    return _pld_of_pair(k[keep], p[keep], k[keep] + 1, p[keep], discretization), left
+
+
+def _pld_of_pair(outcomes_lower, pmf_lower, outcomes_upper, pmf_upper, discretization: float):
+    """dp-accounting's PLD of two pmfs given on (possibly different) integer outcomes (positive masses)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    lower = dict(zip(np.asarray(outcomes_lower).tolist(), np.log(pmf_lower).tolist()))
+    upper = dict(zip(np.asarray(outcomes_upper).tolist(), np.log(pmf_upper).tolist()))
+    return pld_lib.from_two_probability_mass_functions(lower, upper, value_discretization_interval=discretization)
 
 
 def noise_epsilon(noise: IntegerNoise, delta: float, compositions: int = 1) -> float:
@@ -160,7 +163,6 @@ def client_rappor_epsilon(client_epsilon: float, n: int, delta: float, compositi
     Exact PLD of one coordinate — the count is Bern(q or 1 − q) + Bin(n − 1, q), the other devices
     holding 0 there — composed over the changed coordinates with dp-accounting.
     """
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
     from scipy import stats
 
     q = 1.0 / (math.exp(client_epsilon / 2) + 1.0)
@@ -169,9 +171,7 @@ def client_rappor_epsilon(client_epsilon: float, n: int, delta: float, compositi
     y, y_prev = others.pmf(k), others.pmf(k - 1)
     with_one, with_zero = q * y + (1 - q) * y_prev, (1 - q) * y + q * y_prev
     keep = (with_one > 0) & (with_zero > 0)
-    pld = pld_lib.from_two_probability_mass_functions(
-        dict(zip(k[keep].tolist(), np.log(with_one[keep]).tolist())),
-        dict(zip(k[keep].tolist(), np.log(with_zero[keep]).tolist())), value_discretization_interval=1e-4)
+    pld = _pld_of_pair(k[keep], with_one[keep], k[keep], with_zero[keep], 1e-4)
     with np.errstate(over="ignore"):      # dp-accounting's tail bound overflows harmlessly for large losses
         eps = float((pld.self_compose(compositions) if compositions > 1 else pld).get_epsilon_for_delta(delta))
     return math.inf if eps > EPS_CAP else eps
