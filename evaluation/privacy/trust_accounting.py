@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
+from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
@@ -267,6 +268,7 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
     run ε is within ``rel_tol`` *under* ``target_epsilon``. sample_threshold is returned unchanged
     (its ε follows from p and τ).
     """
+    target_epsilon = check_real("calibrate", "target_epsilon", target_epsilon, 0.0, EPS_CAP)
     k = model.kind
     if k == "ldp":
         return replace(model, local_epsilon=target_epsilon / (reports_per_day * days))
@@ -292,6 +294,9 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
     low, high = model.noise.scale, model.noise.scale                           # bracket: ε(high) ≤ target < ε(low)
     while eps_of(high) > target_epsilon:
         high *= 4
+        if high > 1e12:
+            raise InputError(f"calibrate: no noise scale of {model.noise.kind} reaches ε = {target_epsilon:g} over "
+                             f"the run; raise 'target_epsilon'.")
     while eps_of(low) <= target_epsilon and low > 1e-3:
         low /= 4
     while high / low > 1 + rel_tol / 4:

@@ -201,6 +201,7 @@ def compare_trust_models(n: int = 1_000_000, domain_size: int = 2000, days: int 
     if unknown:
         raise InputError(f"The 'models' parameter of compare_trust_models must hold names from "
                          f"{', '.join(MODELS)}. Got {unknown[0]!r} instead.")
+    seed = rng if isinstance(rng, int) else None
     rng = as_generator(rng)
     counts = zipf(n, domain_size=d, s=zipf_s).counts.astype(np.int64)
     true_top = set(np.argsort(-counts, kind="stable")[:top_k].tolist())
@@ -228,4 +229,6 @@ def compare_trust_models(n: int = 1_000_000, domain_size: int = 2000, days: int 
             if name == "sample_threshold":
                 break              # its ε is fixed by (rate, threshold): one row
     return TrustComparison(pd.DataFrame(rows), {"n": n, "domain_size": d, "days": days, "delta": delta,
-                                                "zipf_s": zipf_s, "top_k": top_k, "repeats": repeats})
+                                                "zipf_s": zipf_s, "top_k": top_k, "repeats": repeats,
+                                                "epsilons": list(epsilons), "models": list(models),
+                                                "seed": seed})

@@ -14,6 +14,8 @@ File layout (see ``scenarios/trust_models.toml``)::
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -162,7 +164,9 @@ def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, f
     if manifest and manifest.get("status") == "complete" and not force:
         raise RunFolderError(f"--out {root} holds a finished result; pass --force to replace it")
     seed = int(run.settings["seed"]) if run is not None else int(comparison.params.get("seed") or 0)
-    fingerprint = "trust:" + ("scenario" if run is not None else "") + (":compare" if comparison is not None else "")
+    settings = {"scenario": run.settings if run is not None else None,
+                "comparison": comparison.params if comparison is not None else None}
+    fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
     with RunFolder.open(root, "trust", {"fingerprint": fingerprint, "seed": seed}, replace=True) as folder:
         if run is not None:
             folder.write_text("trust.csv", run.table.to_csv(index=False))

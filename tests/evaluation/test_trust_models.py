@@ -133,3 +133,19 @@ def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_coll
     assert both["misbehaving server"].epsilon == 100.0            # 10 reports of a 10-LDP randomizer
     with pytest.raises(InputError, match="client_epsilon"):
         TrustModel("secagg", noise=noise, client_epsilon=1.0)
+
+
+def test_comparison_is_written_to_a_run_folder(tmp_path):
+    from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
+    r = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                             repeats=2, rng=7)
+    out = write_trust_results(tmp_path / "c", comparison=r)
+    assert (out / "comparison.csv").is_file() and (out / "plots" / "trust_models.png").is_file()
+    again = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                                 repeats=2, rng=7)
+    assert again.table.equals(r.table)                        # one seed reproduces the comparison
+
+
+def test_unreachable_or_invalid_targets_are_refused():
+    with pytest.raises(InputError, match="target_epsilon"):
+        calibrate(TrustModel("two_server", noise=IntegerNoise("polya", 1.0)), 0.0, 1000, 5)
