@@ -112,6 +112,7 @@ class _Day:
         self.channel = UploadChannel(env, setup.latency_median_s, setup.latency_sigma, setup.loss, 0.0, 1)
         self.up = {c: True for c in COLLECTORS}
         self.records: list[dict] = []
+        self.result: dict | None = None        # set by the collectors' process when the day is over
         if setup.crash is not None:
             env.process(self._crash(*setup.crash))
 

@@ -69,15 +69,22 @@ class TrustRun:
     settings: dict
 
 
-def _model(uc: dict, where: str, file) -> TrustModel:
-    base = DEFAULTS[uc["aggregation"]]
-    changes = {k: uc[k] for k in ("min_cohort", "min_arrival", "noise_by", "rate", "threshold", "client_epsilon")
-               if uc[k] is not None}
+#: the optional keys each aggregation reads (any other one set in its table is an error, not ignored)
+USES = {"ldp": (), "shuffle": (), "secagg_local": ("min_cohort", "min_arrival"),
+        "secagg": ("noise", "min_cohort", "min_arrival"), "two_server": ("noise", "noise_by", "client_epsilon"),
+        "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold")}
+
+
+def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
+    kind = uc["aggregation"]
+    for key in table:
+        if key not in ("aggregation", "epsilon_run", *USES[kind]):
+            raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
+                                f"{', '.join(('epsilon_run',) * (kind != 'sample_threshold') + USES[kind])})")
+    changes = {k: uc[k] for k in USES[kind] if k != "noise" and uc[k] is not None}
     if uc["noise"] is not None:
-        if base.noise is None:
-            raise ScenarioError(file, f"{where}.noise", f"is not used by aggregation = {uc['aggregation']!r}")
         changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))
-    return replace(base, **changes)
+    return replace(DEFAULTS[kind], **changes)
 
 
 def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
@@ -117,7 +124,7 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     for (name, table), child in zip(t["use_case"].items(), seq.spawn(len(t["use_case"]))):
         where = f"trust.use_case.{name}"
         uc = parse_table(table, USE_CASE, where, file)
-        model = _model(uc, where, file)
+        model = _model(uc, table, where, file)
         if model.kind != "sample_threshold":
             model = release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
         rng = np.random.default_rng(child)

@@ -83,6 +83,9 @@ def test_scenario_keys_are_checked(tmp_path):
     bad.write_text('[trust]\n[trust.use_case.x]\naggregation = "ldp"\nnoize = "skellam"\n')
     with pytest.raises(ScenarioError, match="noize"):
         run_trust_scenario(bad)
+    bad.write_text('[trust]\n[trust.use_case.x]\naggregation = "ldp"\nmin_cohort = 10\n')
+    with pytest.raises(ScenarioError, match="not used by aggregation = 'ldp'"):
+        run_trust_scenario(bad)
 
 
 def test_command_line(tmp_path, capsys):
