@@ -15,8 +15,9 @@ vectorized (arrays of check-in times and fates); the collectors are SimPy proces
   an aggregation job every ``job_s``, which needs the helper up: while the helper is down, jobs wait.
   Either collector can crash (``crash``: which one, at which hour, for how long). Invalid reports
   (``invalid_share`` of devices) are rejected by the validity check.
-* ``threshold``, ``ldp``, ``shuffle``, ``secagg_local``, ``sample_threshold`` — one collector receives
-  the uploads (retrying as above) and releases at the end of the day.
+  With a client randomizer (``secagg_local``) the cohorts sum the devices' local reports instead.
+* ``threshold``, ``ldp``, ``shuffle``, ``sample_threshold`` — one collector receives the uploads
+  (retrying as above) and releases at the end of the day.
 
 The released vector's noise comes from the same mechanisms code as the count-level path.
 """
@@ -136,7 +137,7 @@ def _secagg(day: _Day, protocol: SecureSum):
     """Process: rounds of cohorts over the devices online and not yet counted."""
     env, s = day.env, day.setup
     done = np.zeros(day.items.size, bool)
-    out = {"estimate": np.zeros(day.d), "counted": np.zeros(day.d, np.int64)}
+    out = {"noise": np.zeros(day.d, np.int64), "counted": np.zeros(day.d, np.int64)}
     while env.now < day.end_s():
         yield env.timeout(s.round_s)
         t = env.now
@@ -154,12 +155,11 @@ def _secagg(day: _Day, protocol: SecureSum):
             day.records.append({"t_s": t, "event": "cohort", "size": int(size), "arrived": int(arrived.size),
                                 "published": bool(published)})
             if published:
-                counts = np.bincount(day.items[arrived], minlength=day.d)
-                noise = protocol.cohort_noise(int(size), int(arrived.size)).sample(day.d, day.rng)
-                out["estimate"] += counts + noise
-                out["counted"] += counts
+                out["counted"] += np.bincount(day.items[arrived], minlength=day.d)
+                if protocol.target is not None:
+                    out["noise"] += protocol.cohort_noise(int(size), int(arrived.size)).sample(day.d, day.rng)
                 done[arrived] = True
-    day.result = out
+    day.result = {"estimate": protocol.finish(out["counted"], out["noise"], day.rng), "counted": out["counted"]}
 
 
 def _uploads(day: _Day, who: str):

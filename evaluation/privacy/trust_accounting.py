@@ -34,7 +34,7 @@ import numpy as np
 from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
-from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
+from ldpsim.mechanisms.aggregation.secure_sum import SecureSum, cohort_sizes, quorum
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
 from ldpsim.runtime.errors import InputError
 
@@ -88,10 +88,9 @@ class TrustModel:
         if self.kind in NOISE_MODELS and not isinstance(self.noise, IntegerNoise):
             raise InputError(f"The trust model {self.kind!r} needs a 'noise' (an IntegerNoise). Got {self.noise!r} instead.")
 
-    def secure_sum(self) -> SecureSum:
-        """The cohort protocol of ``secagg`` / ``secagg_local``."""
-        noise = self.noise if self.noise is not None else IntegerNoise("skellam", 1.0)
-        return SecureSum(noise, self.min_cohort, self.min_arrival)
+    def secure_sum(self, client=None) -> SecureSum:
+        """The cohort protocol of ``secagg`` (its noise) or ``secagg_local`` (``client``: the local oracle)."""
+        return SecureSum(None if client is not None else self.noise, self.min_cohort, self.min_arrival, client=client)
 
     def sampler(self) -> SampleThreshold:
         """The sample-and-threshold release of ``sample_threshold``."""
@@ -183,10 +182,10 @@ def _report_pair(model: TrustModel, n: int, delta_r: float, bins: int) -> tuple[
     if model.kind == "shuffle":
         return min(model.local_epsilon, numerical_epsilon(model.local_epsilon, n, delta_r, tol=1e-4)), delta_r
     if model.kind == "secagg_local":
-        sizes = model.secure_sum().cohort_sizes(n)
+        sizes = cohort_sizes(n, model.min_cohort)
         if sizes.size == 0:
             return model.local_epsilon, 0.0
-        t = model.secure_sum().quorum(int(sizes.min()))
+        t = quorum(int(sizes.min()), model.min_arrival)
         return min(model.local_epsilon, numerical_epsilon(model.local_epsilon, t, delta_r, tol=1e-4)), delta_r
     eps = model.sampler().epsilon(delta_r / bins)
     return bins * eps, delta_r

@@ -145,9 +145,11 @@ def _protocol(model: TrustModel, d: int):
     k = model.kind
     if k == "secagg":
         return model.secure_sum()
+    if k == "secagg_local":                          # cohorts of the devices' local reports
+        return model.secure_sum(client=local_oracle(model, d))
     if k == "two_server":
         return two_server(model, d)
-    if k in ("ldp", "shuffle", "secagg_local"):
+    if k in ("ldp", "shuffle"):
         oracle = local_oracle(model, d)
         return lambda counts, rng: oracle.estimate(oracle.sample_aggregate(counts, rng=rng))
     if k == "threshold":

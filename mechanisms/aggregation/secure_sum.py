@@ -26,6 +26,24 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_int, check_item_ids, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.base import FrequencyOracle
+from ldpsim.runtime.errors import InputError
+
+
+def cohort_sizes(n: int, min_cohort: int) -> np.ndarray:
+    """Sizes of the ⌊n / min_cohort⌋ cohorts of n devices, as equal as possible (none when n < min_cohort)."""
+    n = check_int("cohort_sizes", "n", n, low=0)
+    k = n // check_int("cohort_sizes", "min_cohort", min_cohort, low=1)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    sizes = np.full(k, n // k, dtype=np.int64)
+    sizes[: n % k] += 1
+    return sizes
+
+
+def quorum(size: int, min_arrival: float) -> int:
+    """t = ⌈min_arrival · size⌉: arrivals a cohort of ``size`` needs to be published."""
+    return max(1, math.ceil(min_arrival * size - 1e-9))
 
 
 @dataclass(frozen=True)
@@ -34,12 +52,16 @@ class SecureSum:
 
     Parameters
     ----------
-    target : IntegerNoise
-        The noise every published cohort sum must carry at least (the privacy is computed from it).
+    target : IntegerNoise or None
+        The noise every published cohort sum must carry at least (the privacy is computed from it);
+        None with ``client``: no added noise, the reports are already randomized.
     min_cohort : int ≥ 2
         Smallest cohort; the day's n devices form ⌊n / min_cohort⌋ cohorts of near-equal size.
     min_arrival : float in (0, 1]
         Fraction of a cohort that must arrive for its sum to be published (SecAgg threshold).
+    client : FrequencyOracle, optional
+        Local randomizer run by each device before secure aggregation (``secagg_local``): the cohorts sum
+        its reports and the release is the oracle's estimate from the published aggregate.
 
     Examples
     --------
@@ -50,44 +72,63 @@ class SecureSum:
     250.0
     """
 
-    target: IntegerNoise
+    target: IntegerNoise | None
     min_cohort: int = 1000
     min_arrival: float = 0.8
+    client: FrequencyOracle | None = None
 
     def __post_init__(self):
-        if not isinstance(self.target, IntegerNoise):
+        if (self.target is None) == (self.client is None):
+            raise InputError("SecureSum needs exactly one of 'target' (distributed noise) and 'client' (local "
+                             f"randomizer). Got target={self.target!r}, client={self.client!r}.")
+        if self.target is not None and not isinstance(self.target, IntegerNoise):
             raise TypeError(f"The 'target' parameter of SecureSum must be an IntegerNoise. Got {self.target!r} instead.")
         object.__setattr__(self, "min_cohort", check_int("SecureSum", "min_cohort", self.min_cohort, low=2))
         object.__setattr__(self, "min_arrival", check_real("SecureSum", "min_arrival", self.min_arrival,
                                                            0.0, 1.0, high_open=False))
 
     def cohort_sizes(self, n: int) -> np.ndarray:
-        """Sizes of the ⌊n / min_cohort⌋ cohorts (as equal as possible; none when n < min_cohort)."""
-        n = check_int("SecureSum.cohort_sizes", "n", n, low=0)
-        k = n // self.min_cohort
-        if k == 0:
-            return np.zeros(0, dtype=np.int64)
-        sizes = np.full(k, n // k, dtype=np.int64)
-        sizes[: n % k] += 1
-        return sizes
+        """Sizes of the ⌊n / min_cohort⌋ cohorts (:func:`cohort_sizes`)."""
+        return cohort_sizes(n, self.min_cohort)
 
     def quorum(self, size: int) -> int:
-        """t = ⌈min_arrival · size⌉ arrivals needed to publish a cohort of this size."""
-        return max(1, math.ceil(self.min_arrival * size - 1e-9))
+        """t = ⌈min_arrival · size⌉ arrivals needed to publish a cohort of this size (:func:`quorum`)."""
+        return quorum(size, self.min_arrival)
 
     def device_share(self, size: int) -> IntegerNoise:
         """The noise law one device of a cohort of ``size`` adds (provisioned for t arrivals)."""
+        if self.target is None:
+            raise InputError("SecureSum.device_share: this protocol adds no noise (it has a 'client' instead).")
         return self.target.share(self.quorum(size))
 
     def cohort_noise(self, size: int, arrived: int) -> IntegerNoise:
         """The law of a published cohort's total noise when ``arrived`` ≥ t of its devices arrive."""
         return self.device_share(size).times(arrived)
 
+    def finish(self, published: np.ndarray, noise: np.ndarray, rng=None) -> np.ndarray:
+        """The release from the published devices' counts and the cohorts' summed noise: their sum, or with
+        a ``client`` the oracle's estimate from the aggregate of those devices' reports (exact law).
+
+        Parameters
+        ----------
+        published, noise : numpy.ndarray of int64, length D
+        rng : numpy.random.Generator, int or None
+
+        Returns
+        -------
+        numpy.ndarray of float
+        """
+        if self.client is None:
+            return (published + noise).astype(float)
+        return self.client.estimate(self.client.sample_aggregate(published, rng=as_generator(rng)))
+
     def noise_variance(self, n: int, arrival_rate: float = 1.0) -> float:
         """Variance of the summed noise over all cohorts when each device arrives w.p. ``arrival_rate``,
         approximating each cohort's arrivals by their mean (the law is linear in m for skellam and polya,
         and for discrete_gaussian, so the expectation of the variance is exact whenever no cohort is
         suppressed)."""
+        if self.target is None:
+            return 0.0
         sizes = self.cohort_sizes(n)
         return float(sum(self.device_share(int(s)).variance() * s * arrival_rate for s in sizes))
 
@@ -119,8 +160,8 @@ class SecureSum:
         m = rng.binomial(sizes, arrival_rate)
         ok = m >= np.array([self.quorum(int(t)) for t in sizes], dtype=np.int64)
         published = rng.multivariate_hypergeometric(c, int(m[ok].sum())) if ok.any() else np.zeros_like(c)
-        laws = [self.cohort_noise(int(t), int(mj)) for t, mj in zip(sizes[ok], m[ok])]
-        return (published + _sum_of(laws, c.size, rng)).astype(float), published
+        laws = [] if self.target is None else [self.cohort_noise(int(t), int(mj)) for t, mj in zip(sizes[ok], m[ok])]
+        return self.finish(published, _sum_of(laws, c.size, rng), rng), published
 
     def release_per_device(self, items, domain_size: int, rng=None, arrival_rate: float = 1.0):
         """Per-device path: every device draws its own noise shares; same law as :meth:`release`.
@@ -141,18 +182,24 @@ class SecureSum:
         x = x[rng.permutation(x.size)]
         sizes = self.cohort_sizes(x.size)
         starts = np.concatenate([[0], np.cumsum(sizes)])
-        estimate = np.zeros(domain_size)
+        noise = np.zeros(domain_size, dtype=np.int64)
         published = np.zeros(domain_size, dtype=np.int64)
+        reports = []
         for j, s in enumerate(sizes):
             members = x[starts[j]: starts[j + 1]]
-            shares = self.device_share(int(s)).sample((int(s), domain_size), rng)
             keep = rng.random(int(s)) < arrival_rate
             if keep.sum() < self.quorum(int(s)):
                 continue
-            counts = np.bincount(members[keep], minlength=domain_size)
-            published += counts
-            estimate += counts + shares[keep].sum(axis=0)
-        return estimate, published
+            published += np.bincount(members[keep], minlength=domain_size)
+            if self.client is not None:         # each arrived device's own randomized report
+                reports.append(self.client.aggregate(self.client.perturb(members[keep], rng)))
+            else:                               # each arrived device's own noise share
+                noise += self.device_share(int(s)).sample((int(keep.sum()), domain_size), rng).sum(axis=0)
+        if self.client is not None:
+            total = sum(reports[1:], reports[0]) if reports else \
+                self.client.sample_aggregate(np.zeros(domain_size, dtype=np.int64), rng=rng)
+            return self.client.estimate(total), published
+        return (published + noise).astype(float), published
 
 
 def _sum_of(laws: list[IntegerNoise], size: int, rng: np.random.Generator) -> np.ndarray:

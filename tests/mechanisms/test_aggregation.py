@@ -99,6 +99,19 @@ def test_secure_sum_per_device_and_count_level_paths_agree():
     assert_same_distribution(np.array(a), np.array(b), what="secagg paths")
 
 
+@pytest.mark.slow
+def test_secure_sum_of_local_reports_paths_agree():
+    from ldpsim.mechanisms import GRR
+    s = SecureSum(None, min_cohort=100, min_arrival=0.85, client=GRR(epsilon=3.0, domain_size=4))
+    items = np.repeat(np.arange(4), [150, 100, 40, 10])
+    counts = np.bincount(items, minlength=4)
+    a = [s.release_per_device(items, 4, np.random.default_rng(i), arrival_rate=0.85)[0] for i in range(600)]
+    b = [s.release(counts, np.random.default_rng(10_000 + i), arrival_rate=0.85)[0] for i in range(600)]
+    assert_same_distribution(np.array(a), np.array(b), what="secagg_local paths")
+    with pytest.raises(InputError, match="exactly one"):
+        SecureSum(IntegerNoise("skellam", 1.0), client=GRR(epsilon=3.0, domain_size=4))
+
+
 def test_cohort_below_quorum_publishes_nothing():
     s = SecureSum(IntegerNoise("skellam", 5.0), min_cohort=100, min_arrival=0.9)
     est, published = s.release(np.array([60, 40]), np.random.default_rng(0), arrival_rate=0.5)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ldpsim.evaluation.privacy.trust_accounting import MODELS
 from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
@@ -64,8 +65,9 @@ def test_bad_settings_are_refused():
 def test_the_shipped_trust_scenario_runs_every_model(tmp_path):
     run = run_trust_scenario(SCENARIO)
     t = run.table.set_index("use_case")
-    assert set(t["aggregation"]) == {"ldp", "shuffle", "secagg", "two_server", "threshold"}
-    assert (t["epsilon_run"] <= 2.0 + 1e-9).all()
+    assert set(t["aggregation"]) == set(MODELS)
+    calibrated = t[t["aggregation"] != "sample_threshold"]      # its ε follows from its rate and threshold
+    assert (calibrated["epsilon_run"] <= 2.0 + 1e-9).all()
     assert t.loc["prio", "rejected"] > 0
     assert t.loc["prio", "rmse"] < t.loc["shuffled", "rmse"] < t.loc["local", "rmse"]
     out = write_trust_results(tmp_path / "r", run)
