@@ -236,7 +236,8 @@ def guarantees(model: TrustModel, n: int, days: int, delta: float = 1e-9, report
         pairs = {}
         for label, r in (("report", 1), ("day", r_day), ("run", r_run)):
             eps_r, d_r = _report_pair(model, n, delta / (2 * r), bins)
-            pairs[label] = (eps_r, d_r) if r == 1 else (compose([(eps_r, d_r)] * r, delta).epsilon, delta)
+            unbounded = not math.isfinite(eps_r)     # no finite ε up to EPS_CAP meets this δ
+            pairs[label] = (eps_r, d_r) if r == 1 or unbounded else (compose([(eps_r, d_r)] * r, delta).epsilon, delta)
         rows = [(label, e, delta) for label, (e, _) in pairs.items()]
         if k == "sample_threshold":
             bad = (math.inf, 0.0, "the hardware is breached: exact reports")

@@ -103,6 +103,8 @@ class SampleThreshold:
     def epsilon(self, delta: float, tol: float = 1e-4) -> float:
         """Smallest ε (to ``tol``, rounded up) with :meth:`delta` ≤ ``delta``."""
         delta = check_real("SampleThreshold.epsilon", "delta", delta, 0.0, 1.0)
+        if self.rate == 1.0:          # nothing sampled out: a count just above τ reveals its last holder
+            return math.inf
         low, high = 0.0, max(1.0, 2 * self.epsilon_floor())
         while self.delta(high) > delta:
             low, high = high, 2 * high

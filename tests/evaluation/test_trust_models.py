@@ -149,3 +149,8 @@ def test_comparison_is_written_to_a_run_folder(tmp_path):
 def test_unreachable_or_invalid_targets_are_refused():
     with pytest.raises(InputError, match="target_epsilon"):
         calibrate(TrustModel("two_server", noise=IntegerNoise("polya", 1.0)), 0.0, 1000, 5)
+
+
+def test_a_sampling_rate_without_a_finite_epsilon_is_reported_unbounded():
+    g = {x.scope: x for x in guarantees(TrustModel("sample_threshold", rate=0.9, threshold=2), 1000, 3, delta=1e-9)}
+    assert g["report"].epsilon == g["run"].epsilon == math.inf

@@ -213,6 +213,10 @@ def test_sample_threshold_delta_is_the_exact_worst_case(rate, eps):
     assert d == pytest.approx(worst, rel=1e-9)
 
 
+def test_threshold_without_sampling_has_no_finite_epsilon():
+    assert SampleThreshold(1.0, 5).epsilon(1e-6) == math.inf
+
+
 def test_noisy_threshold_moments_match_draws():
     z = IntegerNoise("discrete_gaussian", 6.0)
     counts = np.array([0, 10, 20, 60])
