@@ -140,11 +140,10 @@ class TrustComparison:
     def figure(self):
         """Relative RMSE of one day's frequency estimates against ε per device over the run, one line per
         model (log–log). Returns a matplotlib Figure."""
-        import matplotlib
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure     # no pyplot: the caller's backend is left alone
 
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig = Figure(figsize=(6.4, 4.2))
+        ax = fig.subplots()
         for model, rows in self.table.groupby("model", sort=False):
             rows = rows.sort_values("epsilon_run")
             ax.plot(rows["epsilon_run"], rows["rmse_frequency_theory"], marker="o", label=model)
