@@ -11,7 +11,8 @@ The short API for notebooks (imported on first use, so ``import ldpsim`` stays f
 >>> round(grr.p, 4)
 0.4754
 
-``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario.
+``ldpsim.run(...)`` simulates a deployment scenario, ``ldpsim.sweep(...)`` runs a sweep scenario,
+``ldpsim.compare(...)`` runs several designs on one fleet at the same privacy budget.
 """
 
 from importlib import metadata as _metadata
@@ -28,6 +29,7 @@ _LAZY = {
     "make_workload": ("ldpsim.evaluation.workloads.make", "make_workload"),
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
+    "compare": ("ldpsim.scenarios.api", "compare"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,6 +1,6 @@
 """LDP mechanisms: pure, vectorized math (no I/O, no SimPy, no pandas). See docs/math.md §1–§3."""
 
-from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle
+from ldpsim.mechanisms.base import GUARANTEE_KINDS, Aggregate, DiscreteOracle, FrequencyOracle, Guarantee
 from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from ldpsim.mechanisms.sketches.cms import CMS, CMSReports
 from ldpsim.mechanisms.frequency.dbitflip import DBitFlip, DBitFlipReports
@@ -33,7 +33,7 @@ from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.treehist import TreeHist
 from ldpsim.mechanisms.registry import MECHANISMS, make
 
-__all__ = ["Aggregate", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
+__all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
            "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE",
            "CMS", "CMSReports", "HCMS", "HCMSReports", "HashFamily",
            "NumericMechanism", "PM", "SDPM", "EM", "EMResult", "PersonalizedSDPM",

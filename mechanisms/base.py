@@ -16,6 +16,8 @@ Conventions used by every mechanism in this package:
   ``P[x, y] = P[y | x]``; each row sums to one.
 * ``items`` defaults to ``range(domain_size)`` for oracles on integer ids; sketches (CMS, HCMS)
   take arbitrary hashable tokens and need ``items``.
+* ``guarantee`` states what the mechanism promises, as a :class:`Guarantee`: its kind, ε of one
+  report and, where the mechanism memoizes, ε of the permanent response (docs/math.md §8.1).
 """
 
 from __future__ import annotations
@@ -91,11 +93,102 @@ def check_aggregate(owner: str, kind: str, agg) -> None:
         raise ValueError(f"{owner}: aggregate was made by {got}, not by {kind}.")
 
 
+#: guarantee kind → how it is written; only guarantees of one kind share an axis or a sum
+GUARANTEE_KINDS = {"ldp": "ε-LDP", "sdldp": "ε-SDLDP", "uldp": "ε-ULDP", "central": "(ε, δ)-DP, central"}
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """What a mechanism promises, in the project's one vocabulary of ε (docs/math.md §8.1).
+
+    Parameters
+    ----------
+    kind : {"ldp", "sdldp", "uldp", "central"}
+        ε-LDP (every pair of inputs), ε-SDLDP (sensitivity-discriminant: only the pairs of §1.4's
+        conditions), ε-ULDP (utility-optimized: sensitive outputs only, §1.3) or (ε, δ)-DP of a
+        trusted server's release (§6).
+    epsilon_report : float
+        ε of one report: the largest log-ratio of one report's probabilities over the pairs of inputs
+        the kind protects (for ``central``, ε of the release).
+    epsilon_permanent : float, optional
+        ε_∞ of the permanent (memoized) response: a bound on what *all* reports of one value reveal
+        together; None when the mechanism does not memoize by itself.
+    delta : float, default 0
+        δ of a central (ε, δ) guarantee; 0 for the local kinds.
+
+    Examples
+    --------
+    >>> g = Guarantee("ldp", 1.07, epsilon_permanent=4.0)
+    >>> g.label, g.memoized(2.0).epsilon_permanent
+    ('ε-LDP', 4.0)
+    """
+
+    kind: str
+    epsilon_report: float
+    epsilon_permanent: float | None = None
+    delta: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in GUARANTEE_KINDS:
+            raise ValueError(f"The 'kind' parameter of Guarantee must be one of {tuple(GUARANTEE_KINDS)}. "
+                             f"Got {self.kind!r} instead.")
+        for name in ("epsilon_report", "epsilon_permanent"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, float(value))
+
+    @property
+    def label(self) -> str:
+        """The kind as written on axes and in tables (``"ε-LDP"``, ``"ε-SDLDP"``, …)."""
+        return GUARANTEE_KINDS[self.kind]
+
+    def memoized(self, epsilon: float) -> "Guarantee":
+        """The guarantee when the device memoizes the report of each value: ε_∞ is the mechanism's own
+        permanent ε, or ``epsilon`` (the mechanism's parameter) for a mechanism without one (a
+        memoized report is the same report re-sent: docs/math.md §8.2)."""
+        permanent = self.epsilon_permanent if self.epsilon_permanent is not None else float(epsilon)
+        return Guarantee(self.kind, self.epsilon_report, permanent, self.delta)
+
+
 class Mechanism(ABC):
-    """What every mechanism has: a name, a configuration tag for its aggregates, and the checks of
-    payloads and aggregates handed to its server side."""
+    """What every mechanism has: a name, a configuration tag for its aggregates, its privacy
+    guarantee, and the checks of payloads and aggregates handed to its server side."""
 
     epsilon: float
+    #: the kind of guarantee ``epsilon`` is (a key of :data:`GUARANTEE_KINDS`)
+    privacy_kind: ClassVar[str] = "ldp"
+    #: True when ``epsilon`` is ε_∞ of a permanent response the device memoizes
+    #: (``perturb_memoized``: RAPPOR, dBitFlip, 1BitMean); one report then costs ``epsilon_report``
+    has_permanent_response: ClassVar[bool] = False
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The mechanism's :class:`Guarantee`: ε of one report (``epsilon_report`` where the mechanism
+        states a smaller one than its parameter), ε_∞ where it memoizes (docs/math.md §8.1)."""
+        return Guarantee(self.privacy_kind, getattr(self, "epsilon_report", self.epsilon),
+                         self.epsilon if self.has_permanent_response else None)
+
+    def memoized_loss(self, reports: int) -> float:
+        """ε of ``reports`` reports of one value by a device that memoizes it (docs/math.md §8.2).
+
+        A memoized report is re-sent unchanged, so any number of them reveal what one does (ε of one
+        report). A mechanism with a permanent response may add fresh noise to every report (RAPPOR's
+        instantaneous response, dBitFlip's and 1BitMean's γ flips): two reports or more are then
+        bounded by ε_∞; RAPPOR overrides this with its exact loss.
+
+        Parameters
+        ----------
+        reports : int
+            Reports of the value (≥ 0).
+
+        Returns
+        -------
+        float
+        """
+        if reports <= 0:
+            return 0.0
+        g = self.guarantee
+        return g.epsilon_report if reports == 1 or not self.has_permanent_response else g.epsilon_permanent
 
     @property
     def name(self) -> str:

@@ -75,6 +75,8 @@ LAYOUTS = {
     "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
                                                       "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
     "audit": Layout(("audit.csv", "detection.csv"), {}),
+    # `ldpsim compare`: designs side by side at one budget
+    "compare": Layout(("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"), {}),
     # `ldpsim trust`: a trust-model scenario's tables and the comparison's table and figure
     "trust": Layout(("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)}),
 }

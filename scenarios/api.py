@@ -125,3 +125,26 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
         out = Path("runs") / load_scenario(resolve(scenario)).name
     _call(["sweep", str(scenario)] + _common(seed, workers, out))
     return read_results(out, table)
+
+
+def compare(scenario: str | Path = "keyboard", designs=None, **options):
+    """Several designs on the same fleet at the same privacy budget, as ``ldpsim compare`` does.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
+    designs : sequence of Design, optional
+        Default: the scenario's ``[variants.*]``, else Apple's CMS, RAPPOR, dBitFlip, OLH and HR.
+    **options
+        ``epsilon_device`` or ``epsilon_report`` (the budget), ``delta``, ``devices``, ``days``,
+        ``seed``, ``vocabulary``: see :func:`ldpsim.evaluation.deployment.compare.compare`.
+
+    Returns
+    -------
+    Comparison
+        Its ``table``, ``spend``, ``figure()`` and ``to_folder(out)``.
+    """
+    from ldpsim.evaluation.deployment.compare import compare as compare_designs
+    from ldpsim.scenarios.catalog import resolve
+    return compare_designs(resolve(scenario), designs, **options)

@@ -221,7 +221,7 @@ def budget(tables: dict, cfg) -> list[str]:
         what = (", ".join(reached) + f"; {100 * share.iloc[-1]:.0f}% on the last day") if reached else \
             f"below 10% on every day ({100 * share.iloc[-1]:.0f}% on the last day)"
         name = uc.name.replace("_", " ")
-        lines.append(_para(f"{name} (ε {uc.epsilon:g} a report): total budget exhausted for {what}"))
+        lines.append(_para(f"{name} (ε {uc.ledger_cost:g} charged a donation): total budget exhausted for {what}"))
     full = b["daily_full"]
     lines.append(_para("daily budget: never full" if full.max() == 0 else
                        f"daily budget: full for up to {100 * full.max():.0f}% of donating devices "
@@ -307,7 +307,7 @@ def new_word(tables: dict, cfg) -> list[str]:
     if "slang_word" not in s:
         return []
     head = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of words); "
-            f"{s['words_mechanism']} at ε = {s['words_epsilon']:g}, {s['words_report_bytes']} B per report: ")
+            f"{s['words_mechanism']} at ε = {s['words_epsilon_report']:g} a report, {s['words_report_bytes']} B per report: ")
     if s["slang_first_day_found"] is None:
         return [_line("new word", head + f"not found by the last day (F1 of the top list {s['words_f1_last_day']:.2f})")]
     return [_line("new word", head + f"found on day {s['slang_first_day_found']} with estimated share "

@@ -7,6 +7,7 @@ scenario layer (:mod:`ldpsim.evaluation.scenario.deployment_file`) turns a TOML 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.base import Guarantee
 from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.numeric.interface import NumericMechanism
 from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
@@ -47,7 +49,8 @@ class UseCase:
         Registry name of the mechanism (:data:`ldpsim.mechanisms.MECHANISMS`) fitting ``kind``.
     params : tuple of (str, value) pairs, or a mapping
         The mechanism's keyword arguments (stored sorted, hashable); must contain ``epsilon``, the
-        privacy cost of one donation (of one distinct value per device with ``memoize``).
+        mechanism's parameter as each mechanism documents it (ε_∞ for RAPPOR, dBitFlip, 1BitMean);
+        what one donation costs is :attr:`ledger_cost` (docs/math.md §8.1).
     daily_limit : int, default 1
         Donations per device and day (≥ 1).
     value_range : (float, float), optional
@@ -62,13 +65,13 @@ class UseCase:
         the device's α-point-rounded level (docs/math.md §7.3).
     mech_epsilon, cost : float, optional
         Set by the multi-attribute policy (``simulator/attributes.py``): the ε the mechanism runs at
-        and the ledger cost of one donation (default: the ``epsilon`` of ``params``).
+        and the ledger cost of one donation (default: from the mechanism's guarantee, :attr:`ledger_cost`).
 
     Examples
     --------
     >>> u = UseCase("emoji", "event", "cms", (("epsilon", 4.0), ("k", 64), ("m", 256)))
-    >>> u.epsilon, type(u.make_mechanism()).__name__
-    (4.0, 'CMS')
+    >>> u.ledger_cost, u.guarantee.label, type(u.make_mechanism()).__name__
+    (4.0, 'ε-LDP', 'CMS')
     """
 
     name: str
@@ -127,10 +130,22 @@ class UseCase:
                     raise ValueError(f"The 'em_bins' parameter of {owner} must be set: the report average of "
                                      f"{self.mechanism} is biased, its mean needs EM. Got None instead.") from None
 
+    @functools.cached_property
+    def guarantee(self) -> Guarantee:
+        """What one donation's report promises (docs/math.md §8.1–§8.2): the mechanism's guarantee at
+        the ε it runs at, with ε_∞ of the memoized response when ``memoize`` (the mechanism's own
+        permanent ε — RAPPOR, dBitFlip, 1BitMean — or ε itself for a re-sent report)."""
+        mech = self.make_mechanism()
+        return mech.guarantee.memoized(mech.epsilon) if self.memoize else mech.guarantee
+
     @property
-    def epsilon(self) -> float:
-        """Privacy cost of one donation (the mechanism's ε, or the policy's ``cost``)."""
-        return float(self.cost if self.cost is not None else dict(self.params)["epsilon"])
+    def ledger_cost(self) -> float:
+        """ε the ledger charges for one donation (docs/math.md §8.2): the policy's ``cost`` under SMP or
+        RS+FD (the device-day's ε); ε_∞ once per memo class when memoized; else ε of one report."""
+        if self.cost is not None:
+            return float(self.cost)
+        g = self.guarantee
+        return g.epsilon_permanent if self.memoize else g.epsilon_report
 
     def make_mechanism(self):
         """The mechanism object (the client side and the wire form), at the policy's ε if one is set."""
@@ -363,11 +378,11 @@ class DeploymentConfig:
             if getattr(self, name) < low:
                 raise ValueError(f"The {name!r} parameter of {o} must be a float in the range [{low:g}, inf) ({why}). "
                                  f"Got {getattr(self, name)!r} instead.")
-        for uc in ucs:
-            eps = dict(uc.params)["epsilon"]
+        for uc in self.use_cases:
+            eps = uc.ledger_cost
             for name in ("budget_daily", "budget_total"):
-                if isinstance(eps, (int, float)) and eps > getattr(self, name):
-                    raise ValueError(f"The 'epsilon' of use case {uc.name!r} ({eps:g}) exceeds {name} "
+                if eps > getattr(self, name) * (1 + 1e-12):
+                    raise ValueError(f"The cost of one donation of use case {uc.name!r} (ε {eps:g}) exceeds {name} "
                                      f"({getattr(self, name):g}): every donation would be refused. Lower the use "
                                      f"case's epsilon or raise [privacy] {name}.")
         if self.ack_timeout_s <= self.batch_window_s:

@@ -61,7 +61,7 @@ class Devices:
         self.first_device = block_range(cfg, self.blocks[0])[0] if self.blocks else 0
         self.window_start_h = np.concatenate([t.window_start_h for t in self.traits]) if sizes else np.zeros(0)
         self.ledger = PrivacyLedger(self.n, cfg.n_days, cfg.budget_daily, cfg.budget_total,
-                                    thresholds=[uc.epsilon for uc in cfg.use_cases])
+                                    thresholds=[uc.ledger_cost for uc in cfg.use_cases])
         self.server = None  # set by the deployment: receives uploads
         n_items = len(cfg.items)
         self.truth = {"events": np.zeros((cfg.n_days, n_items), np.int64),
@@ -104,7 +104,7 @@ class Devices:
                     chosen, granted = self._memo_select(uc, day, dev, val, available, lo, hi, rng, traits.device)
                     rows = self._privatize(uc, val[chosen], rng, traits.device[dev[chosen]])
                 else:
-                    granted = self.ledger.grant(day, uc.epsilon, np.minimum(available, uc.daily_limit),
+                    granted = self.ledger.grant(day, uc.ledger_cost, np.minimum(available, uc.daily_limit),
                                                 slice(lo, hi))
                     chosen = sample_per_device(dev, granted, rng)
                     rows = self._privatize(uc, val[chosen], rng)
@@ -132,7 +132,7 @@ class Devices:
         n, ucs = hi - lo, cfg.use_cases
         has = [np.bincount(d.event_device if u.kind == "event" else d.reading_device, minlength=n) > 0 for u in ucs]
         ok = participants(n, has, traits.opt_in)
-        granted = self.ledger.grant(day, ucs[0].epsilon, ok.astype(np.int64), slice(lo, hi)) > 0
+        granted = self.ledger.grant(day, ucs[0].ledger_cost, ok.astype(np.int64), slice(lo, hi)) > 0
         rng = block_rng(cfg.seed, "policy", block, day)
         return {"granted": granted, "sampled": rng.integers(0, len(ucs), size=n), "rng": rng}
 
@@ -172,8 +172,8 @@ class Devices:
         chosen = sample_per_device(dev, np.minimum(available, uc.daily_limit), rng)
         sent, repeats = self.memos[uc.name].select(
             lo + dev[chosen], self._memo_class(uc, val[chosen], global_ids[dev[chosen]]),
-            lambda new: self.ledger.grant(day, uc.epsilon, new, slice(lo, hi)), lo, hi - lo)
-        self.ledger.book_saved(uc.epsilon, repeats, slice(lo, hi))
+            lambda new: self.ledger.grant(day, uc.ledger_cost, new, slice(lo, hi)), lo, hi - lo)
+        self.ledger.book_saved(uc.ledger_cost, repeats, slice(lo, hi))
         chosen = chosen[sent]
         return chosen, np.bincount(dev[chosen], minlength=hi - lo)
 

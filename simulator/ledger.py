@@ -1,7 +1,10 @@
 """Per-device privacy ledger: ε spent per donation, per day and in total (sequential composition).
 
-Each donation of a use case costs that use case's ε (its mechanism's ε-LDP guarantee). By sequential
-composition a device's total loss is the sum of its donations' ε. The ledger grants a request only
+Each donation of a use case costs its ``UseCase.ledger_cost`` (ε of one report; ε_∞ once per memo
+class when memoized; the policy's ε under SMP and RS+FD — docs/math.md §8.1). By sequential
+composition a device's total loss is the sum of its donations' costs: the ledger enforces the caps
+with it; what a device spends over a run, on every scale, is the accountant's
+(``evaluation/privacy/accountant.py``). The ledger grants a request only
 as far as both the daily cap and the total cap allow, so no device ever exceeds its budget: refused
 donations are counted, never privatized.
 

@@ -50,10 +50,10 @@ def budget_by_day(cfg, result) -> pd.DataFrame:
         donors = daily.sum(axis=1) > 0
         daily = daily[donors]
         spent = np.cumsum(daily, axis=1)
-        cheapest = min(uc.epsilon for uc in cfg.use_cases)
+        cheapest = min(uc.ledger_cost for uc in cfg.use_cases)
         n_donors = int(donors.sum())
         for uc in cfg.use_cases:
-            rows[f"exhausted_{uc.name}"] = ((cfg.budget_total - spent) < uc.epsilon - _TOL).sum(axis=0) / max(n_donors, 1)
+            rows[f"exhausted_{uc.name}"] = ((cfg.budget_total - spent) < uc.ledger_cost - _TOL).sum(axis=0) / max(n_donors, 1)
         rows["daily_full"] = ((cfg.budget_daily - daily) < cheapest - _TOL).sum(axis=0) / max(n_donors, 1)
     out = pd.DataFrame(rows)
     out.attrs["donating_devices"] = n_donors

@@ -44,7 +44,7 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
                      "slang_estimate": found.get(slang, np.nan), "slang_true": truth[-1] / max(truth.sum(), 1),
                      "f1": scores["f1"], "ncr": scores["ncr"], "relative_error": scores["relative_error"]})
     table = pd.DataFrame(rows)
-    summary = {"words_mechanism": uc.mechanism, "words_epsilon": uc.epsilon, "words_report_bytes": mech.report_bytes,
+    summary = {"words_mechanism": uc.mechanism, "words_epsilon_report": uc.guarantee.epsilon_report, "words_report_bytes": mech.report_bytes,
                "slang_word": slang, "slang_start_day": cfg.slang_start_day, "slang_share_typed": cfg.slang_share,
                "slang_first_day_found": None, "slang_estimated_share": np.nan, "slang_true_share": np.nan,
                "words_f1_last_day": float(table["f1"].iloc[-1]) if len(table) else np.nan}

@@ -40,8 +40,11 @@ READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 
 def mechanism_label(uc) -> str:
-    """"CMS, ε = 4" for a use case."""
-    return f"{type(uc.make_mechanism()).__name__}, ε = {uc.epsilon:g}"
+    """"CMS, ε = 4 a report" for a use case: the ε of one report (ε_∞ too for a memoized one;
+    docs/math.md §8.1)."""
+    g = uc.guarantee
+    label = f"{type(uc.make_mechanism()).__name__}, ε = {g.epsilon_report:.3g} a report"
+    return label + (f", ε_∞ = {g.epsilon_permanent:.3g}" if uc.memoize else "")
 
 
 def event_mechanism(cfg):
@@ -268,11 +271,12 @@ def ledger_summary(cfg, result) -> dict:
 def measure(cfg, result, rng=None, k: int = 10) -> dict:
     """Every table and summary of a run: ``daily``, ``pooled``, ``top``, ``readings``, ``pooled_readings``,
     ``budget`` (per day), ``words`` (the nightly discovery job, :mod:`.deployment_words`), ``summary``
-    (a flat dict, JSON-ready). ``rng`` (seed, SeedSequence or
-    Generator) drives the EM bootstrap of :func:`reading_estimates`."""
+    (a flat dict, JSON-ready, with the accountant's bound on one device's spend over the run).
+    ``rng`` (seed, SeedSequence or Generator) drives the EM bootstrap of :func:`reading_estimates`."""
     from ldpsim.evaluation.adversary.observer import adversary
     from ldpsim.evaluation.deployment.budget import budget_by_day, top_k_threshold
     from ldpsim.evaluation.deployment.discovery_job import word_discovery
+    from ldpsim.evaluation.privacy.accountant import spend_summary
 
     daily = daily_estimates(cfg, result)
     pooled = pooled_estimates(cfg, result)
@@ -298,7 +302,7 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     budget = budget_by_day(cfg, result)
     words, words_summary = word_discovery(cfg, result)
     for part in (trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
-                 ledger_summary(cfg, result), adversary(cfg, result, rng)):
+                 ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):
         summary.update(part)
     return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
             "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary}

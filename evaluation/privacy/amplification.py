@@ -14,10 +14,9 @@ Amplification by Shuffling", FOCS 2021 (arXiv:2012.12803):
   Given C = c the divergence is a difference of two Bin(c, ½) CDFs at one cutoff (derived in
   docs/math.md §7.5); the sum over c is vectorized and restricted to the central range of C, the
   neglected tail mass being added to δ, so the result stays an upper bound. ε comes from bisection.
-* :func:`compose` — composition of several (ε_i, δ_i) guarantees (windows, days, use cases) with
-  Google's ``dp-accounting`` privacy-loss-distribution accountant (the PLD of an (ε, δ)-DP
-  mechanism's worst-case pair, composed numerically — tighter than advanced composition). Without
-  the library it falls back to basic composition (Σε_i, Σδ_i) and says so in its result.
+
+Composing several shuffled batches (windows, days, use cases) is the accountant's:
+:func:`ldpsim.evaluation.privacy.composition.compose` (docs/math.md §8.3).
 
 >>> round(closed_form_epsilon(4.0, 100_000, 1e-6), 4)
 0.5346
@@ -28,8 +27,6 @@ True
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
-
 import numpy as np
 
 from ldpsim.mechanisms._validation import check_int, check_real
@@ -119,46 +116,3 @@ def numerical_epsilon(eps0: float, n: int, delta: float, tol: float = 1e-6) -> f
         else:
             low = mid
     return high
-
-
-class Guarantee(NamedTuple):
-    """An (ε, δ)-DP guarantee and how it was obtained."""
-
-    epsilon: float
-    delta: float
-    method: str
-
-
-def compose(guarantees, delta: float, discretization: float = 1e-3) -> Guarantee:
-    """ε at total ``delta`` of the sequential composition of (ε_i, δ_i) guarantees.
-
-    Uses ``dp_accounting``'s privacy-loss distributions (``from_privacy_parameters`` per guarantee,
-    identical ones self-composed, then ``get_epsilon_for_delta``; pessimistic discretization, so an
-    upper bound). ``delta`` must exceed Σδ_i. Falls back to basic composition Σε_i (with Σδ_i ≤
-    ``delta``) when ``dp_accounting`` is not installed; ``method`` says which was used.
-    """
-    pairs = [(float(e), float(d)) for e, d in guarantees]
-    delta = check_real("compose", "delta", delta, 0.0, 1.0)
-    if not pairs:
-        return Guarantee(0.0, 0.0, "none")
-    spent = sum(d for _, d in pairs)
-    if spent >= delta:
-        raise ValueError(f"The 'delta' parameter of compose must exceed the sum of the δ_i ({spent:g}). "
-                         f"Got {delta!r} instead.")
-    basic = sum(e for e, _ in pairs)
-    try:
-        from dp_accounting.pld import privacy_loss_distribution as pld_lib
-        from dp_accounting.pld.common import DifferentialPrivacyParameters
-    except ImportError:
-        return Guarantee(basic, spent, "basic composition (dp-accounting not installed)")
-    counts: dict = {}
-    for p in pairs:
-        counts[p] = counts.get(p, 0) + 1
-    total = None
-    for (eps, d), k in counts.items():
-        pld = pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(eps, d),
-                                              value_discretization_interval=discretization)
-        pld = pld.self_compose(k) if k > 1 else pld
-        total = pld if total is None else total.compose(pld)
-    eps = float(total.get_epsilon_for_delta(delta))
-    return Guarantee(min(eps, basic), delta, "dp-accounting PLD")

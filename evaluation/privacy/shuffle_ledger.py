@@ -15,7 +15,7 @@ Accounting, per device (the privacy unit):
 * a partition (use case, day) is read two ways: its least amplified window (a bound for every device)
   and the window of its median report (a typical device);
 * a day composes its partitions (one per use case), the run composes all partitions, with
-  ``dp-accounting`` (:func:`~ldpsim.evaluation.privacy.amplification.compose`). Every partition gets
+  ``dp-accounting`` (:func:`~ldpsim.evaluation.privacy.composition.compose`, the accountant's). Every partition gets
   δ_p = δ / (2·P) for P partitions, so the composed δ stays below the reported δ.
 A central ε is never reported above the local one it amplifies (shuffling is post-processing).
 """
@@ -27,7 +27,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
+from ldpsim.evaluation.privacy.amplification import numerical_epsilon
+from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.runtime.durable import make_dirs, write_file
 
 #: central δ of a run (per device, over the whole run) unless the caller chooses another
@@ -45,7 +46,7 @@ def window_table(cfg, result, delta_p: float) -> pd.DataFrame:
     cols = ["use_case", "day", "t_s", "reports", "n", "epsilon_local", "epsilon_central"]
     if flushes.empty:
         return pd.DataFrame(columns=cols)
-    limits = {uc.name: (uc.daily_limit, uc.daily_limit * uc.epsilon) for uc in cfg.use_cases}
+    limits = {uc.name: (uc.daily_limit, uc.daily_limit * uc.ledger_cost) for uc in cfg.use_cases}
     lim = flushes["use_case"].map(lambda name: limits[name][0]).to_numpy()
     w = flushes.assign(n=np.ceil(flushes["reports"].to_numpy() / lim).astype(int),
                        epsilon_local=flushes["use_case"].map(lambda name: limits[name][1]))

@@ -21,7 +21,7 @@ Models (:data:`MODELS`):
 Neighbouring relation: one device's report *replaced* (as in FMT21), so two histogram bins move by one
 (``neighbour="replace"``: the per-bin privacy-loss distribution composed twice); ``"add-remove"`` moves
 one bin. Composition over reports and days uses ``dp-accounting`` privacy-loss distributions (exact
-pmfs for the noise models; :func:`~ldpsim.evaluation.privacy.amplification.compose` for (ε, δ) pairs).
+pmfs for the noise models; :func:`~ldpsim.evaluation.privacy.composition.compose` for (ε, δ) pairs).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ldpsim.evaluation.privacy.amplification import compose, numerical_epsilon
+from ldpsim.evaluation.privacy.amplification import numerical_epsilon
+from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum, cohort_sizes, quorum

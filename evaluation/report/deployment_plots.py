@@ -111,7 +111,7 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
         top.plot(budget["day"], reports, "o-", ms=3, color=f"C{i}",
                  label=f"{uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
         bottom.plot(budget["day"], 100 * budget[f"exhausted_{uc.name}"], "o-", ms=3, color=f"C{i}",
-                    label=f"total budget cannot pay one {uc.name.replace('_', ' ')} report (ε {uc.epsilon:g})")
+                    label=f"total budget cannot pay one {uc.name.replace('_', ' ')} report (ε {uc.ledger_cost:g} charged)")
     n_star = summary.get(f"top{k}_n_star")
     if n_star is not None and math.isfinite(n_star):
         top.axhline(n_star, color="black", ls="--", lw=1,

@@ -40,7 +40,8 @@ def item_label(item) -> str:
 #: columns that are bookkeeping, not parameters of a cell
 BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "root_seed", "seed", "elapsed_s",
                "metric", "rank", "item", "mean", "se", "n_runs", "domain_size",
-               "repeat", "true_rank", "true_count", "estimate", "est_rank"}
+               "repeat", "true_rank", "true_count", "estimate", "est_rank",
+               "epsilon_report", "guarantee"}  # the ε axis and its panels (epsilon_panels)
 HEATMAP_METRICS = ("rank_deviation", "expectation_bias", "variance")
 FORMATS = ("png", "svg")
 
@@ -116,28 +117,54 @@ def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
             for fmt in FORMATS]
 
 
+def epsilon_panels(rows: pd.DataFrame) -> tuple[str, list[tuple[str, pd.DataFrame]]]:
+    """The ε axis of ``rows`` and one panel per guarantee kind (docs/math.md §8.1).
+
+    The axis is ε of one report (``epsilon_report``: RAPPOR at its ε₁, not its ε_∞) when the rows
+    carry it, else the mechanisms' parameter ``epsilon``; rows of different guarantee kinds (ε-LDP,
+    ε-SDLDP, ε-ULDP) never share a panel.
+
+    Returns
+    -------
+    (column, panels)
+        The x column and a list of (kind label, its rows); one panel ("") for rows without a kind.
+    """
+    x = "epsilon_report" if "epsilon_report" in rows and rows["epsilon_report"].notna().all() else "epsilon"
+    if "guarantee" not in rows:
+        return x, [("", rows)]
+    return x, [(kind, sub) for kind, sub in rows.groupby("guarantee", sort=True)]
+
+
+EPSILON_AXIS = {"epsilon_report": "ε of one report", "epsilon": "ε (the mechanisms' parameter)"}
+
+
 def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> list[Path]:
-    """One log–log figure per aggregate metric: mean ± se against ε, one line per other setting."""
+    """One log–log figure per aggregate metric: mean ± se against ε of one report, one line per other
+    setting, one panel per guarantee kind (:func:`epsilon_panels`)."""
     agg = summary[summary["rank"].isna() & summary["metric"].str.startswith(prefix)]
     if "epsilon" not in agg or agg["epsilon"].nunique() < 2:
         return []
     written = []
     for metric, rows in agg.groupby("metric"):
-        fig = Figure(figsize=(6, 4))
-        ax = fig.add_subplot()
-        for label, sub in _groups(rows, {"epsilon"}):
-            sub = sub.sort_values("epsilon")
-            ax.errorbar(sub["epsilon"], sub["mean"], yerr=1.96 * sub["se"], marker="o", capsize=2,
-                        label=(label or metric) + " (mean ± 95%)")
-        ax.set_xscale("log")
-        grid = np.sort(rows["epsilon"].unique())
-        ax.set_xticks(grid, [_fmt(v) for v in grid])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        if (rows["mean"] > 0).all():
-            ax.set_yscale("log")
-        ax.set(xlabel="ε (privacy parameter)", ylabel=metric_label(metric),
-               title=f"{metric_label(metric).split(' (')[0]} vs ε ({_setting(rows, 'epsilon')})")
-        ax.legend(fontsize=7)
+        x, panels = epsilon_panels(rows)
+        fig = Figure(figsize=(6 * len(panels), 4))
+        for i, (kind, panel) in enumerate(panels):
+            ax = fig.add_subplot(1, len(panels), i + 1)
+            for label, sub in _groups(panel, {"epsilon"}):
+                sub = sub.sort_values(x)
+                ax.errorbar(sub[x], sub["mean"], yerr=1.96 * sub["se"], marker="o", capsize=2,
+                            label=(label or metric) + " (mean ± 95%)")
+            ax.set_xscale("log")
+            grid = np.sort(panel[x].unique())
+            ax.set_xticks(grid, [f"{v:.3g}" for v in grid])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            if (panel["mean"] > 0).all():
+                ax.set_yscale("log")
+            ax.set(xlabel=f"{EPSILON_AXIS[x]}{', ' + kind if kind else ''}", ylabel=metric_label(metric),
+                   title=f"{metric_label(metric).split(' (')[0]} vs ε{' (' + kind + ')' if kind else ''} "
+                         f"({_setting(panel, 'epsilon')})")
+            ax.title.set_fontsize(9)
+            ax.legend(fontsize=7)
         written += _save(fig, out, f"{_slug(metric)}_vs_epsilon")
     return written
 
@@ -321,7 +348,7 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_ylim(-0.02, 1.02)
             if metric == "found":
                 ax.axhline(0.9, color="black", linewidth=1, linestyle="--")
-            ax.set(xlabel="ε" if x == "epsilon" else "n (users)",
+            ax.set(xlabel="ε of one report (ε-LDP)" if x == "epsilon" else "n (users)",
                    ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
                    title="" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}"))
             if i == 0:
@@ -358,7 +385,8 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
 def caption(stem: str) -> str:
     """The caption of a sweep figure, from its file name."""
     if stem.endswith("_vs_epsilon"):
-        return f"{metric_label(stem[:-len('_vs_epsilon')])} against ε: mean ± 95% over repeats, one line per setting."
+        return (f"{metric_label(stem[:-len('_vs_epsilon')])} against ε of one report: mean ± 95% over repeats, "
+                "one line per setting, one panel per guarantee kind.")
     if stem.startswith("heatmap_"):
         return "A metric over the k × m grid of the sketch (log colour scale); the chosen cell is outlined."
     if stem.startswith("by_rank_"):

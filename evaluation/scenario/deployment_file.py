@@ -117,7 +117,7 @@ READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(li
 #: scenario key → DeploymentConfig field, per table
 RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_days",
           ("server", "capacity"): "server_capacity", ("privacy", "retention_days"): "retention_days"}
-TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: evaluation/deployment/compare.py
+TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: the designs of evaluation/deployment/compare.py
 
 
 def _use_case(name: str, table, workload, file) -> UseCase:

@@ -132,8 +132,15 @@ class Cell:
         return cell_kind(self.mechanism)
 
 
+    @functools.cached_property
+    def guarantee(self):
+        """The mechanism's :class:`~ldpsim.mechanisms.base.Guarantee` (docs/math.md §8.1)."""
+        return self.make_mechanism().guarantee
+
     def labels(self) -> dict:
-        """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text)."""
+        """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text),
+        with ``epsilon_report`` (ε of one report: a sweep collects one report per user) and
+        ``guarantee`` (its kind, e.g. "ε-LDP"), the quantity and meaning plots put on their ε axis."""
         w = self.workload
         out = {"cell_id": self.id, "cell_index": self.index, "workload_index": self.workload_index,
                "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path,
@@ -143,6 +150,7 @@ class Cell:
         for alias, param, value in self.aliases:  # the scenario's value, not the resolved id set
             out.pop(param)
             out[alias] = value
+        out.update(epsilon_report=self.guarantee.epsilon_report, guarantee=self.guarantee.label)
         return {k: str(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int
+from ldpsim.mechanisms.base import Guarantee
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class LaplaceHistogram:
         if self.neighbour not in ("replace", "add-remove"):
             raise ValueError("The 'neighbour' parameter of LaplaceHistogram must be 'replace' or "
                              f"'add-remove'. Got {self.neighbour!r} instead.")
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """ε-DP of the release by a trusted server (central, δ = 0); docs/math.md §8.1."""
+        return Guarantee("central", self.epsilon)
 
     def sensitivity(self, n: int) -> float:
         """L1 sensitivity of the normalized histogram: 2/n (replace) or 1/n (add/remove)."""

@@ -75,6 +75,7 @@ class DBitFlip(FrequencyOracle):
     """
 
     epsilon: float
+    has_permanent_response = True  # ``epsilon`` is ε_∞; one report costs ``epsilon_report``
     domain_size: int
     d: int = 1
     gamma: float = 0.0

@@ -113,6 +113,7 @@ class PersonalizedSDGRR(FrequencyOracle):
     """
 
     epsilon: float
+    privacy_kind = "sdldp"
     domain_size: int
     partitions: tuple
     groups: tuple = field(init=False, repr=False, compare=False)  #: one SDGRR per partition

@@ -84,6 +84,7 @@ class RAPPOR(FrequencyOracle):
     """
 
     epsilon: float
+    has_permanent_response = True  # ``epsilon`` is ε_∞; one report costs ``epsilon_report``
     num_bits: int = 128
     num_hashes: int = 2
     cohorts: int = 64
@@ -131,6 +132,27 @@ class RAPPOR(FrequencyOracle):
     def epsilon_permanent(self) -> float:
         """ε_∞ = 2h·ln((1 − f/2)/(f/2)) (equals ``epsilon``)."""
         return 2 * self.num_hashes * math.log((1 - self.f / 2) / (self.f / 2))
+
+    def memoized_loss(self, reports: int) -> float:
+        """Exact ε of ``reports`` reports of one value from one memoized permanent response.
+
+        Given the permanent bit, a bit's r instantaneous responses are independent, so its likelihood
+        depends only on the number j of ones: P(j | B) = (1 − f/2)·A_j + (f/2)·B_j for B = 1 and the
+        mirror for B = 0, with A_j = q^j (1−q)^{r−j}, B_j = p^j (1−p)^{r−j}. Two values whose Bloom
+        bits are 2h distinct bits give ε(r) = h·(max_j L_j − min_j L_j), L_j the log-ratio of the
+        two: ε(1) = ε₁, ε(r) ≤ min(r·ε₁, ε_∞), → ε_∞ as r grows (docs/math.md §8.2).
+        """
+        r = int(reports)
+        if r <= 0:
+            return 0.0
+        j = np.arange(r + 1)
+        a = self.q ** j * (1 - self.q) ** (r - j)
+        b = self.p ** j * (1 - self.p) ** (r - j)
+        keep, flip = 1 - self.f / 2, self.f / 2
+        with np.errstate(divide="ignore", invalid="ignore"):  # patterns impossible under both inputs
+            ratio = np.log(keep * a + flip * b) - np.log(flip * a + keep * b)
+        ratio = ratio[np.isfinite(ratio)]
+        return float(min(self.num_hashes * (ratio.max() - ratio.min()), self.epsilon_permanent))
 
     # hashing ---------------------------------------------------------------------------------
     def _token_keys(self, values) -> np.ndarray:

@@ -62,6 +62,7 @@ class SDGRR(KeepOrUniform):
     """
 
     epsilon: float
+    privacy_kind = "sdldp"
     domain_size: int
     high: tuple
     low: tuple | None = None

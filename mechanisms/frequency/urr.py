@@ -55,6 +55,7 @@ class URR(KeepOrUniform):
     """
 
     epsilon: float
+    privacy_kind = "uldp"
     domain_size: int
     sensitive: tuple
     c1: float = field(init=False, repr=False)

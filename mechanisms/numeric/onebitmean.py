@@ -69,6 +69,7 @@ class OneBitMean(Mechanism):
     """
 
     epsilon: float
+    has_permanent_response = True  # ``epsilon`` is ε_∞; one report costs ``epsilon_report``
     m: float = 1.0
     granularity: int = 32
     gamma: float = 0.0

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_finite_in, check_item_ids
-from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, Guarantee, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.frequency.personalized import PersonalizedReports, combine_inverse_variance
 from ldpsim.mechanisms.numeric.sdpm import SDPM, check_low_range
@@ -68,6 +68,11 @@ class PersonalizedSDPM:
     max_iter: int = 10_000
     ems: tuple = field(init=False, repr=False, compare=False)  #: one EM (and SDPM) per range
     offsets: np.ndarray = field(init=False, repr=False, compare=False)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """ε-SDLDP for the low range each user chose (:class:`SDPM`); docs/math.md §8.1."""
+        return Guarantee("sdldp", self.epsilon)
 
     def __post_init__(self):
         name = type(self).__name__

@@ -77,6 +77,7 @@ class SDPM(NumericMechanism):
     """
 
     epsilon: float
+    privacy_kind = "sdldp"
     low: tuple = (-0.5, 0.5)
     pm: PM = field(init=False, repr=False)
     C: float = field(init=False, repr=False)

@@ -37,6 +37,19 @@ from ldpsim.evaluation.report.plots import FORMATS
 HIGH_CHOICES = ("least-frequent", "most-frequent")
 #: a mechanism label: a name and an optional share in per cent, or "Personalized"
 LABEL = re.compile(r"^(GRR|URR|SDGRR|PM|PM\+EM|SDPM)(?:-(\d{1,2}|Personalized))?$")
+#: the kind of guarantee each base label's ε is (docs/math.md §8.1); the figures mark it in their legends,
+#: since the paper draws unlike guarantees on one ε axis
+GUARANTEE_OF = {"GRR": "ε-LDP", "PM": "ε-LDP", "PM+EM": "ε-LDP", "URR": "ε-ULDP", "SDGRR": "ε-SDLDP",
+                "SDPM": "ε-SDLDP"}
+#: the x label of a figure whose curves hold several kinds of guarantee
+MIXED_EPSILON_AXIS = "ε (each curve's own guarantee, marked in the legend)"
+
+
+def marked(label: str) -> str:
+    """A legend entry with its guarantee kind: ``marked("SDGRR-25") == "SDGRR-25 (ε-SDLDP)"``."""
+    return f"{label} ({GUARANTEE_OF[LABEL.match(label).group(1)]})"
+
+
 #: parameters reduced by ``--quick`` (to at most these values) and the ε grid (to its two ends)
 QUICK_LIMITS = {"repeats": 2, "n": 4000, "bins": 16}
 

@@ -24,7 +24,8 @@ from ldpsim.evaluation.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR
 
-from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, new_figure, one_of_each, shares
+from ldpsim.scenarios.reproductions.sdldp import (GUARANTEE_OF, HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind,
+                                                 epsilons, high_ids, new_figure, one_of_each, shares)
 
 ATTRIBUTES = ("census-education", "census-marital")
 
@@ -77,10 +78,11 @@ def figure(table: pd.DataFrame, config: dict):
                     continue
                 color = "black" if label == "GRR" else f"C{k}"
                 name = label if label == "GRR" else f"{label}-{round(100 * share)}"
-                ax.plot(rows["epsilon"], rows["expected"], linestyle=styles[label], color=color, label=name)
+                ax.plot(rows["epsilon"], rows["expected"], linestyle=styles[label], color=color,
+                        label=f"{name} ({GUARANTEE_OF[label]})")
                 ax.errorbar(rows["epsilon"], rows["empirical"], yerr=rows["empirical_se"], marker="o", ms=3,
                             linestyle="none", color=color)
-        ax.set(xlabel="ε", ylabel="adversary accuracy on high-sensitivity users", ylim=(0, 1.02),
+        ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="adversary accuracy on high-sensitivity users", ylim=(0, 1.02),
                title=f"{attr} (D={sub['domain_size'].iat[0]}), high = {config['high_choice']} values")
         ax.legend(fontsize=7)
     fig.suptitle(f"{config['title']} — lines: expected (transition matrix), markers: simulated", fontsize=9)

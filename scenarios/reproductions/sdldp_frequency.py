@@ -33,7 +33,7 @@ from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
 from ldpsim.simulator.population import estimate_counts
 
-from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, Kind, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
+from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind, marked, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
     positive, same_length, shares, weights
 
 ATTRIBUTES = ("census-education", "census-marital")
@@ -102,10 +102,10 @@ def figure(table: pd.DataFrame, config: dict):
     for ax, ((choice, attr), sub) in zip(axes, panels):
         for k, (label, rows) in enumerate(sub.groupby("mechanism", sort=False)):
             ax.errorbar(rows["epsilon"], rows["mse"], yerr=rows["se"], marker="o", ms=3, capsize=2,
-                        linestyle="none", color=f"C{k}", label=label)
+                        linestyle="none", color=f"C{k}", label=marked(label))
             ax.plot(rows["epsilon"], rows["mse_theory"], color=f"C{k}", linewidth=0.8)
         ax.set_yscale("log")
-        ax.set(xlabel="ε", ylabel="MSE (frequency)", title=f"{attr} (D={sub['domain_size'].iat[0]})\n"
+        ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="MSE (frequency)", title=f"{attr} (D={sub['domain_size'].iat[0]})\n"
                                                           f"high = {choice} values")
         ax.legend(fontsize=6)
     fig.suptitle(f"{config['title']} — markers: simulated, lines: exact theory", fontsize=9)

@@ -28,7 +28,7 @@ from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM
 
-from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights
+from ldpsim.scenarios.reproductions.sdldp import MIXED_EPSILON_AXIS, Kind, marked, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights
 
 ATTRIBUTES = ("weights", "heights")
 
@@ -95,11 +95,11 @@ def figure(table: pd.DataFrame, config: dict):
     for ax, (attr, sub) in zip(axes, panels):
         for k, (label, rows) in enumerate(sub.groupby("mechanism", sort=False)):
             ax.errorbar(rows["epsilon"], rows["mse"], yerr=rows["se"], marker="o", ms=3, capsize=2,
-                        color=f"C{k}", label=label)
+                        color=f"C{k}", label=marked(label))
             if rows["mse_theory"].notna().all():
                 ax.plot(rows["epsilon"], rows["mse_theory"], color=f"C{k}", linewidth=0.8, linestyle=":")
         ax.set_yscale("log")
-        ax.set(xlabel="ε", ylabel="MSE of the mean (normalized units)",
+        ax.set(xlabel=MIXED_EPSILON_AXIS, ylabel="MSE of the mean (normalized units)",
                title=f"{attr} (n={sub['n'].iat[0]}, EM bins d={sub['bins'].iat[0]})")
         ax.legend(fontsize=7)
     fig.suptitle(config["title"], fontsize=9)

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.privacy.amplification import (closed_form_epsilon, compose, numerical_epsilon,
-                                             shuffle_delta)
+from ldpsim.evaluation.privacy.amplification import closed_form_epsilon, numerical_epsilon, shuffle_delta
 
 
 def test_numerical_bound_matches_the_published_value():
@@ -74,46 +73,10 @@ def test_more_reports_amplify_more():
     assert eps[1] / eps[2] == pytest.approx(math.sqrt(10), rel=0.15)
 
 
-def _exact_rr_composition_delta(eps, k, t):
-    """δ(t) of k-fold composition of ε-RR: loss L = ε(k − 2B), B ~ Bin(k, 1/(1+e^ε)) (exact)."""
-    b = np.arange(k + 1)
-    pmf = stats.binom.pmf(b, k, 1 / (1 + math.exp(eps)))
-    loss = eps * (k - 2 * b)
-    return float(np.sum(pmf * np.clip(1 - np.exp(t - loss), 0, None)))
-
-
-def test_composition_of_pure_guarantees_matches_the_exact_optimum():
-    """dp-accounting's PLD (pessimistic) is an upper bound within its discretization of the exact optimum."""
-    pytest.importorskip("dp_accounting")
-    eps, k, delta = 0.5, 30, 1e-6
-    got = compose([(eps, 0.0)] * k, delta, discretization=1e-4)
-    assert got.method == "dp-accounting PLD"
-    assert _exact_rr_composition_delta(eps, k, got.epsilon) <= delta * 1.0001
-    assert _exact_rr_composition_delta(eps, k, got.epsilon - 0.01) > delta
-    assert got.epsilon < k * eps  # better than basic composition
-
-
-def test_composition_single_and_fallback(monkeypatch):
-    assert compose([(0.3, 0.0)], 1e-6).epsilon <= 0.3 + 1e-9
-    assert compose([], 1e-6).epsilon == 0.0
-    import builtins
-    real_import = builtins.__import__
-
-    def no_dp_accounting(name, *args, **kwargs):
-        if name.startswith("dp_accounting"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_dp_accounting)
-    got = compose([(0.5, 1e-8)] * 3, 1e-6)
-    assert got.epsilon == pytest.approx(1.5) and got.delta == pytest.approx(3e-8) and "basic" in got.method
-
-
 @pytest.mark.parametrize("call, match", [
     (lambda: closed_form_epsilon(-1.0, 10, 1e-6), "'eps0'"),
     (lambda: numerical_epsilon(1.0, 0, 1e-6), "'n'"),
     (lambda: numerical_epsilon(1.0, 10, 1.5), "'delta'"),
-    (lambda: compose([(1.0, 1e-3)], 1e-4), "'delta'"),
 ])
 def test_bad_parameters_are_refused(call, match):
     with pytest.raises(ValueError, match=match):

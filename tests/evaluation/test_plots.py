@@ -104,3 +104,44 @@ def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir,
     capsys.readouterr()
     names = list(json.loads((run_dir / "plots" / "captions.json").read_text(encoding="utf-8")))
     assert names[0].endswith("_vs_epsilon.png") and names[-1].startswith("top_items_grr_eps")
+
+
+SWEEPS = [name for name, kind, _ in __import__("ldpsim.scenarios.catalog", fromlist=["listing"]).listing()
+          if kind == "sweep"]
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_one_epsilon_axis_holds_one_guarantee_kind(name):
+    """For every shipped sweep scenario, each panel of an ε plot holds one guarantee kind, and each
+    series sits at its mechanism's ε of one report (docs/math.md §8.1): never ε-SDLDP beside ε-LDP,
+    never RAPPOR's ε_∞ beside another mechanism's per-report ε."""
+    from ldpsim.evaluation.report.plots import epsilon_panels
+    from ldpsim.scenarios.catalog import shipped
+
+    cells = load_scenario(shipped()[name]).cells()
+    rows = pd.DataFrame([{**c.labels(), "metric": "m", "rank": np.nan, "mean": 1.0, "se": 0.0} for c in cells])
+    x, panels = epsilon_panels(rows)
+    assert x == "epsilon_report"
+    kinds = {c.guarantee.label for c in cells}
+    assert [k for k, _ in panels] == sorted(kinds)
+    by_id = {c.id: c for c in cells}
+    for kind, panel in panels:
+        assert panel["guarantee"].nunique() == 1
+        for cid, value in zip(panel["cell_id"], panel[x]):
+            g = by_id[cid].guarantee
+            assert g.label == kind and value == g.epsilon_report
+
+
+def test_rappor_is_drawn_at_the_epsilon_of_one_report(tmp_path):
+    """A RAPPOR and a GRR sweep: RAPPOR's points sit at ε₁, below its parameter ε_∞."""
+    from ldpsim.evaluation.report.plots import epsilon_panels
+    from ldpsim.evaluation.scenario.grid import scenario_from_dict
+
+    sc = scenario_from_dict({"scenario": {"name": "r", "seed": 1, "repeats": 2, "top": 3},
+                             "workload": {"name": "words", "n": 1000, "top": 20},
+                             "mechanism": [{"name": "rappor", "num_bits": 16, "cohorts": 2}, {"name": "olh"}],
+                             "grid": {"epsilon": [2.0, 4.0]}})
+    rows = pd.DataFrame([c.labels() for c in sc.cells()])
+    x, panels = epsilon_panels(rows)
+    rappor = panels[0][1][panels[0][1]["mechanism"] == "rappor"]
+    assert (rappor[x] < rappor["epsilon"]).all()

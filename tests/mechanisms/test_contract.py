@@ -2,8 +2,9 @@
 
 (a) bad ε rejected with a message naming it, (b) same seed ⇒ same reports and estimates,
 (c) estimator mean/variance = theory (per-user path and direct sampler), (d) exact privacy boundary
-from the transition matrix, (e) empirical neighbour test on the client code, (f) direct sampler ≡
-per-user path, plus merging and the wire form.
+from the transition matrix, and the stated guarantee (``mechanism.guarantee``) equal to it, (e)
+empirical neighbour test on the client code, (f) direct sampler ≡ per-user path, plus merging and
+the wire form.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.mechanisms import DiscreteOracle
+from ldpsim.mechanisms import GUARANTEE_KINDS, MECHANISMS, DiscreteOracle, Guarantee
 from tests.mechanisms.cases import CASES
 from tests.stats import (assert_chisquare_gof, assert_mean, assert_same_distribution,
                          assert_variance)
@@ -98,6 +99,51 @@ def test_transition_matrix_exact_privacy_boundary(case):
     assert math.isclose(ratio, math.exp(mech.epsilon), rel_tol=1e-12), (ratio, math.exp(mech.epsilon))
 
 
+def _max_log_ratio(P: np.ndarray, outputs=slice(None)) -> float:
+    """ln of the largest P[y|x]/P[y|x'] over all input pairs and the given output columns."""
+    P = P[:, outputs]
+    return float(np.log((P[:, None, :] / P[None, :, :]).max()))
+
+
+def test_guarantee_epsilon_report_is_the_exact_boundary(case):
+    """ε of one report as the mechanism states it (``guarantee.epsilon_report``) equals the largest
+    log-ratio of its own probabilities over the pairs its kind protects: all pairs (ε-LDP; the
+    transition matrix or the enumerated report distribution), or every pair on the protected outputs
+    (ε-SDLDP: the high outputs, condition (10); ε-ULDP: the sensitive outputs)."""
+    mech = case.make()
+    g = mech.guarantee
+    assert isinstance(g, Guarantee) and g.kind in GUARANTEE_KINDS and g.delta == 0.0
+    if isinstance(mech, DiscreteOracle):
+        P = mech.transition_matrix()
+    elif hasattr(mech, "report_distribution"):
+        P = mech.report_distribution(case.items)
+    else:
+        pytest.skip("huge output space (OUE, OLH, sketches): boundary in the mechanism's own tests")
+    protected = {"ldp": slice(None), "sdldp": list(getattr(mech, "high", ())),
+                 "uldp": list(getattr(mech, "sensitive", ()))}[g.kind]
+    assert math.isclose(_max_log_ratio(P, protected), g.epsilon_report, rel_tol=1e-12)
+    if g.epsilon_permanent is not None:  # memoizing mechanisms: ε_∞ is the parameter, ≥ one report
+        assert g.epsilon_permanent == mech.epsilon >= g.epsilon_report * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_every_registered_mechanism_states_its_guarantee(name):
+    """Every mechanism of the registry (also numeric and discovery ones) has a guarantee of a known
+    kind whose ε of one report is positive and at most its parameter ε."""
+    cls = MECHANISMS[name]
+    case = next((c for c in CASES.values() if c.cls is cls), None)
+    mech = case.make() if case is not None else cls(**_REGISTRY_PARAMS.get(name, {"epsilon": 1.5}))
+    g = mech.guarantee
+    assert g.kind in GUARANTEE_KINDS
+    assert 0 < g.epsilon_report <= mech.epsilon * (1 + 1e-12)
+    assert (g.epsilon_permanent is not None) == getattr(cls, "has_permanent_response", False)
+
+
+#: parameters of the registered mechanisms that have no contract case (numeric, discovery)
+_REGISTRY_PARAMS = {"personalized-sdgrr": {"epsilon": 1.5, "domain_size": 4, "partitions": ((0, 1), (2,))},
+                    "personalized-sdpm": {"epsilon": 1.5, "ranges": ((-0.5, 0.5),)}}
+
+
 def _report_distribution(mech, case):
     if not hasattr(mech, "report_distribution"):
         pytest.skip("no enumerable report distribution")
@@ -114,7 +160,7 @@ def test_report_distribution_exact_privacy_boundary(case):
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
     assert np.all(P > 0)
     ratio = (P[:, None, :] / P[None, :, :]).max()
-    eps = getattr(mech, "epsilon_report", mech.epsilon)
+    eps = mech.guarantee.epsilon_report
     assert eps <= mech.epsilon * (1 + 1e-12)
     assert math.isclose(ratio, math.exp(eps), rel_tol=1e-12), (ratio, math.exp(eps))
 

@@ -63,7 +63,7 @@ def test_apply_policy_is_idempotent_and_sets_the_epsilons():
     ucs = (UseCase("emoji", "event", "grr", (("epsilon", 2.0), ("domain_size", 8))),
            UseCase("typing_speed", "reading", "pm", (("epsilon", 1.0),), 1, (0.0, 120.0)))
     smp = apply_policy(ucs, "smp")
-    assert [u.make_mechanism().epsilon for u in smp] == [3.0, 3.0] and smp[0].epsilon == 3.0
+    assert [u.make_mechanism().epsilon for u in smp] == [3.0, 3.0] and smp[0].ledger_cost == 3.0
     rsfd = apply_policy(apply_policy(ucs, "rsfd"), "rsfd")
     assert rsfd[1].make_mechanism().epsilon == pytest.approx(math.log(2 * math.expm1(3.0) + 1))
     assert apply_policy(rsfd, "spl") == apply_policy(ucs, "spl")

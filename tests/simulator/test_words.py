@@ -31,7 +31,7 @@ slang_share = 0.3
 def test_words_use_case_loads(tmp_path):
     cfg, _ = load_deployment(_write(tmp_path, WORDS))
     uc = cfg.use_case("word")
-    assert uc.mechanism == "pem" and uc.top_k == 10 and uc.epsilon == 4.0
+    assert uc.mechanism == "pem" and uc.top_k == 10 and uc.ledger_cost == 4.0
     assert cfg.words[-1] == "rizzé" and cfg.word_weights[-1] == 0.0 and len(cfg.words) == 201
     assert cfg.slang_start_day == 1 and cfg.slang_share == 0.3
 
@@ -60,7 +60,7 @@ def test_slang_is_found_and_accounted(tmp_path):
     donated = result.truth["word_donated"]
     assert donated[0, -1] == 0 and donated[1:, -1].sum() > 0  # no slang before its start day
     # every word donation costs the use case's ε in the ledger, like emoji and readings
-    uc_eps = sum(u.epsilon for u in cfg.use_cases)
+    uc_eps = sum(u.ledger_cost for u in cfg.use_cases)
     assert result.ledger_daily.max() <= uc_eps + 1e-9
     assert s["words_report_bytes"] == cfg.use_case("word").make_mechanism().report_bytes
 
