@@ -99,3 +99,13 @@ def test_command_line(tmp_path, capsys):
     assert "two_server" in capsys.readouterr().out
     assert main(["trust", str(small), "--out", str(tmp_path / "out")]) == 2
     assert "--force" in capsys.readouterr().err
+
+
+def test_compare_command_runs_the_trust_models(tmp_path, capsys):
+    from ldpsim.scenarios.cli import main
+    assert main(["compare", "--trust", "--devices", "3000", "--days", "5", "--epsilon-device", "4",
+                 "--out", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    assert "two_server" in out and "shuffle" in out
+    assert (tmp_path / "t" / "plots" / "trust_models.png").is_file()
+    assert main(["compare", "--trust", "--epsilon-report", "1", "--out", str(tmp_path / "u")]) == 2
