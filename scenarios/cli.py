@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scale": ("ldpsim.scenarios.cmd_scale", "device-days per second and peak memory of a deployment on Dask"),
     "link": ("ldpsim.scenarios.cmd_link", "the linking observer over 30 days: fresh against memoized reports"),
     "discover": ("ldpsim.scenarios.cmd_discover", "days until a new word is found: interactive vs one-shot discovery at equal ε"),
+    "trust": ("ldpsim.scenarios.cmd_trust", "trust models side by side: LDP, shuffle, secure aggregation, two servers, thresholds"),
     "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
     "compare": ("ldpsim.scenarios.cmd_compare", "several designs on one fleet at the same privacy budget, side by side"),
 }

@@ -31,11 +31,38 @@ def add_arguments(parser):
     parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
     parser.add_argument("--delta", type=float, default=1e-6, help="δ of the (ε, δ) per device and the central ε")
     parser.add_argument("--force", action="store_true", help="replace a finished comparison in --out")
+    parser.add_argument("--trust", action="store_true",
+                        help="compare the trust models instead (ldp, shuffle, secure aggregation, two servers, "
+                             "thresholds) at --epsilon-device over --days (default 30) on --devices devices; "
+                             "writes comparison.csv and plots/trust_models.png (default: off)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
 
 
+def _run_trust(args) -> int:
+    """``--trust``: :func:`~ldpsim.evaluation.privacy.trust_compare.compare_trust_models` at the budget."""
+    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+    from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
+    from ldpsim.runtime.errors import InputError
+
+    if args.epsilon_report is not None or args.own_epsilon:
+        raise InputError("--trust compares at ε per device over the run: use --epsilon-device, not "
+                         "--epsilon-report or --own-epsilon.")
+    result = compare_trust_models(n=args.devices, days=args.days or 30, delta=args.delta,
+                                  epsilons=(8.0 if args.epsilon_device is None else args.epsilon_device,),
+                                  rng=args.seed if args.seed is not None else 2026)
+    out = Path(args.out) if args.out else Path("runs") / "compare-trust"
+    write_trust_results(out, comparison=result, force=args.force)
+    cols = ["model", "epsilon_run", "epsilon_day", "mse_theory", "top_k_precision", "min_frequency",
+            "bytes_per_device", "trusted", "if_misbehaving"]
+    print(result.table[cols].to_string(index=False))
+    options.say(args, f"\nrun folder: {out}")
+    return 0
+
+
 def run(args) -> int:
+    if args.trust:
+        return _run_trust(args)
     import ldpsim
     from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, designs_from_variants
     from ldpsim.runtime.errors import InputError

@@ -18,7 +18,7 @@ INCONCLUSIVE when the trials could not have shown it even with the most extreme 
 x in S, none of x′: :func:`~.bounds.largest_lower_bound`), so a gate without evidence never passes.
 
 With ``days`` = T, a client is a *device* ``perturb(values, keys, rng)`` called T times with the same
-device keys and values, and S is the joint event "all T reports in S" (:mod:`.repeated`, docs/math.md §12).
+device keys and values, and S is the joint event "all T reports in S" (:mod:`.repeated`, docs/math.md §11).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def audit_client(perturb, epsilon: float, trials: int, x=0, x_prime=1, support=N
         Name shown in the result.
     days : int ≥ 1, optional
         Audit the ``days`` reports of one device jointly: each event becomes "at least k of its reports
-        in the event" for k = 2 and k = ``days`` (eight events; docs/math.md §12).
+        in the event" for k = 2 and k = ``days`` (eight events; docs/math.md §11).
 
     Returns
     -------
@@ -247,7 +247,7 @@ def audit_client(perturb, epsilon: float, trials: int, x=0, x_prime=1, support=N
     rng = as_generator(rng)
     events = _events(x, x_prime, support or default_support)
     start = time.perf_counter()
-    if days:  # k = 2 and k = T of each event: the ratio of a redrawing client compounds (docs/math.md §12.1)
+    if days:  # k = 2 and k = T of each event: the ratio of a redrawing client compounds (docs/math.md §11.1)
         ks = sorted({min(2, days), days})
         events = [(f"at least {k} of {days} reports: {name}", test, direction)
                   for k in ks for name, test, direction in events]

@@ -45,7 +45,7 @@ def epsilon_lower_bound(k_x, n_x, k_xp, n_xp, alpha: float):
 
 def largest_lower_bound(n_x, n_xp, alpha: float) -> float:
     """The largest ε_lb that ``n_x`` and ``n_xp`` trials can give at level ``alpha``: every trial of x in S,
-    none of x′ (docs/math.md §12.3). An audit whose claim is at or above it can never FAIL: it has no power.
+    none of x′ (docs/math.md §11.3). An audit whose claim is at or above it can never FAIL: it has no power.
 
     >>> round(largest_lower_bound(10, 10, 0.05), 3), round(largest_lower_bound(10**6, 10**6, 0.05), 2)
     (0.807, 12.51)
@@ -57,7 +57,7 @@ def largest_lower_bound(n_x, n_xp, alpha: float) -> float:
 
 def trials_for_power(epsilon_claimed: float, alpha: float = 0.05) -> int:
     """The fewest trials per input whose :func:`largest_lower_bound` exceeds ``epsilon_claimed``:
-    a^{1/N} / (1 − a^{1/N}) > e^ε with a = α/2, i.e. N > ln a / ln(e^ε/(1 + e^ε)) (docs/math.md §12.3)."""
+    a^{1/N} / (1 − a^{1/N}) > e^ε with a = α/2, i.e. N > ln a / ln(e^ε/(1 + e^ε)) (docs/math.md §11.3)."""
     a = alpha / 2
     return math.floor(math.log(a) / -math.log1p(math.exp(-epsilon_claimed))) + 1
 

@@ -1,4 +1,4 @@
-"""``ldpsim.audit(...)``: the audit as a library call with a verdict a gate can trust (docs/math.md §12).
+"""``ldpsim.audit(...)``: the audit as a library call with a verdict a gate can trust (docs/math.md §11).
 
 One function for every way in — a mechanism of ours (by name or object), every mechanism (``"all"``),
 any client callable, or reports made elsewhere — and one result, :class:`AuditReport`: the table (one

@@ -1,4 +1,4 @@
-"""Audit the T reports of one device jointly: memoized and longitudinal clients (docs/math.md §12).
+"""Audit the T reports of one device jointly: memoized and longitudinal clients (docs/math.md §11).
 
 A memoizing client promises one ε for a device's whole history while its value stays the same (ε_∞:
 RAPPOR's permanent response, dBitFlip and 1BitMean's memoized bits, the simulator's memoized reports of
@@ -63,7 +63,7 @@ def device_client(mech):
 def joint_k(p_x: float, p_xp: float, epsilon_claimed: float, days: int) -> int:
     """The k in 1..T with the fewest trials to detect a client that redraws every report (its law
     P[Bin(T, P[S|·]) ≥ k], :func:`~.bounds.trials_to_detect`): fixed from the declared probabilities
-    before any trial, so the choice costs no confidence (docs/math.md §12.1)."""
+    before any trial, so the choice costs no confidence (docs/math.md §11.1)."""
     from scipy import stats
 
     from ldpsim.evaluation.audit.bounds import trials_to_detect
@@ -73,7 +73,7 @@ def joint_k(p_x: float, p_xp: float, epsilon_claimed: float, days: int) -> int:
 
 
 def _rappor_joint(mech: RAPPOR, days: int, k: int, share: float) -> tuple[float, float]:
-    """P[S_T | x], P[S_T | x′] for memoized RAPPOR (docs/math.md §12.2). Given the device's permanent
+    """P[S_T | x], P[S_T | x′] for memoized RAPPOR (docs/math.md §11.2). Given the device's permanent
     bits on the h Bloom bits of x and the h of x′ — i of x's set (B′ = 1), j of x′'s clear (B′ = 0) — a
     report is in S w.p. π = q^i p^{h−i} (1 − p)^j (1 − q)^{h−j}, independently over the T reports; under
     x, i and j are Binomial(h, 1 − f/2), under x′ Binomial(h, f/2)."""

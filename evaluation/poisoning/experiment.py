@@ -15,7 +15,7 @@ sweep sends at most :data:`MAX_FAKE_REPORTS` fake reports.
 The closed-form check (:func:`power_check`) is a check only when it has power: at its family-wise level
 it must detect, with probability ≥ :data:`POWER`, a mean gain off its closed form by one standard
 deviation of a single repeat; otherwise the result says "not checked" and how many repeats it would need
-(docs/math.md §12.4).
+(docs/math.md §11.4).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def power_check(table, alpha: float = 0.01, power: float = POWER) -> dict:
     Each cell's z = (gain − closed form)/se is compared with the two-sided Student-t bound at family-wise
     ``alpha`` (Bonferroni over the cells, r − 1 degrees of freedom for r repeats). Its power against a
     mean gain off by one standard deviation σ of a single repeat (effect size 1): the non-central t with
-    δ = √r (docs/math.md §12.4). The check counts only when that power reaches ``power``; otherwise it
+    δ = √r (docs/math.md §11.4). The check counts only when that power reaches ``power``; otherwise it
     says "not checked". Returns :func:`.sweep.closed_form_check`'s figures, ``checked``, ``power``, the
     smallest disagreement seen with probability ``power`` (in σ, and the largest in gain units over the
     cells), the repeats that would be needed, and the message to print.

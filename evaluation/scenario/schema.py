@@ -77,10 +77,10 @@ def load_toml(path) -> dict:
 #: the top-level tables that mark each kind of scenario file
 KIND_MARKERS = {"deployment": ("deployment", "use_case"), "sweep": ("scenario", "mechanism", "grid"),
                 "reproduction": ("reproduction",), "poisoning": ("poisoning", "poisoning_fleet"),
-                "discovery": ("discovery_days",)}
+                "discovery": ("discovery_days",), "trust": ("trust",)}
 #: the command that runs each kind
 KIND_COMMANDS = {"deployment": "ldpsim run", "sweep": "ldpsim sweep", "reproduction": "ldpsim reproduce", "poisoning": "ldpsim poison",
-                 "discovery": "ldpsim discover"}
+                 "discovery": "ldpsim discover", "trust": "ldpsim trust"}
 
 
 def scenario_kind(raw: dict) -> str | None:

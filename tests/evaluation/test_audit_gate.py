@@ -1,6 +1,6 @@
 """``ldpsim.audit``: a library call with a verdict a gate can trust — the default runs the client, no
 evidence never passes, bad input and refused costs exit 2, and the repeated reports of one device are
-audited jointly (docs/math.md §12)."""
+audited jointly (docs/math.md §11)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ MEMO = [GRR(1.0, 10), OUE(1.0, 10), CMS(1.0, 16, 64), DBitFlip(1.0, 6, d=2), One
 @pytest.mark.parametrize("mech", MEMO, ids=lambda m: m.name)
 def test_repeated_counts_match_the_joint_probabilities(mech):
     """The devices of the memoizing client hit S_T as often as the closed form says (RAPPOR: the mixture
-    over permanent bits of docs/math.md §12.2); z at α = 1e-4 over the 2 × 6 counts."""
+    over permanent bits of docs/math.md §11.2); z at α = 1e-4 over the 2 × 6 counts."""
     plan = repeated_plan(mech, 7)
     n = 20_000
     res = audit_plan(plan, n, 11, days=7)

@@ -1,5 +1,5 @@
 """``ldpsim.poison``: a library call; a closed-form check without power says so; the folder is owned
-like a run's; names that become paths stay plain; costs are refused before spending (docs/math.md §12.4)."""
+like a run's; names that become paths stay plain; costs are refused before spending (docs/math.md §11.4)."""
 
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def test_shipped_scenarios_by_name_from_any_folder(tmp_path, monkeypatch, capsys
 
 def test_listing_names_every_kind():
     kinds = {kind for _, kind, _ in listing()}
-    assert kinds == {"deployment", "sweep", "reproduction", "poisoning", "discovery"}
+    assert kinds == {"deployment", "sweep", "reproduction", "poisoning", "discovery", "trust"}
     assert all(text for _, _, text in listing())
 
 
