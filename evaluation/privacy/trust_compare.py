@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, guarantees
+from ldpsim.evaluation.report.legend import quiet_corner
 from ldpsim.evaluation.workloads.synthetic import zipf
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import as_generator, check_int
@@ -156,7 +157,7 @@ class TrustComparison:
         ax.set_ylabel("RMSE of one day's frequencies")
         ax.set_title(f"n = {self.params['n']:,} devices, D = {self.params['domain_size']:,} items")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc=quiet_corner(ax))
         fig.tight_layout()
         return fig
 
