@@ -74,6 +74,13 @@ SLOW = (
     "tests/mechanisms/test_hcms.py::test_family_averages",
     "tests/mechanisms/test_quadtree.py::test_measured_query_error_matches_analytic",
     "tests/mechanisms/test_cms.py::test_family_averaged_variance_is_mean_mse_over_families",
+    # run folders, benchmark folders and reruns end to end (seconds each)
+    "tests/evaluation/test_bench.py::test_bench_owns_its_folder",
+    "tests/evaluation/test_bench.py::test_bench_prints_times_and_floor_ratios_without_grading",
+    "tests/evaluation/test_bench.py::test_library_bench_returns_tables",
+    "tests/test_edge_safety.py::test_a_file_the_user_writes_during_run_is_not_adopted_nor_deleted_by_a_rerun",
+    "tests/test_edge_safety.py::test_the_report_embeds_only_files_the_run_wrote_never_through_a_symlink",
+    "tests/test_edge_safety.py::test_a_folder_turned_read_only_mid_run_is_reported_as_read_only",
 )
 
 
