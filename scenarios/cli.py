@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("ldpsim.scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),
     "tune": ("ldpsim.scenarios.cmd_tune", "find the cheapest sketch (k, m[, ε]) meeting an accuracy target"),
     "reproduce": ("ldpsim.scenarios.cmd_reproduce", "re-run a figure of a seed paper (--list names them)"),
-    "bench": ("ldpsim.scenarios.cmd_bench", "time every mechanism (--peers: beside pure-ldp, multi-freq-ldpy)"),
+    "bench": ("ldpsim.scenarios.cmd_bench", "every hot path against its physical floor (--check: a CI gate; --peers: beside pure-ldp)"),
     "accuracy": ("ldpsim.scenarios.cmd_accuracy", "measured MSE of the deployed designs beside their theory"),
     "scale": ("ldpsim.scenarios.cmd_scale", "device-days per second and peak memory of a deployment on Dask"),
     "link": ("ldpsim.scenarios.cmd_link", "the linking observer over 30 days: fresh against memoized reports"),
