@@ -53,7 +53,8 @@ def default_out(scenario="poisoning", deployment: bool = False, word: str | None
     """The default folder: ``runs/<[poisoning] name>``, or ``runs/<deployment name>-fakes[-words]``."""
     from pathlib import Path
 
-    from ldpsim.evaluation.poisoning.sweep import load_poisoning, plain_name
+    from ldpsim.evaluation.poisoning.sweep import load_poisoning
+    from ldpsim.evaluation.scenario.schema import plain_name
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve

@@ -17,7 +17,6 @@ Sensitive ids of URR and high ids of SDGRR: every ``sensitive_every``-th id (0, 
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,7 @@ import pandas as pd
 from ldpsim.evaluation.poisoning.defenses import DETECTABLE, decoded_frequencies, normalized_frequencies
 from ldpsim.evaluation.poisoning.gains import ATTACKS, expected_gain
 from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_gain
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name
 from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.runtime.durable import write_file
@@ -40,15 +39,6 @@ def _subset(allowed):
         bad = [v for v in values if v not in allowed]
         return f"must be a non-empty list of {allowed}" if not values or bad else None
     return check
-
-
-def plain_name(value) -> str | None:
-    """None for a plain folder name (letters, digits, '.', '_', '-'; not starting with '.'; at most 100
-    characters), else what is wrong: a name that becomes a path must never leave ``runs/``."""
-    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", value):
-        return None
-    return ("must be a plain folder name (letters, digits, '.', '_', '-'; no '/', no leading '.'; "
-            "at most 100 characters)")
 
 
 def _positive_list(values):

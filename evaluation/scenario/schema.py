@@ -24,8 +24,8 @@ def plain_name(value: str) -> str | None:
     """Field check: a plain file name (it names an output folder, so no path separators or leading dots)."""
     if PLAIN_NAME.fullmatch(value) and ".." not in value:
         return None
-    return ("must be a plain name (letters, digits, '.', '_', '-'; no path separators, no '..', at most 100 "
-            "characters): it names the output folder")
+    return ("must be a plain folder name (letters, digits, '.', '_', '-'; no path separators, no '..', at most "
+            "100 characters): it names the output folder")
 
 
 #: the largest seed: seeds are stored as int64 (Parquet columns, the summary), so 0 … 2⁶³ − 1
