@@ -197,7 +197,7 @@ class RunFolder:
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
     def open(cls, root, kind: str, identity: dict, *, resume: bool = False, replace: bool = False,
-             command: str | None = None, log=None) -> "RunFolder":
+             keep_finished: bool = False, command: str | None = None, log=None) -> "RunFolder":
         """Lock and adopt ``root`` for a run of ``kind`` with ``identity`` (``fingerprint``, ``seed``).
 
         Parameters
@@ -212,6 +212,9 @@ class RunFolder:
             Keep (verified) parts of the same identity; otherwise everything ldpsim wrote is cleared.
         replace : bool
             Clear the results of a *different* identity; otherwise such a folder is refused.
+        keep_finished : bool
+            Refuse a finished folder of this kind whatever its identity, unless ``replace``: for results
+            written in one go (a comparison, a benchmark), where rerunning means replacing them.
         command : str, optional
             Recorded in the lock and manifest (default: ``sys.argv``).
 
@@ -228,7 +231,7 @@ class RunFolder:
         except OSError as exc:
             raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
         try:
-            folder._adopt(resume, replace)
+            folder._adopt(resume, replace, keep_finished)
         except OSError as exc:
             folder.release()
             raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
@@ -297,7 +300,7 @@ class RunFolder:
     def _foreign_entries(self) -> list[str]:
         return sorted(e.name for e in os.scandir(self.root) if e.name != LOCK)
 
-    def _adopt(self, resume: bool, replace: bool) -> None:
+    def _adopt(self, resume: bool, replace: bool, keep_finished: bool = False) -> None:
         old = read_manifest(self.root)
         if old is None:
             entries = self._foreign_entries()
@@ -309,6 +312,9 @@ class RunFolder:
         elif old.get("kind") != self.kind:
             raise RunFolderError(f"--out {self.root} holds an ldpsim {old.get('kind')} folder, not a {self.kind} "
                                  f"folder; choose another one")
+        elif keep_finished and not replace and old.get("status") == "complete":
+            raise RunFolderError(f"--out {self.root} holds a finished {self.kind} result; use another folder, or "
+                                 "--force to replace it")
         else:
             same = all(old.get(k) == v for k, v in self.identity.items())
             finished_any = any("/" in p for p in read_journal(self.root)) or old.get("status") == "complete"

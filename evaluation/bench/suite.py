@@ -161,18 +161,14 @@ class BenchResult:
         a bench run folder (:mod:`ldpsim.runtime.runfolder`: new, empty or an earlier bench's; a
         finished bench result is replaced only with ``force``). Returns the CSV's path."""
         from ldpsim.runtime.durable import write_file, write_text
-        from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_manifest
+        from ldpsim.runtime.runfolder import RunFolder
         out = Path(out)
-        old = read_manifest(out) if out.is_dir() else None
-        if old and old.get("kind") == "bench" and old.get("status") == "complete" and not force:
-            raise RunFolderError(f"--out {out} holds a finished bench result ({old.get('updated')}); "
-                                 "use another folder, or --force to replace it")
         frames = [df.assign(table=name) for name, df in (("bench", self.table), ("peers", self.peers),
                                                          ("discovery-peers", self.discovery)) if len(df)]
         rows = pd.concat(frames, ignore_index=True)
         rows = rows[["table", *[c for c in rows.columns if c != "table"]]]
         identity = {"fingerprint": "bench", "seed": self.settings.get("seed")}
-        with RunFolder.open(out, "bench", identity, replace=True) as folder:
+        with RunFolder.open(out, "bench", identity, replace=force, keep_finished=True) as folder:
             write_file(out / "bench.csv", lambda tmp: rows.to_csv(tmp, index=False))
             write_text(out / "baseline.json", json.dumps(self.baseline(), indent=1, default=str) + "\n")
             folder.finalize(adopt=True)

@@ -197,15 +197,12 @@ class Comparison:
 
         from ldpsim.evaluation.report.html import Preformatted, write_report_html
         from ldpsim.runtime import durable
-        from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_manifest
+        from ldpsim.runtime.runfolder import RunFolder
 
         out = Path(out)
         fingerprint = json.dumps(self.budget, sort_keys=True, default=str)
-        done = read_manifest(out) if out.is_dir() else None
-        if done is not None and done.get("status") == "complete" and not force:
-            raise RunFolderError(f"--out {out} holds a finished {done.get('kind')} run; pass --force to replace it")
         with RunFolder.open(out, "compare", {"fingerprint": fingerprint, "seed": self.budget["seed"]},
-                            replace=force) as folder:
+                            replace=force, keep_finished=True) as folder:
             for name, frame in (("compare.csv", self.table), ("spend.csv", self.spend)):
                 durable.write_file(folder.path(name), lambda p, f=frame: f.to_csv(p, index=False, encoding="utf-8"))
                 folder.record(name)

@@ -187,14 +187,11 @@ class DaysResult:
         import io
 
         from ldpsim.runtime import durable
-        from ldpsim.runtime.runfolder import RunFolder, RunFolderError
+        from ldpsim.runtime.runfolder import RunFolder
 
         tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
-        with RunFolder.open(out, "discover", {"fingerprint": "discovery-days"}, resume=True) as folder:
-            names = [*tables, "discovery_days.png"]
-            done = [n for n in names if (folder.root / n).exists()]
-            if done and not force:
-                raise RunFolderError(f"{out} already holds {done[0]}; pass force=True (--force) to replace it")
+        with RunFolder.open(out, "discover", {"fingerprint": "discovery-days"}, replace=force,
+                            keep_finished=True) as folder:
             paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
             buf = io.BytesIO()
             self.figure().savefig(buf, format="png", dpi=110)
