@@ -15,6 +15,7 @@ with a note on stderr.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -40,30 +41,11 @@ def run(scenario: str | Path = "keyboard", **options):
 
 def _resolved(scenario, key: str = "scenario") -> Path:
     """The scenario file ``scenario`` names; an older spelling of a shipped name prints a note on stderr."""
-    import sys
-
     from ldpsim.scenarios.catalog import lookup
     path, note = lookup(scenario, key)
     if note:
         print(note, file=sys.stderr)
     return path
-
-
-class _CellProgress:
-    """``progress(done, total)`` for a sweep, shown as :class:`ldpsim.scenarios.options.Progress`."""
-
-    def __init__(self, enabled: bool):
-        self.enabled, self.bar = enabled, None
-
-    def __call__(self, done: int, total: int) -> None:
-        from ldpsim.scenarios.options import Progress
-        if self.bar is None:
-            self.bar = Progress(total, "cells", self.enabled)
-        self.bar.update_to(done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None = None,
@@ -106,13 +88,13 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     """
     from ldpsim.evaluation.scenario.grid import load_scenario
     from ldpsim.evaluation.sweep.grid_run import sweep_study
-    import sys
+    from ldpsim.scenarios.options import ProgressCallback
 
     path = _resolved(scenario)
     loaded = _seeded(load_scenario(path, vocabulary), seed)
     for note in loaded.notices:
         print(f"note: {note}", file=sys.stderr)
-    shown = _CellProgress(progress)
+    shown = ProgressCallback("cells", progress)
     try:
         return sweep_study(loaded, path.read_text(encoding="utf-8"), Path(out or Path("runs") / loaded.name),
                            workers=workers, scheduler=scheduler, force=force, resume=resume, dry_run=dry_run,
@@ -198,8 +180,6 @@ def reproduce(name: str | Path = "all", *, out: str | Path | None = None, repeat
     Reproductions
         ``.runs`` (one per figure: ``.table``, ``.summary``, ``.paths``, ``.runtime_s``) and ``.html``.
     """
-    import sys
-
     from ldpsim.scenarios.reproductions import reproduce_into
     result = reproduce_into(name, Path(out or Path("runs") / "reproduce"), repeats=repeats, quick=quick, seed=seed)
     for note in result.notes:

@@ -79,16 +79,12 @@ def run(args) -> int:
     if args.repeats is not None and args.repeats < 2:
         raise InputError(f"--repeats must be an integer >= 2; got {args.repeats}")
     out = args.out or default_out(args.scenario, args.deployment, args.word)
-    bar = options.Progress(1, "cells", options.show_progress(args))
-
-    def progress(done, total):
-        bar.total = total
-        bar.update_to(done)
+    progress = options.ProgressCallback("cells", options.show_progress(args))
     result = poison(args.scenario, seed=args.seed, repeats=args.repeats, deployment=args.deployment,
                     devices=args.devices, days=args.days, fakes=args.fakes, epsilons=args.epsilons,
                     target_rank=args.target_rank, word=args.word, workers=args.workers, scheduler=args.scheduler,
                     out=out, force=args.force, progress=progress, log=lambda msg: options.say(args, msg))
-    bar.close()
+    progress.close()
     lines = result.lines()
     table = lines[:-1] if result.check else lines
     print("\n".join(table))

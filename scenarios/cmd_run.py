@@ -39,21 +39,13 @@ def run(args) -> int:
             options.say(args, f"note: {note}", file=sys.stderr)
         print(f"{plan.describe()}\n(dry run: nothing was run or written)")
         return 0
-    bar = None
-
-    def progress(done: float, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = options.Progress(total, "simulated days (incl. drain days)", options.show_progress(args))
-        bar.update_to(done)
-
+    progress = options.ProgressCallback("simulated days (incl. drain days)", options.show_progress(args))
     try:
         study = run_deployment(scenario, **chosen, scheduler=args.scheduler, force=args.force,
                                progress=progress, log=lambda line: options.say(
                                    args, line, file=sys.stderr if line.startswith("note: ") else sys.stdout))
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
     print(study.text)
     print(f"\nrun folder: {study.out}  (open report.html in a browser)")
     return 0

@@ -191,3 +191,20 @@ class Progress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+class ProgressCallback:
+    """A library's ``progress(done, total)`` callback shown as a :class:`Progress` of ``unit``, created at the
+    first call (when the total is known); :meth:`close` ends it."""
+
+    def __init__(self, unit: str, enabled: bool = True):
+        self.unit, self.enabled, self.bar = unit, enabled, None
+
+    def __call__(self, done: float, total: int) -> None:
+        if self.bar is None:
+            self.bar = Progress(total, self.unit, self.enabled)
+        self.bar.update_to(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
