@@ -58,12 +58,14 @@ def divergences(epsilon: float, gamma: float, theta: int, counts: bool, holders)
     bottom = low - e * (low - edge)
     if not counts:
         return np.maximum(0.0, edge - (e - 1) * s_theta), np.maximum(0.0, bottom)
-    # released v ≥ θ: P'(v)/P(v) = (1−γ)(c+1)/(c+1−v), increasing in v (∞ at v = c + 1)
-    a = np.maximum(theta, np.floor((c + 1) * (1 - (1 - gamma) / e)).astype(np.int64) + 1)
+    # released v ≥ θ: P'(v)/P(v) = (1−γ)(c+1)/(c+1−v), increasing in v (∞ at v = c + 1); it exceeds e^ε
+    # from v = c + 2 − ⌈t⌉, t = (1−γ)(c+1)/e^ε (never above c + 1), computed without forming 1 − t/(c+1),
+    # which rounds to 1 at large ε and would lose the v = c + 1 outcome
+    t = np.ceil((1 - gamma) * (c + 1) / e)
+    a = np.maximum(theta, c + 2 - np.maximum(t, 1).astype(np.int64))
     add = np.maximum(0.0, gamma * _sf(a - 1, c, gamma) + (1 - gamma - e) * _sf(a, c, gamma))
     # P(v)/P'(v) > e^ε for θ ≤ v ≤ hi, hi the largest v < (c + 1)(1 − (1 − γ)e^ε)
-    hi = np.ceil((c + 1) * (1 - (1 - gamma) * e)).astype(np.int64) - 1
-    hi = np.where(hi >= theta, hi, theta - 1)
+    hi = np.maximum(np.ceil((c + 1) * (1 - (1 - gamma) * e)) - 1, theta - 1).astype(np.int64)
     mass = _cdf(hi, c, gamma) - low                           # P[θ ≤ V ≤ hi], a lower tail
     body = mass - e * (gamma * (_cdf(hi - 1, c, gamma) - _cdf(theta - 2, c, gamma)) + (1 - gamma) * mass)
     remove = np.maximum(0.0, body) * (hi >= theta) + np.maximum(0.0, bottom)

@@ -172,3 +172,10 @@ def test_the_registry_builds_the_interactive_protocols():
     assert sorted(INTERACTIVE) == ["ldp_trie", "triehh", "triehh_pp"]
     with pytest.raises(ValueError, match="triehh"):
         make("triehhh")
+
+
+def test_count_release_delta_keeps_the_all_sampled_outcome_at_large_epsilon():
+    """With one other holder, γ = 0.9, θ = 2: the device's presence shows the count 2 w.p. γ², which the
+    fleet without it never shows, so δ ≥ 0.81 at every ε (1 − t/(c+1) must not round to 1)."""
+    for epsilon in (1.0, 40.0, 64.0, 100.0):
+        assert round_delta(epsilon, 0.9, 2, counts=True) >= 0.81 - 1e-12
