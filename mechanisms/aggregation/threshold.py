@@ -19,6 +19,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_int, check_item_ids, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.discovery.threshold_privacy import round_delta
 
 
 @dataclass(frozen=True)
@@ -59,24 +60,9 @@ class SampleThreshold:
         """ln(1/(1−p)): the likelihood ratio of a released count when the device was sampled out."""
         return math.inf if self.rate == 1.0 else -math.log1p(-self.rate)
 
-    def _delta_for_m(self, epsilon: float, m: np.ndarray) -> np.ndarray:
-        from scipy import stats
-
-        p, tau, ee = self.rate, self.threshold, math.exp(epsilon)
-        top = int(m.max()) + 2
-        k = np.arange(tau, top + 1)[None, :]
-        mm = m[:, None]
-        without = stats.binom.pmf(k, mm, p)                                    # P_m(show k)
-        with_ = (1 - p) * without + p * stats.binom.pmf(k - 1, mm, p)          # P_{m+1}(show k)
-        hidden_without = stats.binom.cdf(tau - 1, m, p)
-        hidden_with = (1 - p) * hidden_without + p * stats.binom.cdf(tau - 2, m, p)
-        add = np.clip(with_ - ee * without, 0, None).sum(1) + np.clip(
-            hidden_with - ee * hidden_without, 0, None)
-        remove = np.clip(without - ee * with_, 0, None).sum(1) + np.clip(hidden_without - ee * hidden_with, 0, None)
-        return np.maximum(add, remove)
-
     def delta(self, epsilon: float) -> float:
-        """δ(ε) = max over m of the two hockey-stick divergences (exact; docs/math.md §9.4).
+        """δ(ε) = max over the other holders m of the two hockey-stick divergences (exact; docs/math.md
+        §9.4): one round of TrieHH++'s count release (:func:`~ldpsim.mechanisms.discovery.threshold_privacy.round_delta`).
 
         Parameters
         ----------
@@ -87,18 +73,7 @@ class SampleThreshold:
         float
         """
         epsilon = check_real("SampleThreshold.delta", "epsilon", epsilon, 0.0, math.inf, low_open=False)
-        # beyond m ≈ (τ + 40√τ)/p + 200 the released counts are far above τ and the ratios stay within e^ε
-        # wherever binomial mass is non-negligible; the scan stops once δ(m) has fallen 1e6-fold from its peak
-        worst, m0, block = 0.0, 0, 256
-        while True:
-            m = np.arange(m0, m0 + block)
-            d = self._delta_for_m(epsilon, m)
-            worst = max(worst, float(d.max()))
-            if m0 > self.threshold / self.rate and d.max() < worst * 1e-6:
-                return worst
-            m0 += block
-            if m0 > 50 * (self.threshold + 10) / self.rate:
-                return worst
+        return round_delta(epsilon, self.rate, self.threshold, counts=True)
 
     def epsilon(self, delta: float, tol: float = 1e-4) -> float:
         """Smallest ε (to ``tol``, rounded up) with :meth:`delta` ≤ ``delta``."""
