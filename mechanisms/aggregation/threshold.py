@@ -19,6 +19,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_int, check_item_ids, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.discovery.sample_threshold import released_moments
 from ldpsim.mechanisms.discovery.threshold_privacy import round_delta
 
 
@@ -129,19 +130,16 @@ class SampleThreshold:
     def moments(self, true_counts) -> tuple[np.ndarray, np.ndarray]:
         """Exact bias and MSE of :meth:`release` per item (docs/math.md §9.4).
 
-        With S ~ Bin(c, p): E[S·1{S≥τ}] = cp·P(Bin(c−1, p) ≥ τ−1) and
-        E[S(S−1)·1{S≥τ}] = c(c−1)p²·P(Bin(c−2, p) ≥ τ−2).
+        With S ~ Bin(c, p), the released S/p has the moments of S over the outcomes S ≥ τ
+        (:func:`~ldpsim.mechanisms.discovery.sample_threshold.released_moments`).
 
         Returns
         -------
         bias, mse : numpy.ndarray of float
         """
-        from scipy import stats
-
         c = check_counts("SampleThreshold", true_counts).astype(float)
-        p, tau = self.rate, self.threshold
-        m1 = c * p * stats.binom.sf(tau - 2, np.maximum(c - 1, 0), p)
-        m2 = c * (c - 1) * p * p * stats.binom.sf(tau - 3, np.maximum(c - 2, 0), p) + m1
+        p = self.rate
+        m1, m2 = released_moments(c, p, self.threshold)
         mean = m1 / p
         second = m2 / (p * p)
         return mean - c, second - 2 * c * mean + c * c

@@ -36,6 +36,15 @@ def _sf(a, m, gamma):
     return np.where(m < 0, 0.0, stats.binom.sf(np.asarray(a) - 1, np.maximum(m, 0), gamma))
 
 
+def released_moments(holders, gamma: float, theta: int) -> tuple[np.ndarray, np.ndarray]:
+    """E[V·1{V ≥ θ}] and E[V²·1{V ≥ θ}] for V ~ Bin(N, γ), N = ``holders``: the sampled count's moments
+    over the outcomes that are released, from E[V·1{V≥θ}] = Nγ·P(Bin(N−1, γ) ≥ θ−1) and
+    E[V(V−1)·1{V≥θ}] = N(N−1)γ²·P(Bin(N−2, γ) ≥ θ−2)."""
+    n = np.asarray(holders, dtype=float)
+    m1 = n * gamma * _sf(theta - 1, n - 1, gamma)
+    return m1, n * (n - 1) * gamma * gamma * _sf(theta - 2, n - 2, gamma) + m1
+
+
 @dataclass(frozen=True)
 class TrieHHPP(TrieHH):
     """TrieHH whose rounds release the sampled counts above θ (module docstring); parameters of
@@ -52,9 +61,9 @@ class TrieHHPP(TrieHH):
         n = np.asarray(holders, dtype=float)
         g, t = self.gamma, self.theta
         p = _sf(t, n, g)
+        s1, s2 = released_moments(n, g, t)
         with np.errstate(divide="ignore", invalid="ignore"):
-            m1 = n * g * _sf(t - 1, n - 1, g) / p
-            m2 = n * (n - 1) * g * g * _sf(t - 2, n - 2, g) / p + m1
+            m1, m2 = s1 / p, s2 / p
         return m1 / g, (m2 - m1 * m1) / (g * g)
 
     def conditional_bias(self, holders) -> np.ndarray:
