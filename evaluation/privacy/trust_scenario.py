@@ -166,17 +166,15 @@ def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, f
     :mod:`ldpsim.runtime.durable` and are journaled by :class:`~ldpsim.runtime.runfolder.RunFolder`.
     """
     from ldpsim.runtime import durable
-    from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_manifest
+    from ldpsim.runtime.runfolder import RunFolder
 
     root = Path(root)
-    manifest = read_manifest(root) if root.is_dir() else None
-    if manifest and manifest.get("status") == "complete" and not force:
-        raise RunFolderError(f"--out {root} holds a finished result; pass --force to replace it")
     seed = int(run.settings["seed"]) if run is not None else int(comparison.params.get("seed") or 0)
     settings = {"scenario": run.settings if run is not None else None,
                 "comparison": comparison.params if comparison is not None else None}
     fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    with RunFolder.open(root, "trust", {"fingerprint": fingerprint, "seed": seed}, replace=True) as folder:
+    with RunFolder.open(root, "trust", {"fingerprint": fingerprint, "seed": seed}, replace=force,
+                        keep_finished=True) as folder:
         if run is not None:
             folder.write_text("trust.csv", run.table.to_csv(index=False))
             folder.write_text("collectors.csv", run.records.to_csv(index=False))
