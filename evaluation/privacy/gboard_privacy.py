@@ -15,7 +15,7 @@ device's whole word list replaced (device level); the sampler is inside the loca
 >>> g = gboard_guarantees(GboardTrie(epsilon=2.0, length=4), cohort=100_000, delta=1e-10)
 >>> g["scope"].tolist()
 ['round, local', 'run, local', 'round, central', 'run, central']
->>> g.set_index("scope").loc["run, local", "epsilon"]
+>>> float(g.set_index("scope").loc["run, local", "epsilon"])
 8.0
 """
 
