@@ -17,6 +17,7 @@ from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
 from ldpsim.mechanisms.frequency.oue import OUE
 from ldpsim.mechanisms.frequency.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
+from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.pem import PEM
 from ldpsim.mechanisms.numeric.pm import PM
@@ -64,11 +65,13 @@ MECHANISMS: dict[str, type] = {
 
 #: interactive discovery protocols (docs/math.md §10): rounds of votes on a growing trie — not one
 #: report per device, so not in :data:`MECHANISMS` (no ``perturb``/``aggregate``). TrieHH and TrieHH++
-#: are (ε, δ) central after the threshold; LDPTrie is pure ε-LDP per round.
+#: are (ε, δ) central after the threshold; LDPTrie is pure ε-LDP per round; GboardTrie is ε₀-LDP per
+#: round and (ε, δ) central after secure aggregation.
 INTERACTIVE: dict[str, type] = {
     "triehh": TrieHH,
     "triehh_pp": TrieHHPP,
     "ldp_trie": LDPTrie,
+    "gboard": GboardTrie,
 }
 
 

@@ -1,4 +1,4 @@
-"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie) against one-shot (SFP,
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie, Gboard) against one-shot (SFP,
 PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
 
 * :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
@@ -8,7 +8,8 @@ PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run 
 * :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
   and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
   composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
-  round, pure ε-LDP; the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
+  round, pure ε-LDP; Gboard's trie (``gboard``) at the ε₀ per round whose *central* ε per device over
+  the run after secure aggregation is ε_total at ``delta`` (locally ε₀-LDP per round); the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
   The ε are equal and the δ and kinds are shown; ``epsilon_pld`` is each one's ε over the run at
   δ = ``delta`` by the project's accountant (privacy-loss distributions of the per-step guarantees),
   tighter than the basic sum.
@@ -83,13 +84,17 @@ def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, s
 
 def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
                             rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
-                            one_shot_params: dict | None = None) -> dict[str, tuple]:
-    """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
+                            one_shot_params: dict | None = None, cohort: int | None = None) -> dict[str, tuple]:
+    """name → (protocol, privacy row) at equal ε per device over the run (module docstring); ``cohort``
+    is the fewest devices a Gboard round aggregates (:func:`round_cohort`)."""
     epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
     rounds = n_days * rounds_per_day
     out = {}
     for name in names:
-        if name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
+        if name == "gboard":
+            proto, row = _gboard(codec, epsilon_total, delta, rounds, cohort)
+            steps = None
+        elif name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
             proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
             row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
                    "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
@@ -113,9 +118,31 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
         else:
             raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
                              f"{sorted((*INTERACTIVE, *ONE_SHOT))}.")
-        row["epsilon_pld"] = _pld_epsilon(steps, delta)
+        row["epsilon_pld"] = _pld_epsilon(steps, delta) if steps is not None else row["epsilon"]
         out[name] = (proto, row)
     return out
+
+
+def round_cohort(n_devices: int, p_online: float) -> int:
+    """The cohort a day's rounds can count on: ⌊μ − 5σ⌋ of the online devices, Bin(n_devices, p_online)."""
+    mu = n_devices * p_online
+    return max(2, int(mu - 5 * np.sqrt(mu * (1 - p_online))))
+
+
+def _gboard(codec: WordCodec, epsilon_total: float, delta: float, rounds: int, cohort: int | None):
+    """Gboard's trie at the ε₀ per round whose central ε per device over the run, after secure aggregation
+    of at least ``cohort`` reports a round, is ``epsilon_total`` at ``delta`` (docs/math.md §10.6)."""
+    from ldpsim.evaluation.privacy.gboard_privacy import gboard_guarantees, local_epsilon_for
+
+    if cohort is None:
+        raise ValueError("equal_privacy_protocols: 'gboard' needs the 'cohort' of its rounds (round_cohort).")
+    eps0 = local_epsilon_for(epsilon_total, delta, cohort, rounds)
+    proto = make("gboard", epsilon=eps0, length=codec.length, alphabet=codec.alphabet, min_cohort=cohort)
+    run = gboard_guarantees(proto, cohort, delta, rounds).set_index("scope").loc["run, central"]
+    return proto, {"kind": "central (ε, δ) after secure aggregation",
+                   "guarantee": f"central (ε, δ) per device over the run, secure aggregation of ≥ {cohort} "
+                                f"reports a round; locally ε₀-LDP per round ({rounds * eps0:.3g} over the run)",
+                   "epsilon": float(run["epsilon"]), "delta": delta, "per_step": f"ε₀={eps0:.3g}/round (local)"}
 
 
 def _pld_epsilon(steps, delta: float) -> float:
@@ -268,7 +295,7 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
                            c["ramp_days"])
         per_day = c["rounds_per_day"] or sd.codec.length
         protocols = equal_privacy_protocols(sd.codec, c["epsilon"], c["delta"], c["n_days"], per_day, c["gamma"],
-                                            tuple(c["protocols"]))
+                                            tuple(c["protocols"]), cohort=round_cohort(c["n_devices"], c["p_online"]))
     except ValueError as exc:
         raise ScenarioError(path, "discovery_days", str(exc)) from None
     return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"],

@@ -33,7 +33,7 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     ----------
     cfg, result
         A deployment's config and :func:`~ldpsim.simulator.deployment.run` result, with a words use case.
-    name : {"triehh", "triehh_pp", "ldp_trie"}
+    name : {"triehh", "triehh_pp", "ldp_trie", "gboard"}
     gamma, epsilon_total, delta
         Sampling rate per round; ε per device over the run; the largest δ allowed.
     rounds_per_day : int, optional
@@ -52,9 +52,11 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     words, slang = tuple(cfg.words), cfg.words[-1]
     codec = WordCodec.for_words(words)
     per_day = codec.length if rounds_per_day is None else rounds_per_day
-    (proto, privacy), = equal_privacy_protocols(codec, epsilon_total, delta, cfg.n_days, per_day, gamma,
-                                                names=(name,)).values()
     online = np.asarray(result.truth["word_donated"], dtype=np.int64)
+    daily = online.sum(axis=1)
+    cohort = max(2, int(daily[daily > 0].min())) if (daily > 0).any() else 2   # gboard: the smallest day's devices
+    (proto, privacy), = equal_privacy_protocols(codec, epsilon_total, delta, cfg.n_days, per_day, gamma,
+                                                names=(name,), cohort=cohort).values()
     table = pd.DataFrame(interactive_scores(proto, words, online, per_day, uc.top_k, slang, np.random.default_rng(rng)),
                          columns=["day", "found", "f1", "slang_estimate", "slang_true"])
     first = first_reaching(table["day"], table["found"].astype(float), level=1.0) if len(table) else None

@@ -12,6 +12,12 @@
   (continuous, L2 sensitivity √2). Here σ is calibrated on the discrete Gaussian's exact PLD
   (two unit changes).
 * :func:`ldp_sd_at` — the sd of pure LDP (symmetric RAPPOR at the same ε on the report) for comparison.
+* :func:`gboard_2024_table` — Gboard's out-of-vocabulary discovery (arXiv 2404.11607) states central
+  (ε, δ) = (0.315, 10⁻¹⁰) for en-US. The parameters behind it (ε₀ per trie layer, reports per secure
+  aggregation round, layers and passes) are not in the parts of the paper we could read; the table
+  gives, for assumed cohorts and rounds, the ε₀ that yields 0.315 under the shuffle amplification
+  theorem (FMT21 Thm 3.1 per round at δ/R, basic composition over R rounds —
+  :func:`gboard_central_epsilon`), docs/math.md §10.6.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import math
 
 import pandas as pd
 
+from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
 from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon, noise_epsilon
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 
@@ -75,4 +82,43 @@ def dp_draft_aggregator_table() -> pd.DataFrame:
         sd = IntegerNoise("discrete_gaussian", sigma).sd()
         rows.append({"epsilon": eps, "delta": delta, "sd_one_draft": sd_one, "sd_one_ours": sd,
                      "sd_two_draft": sd_two, "sd_two_ours": math.sqrt(2) * sd})
+    return pd.DataFrame(rows)
+
+
+#: Gboard 2024's stated central guarantee for en-US (arXiv 2404.11607, abstract)
+GBOARD_2024 = (0.315, 1e-10)
+
+
+def gboard_central_epsilon(eps0: float, cohort: int, rounds: int, delta: float = GBOARD_2024[1]) -> float:
+    """Central ε per device over ``rounds`` secure-aggregation rounds of ``cohort`` ε₀-LDP reports: FMT21
+    Theorem 3.1 per round at δ/R (:func:`~ldpsim.evaluation.privacy.amplification.closed_form_epsilon`),
+    summed over the R rounds (basic composition), docs/math.md §10.6."""
+    return rounds * closed_form_epsilon(eps0, cohort, delta / rounds)
+
+
+def gboard_local_epsilon(cohort: int, rounds: int, target: tuple = GBOARD_2024, tol: float = 1e-9) -> float:
+    """The ε₀ per round for which :func:`gboard_central_epsilon` equals the target ε at its δ (bisection;
+    the central ε grows with ε₀). NaN when even ε₀ at the theorem's range end falls short."""
+    eps, delta = target
+    high = math.log(cohort / (16 * math.log(2 * rounds / delta)))      # Thm 3.1's range: ε₀ ≤ ln(n / (16 ln(2/δ)))
+    if high <= 0 or gboard_central_epsilon(high, cohort, rounds, delta) < eps:
+        return float("nan")
+    low = 0.0
+    while high - low > tol:
+        mid = (low + high) / 2
+        low, high = (mid, high) if gboard_central_epsilon(mid, cohort, rounds, delta) < eps else (low, mid)
+    return (low + high) / 2
+
+
+def gboard_2024_table(cohorts=(10**5, 10**6, 10**7), rounds=(1, 10, 30)) -> pd.DataFrame:
+    """ε₀ per round that gives Gboard's stated (0.315, 10⁻¹⁰) for each assumed cohort size and number of
+    rounds (layers × passes), with the per-round central ε (docs/math.md §10.6)."""
+    rows = []
+    for n in cohorts:
+        for r in rounds:
+            e0 = gboard_local_epsilon(n, r)
+            rows.append({"cohort": n, "rounds": r, "eps0": e0, "epsilon_round": GBOARD_2024[0] / r,
+                         "delta_round": GBOARD_2024[1] / r,
+                         "epsilon_central": gboard_central_epsilon(e0, n, r) if e0 == e0 else float("nan"),
+                         "delta": GBOARD_2024[1]})
     return pd.DataFrame(rows)

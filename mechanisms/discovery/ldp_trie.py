@@ -18,7 +18,8 @@ guarantee is pure ε-LDP per round, whatever the server or the aggregation does:
 
 Privacy: ε-LDP per round (GRR's ratio p/q = e^ε exactly, :meth:`LDPTrie.privacy_parts`); a device
 answers every round, so R rounds cost R·ε, pure (δ = 0). Secure aggregation and the threshold only
-post-process; their further (central) protection is not counted.
+post-process; their further (central) protection is counted by :class:`~.gboard_trie.GboardTrie`, which
+adds Gboard's device samplers, passes and cohorts.
 
 >>> t = LDPTrie(epsilon=6.0, length=3, alphabet="ab")
 >>> sorted(t.run(items=["ab", "b"], true_counts=[3000, 2000], rng=2).words.tolist())

@@ -39,6 +39,15 @@ def test_fleet_devices_find_the_slang_word(deployment, name):
         assert abs(s["slang_estimated_share"] - s["slang_true_share"]) < 6 * sd
 
 
+def test_fleet_devices_answer_gboard_rounds_at_its_central_guarantee(deployment):
+    cfg, result = deployment
+    table, s = fleet_word_rounds(cfg, result, "gboard", epsilon_total=8.0, delta=1e-3, rng=1)
+    assert list(table["day"]) == list(range(cfg.n_days))
+    assert not table.loc[: cfg.slang_start_day - 1, "found"].any()  # not before it is typed
+    assert s["words_interactive_kind"] == "central (ε, δ) after secure aggregation"
+    assert 0.99 * 8.0 <= s["words_interactive_epsilon"] <= 8.0 and s["words_interactive_delta"] == 1e-3
+
+
 def test_fleet_rounds_need_one_word_per_device(deployment):
     import dataclasses
     cfg, result = deployment

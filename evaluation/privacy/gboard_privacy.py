@@ -1,0 +1,75 @@
+"""The guarantees of Gboard's out-of-vocabulary discovery (:class:`~ldpsim.mechanisms.discovery.gboard_trie.GboardTrie`):
+local per round and over the run, and central after secure aggregation — docs/math.md §10.6.
+
+Each round, every device sends one ε₀-LDP GRR report (of a word its sampler chose); secure
+aggregation publishes only the sum over a cohort of at least ``cohort`` reports. The sum of one-hot
+reports is the histogram of the reports, a post-processing of the shuffled reports, so the shuffle
+amplification bound (Feldman, McMillan, Talwar 2021, numerical version;
+:mod:`~ldpsim.evaluation.privacy.amplification`) gives each round a central (ε_r, δ_r) per device at
+the cohort size; the rounds compose through the project's accountant. This is the ``secagg_local``
+trust model of :mod:`~ldpsim.evaluation.privacy.trust_accounting` with one cohort of ``cohort``
+devices that all arrive, and R = passes·L reports per device. The neighbouring relation is one
+device's whole word list replaced (device level); the sampler is inside the local randomizer.
+
+>>> from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
+>>> g = gboard_guarantees(GboardTrie(epsilon=2.0, length=4), cohort=100_000, delta=1e-10)
+>>> g["scope"].tolist()
+['round, local', 'run, local', 'round, central', 'run, central']
+>>> float(g.set_index("scope").loc["run, local", "epsilon"])
+8.0
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate, guarantees
+from ldpsim.mechanisms._validation import check_int, check_real
+
+
+def cohort_model(local_epsilon: float, cohort: int) -> TrustModel:
+    """The ``secagg_local`` trust model of one secure-aggregation cohort of ``cohort`` reports, all arriving."""
+    cohort = check_int("cohort_model", "cohort", cohort, low=2)
+    return TrustModel("secagg_local", local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
+
+
+def gboard_guarantees(protocol, cohort: int, delta: float = 1e-10, rounds: int | None = None) -> pd.DataFrame:
+    """Local and central (ε, δ) per device of one round and of the run (module docstring).
+
+    Parameters
+    ----------
+    protocol : GboardTrie
+    cohort : int ≥ 2
+        Reports summed by secure aggregation in each round (the round's devices).
+    delta : float in (0, 1)
+        δ of the central guarantees (per round and over the run).
+    rounds : int, optional
+        Rounds a device answers (default passes·L).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns scope, epsilon, delta, meaning.
+    """
+    delta = check_real("gboard_guarantees", "delta", delta, 0.0, 1.0)
+    rounds = protocol.passes * protocol.rounds if rounds is None else check_int("gboard_guarantees", "rounds", rounds)
+    eps0 = protocol.epsilon
+    central = {g.scope: g for g in guarantees(cohort_model(eps0, cohort), cohort, 1, delta, reports_per_day=rounds)}
+    return pd.DataFrame([
+        ("round, local", eps0, 0.0, "one round's report, whoever sees it (pure ε-LDP)"),
+        ("run, local", rounds * eps0, 0.0, f"one device over {rounds} rounds, whoever sees the reports (pure)"),
+        ("round, central", central["report"].epsilon, delta,
+         f"one round's report after secure aggregation of {cohort} reports"),
+        ("run, central", central["run"].epsilon, delta,
+         f"one device over {rounds} rounds after secure aggregation (accountant)"),
+    ], columns=["scope", "epsilon", "delta", "meaning"])
+
+
+def local_epsilon_for(epsilon_total: float, delta: float, cohort: int, rounds: int) -> float:
+    """ε₀ per round whose central ε per device over ``rounds`` rounds, after secure aggregation of
+    ``cohort`` reports a round, is just under ``epsilon_total`` at ``delta`` (bisection; see
+    :func:`~ldpsim.evaluation.privacy.trust_accounting.calibrate`)."""
+    rounds = check_int("local_epsilon_for", "rounds", rounds)
+    model = calibrate(cohort_model(epsilon_total / rounds, cohort), epsilon_total, cohort, 1, delta,
+                      reports_per_day=rounds)
+    return model.local_epsilon
