@@ -12,7 +12,8 @@ verifier lengths and upload bytes against :func:`~ldpsim.mechanisms.aggregation.
 (c) the PoC's verdict on valid and invalid submitted vectors against
 :func:`~ldpsim.mechanisms.aggregation.field_shares.valid_reports`; (d) that the two aggregators' output
 shares sum over the field to the measurement, and that ldpsim's ``reconstruct`` turns the PoC's
-aggregate shares into the sum of the measurements.
+aggregate shares into the sum of the measurements. :func:`published_vector_mismatches` checks (b) on the
+draft's published test vectors as well.
 
 The PoC's sizes for :data:`SETTINGS` are committed in ``vdaf_poc_sizes.json`` (:data:`TABLE`), checked
 against ldpsim's model whether or not the PoC is present.
@@ -156,6 +157,31 @@ def mismatches(poc: dict, table: dict | None = None) -> list[str]:
                        f"{job['aggregate']}, ldpsim reconstruct of the PoC's shares {theirs.tolist()}, "
                        f"of ldpsim's {ours.tolist()}")
     return out
+
+
+_VECTORS = {"Prio3Count": "count", "Prio3Sum": "sum", "Prio3SumVec": "sumvec", "Prio3Histogram": "histogram",
+            "Prio3MultihotCountVec": "multihot"}
+
+
+def published_vector_mismatches(poc_dir: Path) -> tuple[int, list[str]]:
+    """The draft's published Prio3 test vectors (``test_vec/vdaf/`` beside ``poc/``) with two
+    aggregators: (number checked, every report whose encoded public or input share length differs from
+    :func:`prio3_bytes`)."""
+    checked, out = 0, []
+    for path in sorted((Path(poc_dir).parent / "test_vec" / "vdaf").glob("Prio3*_[0-9]*.json")):
+        vdaf = _VECTORS.get(path.stem.rsplit("_", 1)[0])
+        vec = json.loads(path.read_text(encoding="utf-8"))
+        if vdaf is None or vec["shares"] != 2:
+            continue
+        model = prio3_bytes(vdaf, vec.get("length", 1), vec.get("max_measurement", vec.get("max_weight", 1)),
+                            vec.get("chunk_length"))
+        for report in vec["reports"]:
+            theirs = [len(report["public_share"]) // 2] + [len(x) // 2 for x in report["input_shares"]]
+            ours = [model["public_share"], model["leader_share"], model["helper_share"]]
+            checked += 1
+            if theirs != ours:
+                out.append(f"(b) {path.name}: test vector (public, leader, helper) {theirs}, ldpsim {ours}")
+    return checked, out
 
 
 def committed_table() -> dict:

@@ -15,9 +15,12 @@ A case's vector is what a malicious client may submit: it is shared and proved a
 For sum/sumvec each value is range-check encoded when the draft's encoding admits it, else as
 ``[v, 0, …, 0]`` (which decodes to v); for multihot every claimed weight in [0, bound] is tried.
 
-This file imports only the standard library and the PoC, never ldpsim. The PoC needs Python ≥ 3.12;
-on 3.11 its two 3.12-only spellings (a PEP 695 class header, ``typing.override``) are rewritten while
-importing, no semantics touched. Randomness is a fixed seed: the run is reproducible.
+This file imports only the standard library and the PoC, never ldpsim. The PoC needs Python ≥ 3.12
+(under 3.11 ``import vdaf_poc.vdaf_prio3`` fails: ``SyntaxError`` at ``class Lagrange[F: NttField]():``
+in ``field.py``); on 3.11 its two 3.12-only spellings (that PEP 695 class header, ``typing.override``)
+are rewritten while importing, no semantics touched: so loaded, the draft-20 PoC passes its own Prio3,
+field and FLP unit tests and reproduces its published Prio3 test vectors. Randomness is a fixed seed:
+the run is reproducible.
 """
 
 import importlib.abc
