@@ -176,35 +176,86 @@ def valid_reports(reports, rule: str = "one_hot", max_ones: int = 1, bound: int 
 # ---- what the cryptography costs (bytes on the wire) ------------------------------------------------
 #: XOF seed size in bytes (XofTurboShake128, draft-irtf-cfrg-vdaf §6.2)
 SEED_BYTES = 32
+#: the Prio3 instances sized by :func:`prio3_bytes` (draft-irtf-cfrg-vdaf-20 §7.4: Prio3Count, Prio3Sum,
+#: Prio3SumVec, Prio3Histogram, Prio3MultihotCountVec)
+PRIO3 = ("count", "sum", "sumvec", "histogram", "multihot")
 
 
 def _next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def prio3_histogram_bytes(length: int, chunk_length: int | None = None, field: Field = FIELD128) -> dict:
-    """Upload and aggregator traffic of one Prio3Histogram report (draft-irtf-cfrg-vdaf §7.4.4, §7.3).
+def _prio3_circuit(vdaf: str, length: int, bound: int, chunk_length: int | None):
+    """(field, encoded measurement length, gadget arity, gadget calls, joint randomness used, chunk)."""
+    who = f"prio3_bytes({vdaf!r})"
+    if vdaf == "count":
+        return FIELD64, 1, 2, 1, False, None                      # Mul gadget, called once
+    bits = check_int(who, "bound", bound, low=1).bit_length()     # range-checked integer encoding
+    if vdaf == "sum":
+        return FIELD64, bits, 1, bits, False, None                # PolyEval(x² − x), once per bit
+    length = check_int(who, "length", length, low=1)
+    if vdaf == "multihot" and bound > length:
+        raise InputError(f"{who}: 'bound' (the largest number of ones) must be at most 'length' = {length}; "
+                         f"got {bound}.")
+    meas = {"sumvec": length * bits, "histogram": length, "multihot": length + bits}[vdaf]
+    c = math.ceil(math.sqrt(meas)) if chunk_length is None else check_int(who, "chunk_length",
+                                                                          chunk_length, low=1)
+    return FIELD128, meas, 2 * c, math.ceil(meas / c), True, c    # ParallelSum(Mul, c)
 
-    The validity circuit uses one ParallelSum(Mul, c) gadget (arity 2c, degree 2) called ⌈L/c⌉ times, so
-    the FLP proof has 2c + 2(P − 1) + 1 elements with P = next power of 2 ≥ 1 + ⌈L/c⌉ (the draft's
-    ``proof_len``); c defaults to ⌈√L⌉. The leader's input share holds L + proof elements and a blind
-    seed; the helper's holds two seeds and a blind; the public share two joint-randomness parts. Each
-    aggregator sends one verifier share (1 + 2c + 1 elements) and a joint-randomness part while preparing.
+
+def prio3_bytes(vdaf: str = "histogram", length: int = 1, bound: int = 1,
+                chunk_length: int | None = None) -> dict:
+    """Bytes of one Prio3 report with two aggregators, at the VDAF level (docs/math.md §9.3).
+
+    Sizes follow draft-irtf-cfrg-vdaf-20 §7 and were checked against its Python reference
+    implementation (``evaluation/bench/vdaf_poc.py``). Every gadget has degree 2; a gadget of arity A
+    called C times gives an FLP proof of A + 2(P − 1) + 1 field elements, P the next power of 2 ≥ 1 + C,
+    and a verifier of 1 + A + 1 elements. The leader's input share holds the encoded measurement and the
+    proof; the helper's one seed from which both are expanded; circuits with joint randomness (all but
+    Count and Sum) add a blind seed to each input share and one joint-randomness part per aggregator
+    to the public share. DAP's framing and HPKE encryption come on top.
+
+    Parameters
+    ----------
+    vdaf : {"count", "sum", "sumvec", "histogram", "multihot"}
+        Prio3Count (Field64, a bit), Prio3Sum (Field64, a value in [0, bound]), Prio3SumVec (Field128,
+        ``length`` values in [0, bound]), Prio3Histogram (Field128, one-hot of ``length``),
+        Prio3MultihotCountVec (Field128, ``length`` bits with at most ``bound`` ones).
+    length : int ≥ 1
+    bound : int ≥ 1
+        max_measurement (sum, sumvec) or max_weight (multihot, ≤ ``length``).
+    chunk_length : int ≥ 1 or None
+        ParallelSum chunk; default ⌈√(encoded length)⌉, near the draft's recommended optimum.
 
     Returns
     -------
     dict
-        ``upload`` (client → both aggregators, bytes), ``proof_elements``, ``prep_per_aggregator`` (bytes),
-        ``rounds`` (1: one prepare round between the aggregators).
+        ``upload`` (client → both aggregators, bytes) = ``public_share`` + ``leader_share`` +
+        ``helper_share``; ``field``, ``measurement_elements``, ``proof_elements``,
+        ``verifier_elements``, ``prep_per_aggregator`` (the verifier share sent while preparing, bytes)
+        and ``rounds`` (1).
+
+    Examples
+    --------
+    >>> prio3_bytes("count")["upload"]
+    80
     """
-    length = check_int("prio3_histogram_bytes", "length", length, low=1)
-    c = math.ceil(math.sqrt(length)) if chunk_length is None else check_int(
-        "prio3_histogram_bytes", "chunk_length", chunk_length, low=1)
-    calls = math.ceil(length / c)
-    proof = 2 * c + 2 * (_next_power_of_2(1 + calls) - 1) + 1
-    leader = (length + proof) * field.encoded_bytes + SEED_BYTES
-    helper = 3 * SEED_BYTES
-    public = 2 * SEED_BYTES
-    verifier = (1 + 2 * c + 1) * field.encoded_bytes + SEED_BYTES
-    return {"upload": leader + helper + public, "proof_elements": proof, "prep_per_aggregator": verifier,
-            "rounds": 1}
+    if vdaf not in PRIO3:
+        raise InputError(f"The 'vdaf' parameter of prio3_bytes must be one of {', '.join(PRIO3)}. "
+                         f"Got {vdaf!r} instead.")
+    field, meas, arity, calls, joint, chunk = _prio3_circuit(vdaf, length, bound, chunk_length)
+    proof = arity + 2 * (_next_power_of_2(1 + calls) - 1) + 1
+    verifier = 1 + arity + 1
+    blind = SEED_BYTES if joint else 0
+    public = 2 * blind
+    leader = (meas + proof) * field.encoded_bytes + blind
+    helper = SEED_BYTES + blind
+    return {"upload": public + leader + helper, "public_share": public, "leader_share": leader,
+            "helper_share": helper, "field": field.name, "chunk_length": chunk, "measurement_elements": meas,
+            "proof_elements": proof, "verifier_elements": verifier,
+            "prep_per_aggregator": verifier * field.encoded_bytes + blind, "rounds": 1}
+
+
+def prio3_histogram_bytes(length: int, chunk_length: int | None = None) -> dict:
+    """:func:`prio3_bytes` of a Prio3Histogram of ``length`` buckets (docs/math.md §9.3)."""
+    return prio3_bytes("histogram", length=length, chunk_length=chunk_length)

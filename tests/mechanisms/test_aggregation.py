@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.mechanisms.aggregation.field_shares import (FIELD64, FIELD128, prio3_histogram_bytes, reconstruct,
-                                                        split, valid_reports)
+from ldpsim.mechanisms.aggregation.field_shares import (FIELD64, FIELD128, prio3_bytes, prio3_histogram_bytes,
+                                                        reconstruct, split, valid_reports)
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise, hockey_stick
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold, noisy_threshold_moments
@@ -174,7 +174,16 @@ def test_two_server_rejects_invalid_reports_and_matches_the_count_level_law():
 def test_prio3_histogram_sizes_follow_the_draft_formula():
     # L = 4, c = 2: 2 calls, P = 4, proof = 4 + 2·3 + 1 = 11 elements
     assert prio3_histogram_bytes(4)["proof_elements"] == 11
-    assert prio3_histogram_bytes(4)["upload"] == (4 + 11) * 16 + 32 + 96 + 64
+    # leader: measurement + proof + blind; helper: one seed + blind; public: two joint-randomness parts
+    assert prio3_histogram_bytes(4)["upload"] == (4 + 11) * 16 + 32 + 64 + 64
+
+
+@pytest.mark.parametrize("kwargs", [dict(vdaf="rot13"), dict(vdaf="sum", bound=0),
+                                    dict(vdaf="multihot", length=3, bound=4),
+                                    dict(vdaf="histogram", length=4, chunk_length=0)], ids=str)
+def test_prio3_bytes_rejects_bad_settings(kwargs):
+    with pytest.raises(InputError, match="prio3_bytes"):
+        prio3_bytes(**kwargs)
 
 
 # ---- thresholds -------------------------------------------------------------------------------------------
