@@ -1,5 +1,5 @@
-"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie) against one-shot (SFP,
-PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie, PrefixTree) against one-shot
+(SFP, PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
 
 * :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
   ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
@@ -8,7 +8,8 @@ PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run 
 * :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
   and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
   composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
-  round, pure ε-LDP; the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
+  round, pure ε-LDP; PrefixTree the same, with its central (ε, δ) after secure aggregation beside it
+  (:mod:`.prefix_tree_privacy`); the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
   The ε are equal and the δ and kinds are shown; ``epsilon_pld`` is each one's ε over the run at
   δ = ``delta`` by the project's accountant (privacy-loss distributions of the per-step guarantees),
   tighter than the basic sum.
@@ -35,7 +36,9 @@ import pandas as pd
 
 from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.evaluation.discovery.prefix_tree_privacy import prefix_tree_row
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE, make
 from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
@@ -83,13 +86,18 @@ def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, s
 
 def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
                             rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
-                            one_shot_params: dict | None = None) -> dict[str, tuple]:
-    """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
+                            one_shot_params: dict | None = None, round_devices: int = 2) -> dict[str, tuple]:
+    """name → (protocol, privacy row) at equal ε per device over the run (module docstring);
+    ``round_devices``: the fewest devices in a round, for the prefix tree's aggregate guarantee."""
     epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
     rounds = n_days * rounds_per_day
     out = {}
     for name in names:
-        if name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
+        if name in INTERACTIVE and issubclass(INTERACTIVE[name], PrefixTree):
+            proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
+            row = prefix_tree_row(proto, delta, rounds, round_devices)
+            steps = [(epsilon_total / rounds, 0.0)] * rounds
+        elif name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
             proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
             row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
                    "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
@@ -267,8 +275,10 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
         sd = growing_slang(vocabulary, c["slang"] or None, c["n_days"], c["start_day"], c["peak_share"],
                            c["ramp_days"])
         per_day = c["rounds_per_day"] or sd.codec.length
+        online = c["n_devices"] * c["p_online"]  # a round's devices: Bin(n, p_online), ≥ this bound w.p. 1 − 1e-9
         protocols = equal_privacy_protocols(sd.codec, c["epsilon"], c["delta"], c["n_days"], per_day, c["gamma"],
-                                            tuple(c["protocols"]))
+                                            tuple(c["protocols"]), round_devices=max(2, int(
+                                                online - 6.1 * (online * (1 - c["p_online"])) ** 0.5)))
     except ValueError as exc:
         raise ScenarioError(path, "discovery_days", str(exc)) from None
     return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"],

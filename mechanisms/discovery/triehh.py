@@ -134,6 +134,10 @@ class TrieHH:
         order = np.lexsort((codes[done], -votes[done]))
         return codes[~done], codes[done][order], votes[done][order]
 
+    def decode_found(self, codes: np.ndarray, level: int) -> np.ndarray:
+        """The words of the codes completed in round ``level`` (prefix codes of ``level`` symbols)."""
+        return self.codec.decode(codes, level)
+
     def estimates(self, votes: np.ndarray) -> np.ndarray:
         """Holders estimated from a completed word's votes: TrieHH publishes no counts (NaN)."""
         return np.full(np.shape(votes), np.nan)
@@ -158,7 +162,7 @@ class TrieHH:
             else:
                 codes, v = self.sample_votes(rows, counts, trie, level, rng)
             trie, done, done_votes = self.advance(codes, v, level)
-            words.append(self.codec.decode(done, level))
+            words.append(self.decode_found(done, level))
             votes.append(done_votes)
             sizes.append(trie.size)
         votes = np.concatenate(votes)

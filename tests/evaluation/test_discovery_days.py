@@ -32,7 +32,7 @@ def test_slang_word_already_in_the_vocabulary_is_refused():
 def test_equal_privacy_spends_the_same_epsilon():
     sd = growing_slang("zh", n_days=5)
     prot = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, gamma=0.05)
-    assert [row["epsilon"] for _, row in prot.values()] == pytest.approx([4.0] * 6)
+    assert [row["epsilon"] for _, row in prot.values()] == pytest.approx([4.0] * 7)
     assert prot["ldp_trie"][0].epsilon == pytest.approx(4.0 / 20) and prot["ldp_trie"][1]["kind"] == "pure ε-LDP"
     for name in ("triehh", "triehh_pp"):
         proto, row = prot[name]
