@@ -43,6 +43,8 @@ def test_the_segment_is_the_longest_that_fits_the_cap():
     # after "ab" (depth 2): 1 + 3 + 9 = 13 fit for one prefix, so the last two symbols come at once
     trie = t.codec.word_codes(["ab"])[0]
     assert t.depth(trie) == 2 and t.segment(1, 2) == 2
+    # a cap met exactly still fits
+    assert _setup(max_candidates=39)[0].segment(1, 0) == 3 and _setup(max_candidates=38)[0].segment(1, 0) == 2
     # for every trie size and depth: the chosen s fits, s + 1 does not (or s reaches L)
     for size in (1, 2, 4):
         for depth in (1, 2, 3):
@@ -77,8 +79,9 @@ def _moments(t, rows, trie):
 @pytest.mark.parametrize("path", [pytest.param("device", marks=pytest.mark.slow), "direct"])
 def test_a_rounds_counts_and_estimates_have_oues_exact_moments(path):
     t, rows = _setup()
-    trie = t.root()
+    trie = np.sort(t.codec.word_codes(["ab", "ba"])[0])  # "b" and "cab" answer "none"
     oue, n_j, n = _moments(t, rows, trie)
+    assert n_j[-1] == 150
     devices = np.repeat(rows, HOLDERS, axis=0)
     rng = np.random.default_rng(5)
     counts, est = [], []
