@@ -9,7 +9,8 @@ docs/math.md §10.7.
   :func:`~ldpsim.evaluation.privacy.amplification.numerical_epsilon`) makes the round (ε_c, δ/R)-DP
   central, for neighbouring fleets that differ in one device's word (replacement), *provided the
   aggregation is trusted to reveal only the sum and the round has at least n devices*; R rounds compose
-  to (R·ε_c, δ) (basic composition).
+  to (R·ε_c, δ) (basic composition). :func:`local_epsilon_for` inverts it: the ε per round whose run
+  is (ε, δ)-DP central, the axis of TrieHH's guarantee.
 
 >>> from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 >>> p = aggregate_privacy(PrefixTree(epsilon=0.5, length=4, alphabet="ab", rounds=2), 100_000, 1e-9)
@@ -20,7 +21,7 @@ docs/math.md §10.7.
 from __future__ import annotations
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
-from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms._validation import EPSILON_MAX, EPSILON_MIN, check_int, check_real
 
 
 def aggregate_privacy(protocol, devices: int, delta: float, rounds: int | None = None) -> dict:
@@ -59,3 +60,24 @@ def prefix_tree_row(protocol, delta: float, rounds: int, devices: int) -> dict:
             "aggregation: epsilon_aggregate)", "epsilon": p["epsilon_local"],
             "delta": 0.0, "per_step": f"ε={p['epsilon_round_local']:.3g}/round, ≤{protocol.max_candidates} candidates",
             "epsilon_aggregate": p["epsilon_aggregate"], "delta_aggregate": p["delta_aggregate"]}
+
+
+def local_epsilon_for(protocol, devices: int, epsilon_total: float, delta: float, rounds: int,
+                      tol: float = 1e-4) -> float:
+    """The largest ε per round (within ``tol``, from below) whose aggregate guarantee over ``rounds``
+    rounds is at most (``epsilon_total``, ``delta``): bisection on :func:`aggregate_privacy`, which grows
+    with ε. Puts the prefix tree on the central axis of TrieHH (the local ε it then spends is reported)."""
+    from dataclasses import replace
+
+    epsilon_total = check_real("local_epsilon_for", "epsilon_total", epsilon_total, 0.0, float("inf"))
+    low, high = EPSILON_MIN, min(EPSILON_MAX, epsilon_total * rounds + 1.0)  # aggregate ε ≤ local R·ε
+
+    def aggregate(eps: float) -> float:
+        return aggregate_privacy(replace(protocol, epsilon=eps), devices, delta, rounds)["epsilon_aggregate"]
+
+    if aggregate(high) <= epsilon_total:
+        return high
+    while high - low > tol:
+        mid = (low + high) / 2
+        low, high = (mid, high) if aggregate(mid) <= epsilon_total else (low, mid)
+    return low

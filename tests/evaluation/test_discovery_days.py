@@ -43,6 +43,10 @@ def test_equal_privacy_spends_the_same_epsilon():
     many = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 14, 8, gamma=0.05, names=("ldp_trie", "pem"))
     assert many["ldp_trie"][1]["epsilon_pld"] == pytest.approx(2.15, abs=0.01)  # quoted in the docs
     assert many["pem"][1]["epsilon_pld"] == pytest.approx(4.0)
+    tree, row = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, 0.05, names=("prefix_tree",),
+                                        round_devices=100_000)["prefix_tree"]
+    assert tree.epsilon == pytest.approx(4.0 / 20) and (row["kind"], row["delta"]) == ("pure ε-LDP", 0.0)
+    assert row["delta_aggregate"] == 1e-9 and row["epsilon_aggregate"] < row["epsilon"]  # central, after secagg
     with pytest.raises(ValueError, match="unknown protocol"):
         equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, 0.05, names=("rappor",))
 

@@ -8,12 +8,13 @@ entries), fixed seeds."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.discovery.prefix_tree_privacy import aggregate_privacy
+from ldpsim.evaluation.discovery.prefix_tree_privacy import aggregate_privacy, local_epsilon_for
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon, shuffle_delta
 from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.discovery.words import WordCodec
@@ -221,3 +222,12 @@ def test_bad_parameters_name_themselves():
         PrefixTree(epsilon=1.0, gamma=0.5)
     with pytest.raises(InputError, match="rounds"):
         PrefixTree(epsilon=1.0, length=3, alphabet="ab", rounds=4, max_candidates=64)
+
+
+@pytest.mark.slow  # ~1.7 s: a bisection over the shuffle bound
+def test_the_local_epsilon_for_a_central_target_meets_it_from_below():
+    t = PrefixTree(epsilon=1.0, length=4, alphabet="ab", rounds=2)
+    eps = local_epsilon_for(t, 50_000, 1.0, 1e-8, rounds=10, tol=1e-3)
+    run = aggregate_privacy(replace(t, epsilon=eps), 50_000, 1e-8, 10)["epsilon_aggregate"]
+    above = aggregate_privacy(replace(t, epsilon=eps + 1e-3), 50_000, 1e-8, 10)["epsilon_aggregate"]
+    assert run <= 1.0 < above and eps > 0.1  # amplification: well above the 0.1 a round the local sum allows
