@@ -28,6 +28,11 @@ round's prefix length ℓ + s.
 **Repeated runs** (:meth:`PrefixTree.runs_with_deny_list`): each run adds the words it found to the deny
 list of the next, so later runs report other words.
 
+**Devices with several words** (:meth:`PrefixTree.run_profiles`): a device reports one of its eligible
+words (prefix in the trie, not denied), a random one weighted by how often it typed it or its most typed
+one (``selection``); a denied word's device then reports another word. Devices of one profile choose
+independently, so a round's category counts are a sum of multinomials — drawn exactly.
+
 **Privacy.** Local: a round's report is ε-LDP (OUE's largest likelihood ratio ½(1 − q)/(q·½) = e^ε,
 attained, "none" included; :meth:`PrefixTree.privacy_parts`), R rounds R·ε, pure — whatever the server
 sees. Aggregate: the server sees only the sum of a round's n reports, a function of the shuffled
@@ -76,6 +81,8 @@ class PrefixTree(TrieHH):
         Expected number of candidates held by nobody that pass a round's threshold.
     deny : tuple of str
         Words no device reports (found by earlier runs).
+    selection : {"random", "top"}
+        Which of its eligible words a device with several reports (:meth:`choice_probabilities`).
     """
 
     epsilon: float = 1.0
@@ -88,6 +95,7 @@ class PrefixTree(TrieHH):
     survivors: int = 64
     false_positives: float = 0.1
     deny: tuple = ()
+    selection: str = "random"
     codec: WordCodec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -101,6 +109,8 @@ class PrefixTree(TrieHH):
         object.__setattr__(self, "false_positives", check_real(name, "false_positives", self.false_positives,
                                                                0.0, math.inf))
         object.__setattr__(self, "deny", tuple(self.deny))
+        if self.selection not in ("random", "top"):
+            raise InputError(f"{name}: 'selection' must be 'random' or 'top'; got {self.selection!r}.")
         if self.gamma != 1.0 or self.theta != 1:
             raise InputError(f"{name}: every device answers every round (gamma = 1, theta = 1); got "
                              f"gamma = {self.gamma}, theta = {self.theta}.")
@@ -217,6 +227,61 @@ class PrefixTree(TrieHH):
     def privacy_parts(self) -> dict[str, float]:
         """ε of one round's report: OUE's log(p(1 − q)/(q(1 − p))) (exactly ε for any number of candidates)."""
         return {"round": self.oracle(1).epsilon_report}
+
+    # devices with several words ------------------------------------------------------------------------
+    def choice_probabilities(self, rows: np.ndarray, holdings: np.ndarray, trie: np.ndarray):
+        """(candidates, m, P × (|C| + 1) chance that a device of each profile reports each category).
+
+        ``holdings[p, w]``: how often a device of profile p typed word w (``rows``). Only eligible words
+        count (a prefix in the trie, not denied). ``selection`` "random": a device reports one of its
+        eligible words with chance ∝ how often it typed it; "top": its most typed eligible word (ties:
+        the first); with no eligible word, "none".
+        """
+        candidates, m, cat = self.categories(rows, trie)
+        h = np.asarray(holdings, dtype=float) * (cat < candidates.size)
+        if self.selection == "top":
+            best, has = h.argmax(axis=1), h.max(axis=1) > 0
+            h = np.zeros_like(h)
+            h[np.flatnonzero(has), best[has]] = 1.0
+        total = h.sum(axis=1)
+        probs = np.zeros((h.shape[0], candidates.size + 1))
+        np.add.at(probs.T, cat, (h / np.where(total > 0, total, 1.0)[:, None]).T)
+        probs[:, -1] += total == 0
+        return candidates, m, probs
+
+    def profile_aggregate(self, rows, holdings, devices, trie, rng=None):
+        """(candidates, m, the round's OUE aggregate drawn exactly): the category counts are
+        Σ_p Multinomial(devices_p, choice probabilities of p), then OUE's column sums given them."""
+        rng = as_generator(rng)
+        candidates, m, probs = self.choice_probabilities(rows, holdings, trie)
+        per_cat = rng.multinomial(np.asarray(devices, dtype=np.int64), probs).sum(axis=0)
+        return candidates, m, self.oracle(candidates.size).sample_aggregate(per_cat, rng)
+
+    def profile_device_aggregate(self, rows, holdings, profile, trie, rng=None):
+        """(candidates, m, the OUE aggregate of devices that each pick their own word): device i has
+        profile ``profile[i]`` and draws its category from that profile's choice probabilities."""
+        rng = as_generator(rng)
+        candidates, m, probs = self.choice_probabilities(rows, holdings, trie)
+        cum = probs.cumsum(axis=1)[np.asarray(profile)]
+        cat = np.minimum((rng.random(cum.shape[0])[:, None] >= cum).sum(axis=1), candidates.size)
+        return candidates, m, self.oracle(candidates.size).perturb_aggregate(cat, rng)
+
+    def run_profiles(self, items, holdings, devices=None, rng=None, *, per_device: bool = False) -> TrieResult:
+        """One pass over devices with several words: ``holdings`` (P × words) per profile, ``devices``
+        devices of each profile (direct path), or with ``per_device`` every row one device."""
+        rng = as_generator(rng)
+        rows, inv = self.codec.symbols(items)
+        h = np.zeros((len(holdings), rows.shape[0]))
+        np.add.at(h.T, inv, np.asarray(holdings, dtype=float).T)  # a word listed twice adds up
+
+        def tally(trie, level):
+            if not trie.size:
+                return np.zeros((2, 0), dtype=np.int64), np.zeros(0)
+            if per_device:
+                return self.read(*self.profile_device_aggregate(rows, h, np.arange(h.shape[0]), trie, rng))
+            return self.read(*self.profile_aggregate(rows, h, devices, trie, rng))
+
+        return self.walk(tally)
 
     # repeated runs -----------------------------------------------------------------------------------
     def runs_with_deny_list(self, items, counts_by_run, rng=None) -> list[TrieResult]:

@@ -231,3 +231,58 @@ def test_the_local_epsilon_for_a_central_target_meets_it_from_below():
     run = aggregate_privacy(replace(t, epsilon=eps), 50_000, 1e-8, 10)["epsilon_aggregate"]
     above = aggregate_privacy(replace(t, epsilon=eps + 1e-3), 50_000, 1e-8, 10)["epsilon_aggregate"]
     assert run <= 1.0 < above and eps > 0.1  # amplification: well above the 0.1 a round the local sum allows
+
+
+PROFILE_WORDS = ["ab", "ba", "b", "cab"]
+PROFILES = np.array([[3, 1, 0, 0], [0, 0, 2, 2], [1, 0, 0, 0], [0, 0, 0, 5]])  # how often each profile typed each
+PROFILE_DEVICES = np.array([300, 200, 100, 50])
+
+
+def test_data_selection_among_several_words():
+    t, _ = _setup()
+    rows, _ = t.codec.symbols(PROFILE_WORDS)
+    trie = np.sort(t.codec.word_codes(["ab", "ba"])[0])  # "b" and "cab" are not eligible
+    candidates, m, probs = t.choice_probabilities(rows, PROFILES, trie)
+    names = t.decode_found(candidates, m).tolist() + ["none"]
+    assert np.allclose(probs.sum(axis=1), 1.0)
+    assert {names[j]: p for j, p in enumerate(probs[0]) if p} == {"ab": 0.75, "ba": 0.25}  # ∝ typed, eligible
+    assert names[int(np.argmax(probs[1]))] == "none" and probs[1].max() == 1.0  # nothing eligible
+    top = replace(t, selection="top").choice_probabilities(rows, PROFILES, trie)[2]
+    assert names[int(np.argmax(top[0]))] == "ab" and top[0].max() == 1.0
+    # a denied word: the device reports its other word (the deny list and data selection together)
+    denied = replace(t, deny=("ab",)).choice_probabilities(rows, PROFILES, trie)[2]
+    assert {names[j]: p for j, p in enumerate(denied[0]) if p} == {"ba": 1.0}
+    assert names[int(np.argmax(denied[2]))] == "none"  # its only word is denied
+
+
+@pytest.mark.parametrize("path", [pytest.param("device", marks=pytest.mark.slow), "direct"])
+def test_a_round_over_devices_with_several_words_has_its_exact_moments(path):
+    t, _ = _setup()
+    rows, _ = t.codec.symbols(PROFILE_WORDS)
+    trie = np.sort(t.codec.word_codes(["ab", "ba"])[0])
+    candidates, _, probs = t.choice_probabilities(rows, PROFILES, trie)
+    oue = t.oracle(candidates.size)
+    # each device's bit j is 1 w.p. r = π_j p + (1 − π_j) q, independently over devices
+    r = probs * oue.p + (1 - probs) * oue.q
+    mean, var = PROFILE_DEVICES @ r, PROFILE_DEVICES @ (r * (1 - r))
+    profile = np.repeat(np.arange(len(PROFILE_DEVICES)), PROFILE_DEVICES)
+    rng = np.random.default_rng(6)
+    draws = []
+    for _ in range(1200):
+        if path == "device":
+            agg = t.profile_device_aggregate(rows, PROFILES, profile, trie, rng)[2]
+        else:
+            agg = t.profile_aggregate(rows, PROFILES, PROFILE_DEVICES, trie, rng)[2]
+        draws.append(agg.data)
+    assert_mean(np.array(draws), mean, var, what=f"{path} column sums")
+    assert_variance(np.array(draws), mean, var, what=f"{path} column sums")
+
+
+@pytest.mark.parametrize("per_device", [False, True])
+def test_with_several_words_a_denied_words_devices_find_their_other_word(per_device):
+    t = PrefixTree(epsilon=5.0, length=4, alphabet="abc", rounds=3, max_candidates=20, survivors=4)
+    holdings, devices = np.array([[5, 1, 0], [0, 0, 1]]), np.array([3000, 800])  # "ab" typed most, then "ba"
+    kw = {"holdings": np.repeat(holdings, devices, axis=0)} if per_device else {"holdings": holdings,
+                                                                                "devices": devices}
+    words = replace(t, deny=("ab",)).run_profiles(["ab", "ba", "cab"], rng=3, per_device=per_device, **kw).words
+    assert "ab" not in words.tolist() and "ba" in words.tolist()
