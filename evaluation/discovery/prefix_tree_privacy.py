@@ -58,7 +58,8 @@ def prefix_tree_row(protocol, delta: float, rounds: int, devices: int) -> dict:
     p = aggregate_privacy(protocol, devices, delta, rounds)
     return {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds (central after secure "
             "aggregation: epsilon_aggregate)", "epsilon": p["epsilon_local"],
-            "delta": 0.0, "per_step": f"ε={p['epsilon_round_local']:.3g}/round, ≤{protocol.max_candidates} candidates",
+            "delta": 0.0,
+            "per_step": f"ε={p['epsilon_round_local']:.3g}/round, ≤{protocol.max_candidates} candidates",
             "epsilon_aggregate": p["epsilon_aggregate"], "delta_aggregate": p["delta_aggregate"]}
 
 
