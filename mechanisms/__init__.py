@@ -35,6 +35,7 @@ from ldpsim.mechanisms.discovery.triehh import TrieHH, TrieResult
 from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
+from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 
 __all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
@@ -46,4 +47,4 @@ __all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "Frequ
            "uniform_allocation", "RAPPOR", "RAPPORReports", "RAPPORDecoding", "HR", "SUE", "SHE", "THE",
            "BLH", "FLH", "FLHReports", "DBitFlip", "DBitFlipReports", "OneBitMean",
            "DiscoveryProtocol", "DiscoveryResult", "WordCodec", "PEM", "SFP", "TreeHist",
-           "TrieHH", "TrieHHPP", "TrieResult", "LDPTrie", "GboardTrie", "INTERACTIVE"]
+           "TrieHH", "TrieHHPP", "TrieResult", "LDPTrie", "GboardTrie", "PrefixTree", "INTERACTIVE"]

@@ -19,6 +19,7 @@ from ldpsim.mechanisms.frequency.personalized import PersonalizedSDGRR
 from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.discovery.pem import PEM
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.frequency.rappor import RAPPOR
@@ -65,13 +66,14 @@ MECHANISMS: dict[str, type] = {
 
 #: interactive discovery protocols (docs/math.md §10): rounds of votes on a growing trie — not one
 #: report per device, so not in :data:`MECHANISMS` (no ``perturb``/``aggregate``). TrieHH and TrieHH++
-#: are (ε, δ) central after the threshold; LDPTrie is pure ε-LDP per round; GboardTrie is ε₀-LDP per
-#: round and (ε, δ) central after secure aggregation.
+#: are (ε, δ) central after the threshold; LDPTrie is pure ε-LDP per round; GboardTrie and PrefixTree (Apple's
+#: adaptive segments, thresholds and deny list) are ε₀-LDP per round and (ε, δ) central after secure aggregation.
 INTERACTIVE: dict[str, type] = {
     "triehh": TrieHH,
     "triehh_pp": TrieHHPP,
     "ldp_trie": LDPTrie,
     "gboard": GboardTrie,
+    "prefix_tree": PrefixTree,
 }
 
 
@@ -95,7 +97,7 @@ def make(name: str, **params):
     name : str
         Registry name, case-insensitive: grr, rr, urr, sdgrr, personalized-sdgrr, oue, olh, cms, hcms,
         pm, sdpm, personalized-sdpm, … (:data:`MECHANISMS`) and the interactive triehh, triehh_pp,
-        ldp_trie (:data:`INTERACTIVE`).
+        ldp_trie, prefix_tree (:data:`INTERACTIVE`).
     **params
         The mechanism's parameters (see each class), e.g. ``epsilon=1.0, k=256, m=1024`` for CMS.
 

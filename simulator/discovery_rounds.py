@@ -71,7 +71,7 @@ def interactive_passes(protocol, words, online: np.ndarray, rounds_per_day: int,
             trie, found, votes, start = protocol.root(), [], [], day
         codes, v = protocol.sample_votes(rows, per_day[day], trie, level, rng)
         trie, done, done_votes = protocol.advance(codes, v, level)
-        found.append(protocol.codec.decode(done, level))
+        found.append(protocol.decode_found(done, level))
         votes.append(done_votes)
         if level == protocol.rounds:
             v_all = np.concatenate(votes)

@@ -24,8 +24,8 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
     # end to end: whole deployments, sweeps and checks through the command line
-    "tests/evaluation/test_gboard_privacy.py::test_days_comparison_runs_gboard_at_its_central_guarantee",
-    "tests/evaluation/test_gboard_privacy.py::test_calibrated_local_epsilon_spends_just_under_the_target",
+    "tests/evaluation/test_secagg_rounds.py::test_days_comparison_runs_gboard_at_its_central_guarantee",
+    "tests/evaluation/test_secagg_rounds.py::test_calibrated_local_epsilon_spends_just_under_the_target",
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",
     "tests/evaluation/test_shuffle_ledger.py::test_ldpsim_run_prints_and_writes_the_central_epsilon",

@@ -1,5 +1,5 @@
-"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie, Gboard) against one-shot (SFP,
-PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
+"""Days until a new slang word is found: interactive (TrieHH, TrieHH++, LDPTrie, Gboard, PrefixTree) against
+one-shot (SFP, PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run — docs/math.md §10.4.
 
 * :func:`growing_slang`: the words of a vocabulary (English or Chinese chat corpus shipped with
   ldpsim, or the user's file, :func:`~ldpsim.evaluation.workloads.vocabulary.load_vocabulary`) plus a
@@ -8,8 +8,9 @@ PEM, TreeHist) discovery on the same fleet, at equal ε per device over the run 
 * :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
   and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
   composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
-  round, pure ε-LDP; Gboard's trie (``gboard``) at the ε₀ per round whose *central* ε per device over
-  the run after secure aggregation is ε_total at ``delta`` (locally ε₀-LDP per round); the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
+  round, pure ε-LDP; Gboard's trie (``gboard``) and the prefix tree (``prefix_tree``) at the ε₀ per round
+  whose *central* ε per device over the run after secure aggregation is ε_total at ``delta`` (locally
+  ε₀-LDP per round); the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
   The ε are equal and the δ and kinds are shown; ``epsilon_pld`` is each one's ε over the run at
   δ = ``delta`` by the project's accountant (privacy-loss distributions of the per-step guarantees),
   tighter than the basic sum.
@@ -36,7 +37,9 @@ import pandas as pd
 
 from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE, make
 from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
@@ -86,13 +89,13 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
                             rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
                             one_shot_params: dict | None = None, cohort: int | None = None) -> dict[str, tuple]:
     """name → (protocol, privacy row) at equal ε per device over the run (module docstring); ``cohort``
-    is the fewest devices a Gboard round aggregates (:func:`round_cohort`)."""
+    is the fewest devices a round of Gboard's trie or the prefix tree aggregates (:func:`round_cohort`)."""
     epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
     rounds = n_days * rounds_per_day
     out = {}
     for name in names:
-        if name == "gboard":
-            proto, row = _gboard(codec, epsilon_total, delta, rounds, cohort)
+        if name in INTERACTIVE and issubclass(INTERACTIVE[name], (GboardTrie, PrefixTree)):
+            proto, row = _under_secure_aggregation(name, codec, epsilon_total, delta, rounds, cohort)
             steps = None
         elif name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
             proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
@@ -129,16 +132,19 @@ def round_cohort(n_devices: int, p_online: float) -> int:
     return max(2, int(mu - 5 * np.sqrt(mu * (1 - p_online))))
 
 
-def _gboard(codec: WordCodec, epsilon_total: float, delta: float, rounds: int, cohort: int | None):
-    """Gboard's trie at the ε₀ per round whose central ε per device over the run, after secure aggregation
-    of at least ``cohort`` reports a round, is ``epsilon_total`` at ``delta`` (docs/math.md §10.6)."""
-    from ldpsim.evaluation.privacy.gboard_privacy import gboard_guarantees, local_epsilon_for
+def _under_secure_aggregation(name: str, codec: WordCodec, epsilon_total: float, delta: float, rounds: int,
+                              cohort: int | None):
+    """A trie of local reports summed by secure aggregation (Gboard's, the prefix tree) at the ε₀ per round
+    whose central ε per device over the run, after aggregation of at least ``cohort`` reports a round, is
+    ``epsilon_total`` at ``delta`` (docs/math.md §10.6)."""
+    from ldpsim.evaluation.privacy.secagg_rounds import local_epsilon_for, round_guarantees
 
     if cohort is None:
-        raise ValueError("equal_privacy_protocols: 'gboard' needs the 'cohort' of its rounds (round_cohort).")
+        raise ValueError(f"equal_privacy_protocols: {name!r} needs the 'cohort' of its rounds (round_cohort).")
     eps0 = local_epsilon_for(epsilon_total, delta, cohort, rounds)
-    proto = make("gboard", epsilon=eps0, length=codec.length, alphabet=codec.alphabet, min_cohort=cohort)
-    run = gboard_guarantees(proto, cohort, delta, rounds).set_index("scope").loc["run, central"]
+    extra = {"min_cohort": cohort} if issubclass(INTERACTIVE[name], GboardTrie) else {}
+    proto = make(name, epsilon=eps0, length=codec.length, alphabet=codec.alphabet, **extra)
+    run = round_guarantees(proto, cohort, delta, rounds).set_index("scope").loc["run, central"]
     return proto, {"kind": "central (ε, δ) after secure aggregation",
                    "guarantee": f"central (ε, δ) per device over the run, secure aggregation of ≥ {cohort} "
                                 f"reports a round; locally ε₀-LDP per round ({rounds * eps0:.3g} over the run)",

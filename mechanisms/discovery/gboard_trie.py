@@ -26,7 +26,7 @@ report. Given the choices both have the same law.
 
 **Privacy.** Local: ε₀-LDP per round, R·ε₀ over R rounds (pure). Central, after secure aggregation of
 at least ``min_cohort`` reports: the shuffle amplification bound, composed over the rounds —
-:func:`ldpsim.evaluation.privacy.gboard_privacy.gboard_guarantees` (docs/math.md §10.6).
+:func:`ldpsim.evaluation.privacy.secagg_rounds.round_guarantees` (docs/math.md §10.6).
 
 >>> t = GboardTrie(epsilon=6.0, length=3, alphabet="abc", sampler="top", passes=2)
 >>> res = t.run_devices(devices=[d for d in range(1500) for _ in "ab"], words=["ab", "c"] * 1500,
@@ -196,5 +196,5 @@ class GboardTrie(LDPTrie):
 
     def privacy(self, epsilon_total: float | None = None, rounds: int | None = None) -> dict[str, float]:
         """Local guarantee over ``rounds`` rounds (default passes·L): R·ε₀, pure; the central one after
-        secure aggregation is :func:`ldpsim.evaluation.privacy.gboard_privacy.gboard_guarantees`."""
+        secure aggregation is :func:`ldpsim.evaluation.privacy.secagg_rounds.round_guarantees`."""
         return super().privacy(epsilon_total, self.passes * self.rounds if rounds is None else rounds)

@@ -134,6 +134,10 @@ class TrieHH:
         order = np.lexsort((codes[done], -votes[done]))
         return codes[~done], codes[done][order], votes[done][order]
 
+    def decode_found(self, codes: np.ndarray, level: int) -> np.ndarray:
+        """The words of the codes completed in round ``level`` (prefix codes of ``level`` symbols)."""
+        return self.codec.decode(codes, level)
+
     def estimates(self, votes: np.ndarray) -> np.ndarray:
         """Holders estimated from a completed word's votes: TrieHH publishes no counts (NaN)."""
         return np.full(np.shape(votes), np.nan)
@@ -151,14 +155,17 @@ class TrieHH:
             rows, inv = self.codec.symbols(items)
             counts = np.bincount(inv, weights=check_counts(self.name, true_counts, inv.size),
                                  minlength=rows.shape[0]).astype(np.int64)
+        if values is not None:
+            return self.walk(lambda trie, level: self.device_votes(rows, trie, level, rng))
+        return self.walk(lambda trie, level: self.sample_votes(rows, counts, trie, level, rng))
+
+    def walk(self, tally) -> TrieResult:
+        """The rounds of one pass from the root, ``tally(trie, level)`` giving each round's (codes, votes)."""
         trie, words, votes, sizes = self.root(), [], [], []
         for level in range(1, self.rounds + 1):
-            if values is not None:
-                codes, v = self.device_votes(rows, trie, level, rng)
-            else:
-                codes, v = self.sample_votes(rows, counts, trie, level, rng)
+            codes, v = tally(trie, level)
             trie, done, done_votes = self.advance(codes, v, level)
-            words.append(self.codec.decode(done, level))
+            words.append(self.decode_found(done, level))
             votes.append(done_votes)
             sizes.append(trie.size)
         votes = np.concatenate(votes)

@@ -44,6 +44,10 @@ def test_equal_privacy_spends_the_same_epsilon():
     many = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 14, 8, gamma=0.05, names=("ldp_trie", "pem"))
     assert many["ldp_trie"][1]["epsilon_pld"] == pytest.approx(2.15, abs=0.01)  # quoted in the docs
     assert many["pem"][1]["epsilon_pld"] == pytest.approx(4.0)
+    tree, row = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, 0.05, names=("prefix_tree",),
+                                        cohort=100_000)["prefix_tree"]
+    assert (row["kind"], row["delta"]) == ("central (ε, δ) after secure aggregation", 1e-9)
+    assert row["epsilon"] <= 4.0 and tree.epsilon > 4.0 / 20  # amplified: more local ε than the local split
     with pytest.raises(ValueError, match="unknown protocol"):
         equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, 0.05, names=("rappor",))
 

@@ -169,7 +169,7 @@ def test_the_registry_builds_the_interactive_protocols():
     from ldpsim.mechanisms.registry import INTERACTIVE, make
 
     assert isinstance(make("TrieHH_PP", gamma=0.1), TrieHHPP)
-    assert sorted(INTERACTIVE) == ["gboard", "ldp_trie", "triehh", "triehh_pp"]
+    assert sorted(INTERACTIVE) == ["gboard", "ldp_trie", "prefix_tree", "triehh", "triehh_pp"]
     with pytest.raises(ValueError, match="triehh"):
         make("triehhh")
 

@@ -1,7 +1,9 @@
-"""The guarantees of Gboard's out-of-vocabulary discovery (:class:`~ldpsim.mechanisms.discovery.gboard_trie.GboardTrie`):
-local per round and over the run, and central after secure aggregation — docs/math.md §10.6.
+"""The guarantees of a trie grown from local reports summed by secure aggregation — Gboard's
+out-of-vocabulary discovery (:class:`~ldpsim.mechanisms.discovery.gboard_trie.GboardTrie`) and the
+prefix tree (:class:`~ldpsim.mechanisms.discovery.prefix_tree.PrefixTree`): local per round and over the
+run, and central after secure aggregation — docs/math.md §10.6.
 
-Each round, every device sends one ε₀-LDP GRR report (of a word its sampler chose); secure
+Each round, every device sends one ε₀-LDP report (GRR or unary encoding, of a word it chose); secure
 aggregation publishes only the sum over a cohort of at least ``cohort`` reports. The sum of one-hot
 reports is the histogram of the reports, a post-processing of the shuffled reports, so the shuffle
 amplification bound (Feldman, McMillan, Talwar 2021, numerical version;
@@ -12,7 +14,7 @@ devices that all arrive, and R = passes·L reports per device. The neighbouring 
 device's whole word list replaced (device level); the sampler is inside the local randomizer.
 
 >>> from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
->>> g = gboard_guarantees(GboardTrie(epsilon=2.0, length=4), cohort=100_000, delta=1e-10)
+>>> g = round_guarantees(GboardTrie(epsilon=2.0, length=4), cohort=100_000, delta=1e-10)
 >>> g["scope"].tolist()
 ['round, local', 'run, local', 'round, central', 'run, central']
 >>> float(g.set_index("scope").loc["run, local", "epsilon"])
@@ -33,26 +35,27 @@ def cohort_model(local_epsilon: float, cohort: int) -> TrustModel:
     return TrustModel("secagg_local", local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
 
 
-def gboard_guarantees(protocol, cohort: int, delta: float = 1e-10, rounds: int | None = None) -> pd.DataFrame:
+def round_guarantees(protocol, cohort: int, delta: float = 1e-10, rounds: int | None = None) -> pd.DataFrame:
     """Local and central (ε, δ) per device of one round and of the run (module docstring).
 
     Parameters
     ----------
-    protocol : GboardTrie
+    protocol : GboardTrie or PrefixTree (any protocol with an ``epsilon`` per round and ``rounds`` a pass)
     cohort : int ≥ 2
         Reports summed by secure aggregation in each round (the round's devices).
     delta : float in (0, 1)
         δ of the central guarantees (per round and over the run).
     rounds : int, optional
-        Rounds a device answers (default passes·L).
+        Rounds a device answers (default: one pass, times ``passes`` where the protocol has them).
 
     Returns
     -------
     pandas.DataFrame
         Columns scope, epsilon, delta, meaning.
     """
-    delta = check_real("gboard_guarantees", "delta", delta, 0.0, 1.0)
-    rounds = protocol.passes * protocol.rounds if rounds is None else check_int("gboard_guarantees", "rounds", rounds)
+    delta = check_real("round_guarantees", "delta", delta, 0.0, 1.0)
+    rounds = (getattr(protocol, "passes", 1) * protocol.rounds if rounds is None
+              else check_int("round_guarantees", "rounds", rounds))
     eps0 = protocol.epsilon
     central = {g.scope: g for g in guarantees(cohort_model(eps0, cohort), cohort, 1, delta, reports_per_day=rounds)}
     return pd.DataFrame([

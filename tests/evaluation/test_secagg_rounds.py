@@ -10,7 +10,7 @@ import pytest
 from ldpsim.evaluation.discovery.days import equal_privacy_protocols, growing_slang, round_cohort
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.evaluation.privacy.gboard_privacy import gboard_guarantees, local_epsilon_for
+from ldpsim.evaluation.privacy.secagg_rounds import round_guarantees, local_epsilon_for
 from ldpsim.evaluation.privacy.trust_reproductions import (GBOARD_2024, gboard_2024_table, gboard_central_epsilon,
                                                            gboard_local_epsilon)
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
@@ -19,7 +19,7 @@ from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 def test_local_and_central_rows_and_the_central_round_at_its_boundary():
     """The central round ε is FMT21's numerical bound at δ/2 (one replaced report moves two bins): the
     exact divergence of the FMT21 pair is ≤ δ/2 there and > δ/2 just below (bisection tolerance 1e-4)."""
-    g = gboard_guarantees(GboardTrie(epsilon=2.0, length=4, passes=2), cohort=100_000, delta=1e-10)
+    g = round_guarantees(GboardTrie(epsilon=2.0, length=4, passes=2), cohort=100_000, delta=1e-10)
     g = g.set_index("scope")
     assert g.loc["round, local", "epsilon"] == 2.0 and g.loc["run, local", "epsilon"] == 16.0
     assert g.loc["round, local", "delta"] == 0.0
@@ -55,7 +55,7 @@ def test_the_closed_form_is_fmt21_theorem_3_1():
 
 def test_calibrated_local_epsilon_spends_just_under_the_target():
     e0 = local_epsilon_for(2.0, 1e-9, 50_000, 10)
-    run = gboard_guarantees(GboardTrie(epsilon=e0, length=5, passes=2), 50_000, 1e-9).set_index("scope")
+    run = round_guarantees(GboardTrie(epsilon=e0, length=5, passes=2), 50_000, 1e-9).set_index("scope")
     assert 0.99 * 2.0 <= run.loc["run, central", "epsilon"] <= 2.0
     assert e0 > 2.0 / 10                      # far more than the pure-LDP share of the same ε
 
@@ -70,3 +70,13 @@ def test_days_comparison_runs_gboard_at_its_central_guarantee():
     assert row["kind"] == "central (ε, δ) after secure aggregation" and 0.99 * 4.0 <= row["epsilon"] <= 4.0
     with pytest.raises(ValueError, match="cohort"):
         equal_privacy_protocols(sd.codec, 4.0, 1e-9, 2, 2, 0.05, names=("gboard",))
+
+
+def test_the_prefix_tree_has_the_same_guarantees_as_any_trie_of_local_reports_at_its_epsilon():
+    """The amplification depends only on ε₀, the cohort and the rounds, not on the local randomizer
+    (GRR or unary encoding): both tries get the same rows; the prefix tree's pass is its ``rounds``."""
+    from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
+
+    tree = round_guarantees(PrefixTree(epsilon=2.0, length=4, alphabet="ab", rounds=2), 100_000, 1e-10)
+    trie = round_guarantees(GboardTrie(epsilon=2.0, length=4), 100_000, 1e-10, rounds=2)
+    assert tree.equals(trie) and tree.set_index("scope").loc["run, local", "epsilon"] == 4.0
