@@ -29,6 +29,7 @@ from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.aggregation.field_shares import prio3_histogram_bytes
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.aggregation.secagg_cost import secagg_bytes
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.mechanisms.aggregation.two_server import TwoServer
 from ldpsim.runtime.errors import InputError
@@ -119,13 +120,15 @@ def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
 
 
 def upload_bytes(model: TrustModel, d: int) -> int:
-    """Upload per device per report (docs/math.md §9.3 and §9.2 for the costs' sources)."""
+    """Bytes per device per report (docs/math.md §9.3 for the costs' sources; secure aggregation: sent and
+    received, :func:`~ldpsim.mechanisms.aggregation.secagg_cost.secagg_bytes`)."""
     k = model.kind
     if k in ("ldp", "shuffle"):
         return local_oracle(model, d).report_bytes
-    if k in ("secagg", "secagg_local"):
+    if k in ("secagg", "secagg_local"):          # SecAgg+ messages; each bin's sum: s one-hots (+ noise within ±10 sd)
         s = model.min_cohort
-        return 4 * d + 96 * 2 * math.ceil(math.log2(s))   # 32-bit masked vector + keys and shares (Bell et al. 2020)
+        spread = 20 * model.noise.sd() if k == "secagg" else 0.0
+        return secagg_bytes(d, s, s + 1 + spread)
     if k == "two_server":
         return prio3_histogram_bytes(d)["upload"]
     return 4
