@@ -598,6 +598,49 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
     return build(high)
 
 
+def calibrate_threshold(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = 1e-9,
+                        reports_per_day: int = 1, neighbour: str = "replace") -> TrustModel | None:
+    """A ``sample_threshold`` model at its rate p with the smallest threshold τ whose ε per device over the
+    run is at most ``target_epsilon`` at ``delta`` (docs/math.md §9.6); None if no τ reaches it at this p.
+
+    The R = days·reports_per_day reports are each (ε_r, δ/(2R)) and compose at δ (as :func:`guarantees`):
+    ε_r is the largest per-report ε whose composition meets the target (bisection), and τ the smallest
+    threshold with the per-item δ(ε_r/b) ≤ δ/(2R·b) (b bins change per report; δ falls as τ grows:
+    exponential search, then bisection). Needs ε_r/b above p's floor ln(1/(1 − p)).
+    """
+    target_epsilon = check_real("calibrate_threshold", "target_epsilon", target_epsilon, 0.0, EPS_CAP)
+    if model.kind != "sample_threshold":
+        raise InputError(f"calibrate_threshold tunes aggregation = 'sample_threshold'. Got {model.kind!r}.")
+    bins, steps = _bins(neighbour), reports_per_day * days
+    delta_r = delta / (2 * steps)
+    if steps == 1:
+        eps_r = target_epsilon
+    else:
+        low, high = 0.0, target_epsilon
+        while high - low > 1e-4 * target_epsilon:
+            mid = (low + high) / 2
+            low, high = (mid, high) if compose([(mid, delta_r)] * steps, delta).epsilon <= target_epsilon else (low, mid)
+        eps_r = low
+    need = eps_r / bins - 2e-4                   # below SampleThreshold.epsilon's rounding up (tol 1e-4)
+    probe = model.sampler()
+    if need <= probe.epsilon_floor():
+        return None
+
+    def private(tau: int) -> bool:
+        return SampleThreshold(model.rate, tau).delta(need) <= delta_r / bins
+
+    high = 1
+    while not private(high):
+        high *= 2
+        if high > 10 * n:
+            return None
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if private(mid) else (mid, high)
+    return replace(model, threshold=high)
+
+
 def dropout_epsilon(target: IntegerNoise, provisioned_for: int, arrived: int, delta: float = 1e-9,
                     changes: int = 2) -> float:
     """ε of one published cohort sum when each device's share was provisioned for ``provisioned_for``

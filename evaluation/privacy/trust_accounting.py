@@ -2,8 +2,10 @@
 :mod:`ldpsim.evaluation.privacy.accountant` (docs/math.md §9.5)."""
 
 from ldpsim.evaluation.privacy.accountant import (EPS_CAP, MODELS, NOISE_MODELS, Guarantee, TrustModel, calibrate,
+                                                  calibrate_threshold,
                                                   client_rappor_epsilon, dropout_epsilon, guarantees, noise_epsilon,
                                                   noise_pld, run_epsilon)
 
-__all__ = ["EPS_CAP", "MODELS", "NOISE_MODELS", "Guarantee", "TrustModel", "calibrate", "client_rappor_epsilon",
+__all__ = ["EPS_CAP", "MODELS", "NOISE_MODELS", "Guarantee", "TrustModel", "calibrate", "calibrate_threshold",
+           "client_rappor_epsilon",
            "dropout_epsilon", "guarantees", "noise_epsilon", "noise_pld", "run_epsilon"]

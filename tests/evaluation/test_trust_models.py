@@ -74,8 +74,8 @@ def test_unknown_model_is_refused():
 
 
 def test_comparison_measures_what_theory_says():
-    r = compare_trust_models(n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
-                             models=("ldp", "shuffle", "secagg", "two_server"))
+    r = compare_trust_models("zipf", n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
+                             discovery=False, models=("ldp", "shuffle", "secagg", "two_server"))
     t = r.table.set_index("model")
     # measured MSE = mean of 40 days × 40 items of squared, nearly normal errors: relative sd √(2/1600);
     # |z| < 4.5 (false alarm ≈ 7e-6 per model, normal approximation)
@@ -137,12 +137,12 @@ def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_coll
 
 def test_comparison_is_written_to_a_run_folder(tmp_path):
     from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
-    r = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
-                             repeats=2, rng=7)
+    r = compare_trust_models("zipf", n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                             discovery=False, repeats=2, rng=7)
     out = write_trust_results(tmp_path / "c", comparison=r)
     assert (out / "comparison.csv").is_file() and (out / "plots" / "trust_models.png").is_file()
-    again = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
-                                 repeats=2, rng=7)
+    again = compare_trust_models("zipf", n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                                 discovery=False, repeats=2, rng=7)
     assert again.table.equals(r.table)                        # one seed reproduces the comparison
 
 
