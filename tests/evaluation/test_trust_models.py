@@ -85,7 +85,7 @@ def test_comparison_measures_what_theory_says():
     assert t.loc["two_server", "mse_theory"] < t.loc["shuffle", "mse_theory"] < t.loc["ldp", "mse_theory"]
     assert np.all(t["epsilon_run"] <= 2.0)
     fig = r.figure()
-    assert len(fig.axes[0].lines) == 4
+    assert len(fig.axes[0].lines) == 8                       # per model: the theory line and the measured dots
 
 
 def test_dp_draft_client_example_is_reproduced():
@@ -154,3 +154,39 @@ def test_unreachable_or_invalid_targets_are_refused():
 def test_a_sampling_rate_without_a_finite_epsilon_is_reported_unbounded():
     g = {x.scope: x for x in guarantees(TrustModel("sample_threshold", rate=0.9, threshold=2), 1000, 3, delta=1e-9)}
     assert g["report"].epsilon == g["run"].epsilon == math.inf
+
+
+def test_secagg_bytes_reproduce_the_papers_expansion():
+    from ldpsim.mechanisms.aggregation.secagg_cost import expansion, secagg_bits
+    # Bonawitz et al. (CCS 2017), abstract: 1.73× for 2^10 users and 2^20 16-bit entries, 1.98× for 2^14 and 2^24
+    assert round(expansion(2**10, 2**20, 16), 2) == 1.73
+    assert round(expansion(2**14, 2**24, 16), 2) == 1.98
+    # SecAgg+ (Bell et al., CCS 2020): k neighbours instead of n − 1 others; the masked vector is unchanged
+    full, plus = secagg_bits(100, 10_000, 14), secagg_bits(100, 10_000, 14, neighbours=300)
+    assert full - plus == (2 + 5) * 256 * (10_000 - 301)
+    assert secagg_bits(100, 10_000, 14, neighbours=20_000) == full
+
+
+@pytest.mark.slow
+def test_tuned_sample_threshold_is_at_the_target():
+    from ldpsim.evaluation.privacy.trust_accounting import calibrate_threshold
+    start = TrustModel("sample_threshold", rate=0.05, threshold=1)
+    model = calibrate_threshold(start, 8.0, 10_800, 30, 1e-9)
+    assert run_epsilon(model, 10_800, 30, 1e-9) <= 8.0
+    # the smallest such τ: one less overshoots the target
+    assert run_epsilon(TrustModel("sample_threshold", rate=0.05, threshold=model.threshold - 1), 10_800, 30, 1e-9) > 8.0
+    assert calibrate_threshold(start, 0.5, 10_800, 30, 1e-9) is None         # below p's floor ln(1/(1 − p)) per report
+
+
+@pytest.mark.slow
+def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
+    r = compare_trust_models(epsilons=(2.0,), repeats=40, discovery=False, rng=11,
+                             models=("ldp", "shuffle", "secagg", "two_server", "sample_threshold"))
+    t = r.table.set_index("model")
+    assert r.params["fleet"] == "keyboard" and r.params["domain_size"] == 100
+    # the interval is theory ± 1.96 sd of the measured mean (normal errors); |z| < 4.5: false alarm ≈ 7e-6 per model
+    for model in ("ldp", "shuffle", "secagg", "two_server"):
+        sd = (t.loc[model, "mse_high"] - t.loc[model, "mse_theory"]) / 1.96
+        assert abs(t.loc[model, "mse_measured"] - t.loc[model, "mse_theory"]) < 4.5 * sd, model
+    assert np.all(t["epsilon_run"] <= 2.0)
+    assert t.loc["sample_threshold", "parameter"].startswith("p=")
