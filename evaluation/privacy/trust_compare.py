@@ -153,6 +153,19 @@ def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rat
     return best
 
 
+def comparison_model(name: str, epsilon: float, fleet: Fleet, delta: float) -> TrustModel | None:
+    """Model ``name`` as the comparison runs it at ε per device over ``fleet.days`` days: calibrated from
+    :data:`DEFAULTS` (cohorts no larger than the day's devices; the noisy threshold at its false-alarm
+    level), or sample-and-threshold tuned (None if no rate reaches ε)."""
+    if name == "sample_threshold":
+        return tune_sample_threshold(epsilon, fleet, delta)
+    start = DEFAULTS[name]
+    if name in ("secagg", "secagg_local"):
+        start = replace(start, min_cohort=min(start.min_cohort, fleet.devices))
+    model = calibrate(start, epsilon, fleet.devices, fleet.days, delta, fleet.reports_per_day)
+    return release_threshold(model, fleet.counts.size)
+
+
 def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int, rng) -> dict:
     """``repeats`` count-level draws of one day's estimate: mean squared error per item and top-k precision
     (one comparison cell; the benchmark times it)."""
@@ -264,15 +277,9 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
         found = days_to_discovery(models, eps, fleet, delta) if discovery else \
             {name: (DISCOVERY[name][0], math.nan) for name in models}
         for name in models:
-            if name == "sample_threshold":
-                model = tune_sample_threshold(eps, fleet, delta)
-                if model is None:
-                    continue               # no sampling rate reaches this ε: no row
-            else:
-                start = DEFAULTS[name]
-                if name in ("secagg", "secagg_local"):
-                    start = replace(start, min_cohort=min(start.min_cohort, m))
-                model = release_threshold(calibrate(start, eps, m, days, delta, fleet.reports_per_day), d)
+            model = comparison_model(name, eps, fleet, delta)
+            if model is None:
+                continue                   # no sampling rate reaches this ε: no row
             g = {x.scope: x for x in guarantees(model, m, days, delta, fleet.reports_per_day)}
             mse_th, sd0 = _theory(model, counts)
             low, high = _mse_interval(mse_th, repeats) if name not in ("threshold", "sample_threshold") \
