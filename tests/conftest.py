@@ -24,6 +24,7 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
     # end to end: whole deployments, sweeps and checks through the command line
+    "tests/simulator/test_collectors.py::test_compare_command_runs_the_trust_models",   # calibration and discovery at 7 models
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",
     "tests/evaluation/test_shuffle_ledger.py::test_ldpsim_run_prints_and_writes_the_central_epsilon",

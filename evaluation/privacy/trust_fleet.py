@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,7 @@ def keyboard_fleet(scenario="keyboard", vocabulary=None, days: int = 30, devices
     Parameters
     ----------
     scenario : str or path
-        A shipped scenario name or a deployment TOML file.
+        A shipped scenario's name (``scenarios/<name>.toml``) or a deployment TOML file.
     vocabulary : path, optional
         The items and their weights (``evaluation.workloads.load_vocabulary``) instead of the scenario's.
     days : int
@@ -90,10 +91,12 @@ def keyboard_fleet(scenario="keyboard", vocabulary=None, days: int = 30, devices
     """
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.evaluation.workloads.types import largest_remainder
-    from ldpsim.scenarios.catalog import resolve
 
     days = check_int("keyboard_fleet", "days", days, low=1)
-    cfg, _ = load_deployment(resolve(scenario), devices, None, None)
+    path = Path(str(scenario))
+    if path.suffix != ".toml" and not path.exists():     # a shipped scenario's name
+        path = Path(str(resources.files("ldpsim.scenarios") / f"{scenario}.toml"))
+    cfg, _ = load_deployment(path, devices, None, None)
     uc = next((u for u in cfg.use_cases if u.kind == "event"), None)
     if uc is None:
         from ldpsim.runtime.errors import InputError
@@ -106,7 +109,7 @@ def keyboard_fleet(scenario="keyboard", vocabulary=None, days: int = 30, devices
     uploading = max(1, round(cfg.n_devices * cfg.opt_in * cfg.p_online))
     counts = largest_remainder(weights, uploading * uc.daily_limit).astype(np.int64)
     words = cfg.words if cfg.words and NEW_WORD not in cfg.words else None
-    return Fleet(Path(str(scenario)).stem, tuple(items), counts, uploading, uc.daily_limit, days, words,
+    return Fleet(path.stem, tuple(items), counts, uploading, uc.daily_limit, days, words,
                  None if words is None else np.asarray(cfg.word_weights, dtype=float),
                  max(1, round(cfg.n_devices * cfg.opt_in)), cfg.p_online, cfg.slang_start_day, cfg.slang_share)
 
