@@ -190,3 +190,50 @@ def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
         assert abs(t.loc[model, "mse_measured"] - t.loc[model, "mse_theory"]) < 4.5 * sd, model
     assert np.all(t["epsilon_run"] <= 2.0)
     assert t.loc["sample_threshold", "parameter"].startswith("p=")
+
+
+def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
+    from ldpsim.evaluation.privacy.accountant import shuffle_step, shuffled_epsilon
+    from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
+    from ldpsim.evaluation.privacy.composition import advanced_composition
+    e0, n, days, delta = 1.5, 20_000, 30, 1e-9
+    from ldpsim.evaluation.privacy.composition import compose
+    g = {x.scope: x for x in guarantees(TrustModel("shuffle", local_epsilon=e0), n, days, delta)}
+    assert g["run"].epsilon == shuffled_epsilon(e0, n, days, delta)
+    step = shuffle_step(e0, n, delta / (2 * days))
+    # the split of δ: each day's report at δ/(2·days) by FMT21's numerical bound, composed at δ (dp-accounting)
+    by_hand = min(e0, numerical_epsilon(e0, n, delta / (2 * days), tol=1e-4))
+    assert g["run"].epsilon == pytest.approx(compose([(by_hand, delta / (2 * days))] * days, delta).epsilon)
+    # FMT21's numerical bound is below its closed form (Theorem 3.1), and never above ε₀
+    assert step <= min(e0, closed_form_epsilon(e0, n, delta / (2 * days)))
+    # PLD composition of 30 (step, δ/60) pairs at δ: no worse than advanced composition at δ/2 (DRV 2010)
+    assert step * 1.0 < g["run"].epsilon <= advanced_composition(step, days, delta / 2)
+
+
+@pytest.mark.slow
+def test_discovery_designs_are_paired_and_amplified():
+    from ldpsim.evaluation.discovery.days import growing_slang
+    from ldpsim.evaluation.privacy.trust_fleet import DISCOVERY, discovery_design, keyboard_fleet
+    assert {k: v[0] for k, v in DISCOVERY.items()} == {
+        "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
+        "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh"}
+    fleet = keyboard_fleet()
+    codec = growing_slang("en", n_days=3).codec
+    pem, row = discovery_design("ldp", 4.0, fleet, 1e-9, codec)
+    assert pem.epsilon == pytest.approx(4.0 / 30)                       # one pure-LDP report a day
+    trie, row = discovery_design("shuffle", 4.0, fleet, 1e-9, codec)
+    online = round(fleet.word_devices * fleet.p_online)
+    assert trie.epsilon == pytest.approx(calibrate(TrustModel("shuffle"), 4.0, online, 30, 1e-9).local_epsilon)
+    assert trie.epsilon > 4.0 / 30                                       # the shuffle buys a larger ε₀
+
+
+def test_the_fleet_and_a_users_vocabulary(tmp_path):
+    from ldpsim.evaluation.privacy.trust_fleet import keyboard_fleet
+    f = keyboard_fleet()
+    assert (f.name, f.devices, f.counts.sum(), f.counts.size, f.days) == ("keyboard", 10_800, 10_800, 100, 30)
+    vocab = tmp_path / "mine.csv"
+    vocab.write_text("item,count\na,60\nb,30\nc,10\n", encoding="utf-8")
+    r = compare_trust_models(vocabulary=vocab, models=("ldp",), epsilons=(4.0,), repeats=2, discovery=False, rng=1)
+    assert r.params["domain_size"] == 3 and r.table["epsilon_run"].iloc[0] == pytest.approx(4.0)
+    with pytest.raises(InputError, match="nosuch"):
+        compare_trust_models("nosuch", models=("ldp",), discovery=False)
