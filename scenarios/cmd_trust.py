@@ -1,6 +1,7 @@
 """``ldpsim trust [SCENARIO]``: a trust-model scenario (default: the shipped ``trust_models``), one simulated
 day per use case under its ``aggregation`` setting, with each device's (ε, δ) per report, per day and over
-the run; ``--compare`` adds every model side by side at equal ε over the run (table and figure).
+the run; ``--compare`` adds every model side by side at equal ε per device over 30 days on ``--fleet`` (the
+keyboard scenario's emoji by default, ``--vocabulary`` for your own items; table and figure).
 
 Writes ``trust.csv``, ``collectors.csv`` (and with ``--compare`` ``comparison.csv`` and
 ``plots/trust_models.png``) into ``--out`` (default ``runs/<name>``); a finished folder is replaced only with
