@@ -27,14 +27,15 @@ def add_arguments(parser):
     parser.add_argument("--designs", metavar="NAMES",
                         help="comma-separated design names to run (default: all)")
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
-    options.add_devices(parser, "4000", default=4000)
+    options.add_devices(parser, "4000; with --trust the scenario's")
     parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
     parser.add_argument("--delta", type=float, default=1e-6, help="δ of the (ε, δ) per device and the central ε")
     parser.add_argument("--force", action="store_true", help="replace a finished comparison in --out")
     parser.add_argument("--trust", action="store_true",
                         help="compare the trust models instead (ldp, shuffle, secure aggregation, two servers, "
-                             "thresholds) at --epsilon-device over --days (default 30) on --devices devices; "
-                             "writes comparison.csv and plots/trust_models.png (default: off)")
+                             "thresholds) at --epsilon-device over --days (default 30) on the scenario's fleet "
+                             "(its event use case, --vocabulary, --devices); writes comparison.csv and "
+                             "plots/trust_models.png (default: off)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
 
@@ -44,17 +45,19 @@ def _run_trust(args) -> int:
     from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
     from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
     from ldpsim.runtime.errors import InputError
+    from ldpsim.scenarios.catalog import resolve
 
     if args.epsilon_report is not None or args.own_epsilon:
         raise InputError("--trust compares at ε per device over the run: use --epsilon-device, not "
                          "--epsilon-report or --own-epsilon.")
-    result = compare_trust_models(n=args.devices, days=args.days or 30, delta=args.delta,
+    result = compare_trust_models(resolve(args.scenario), days=args.days or 30, delta=args.delta,
                                   epsilons=(8.0 if args.epsilon_device is None else args.epsilon_device,),
+                                  vocabulary=args.vocabulary, devices=args.devices,
                                   rng=args.seed if args.seed is not None else 2026)
     out = Path(args.out) if args.out else Path("runs") / "compare-trust"
     write_trust_results(out, comparison=result, force=args.force)
     cols = ["model", "epsilon_run", "epsilon_day", "mse_theory", "top_k_precision", "min_frequency",
-            "bytes_per_device", "trusted", "if_misbehaving"]
+            "discovery", "days_to_discovery", "bytes_per_device", "trusted", "if_misbehaving"]
     print(result.table[cols].to_string(index=False))
     options.say(args, f"\nrun folder: {out}")
     return 0
@@ -64,7 +67,7 @@ def run(args) -> int:
     if args.trust:
         return _run_trust(args)
     import ldpsim
-    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, designs_from_variants
+    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, designs_from_variants
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve
 
@@ -80,7 +83,7 @@ def run(args) -> int:
     device = None if args.own_epsilon or args.epsilon_report is not None else \
         (8.0 if args.epsilon_device is None else args.epsilon_device)
     result = ldpsim.compare(path, designs, epsilon_device=device, epsilon_report=args.epsilon_report,
-                            delta=args.delta, devices=args.devices, days=args.days, seed=args.seed,
+                            delta=args.delta, devices=args.devices or DEFAULT_DEVICES, days=args.days, seed=args.seed,
                             vocabulary=args.vocabulary)
     out = Path(args.out) if args.out else Path("runs") / f"compare-{path.stem}"
     result.to_folder(out, force=args.force)

@@ -26,6 +26,7 @@ SLOW = (
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/evaluation/test_secagg_rounds.py::test_days_comparison_runs_gboard_at_its_central_guarantee",
     "tests/evaluation/test_secagg_rounds.py::test_calibrated_local_epsilon_spends_just_under_the_target",
+    "tests/simulator/test_collectors.py::test_compare_command_runs_the_trust_models",   # calibration and discovery at 7 models
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",
     "tests/evaluation/test_shuffle_ledger.py::test_ldpsim_run_prints_and_writes_the_central_epsilon",

@@ -10,7 +10,11 @@ for the hot paths, its physical *floor* (:mod:`ldpsim.evaluation.bench.floors`).
 * ``em``: the EM post-processing of n SDPM reports (docs/math.md §2.3);
 * ``discover`` / ``discover-direct``: a discovery protocol (SFP, PEM, TreeHist; docs/math.md §7.4) on
   the words-slang workload — ``perturb`` + ``aggregate`` + ``discover`` of the top 20 for n users, or
-  ``sample_aggregate`` + ``discover``; the row's note gives the F1 of the discovered top 20.
+  ``sample_aggregate`` + ``discover``; the row's note gives the F1 of the discovered top 20;
+* ``trust-cell``: one cell of the trust-model comparison (docs/math.md §9.6): one day's count-level
+  estimate of a Zipf(1.1) histogram by trust model ``name`` calibrated (untimed) to ε per device over 30
+  days, with its MSE and top-10 precision
+  (:func:`~ldpsim.evaluation.privacy.trust_compare.measure_cell`).
 
 ``RUNNERS`` maps a path to its function ``(case, n, domain_size, seed) -> (Stopwatch, estimates)``.
 Hook for a later benchmark (e.g. the simulator's device-days/s): add its runner to ``RUNNERS``
@@ -48,6 +52,7 @@ from ldpsim.mechanisms.numeric.em import EM
 
 from ldpsim.evaluation.bench.floors import FLOORS, Stopwatch
 from ldpsim.evaluation.discovery.scores import run_scores
+from ldpsim.evaluation.privacy.accountant import MODELS as TRUST_MODELS
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import harmonic
 
@@ -158,6 +163,9 @@ CASES: list[BenchCase] = [
       for path in ("discover", "discover-direct") for name in ("sfp", "pem", "treehist")],
     *[BenchCase(f"{name} ε4 n1e7", name, {"epsilon": 4.0}, "discover-direct", n=10 * PER)
       for name in ("sfp", "pem", "treehist")],
+    # the trust models' comparison cell: n = 10⁶ devices, D = 2 000 items, one day, ε = 2 over 30 days
+    *[BenchCase(f"trust {name} ε2", name, {"epsilon": 2.0}, "trust-cell", n=PER, domain=2000)
+      for name in TRUST_MODELS],
 ]
 
 #: ``--check``'s subset: (label, path) → users, each path a fraction of a second; they share one worker
@@ -252,10 +260,31 @@ def _discover(case: BenchCase, n: int, domain_size: int, seed, direct: bool = Fa
     return sw, np.array([run_scores(w.items, w.counts, res.words, res.counts, 20)["f1"]])
 
 
+@functools.lru_cache(maxsize=16)
+def _trust_setup(name: str, epsilon: float, n: int, d: int):
+    """The calibrated trust model and the Zipf(1.1) day it estimates (untimed, once per worker)."""
+    from ldpsim.evaluation.privacy.trust_compare import comparison_model
+    from ldpsim.evaluation.privacy.trust_fleet import zipf_fleet
+
+    fleet = zipf_fleet(n, d)
+    return comparison_model(name, epsilon, fleet, 1e-9), fleet.counts
+
+
+def _trust_cell(case: BenchCase, n: int, domain_size: int, seed) -> tuple[Stopwatch, np.ndarray]:
+    """One comparison cell: a day's draw of the calibrated model, its MSE and top-10 precision."""
+    from ldpsim.evaluation.privacy.trust_compare import measure_cell
+
+    model, counts = _trust_setup(case.name, case.params["epsilon"], n, case.items(domain_size))
+    rng = as_generator(seed)
+    with Stopwatch() as sw:
+        cell = measure_cell(model, counts, 1, 10, rng)
+    return sw, np.array([cell["mse_measured"], cell["top_k_precision"]])
+
+
 #: path → runner ``(case, n, domain_size, seed) -> (Stopwatch, estimates)``; register new paths here
 RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _counter,
            "counter-direct": _counter_direct, "discover": _discover,
-           "discover-direct": functools.partial(_discover, direct=True)}
+           "discover-direct": functools.partial(_discover, direct=True), "trust-cell": _trust_cell}
 
 
 def peak_rss_bytes() -> int:
@@ -317,6 +346,8 @@ def worker_pool() -> futures.ProcessPoolExecutor:
 
 def skip_reason(case: BenchCase, domain_size: int) -> str | None:
     """Why ``case`` cannot run yet (mechanism not registered, parameters rejected), or None."""
+    if case.path == "trust-cell":
+        return None if case.name in TRUST_MODELS else f"{case.name!r} is not a trust model"
     if case.name not in registry.MECHANISMS:
         return f"{case.name!r} not registered yet"
     try:

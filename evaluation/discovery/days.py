@@ -63,17 +63,18 @@ class SlangDays:
 
 def growing_slang(vocabulary="en", slang: str | None = None, n_days: int = 14, start_day: int = 2,
                   peak_share: float = 0.05, ramp_days: int = 7, top: int | None = 60) -> SlangDays:
-    """The growing slang workload (module docstring); ``vocabulary`` is ``"en"``, ``"zh"`` or a file."""
-    from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+    """The growing slang workload (module docstring); ``vocabulary`` is ``"en"``, ``"zh"``, a file or a
+    :class:`~ldpsim.evaluation.workloads.vocabulary.Vocabulary`."""
+    from ldpsim.evaluation.workloads.vocabulary import Vocabulary, load_vocabulary
 
     n_days = check_int("growing_slang", "n_days", n_days, low=1)
     start_day = check_int("growing_slang", "start_day", start_day, low=0)
     ramp_days = check_int("growing_slang", "ramp_days", ramp_days, low=1)
     peak_share = check_real("growing_slang", "peak_share", peak_share, 0.0, 1.0)
-    if vocabulary in CORPORA:
+    if isinstance(vocabulary, str) and vocabulary in CORPORA:
         name, default = CORPORA[vocabulary]
         vocabulary, slang = resources.files("ldpsim.scenarios") / "data" / name, slang or default
-    vocab = load_vocabulary(str(vocabulary), top=top)
+    vocab = vocabulary if isinstance(vocabulary, Vocabulary) else load_vocabulary(str(vocabulary), top=top)
     if slang is None:
         raise ValueError("growing_slang: name the 'slang' word when the vocabulary is a file.")
     if slang in vocab.items:

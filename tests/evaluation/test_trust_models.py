@@ -74,8 +74,8 @@ def test_unknown_model_is_refused():
 
 
 def test_comparison_measures_what_theory_says():
-    r = compare_trust_models(n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
-                             models=("ldp", "shuffle", "secagg", "two_server"))
+    r = compare_trust_models("zipf", n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
+                             discovery=False, models=("ldp", "shuffle", "secagg", "two_server"))
     t = r.table.set_index("model")
     # measured MSE = mean of 40 days × 40 items of squared, nearly normal errors: relative sd √(2/1600);
     # |z| < 4.5 (false alarm ≈ 7e-6 per model, normal approximation)
@@ -85,7 +85,7 @@ def test_comparison_measures_what_theory_says():
     assert t.loc["two_server", "mse_theory"] < t.loc["shuffle", "mse_theory"] < t.loc["ldp", "mse_theory"]
     assert np.all(t["epsilon_run"] <= 2.0)
     fig = r.figure()
-    assert len(fig.axes[0].lines) == 4
+    assert len(fig.axes[0].lines) == 8                       # per model: the theory line and the measured dots
 
 
 def test_dp_draft_client_example_is_reproduced():
@@ -137,12 +137,12 @@ def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_coll
 
 def test_comparison_is_written_to_a_run_folder(tmp_path):
     from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
-    r = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
-                             repeats=2, rng=7)
+    r = compare_trust_models("zipf", n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                             discovery=False, repeats=2, rng=7)
     out = write_trust_results(tmp_path / "c", comparison=r)
     assert (out / "comparison.csv").is_file() and (out / "plots" / "trust_models.png").is_file()
-    again = compare_trust_models(n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
-                                 repeats=2, rng=7)
+    again = compare_trust_models("zipf", n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
+                                 discovery=False, repeats=2, rng=7)
     assert again.table.equals(r.table)                        # one seed reproduces the comparison
 
 
@@ -154,3 +154,86 @@ def test_unreachable_or_invalid_targets_are_refused():
 def test_a_sampling_rate_without_a_finite_epsilon_is_reported_unbounded():
     g = {x.scope: x for x in guarantees(TrustModel("sample_threshold", rate=0.9, threshold=2), 1000, 3, delta=1e-9)}
     assert g["report"].epsilon == g["run"].epsilon == math.inf
+
+
+def test_secagg_bytes_reproduce_the_papers_expansion():
+    from ldpsim.mechanisms.aggregation.secagg_cost import expansion, secagg_bits
+    # Bonawitz et al. (CCS 2017), abstract: 1.73× for 2^10 users and 2^20 16-bit entries, 1.98× for 2^14 and 2^24
+    assert round(expansion(2**10, 2**20, 16), 2) == 1.73
+    assert round(expansion(2**14, 2**24, 16), 2) == 1.98
+    # SecAgg+ (Bell et al., CCS 2020): k neighbours instead of n − 1 others; the masked vector is unchanged
+    full, plus = secagg_bits(100, 10_000, 14), secagg_bits(100, 10_000, 14, neighbours=300)
+    assert full - plus == (2 + 5) * 256 * (10_000 - 301)
+    assert secagg_bits(100, 10_000, 14, neighbours=20_000) == full
+
+
+@pytest.mark.slow
+def test_tuned_sample_threshold_is_at_the_target():
+    from ldpsim.evaluation.privacy.trust_accounting import calibrate_threshold
+    start = TrustModel("sample_threshold", rate=0.05, threshold=1)
+    model = calibrate_threshold(start, 8.0, 10_800, 30, 1e-9)
+    assert run_epsilon(model, 10_800, 30, 1e-9) <= 8.0
+    # the smallest such τ: one less overshoots the target
+    assert run_epsilon(TrustModel("sample_threshold", rate=0.05, threshold=model.threshold - 1), 10_800, 30, 1e-9) > 8.0
+    assert calibrate_threshold(start, 0.5, 10_800, 30, 1e-9) is None         # below p's floor ln(1/(1 − p)) per report
+
+
+@pytest.mark.slow
+def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
+    r = compare_trust_models(epsilons=(2.0,), repeats=40, discovery=False, rng=11,
+                             models=("ldp", "shuffle", "secagg", "two_server", "sample_threshold"))
+    t = r.table.set_index("model")
+    assert r.params["fleet"] == "keyboard" and r.params["domain_size"] == 100
+    # the interval is theory ± 1.96 sd of the measured mean (normal errors); |z| < 4.5: false alarm ≈ 7e-6 per model
+    for model in ("ldp", "shuffle", "secagg", "two_server"):
+        sd = (t.loc[model, "mse_high"] - t.loc[model, "mse_theory"]) / 1.96
+        assert abs(t.loc[model, "mse_measured"] - t.loc[model, "mse_theory"]) < 4.5 * sd, model
+    assert np.all(t["epsilon_run"] <= 2.0)
+    assert t.loc["sample_threshold", "parameter"].startswith("p=")
+
+
+def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
+    from ldpsim.evaluation.privacy.accountant import shuffle_step, shuffled_epsilon
+    from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
+    from ldpsim.evaluation.privacy.composition import advanced_composition
+    e0, n, days, delta = 1.5, 20_000, 30, 1e-9
+    from ldpsim.evaluation.privacy.composition import compose
+    g = {x.scope: x for x in guarantees(TrustModel("shuffle", local_epsilon=e0), n, days, delta)}
+    assert g["run"].epsilon == shuffled_epsilon(e0, n, days, delta)
+    step = shuffle_step(e0, n, delta / (2 * days))
+    # the split of δ: each day's report at δ/(2·days) by FMT21's numerical bound, composed at δ (dp-accounting)
+    by_hand = min(e0, numerical_epsilon(e0, n, delta / (2 * days), tol=1e-4))
+    assert g["run"].epsilon == pytest.approx(compose([(by_hand, delta / (2 * days))] * days, delta).epsilon)
+    # FMT21's numerical bound is below its closed form (Theorem 3.1), and never above ε₀
+    assert step <= min(e0, closed_form_epsilon(e0, n, delta / (2 * days)))
+    # PLD composition of 30 (step, δ/60) pairs at δ: no worse than advanced composition at δ/2 (DRV 2010)
+    assert step * 1.0 < g["run"].epsilon <= advanced_composition(step, days, delta / 2)
+
+
+@pytest.mark.slow
+def test_discovery_designs_are_paired_and_amplified():
+    from ldpsim.evaluation.discovery.days import growing_slang
+    from ldpsim.evaluation.privacy.trust_fleet import DISCOVERY, discovery_design, keyboard_fleet
+    assert {k: v[0] for k, v in DISCOVERY.items()} == {
+        "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
+        "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh"}
+    fleet = keyboard_fleet()
+    codec = growing_slang("en", n_days=3).codec
+    pem, row = discovery_design("ldp", 4.0, fleet, 1e-9, codec)
+    assert pem.epsilon == pytest.approx(4.0 / 30)                       # one pure-LDP report a day
+    trie, row = discovery_design("shuffle", 4.0, fleet, 1e-9, codec)
+    online = round(fleet.word_devices * fleet.p_online)
+    assert trie.epsilon == pytest.approx(calibrate(TrustModel("shuffle"), 4.0, online, 30, 1e-9).local_epsilon)
+    assert trie.epsilon > 4.0 / 30                                       # the shuffle buys a larger ε₀
+
+
+def test_the_fleet_and_a_users_vocabulary(tmp_path):
+    from ldpsim.evaluation.privacy.trust_fleet import keyboard_fleet
+    f = keyboard_fleet()
+    assert (f.name, f.devices, f.counts.sum(), f.counts.size, f.days) == ("keyboard", 10_800, 10_800, 100, 30)
+    vocab = tmp_path / "mine.csv"
+    vocab.write_text("item,count\na,60\nb,30\nc,10\n", encoding="utf-8")
+    r = compare_trust_models(vocabulary=vocab, models=("ldp",), epsilons=(4.0,), repeats=2, discovery=False, rng=1)
+    assert r.params["domain_size"] == 3 and r.table["epsilon_run"].iloc[0] == pytest.approx(4.0)
+    with pytest.raises(InputError, match="nosuch"):
+        compare_trust_models("nosuch", models=("ldp",), discovery=False)
