@@ -72,9 +72,13 @@ DEFAULTS = {
             "fragment_m": 64},
     "pem": {"length": 4, "alphabet": "abcd", "start": 1, "pool": 64},
     "treehist": {"length": 4, "alphabet": "abcd", "k": 16, "m": 64},
+    # interactive protocols: one round (the threshold ones at the claim's ε, which is not a parameter)
+    "triehh": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "triehh_pp": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "ldp_trie": {"length": 4, "alphabet": "abcd"},
 }
 
-COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "epsilon_lower_bound", "confidence", "x", "x_prime",
+COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",
            "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict", "event", "seconds")
 
 
@@ -183,14 +187,18 @@ def check_trials(trials, high: int = MAX_DECLARED_TRIALS) -> int:
 
 
 def make_mechanism(name: str, epsilon: float, params: dict | None = None):
-    """One of ours by registry name with :data:`DEFAULTS` under ``params`` (lists become tuples)."""
-    from ldpsim.mechanisms.registry import MECHANISMS, make
+    """One of ours by registry name (or an interactive protocol's) with :data:`DEFAULTS` under ``params``
+    (lists become tuples); ``epsilon`` goes to the constructor of those that take one."""
+    from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 
     params = dict(params or {})
     key = str(name).lower()
-    if key not in MECHANISMS:
+    registered = {**MECHANISMS, **INTERACTIVE}
+    if key not in registered:
         make(key)  # raises the registry's message with the closest name
-    merged = {**DEFAULTS.get(key, {}), **params, "epsilon": epsilon}
+    merged = {**DEFAULTS.get(key, {}), **params}
+    if "epsilon" in getattr(registered[key], "__dataclass_fields__", {"epsilon": None}):
+        merged["epsilon"] = epsilon  # a threshold round's ε is the claim's, not a parameter
     for k in ("sensitive", "high", "low", "partitions", "ranges"):
         if isinstance(merged.get(k), list):
             merged[k] = tuple(tuple(v) if isinstance(v, list) else v for v in merged[k])
@@ -294,19 +302,19 @@ def _jobs(mechanism, epsilon, params, target, epsilons) -> list:
         if target is not None or params:
             raise InputError("audit('all') audits every target with the default parameters; "
                              "'target' and 'params' go with one mechanism")
-        mechs = [make_mechanism(name, e) for name in DEFAULTS for e in check_epsilons(epsilons)]
-        return [(m, t) for m in mechs for t in plan_targets(m)]
+        mechs = [(make_mechanism(name, e), e) for name in DEFAULTS for e in check_epsilons(epsilons)]
+        return [(m, t, e) for m, e in mechs for t in plan_targets(m)]
     if isinstance(mechanism, str):
         if mechanism.lower() not in DEFAULTS:
             from ldpsim.mechanisms.registry import _did_you_mean
             raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(DEFAULTS)}"
                              f"{_did_you_mean(mechanism.lower(), DEFAULTS)}")
         params = dict(params or {})
-        eps = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
-        mechanism = make_mechanism(mechanism, eps, params)
+        epsilon = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
+        mechanism = make_mechanism(mechanism, epsilon, params)
     elif params:
         raise InputError("'params' goes with a mechanism given by name")
-    return [(mechanism, target)]
+    return [(mechanism, target, epsilon)]
 
 
 def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confidence, rng, epsilons) -> AuditReport:
@@ -317,7 +325,7 @@ def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confiden
         if target is not None:
             raise InputError("mode='repeated' audits a device's reports against the mechanism's ε_∞; "
                              "'target' does not apply")
-        mechs = list({id(m): m for m, _ in jobs if len(jobs) == 1 or memoizes(m)}.values())  # "all": memoizing ones
+        mechs = list({id(m): m for m, _, _ in jobs if len(jobs) == 1 or memoizes(m)}.values())  # "all": memoizing ones
         each = 1 - (1 - confidence) / len(mechs)
         _guard_samples(trials, len(mechs), days)
         results = []
@@ -328,7 +336,7 @@ def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confiden
     else:
         if mode == "sample":
             _guard_samples(trials, len(jobs), 1)
-        results = [audit_mechanism(mech, trials, rng, mode, each, target) for mech, target in jobs]
+        results = [audit_mechanism(mech, trials, rng, mode, each, target, eps) for mech, target, eps in jobs]
     return AuditReport(results, mode, notes + _notes(results, mode, confidence, len(jobs)))
 
 
@@ -392,6 +400,10 @@ def _notes(results, mode: str, confidence: float, n: int) -> list[str]:
              + "; FAIL = the lower bound exceeds the claimed ε (a correct client FAILs with probability "
              f"≤ {1 - confidence:.2g})"]
     for r in results:
+        if r.delta > 0:
+            notes.append(f"{r.subject} [{r.target}]: central (ε, δ) of one round at ε = {r.epsilon_claimed:g}, "
+                         f"δ = {r.delta:.4g} (exact, docs/math.md §10.2); neighbouring fleets: {r.x} and "
+                         f"{r.x_prime} holders of the device's prefix; bound ln((P[S|x] − δ)/P[S|x′])")
         if r.verdict == "INCONCLUSIVE":
             need = trials_for_power(r.epsilon_claimed, 1 - r.confidence)
             notes.append(f"INCONCLUSIVE {r.subject}: {r.trials:,} trial(s) per input can show at most "
