@@ -86,24 +86,25 @@ def _laws(gamma: float, theta: int, counts: bool) -> tuple[np.ndarray, np.ndarra
 def _hockey_stick(upper: np.ndarray, lower: np.ndarray, epsilons: np.ndarray) -> np.ndarray:
     """max over rows of Σ_o (upper_o − e^ε lower_o)₊ at every ε of ``epsilons`` (rows: pairs of laws).
 
-    Per row the outputs are sorted by privacy loss ln(upper/lower), largest first; the sum is then
-    U_k − e^ε W_k over the k outputs whose loss exceeds ε (U, W cumulative sums), k found for every
-    (row, ε) by one search over the rows' sorted losses laid end to end.
+    An output counts at ε when its privacy loss ln(upper/lower) exceeds ε: each output's masses are put
+    in the bin of the grid points below its loss, and the sums over the outputs above each ε are
+    cumulative sums over the bins from the top (largest losses, smallest masses, first).
     """
-    n_rows, width = upper.shape
+    order = np.argsort(epsilons)
+    grid = np.asarray(epsilons, dtype=float)[order]
+    n_rows, size = upper.shape[0], grid.size + 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        loss = np.nan_to_num(np.log(upper) - np.log(lower), nan=-1e3, posinf=1e3, neginf=-1e3)
-    order = np.argsort(-loss, axis=1, kind="stable")
-    loss = np.clip(np.take_along_axis(loss, order, axis=1), -1e3, 1e3)
-    zero = np.zeros((n_rows, 1))
-    cu = np.hstack([zero, np.cumsum(np.take_along_axis(upper, order, axis=1), axis=1)])
-    cw = np.hstack([zero, np.cumsum(np.take_along_axis(lower, order, axis=1), axis=1)])
-    offset = 1e4 * np.arange(n_rows)[:, None]
-    keys = (offset - loss).ravel()                          # increasing: rows in turn, losses falling
-    k = np.searchsorted(keys, offset - epsilons[None, :]) - width * np.arange(n_rows)[:, None]
-    rows = np.arange(n_rows)[:, None]
-    delta = cu[rows, k] - np.exp(epsilons)[None, :] * cw[rows, k]
-    return np.minimum(1.0, np.maximum(0.0, delta).max(axis=0) + 2 * TAIL)
+        loss = np.nan_to_num(np.log(upper) - np.log(lower), nan=-np.inf)   # both 0: never counts
+    # bin size − 1 − (grid points below the loss): the largest losses first; laid out bins × rows
+    bins = (size - 1 - np.searchsorted(grid, loss, side="left")) * n_rows + np.arange(n_rows)[:, None]
+
+    def above(mass):   # Σ over outputs whose loss exceeds each grid point (grid × rows)
+        h = np.bincount(bins.ravel(), weights=mass.ravel(), minlength=n_rows * size).reshape(size, n_rows)
+        return np.cumsum(h, axis=0)[size - 2::-1]
+    delta = np.maximum(0.0, above(upper) - np.exp(grid)[:, None] * above(lower)).max(axis=1)
+    out = np.empty_like(delta)
+    out[order] = delta
+    return np.minimum(1.0, out + 2 * TAIL)
 
 
 def round_profile(gamma: float, theta: int, counts: bool, epsilons) -> tuple[np.ndarray, np.ndarray]:
@@ -198,3 +199,15 @@ def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: in
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
+
+
+def threshold_run(protocol, epsilon_total: float, delta: float, rounds: int) -> dict:
+    """The threshold of a run of ``rounds`` rounds of a sample-and-threshold protocol (``gamma``,
+    ``counts_released``, ``threshold_for``) at (ε_total, δ) per device: ``theta``, the smallest by the
+    composed privacy-loss distribution, ``theta_basic`` by basic composition (the protocol's own
+    ``threshold_for``), and at ``theta`` the composed ``delta`` at ε_total and ``epsilon_pld`` at δ."""
+    basic = protocol.threshold_for(epsilon_total, delta, rounds)
+    gamma, counts = float(protocol.gamma), bool(protocol.counts_released)
+    theta = tight_threshold(gamma, float(epsilon_total), float(delta), int(rounds), counts, basic)
+    return {"theta": theta, "theta_basic": basic, "delta": composed_delta(epsilon_total, gamma, theta, rounds, counts),
+            "epsilon_pld": composed_epsilon(delta, gamma, theta, rounds, counts)}
