@@ -205,14 +205,28 @@ def make_mechanism(name: str, epsilon: float, params: dict | None = None):
     return make(key, **merged)
 
 
-def _guard_samples(trials: int, audits: int, days: int) -> None:
-    reports = 2 * trials * audits * days
+def _guard_samples(trials: int, audits: int, days: int, devices: int = 0) -> None:
+    """Refuse more than MAX_SAMPLE_REPORTS client reports; ``devices``: the reports of whole fleets (one
+    interactive round's trial is a fleet, :mod:`.plans_interactive`) counted beyond one per trial."""
+    reports = 2 * trials * (audits + devices) * days
     if reports > MAX_SAMPLE_REPORTS:
-        fit = MAX_SAMPLE_REPORTS // (2 * audits * days)
-        raise CostError(f"audit: trials = {trials:,} × 2 inputs × {audits} audit(s) × {days} report(s) per device "
-                        f"= {reports:,} client reports, more than the {MAX_SAMPLE_REPORTS:,} an audit may draw "
-                        f"(memory stays bounded, time does not); at most trials = {fit:,} fit, or use "
+        fit = MAX_SAMPLE_REPORTS // (2 * (audits + devices) * days)
+        fleets = f" + {devices} device(s) of the audited fleets" if devices else ""
+        raise CostError(f"audit: trials = {trials:,} × 2 inputs × ({audits} audit(s){fleets}) × {days} report(s) "
+                        f"per device = {reports:,} client reports, more than the {MAX_SAMPLE_REPORTS:,} an audit "
+                        f"may draw (memory stays bounded, time does not); at most trials = {fit:,} fit, or use "
                         f"mode='declared' to check the declared probabilities only")
+
+
+def _fleet_devices(mech, target, epsilon) -> int:
+    """Devices beyond the first in one trial of an interactive round's audit (the larger of its two fleets)."""
+    from ldpsim.evaluation.audit.plans_interactive import is_threshold_round
+    from ldpsim.mechanisms.discovery.threshold_privacy import worst_holders
+    if not is_threshold_round(mech):
+        return 0
+    if target == "below-threshold":
+        return max(0, mech.theta - 2)
+    return worst_holders(1.0 if epsilon is None else epsilon, mech.gamma, mech.theta, mech.counts_released)
 
 
 def audit(mechanism=None, *, client=None, reports=None, epsilon=None, params=None, target=None,
@@ -335,7 +349,7 @@ def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confiden
             notes.append(_redraw_note(mech, plan, days, each))
     else:
         if mode == "sample":
-            _guard_samples(trials, len(jobs), 1)
+            _guard_samples(trials, len(jobs), 1, sum(_fleet_devices(m, t, e) for m, t, e in jobs))
         results = [audit_mechanism(mech, trials, rng, mode, each, target, eps) for mech, target, eps in jobs]
     return AuditReport(results, mode, notes + _notes(results, mode, confidence, len(jobs)))
 

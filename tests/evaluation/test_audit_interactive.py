@@ -92,3 +92,9 @@ def test_planted_bugs_fail():
     assert abs(low.count_x / 20_000 - 0.125) < 4.5 * math.sqrt(0.125 * 0.875 / 20_000)
     double = audit(DoubledEpsilonLDPTrie(epsilon=1.0, **WORDS), trials=20_000, seed=1).results[0]
     assert double.verdict == "FAIL" and double.epsilon_lower_bound > 1.5
+
+
+def test_the_cost_guard_counts_every_device_of_the_audited_fleets():
+    from ldpsim.evaluation.cost import CostError
+    with pytest.raises(CostError, match=r"\+ 21 device\(s\) of the audited fleets.*at most trials = 90,909,090 fit"):
+        audit("triehh", params={"gamma": 0.05, "theta": 15}, trials=10**8)
