@@ -17,7 +17,8 @@ the rounds' whole privacy-loss distributions instead:
   the curve of one pair of distributions; ``dp_accounting`` builds it and composes it.
 * :func:`composed_delta`, :func:`composed_epsilon`: R rounds (the device may vote in each, for any
   prefix, adaptively), at a total ε or δ. Valid for any number of other voters in any round.
-* :func:`tight_threshold`: the smallest θ whose R rounds are (ε, δ)-DP by this composition.
+* :func:`tight_threshold`: the smallest θ whose R rounds are (ε, δ)-DP by this composition;
+  :func:`threshold_run` gives it for a protocol beside the basic composition's θ.
 
 >>> f"{composed_delta(4.0, gamma=0.05, theta=9, rounds=112):.2g}"   # basic composition needs θ = 136
 '2.2e-10'
@@ -155,7 +156,12 @@ def round_pld(gamma: float, theta: int, counts: bool = False, discretization: fl
 
 def _composed(gamma, theta, rounds, counts, discretization):
     rounds = check_int("composed", "rounds", rounds, low=1)
-    pld = round_pld(float(gamma), int(theta), bool(counts), float(discretization))
+    return _self_composed(float(gamma), int(theta), rounds, bool(counts), float(discretization))
+
+
+@functools.lru_cache(maxsize=64)
+def _self_composed(gamma: float, theta: int, rounds: int, counts: bool, discretization: float):
+    pld = round_pld(gamma, theta, counts, discretization)
     return pld.self_compose(rounds) if rounds > 1 else pld
 
 
@@ -178,25 +184,32 @@ def composed_epsilon(delta: float, gamma: float, theta: int, rounds: int, counts
 
 
 @functools.lru_cache(maxsize=64)
-def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: int, counts: bool = False,
-                    start: int | None = None) -> int:
-    """The smallest θ whose ``rounds`` rounds are (ε_total, δ)-DP per device by :func:`composed_delta`
-    (bisection below ``start``, e.g. the basic composition's θ; composed δ decreases with θ)."""
+def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: int, counts: bool = False) -> int:
+    """The smallest θ whose ``rounds`` rounds are (ε_total, δ)-DP per device by :func:`composed_delta`.
+
+    No θ with 1 − (1 − γ^θ)^R > δ can do: a device whose prefix has θ − 1 other voters is revealed
+    whenever all θ are sampled (infinite loss, probability γ^θ a round), in every round. The search
+    starts there and steps up by doubling, then bisects (the composed δ falls as θ grows).
+    """
+    gamma = check_real("tight_threshold", "gamma", gamma, 0.0, 1.0, high_open=False)
     delta = check_real("tight_threshold", "delta", delta, 0.0, 1.0)
+    rounds = check_int("tight_threshold", "rounds", rounds, low=1)
 
     def ok(theta: int) -> bool:
         return composed_delta(epsilon_total, gamma, theta, rounds, counts) <= delta
 
-    hi = start or 2
+    lo = 1   # every θ < lo fails
+    while lo < 10_000 and -math.expm1(rounds * math.log1p(-gamma ** lo)) > delta:
+        lo += 1
+    hi, step = lo, 1
     while not ok(hi):
+        lo, hi, step = hi + 1, hi + step, 2 * step
         if hi > 10_000:
             raise ValueError(f"tight_threshold: no threshold θ <= 10000 reaches δ = {delta:g} at ε = "
                              f"{epsilon_total:g} over {rounds} rounds with gamma = {gamma:g}.")
-        hi *= 2
-    lo = 0  # ok(lo) is false or lo = 0
-    while hi - lo > 1:
+    while lo < hi:   # ok(hi); every θ < lo fails
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
     return hi
 
 
@@ -207,6 +220,6 @@ def threshold_run(protocol, epsilon_total: float, delta: float, rounds: int) -> 
     ``threshold_for``), and at ``theta`` the composed ``delta`` at ε_total and ``epsilon_pld`` at δ."""
     basic = protocol.threshold_for(epsilon_total, delta, rounds)
     gamma, counts = float(protocol.gamma), bool(protocol.counts_released)
-    theta = tight_threshold(gamma, float(epsilon_total), float(delta), int(rounds), counts, basic)
+    theta = tight_threshold(gamma, float(epsilon_total), float(delta), int(rounds), counts)
     return {"theta": theta, "theta_basic": basic, "delta": composed_delta(epsilon_total, gamma, theta, rounds, counts),
             "epsilon_pld": composed_epsilon(delta, gamma, theta, rounds, counts)}
