@@ -23,9 +23,6 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
-    # interactive discovery at equal privacy: θ by the composed privacy-loss distribution (a few PLDs each)
-    "tests/evaluation/test_discovery_days.py::test_equal_privacy_spends_the_same_epsilon",
-    "tests/evaluation/test_discovery_days.py::test_the_discover_command_runs_a_scenario_into_its_folder",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",
