@@ -217,8 +217,12 @@ def threshold_run(protocol, epsilon_total: float, delta: float, rounds: int) -> 
     """The threshold of a run of ``rounds`` rounds of a sample-and-threshold protocol (``gamma``,
     ``counts_released``, ``threshold_for``) at (ε_total, δ) per device: ``theta``, the smallest by the
     composed privacy-loss distribution, ``theta_basic`` by basic composition (the protocol's own
-    ``threshold_for``), and at ``theta`` the composed ``delta`` at ε_total and ``epsilon_pld`` at δ."""
-    basic = protocol.threshold_for(epsilon_total, delta, rounds)
+    ``threshold_for``; None when no θ below 10 000 meets it), and at ``theta`` the composed ``delta`` at
+    ε_total and ``epsilon_pld`` at δ."""
+    try:
+        basic = protocol.threshold_for(epsilon_total, delta, rounds)
+    except ValueError:
+        basic = None
     gamma, counts = float(protocol.gamma), bool(protocol.counts_released)
     theta = tight_threshold(gamma, float(epsilon_total), float(delta), int(rounds), counts)
     return {"theta": theta, "theta_basic": basic, "delta": composed_delta(epsilon_total, gamma, theta, rounds, counts),
