@@ -58,10 +58,11 @@ class AuditResult:
     count_x_prime: int
     mode: str
     seconds: float
-    epsilon_event: float = float("nan")  #: ln(P[S|x]/P[S|x′]) claimed by the mechanism (ours only)
+    epsilon_event: float = float("nan")  #: ln((P[S|x] − δ)/P[S|x′]) claimed by the mechanism (ours only)
     target: str = ""  #: what of the mechanism was audited (:func:`~.plans.plan_targets`; ours only)
     largest_bound: float = float("inf")  #: the largest ε_lb these trials could give (:func:`largest_lower_bound`)
     days: int = 1  #: reports per device audited jointly (1: one report)
+    delta: float = 0.0  #: δ of the claim (central (ε, δ) guarantees; 0: pure ε)
 
     @property
     def verdict(self) -> str:
@@ -109,7 +110,7 @@ def _count(perturb, value, trials: int, rng, events, days: int | None = None, at
 
 
 def audit_mechanism(mech, trials: int, rng=None, mode: str = "sample", confidence: float = 0.95,
-                    target: str | None = None) -> AuditResult:
+                    target: str | None = None, epsilon: float | None = None) -> AuditResult:
     """Audit one of this package's mechanisms on its plan (see module docstring for the modes).
 
     Parameters
@@ -128,6 +129,8 @@ def audit_mechanism(mech, trials: int, rng=None, mode: str = "sample", confidenc
     target : str, optional
         What to audit (:func:`~.plans.plan_targets`: RAPPOR's "report" or "permanent", a personalized
         mechanism's "group<g>"); default the first.
+    epsilon : float, optional
+        ε of a sample-and-threshold round's (ε, δ(ε)) claim (:func:`~.plans.plan_for`).
 
     Returns
     -------
@@ -135,7 +138,7 @@ def audit_mechanism(mech, trials: int, rng=None, mode: str = "sample", confidenc
         ``epsilon_claimed`` is the plan's claim; ``epsilon_event`` its exact ln(P[S|x]/P[S|x′]) (= the
         claim on the boundary).
     """
-    plan = plan_for(mech, target)
+    plan = plan_for(mech, target, epsilon)
     return audit_plan(plan, trials, rng, mode, confidence, repr(mech), plan.client or mech.perturb)
 
 
@@ -161,12 +164,13 @@ def audit_plan(plan: AuditPlan, trials: int, rng=None, mode: str = "sample", con
         k_x = int(_count(perturb, plan.x, trials, rng, [plan.event], days, plan.at_least)[0])
         k_xp = int(_count(perturb, plan.x_prime, trials, rng, [plan.event], days, plan.at_least)[0])
     alpha = 1 - confidence
-    eps_lb = epsilon_lower_bound(k_x, trials, k_xp, trials, alpha)
+    eps_lb = epsilon_lower_bound(k_x, trials, k_xp, trials, alpha, plan.delta)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps_event = float(np.log(plan.p_x) - np.log(plan.p_x_prime))
+        eps_event = float(np.log(max(plan.p_x - plan.delta, 0.0)) - np.log(plan.p_x_prime))
     return AuditResult(subject, float(plan.claim), eps_lb, confidence, plan.x, plan.x_prime, plan.description,
                        trials, k_x, k_xp, "repeated" if days else mode, time.perf_counter() - start,
-                       eps_event, plan.target, largest_lower_bound(trials, trials, alpha), days or 1)
+                       eps_event, plan.target, largest_lower_bound(trials, trials, alpha, plan.delta), days or 1,
+                       plan.delta)
 
 
 def default_support(reports, item) -> np.ndarray:

@@ -33,17 +33,20 @@ def clopper_pearson(k, n, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def epsilon_lower_bound(k_x, n_x, k_xp, n_xp, alpha: float):
-    """ε_lb = ln(p_lo(S|x) / p_hi(S|x′)) at confidence 1 − ``alpha`` (−inf when S was never seen under x)."""
+def epsilon_lower_bound(k_x, n_x, k_xp, n_xp, alpha: float, delta: float = 0.0):
+    """ε_lb = ln((p_lo(S|x) − δ) / p_hi(S|x′)) at confidence 1 − ``alpha`` (−inf when p_lo ≤ δ, e.g. S never
+    seen under x). With ``delta`` = δ > 0 it bounds the ε of an (ε, δ)-DP claim: P[S|x] ≤ e^ε P[S|x′] + δ
+    (docs/math.md §11.5)."""
     alpha = check_real("epsilon_lower_bound", "alpha", alpha, 0.0, 1.0)
+    delta = check_real("epsilon_lower_bound", "delta", delta, 0.0, 1.0, low_open=False)
     lo, _ = clopper_pearson(k_x, n_x, alpha / 2)
     _, hi = clopper_pearson(k_xp, n_xp, alpha / 2)
-    with np.errstate(divide="ignore"):
-        out = np.log(lo) - np.log(hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def largest_lower_bound(n_x, n_xp, alpha: float) -> float:
+def largest_lower_bound(n_x, n_xp, alpha: float, delta: float = 0.0) -> float:
     """The largest ε_lb that ``n_x`` and ``n_xp`` trials can give at level ``alpha``: every trial of x in S,
     none of x′ (docs/math.md §11.3). An audit whose claim is at or above it can never FAIL: it has no power.
 
@@ -52,7 +55,7 @@ def largest_lower_bound(n_x, n_xp, alpha: float) -> float:
     """
     if min(n_x, n_xp) < 1:
         return -math.inf
-    return float(epsilon_lower_bound(n_x, n_x, 0, n_xp, alpha))
+    return float(epsilon_lower_bound(n_x, n_x, 0, n_xp, alpha, delta))
 
 
 def trials_for_power(epsilon_claimed: float, alpha: float = 0.05) -> int:

@@ -15,7 +15,7 @@ class AuditPlan:
     """Neighbouring inputs, the event S (a test on reports) and the mechanism's own P[S|x], P[S|x′].
 
     ``claim`` is the ε the audit is judged against (None: the mechanism's ``epsilon``; RAPPOR's one
-    report: its ε₁; discovery protocols: the sum of their parts). ``client`` replaces the mechanism's
+    report: its ε₁; discovery protocols: the sum of their parts; a threshold round: ε at ``delta``). ``client`` replaces the mechanism's
     ``perturb(values, rng)`` in the sample mode when the audited report is made by another public
     path of the same client (one group of a personalized mechanism, RAPPOR's permanent response).
     """
@@ -30,6 +30,7 @@ class AuditPlan:
     client: Callable | None = None  # perturb(values, rng) -> reports
     target: str = ""
     at_least: int = 1  #: repeated audits: a device is in S_T when at least this many of its reports are in S
+    delta: float = 0.0  #: δ of an (ε, δ) claim: the bound is ln((P[S|x] − δ)/P[S|x′]) (docs/math.md §11.5)
 
 
 def packed_bit(bits: np.ndarray, j) -> np.ndarray:

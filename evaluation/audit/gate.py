@@ -72,9 +72,13 @@ DEFAULTS = {
             "fragment_m": 64},
     "pem": {"length": 4, "alphabet": "abcd", "start": 1, "pool": 64},
     "treehist": {"length": 4, "alphabet": "abcd", "k": 16, "m": 64},
+    # interactive protocols: one round (the threshold ones at the claim's ε, which is not a parameter)
+    "triehh": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "triehh_pp": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "ldp_trie": {"length": 4, "alphabet": "abcd"},
 }
 
-COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "epsilon_lower_bound", "confidence", "x", "x_prime",
+COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",
            "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict", "event", "seconds")
 
 
@@ -183,28 +187,46 @@ def check_trials(trials, high: int = MAX_DECLARED_TRIALS) -> int:
 
 
 def make_mechanism(name: str, epsilon: float, params: dict | None = None):
-    """One of ours by registry name with :data:`DEFAULTS` under ``params`` (lists become tuples)."""
-    from ldpsim.mechanisms.registry import MECHANISMS, make
+    """One of ours by registry name (or an interactive protocol's) with :data:`DEFAULTS` under ``params``
+    (lists become tuples); ``epsilon`` goes to the constructor of those that take one."""
+    from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 
     params = dict(params or {})
     key = str(name).lower()
-    if key not in MECHANISMS:
+    registered = {**MECHANISMS, **INTERACTIVE}
+    if key not in registered:
         make(key)  # raises the registry's message with the closest name
-    merged = {**DEFAULTS.get(key, {}), **params, "epsilon": epsilon}
+    merged = {**DEFAULTS.get(key, {}), **params}
+    if "epsilon" in getattr(registered[key], "__dataclass_fields__", {"epsilon": None}):
+        merged["epsilon"] = epsilon  # a threshold round's ε is the claim's, not a parameter
     for k in ("sensitive", "high", "low", "partitions", "ranges"):
         if isinstance(merged.get(k), list):
             merged[k] = tuple(tuple(v) if isinstance(v, list) else v for v in merged[k])
     return make(key, **merged)
 
 
-def _guard_samples(trials: int, audits: int, days: int) -> None:
-    reports = 2 * trials * audits * days
+def _guard_samples(trials: int, audits: int, days: int, devices: int = 0) -> None:
+    """Refuse more than MAX_SAMPLE_REPORTS client reports; ``devices``: the reports of whole fleets (one
+    interactive round's trial is a fleet, :mod:`.plans_interactive`) counted beyond one per trial."""
+    reports = 2 * trials * (audits + devices) * days
     if reports > MAX_SAMPLE_REPORTS:
-        fit = MAX_SAMPLE_REPORTS // (2 * audits * days)
-        raise CostError(f"audit: trials = {trials:,} × 2 inputs × {audits} audit(s) × {days} report(s) per device "
-                        f"= {reports:,} client reports, more than the {MAX_SAMPLE_REPORTS:,} an audit may draw "
-                        f"(memory stays bounded, time does not); at most trials = {fit:,} fit, or use "
+        fit = MAX_SAMPLE_REPORTS // (2 * (audits + devices) * days)
+        fleets = f" + {devices} device(s) of the audited fleets" if devices else ""
+        raise CostError(f"audit: trials = {trials:,} × 2 inputs × ({audits} audit(s){fleets}) × {days} report(s) "
+                        f"per device = {reports:,} client reports, more than the {MAX_SAMPLE_REPORTS:,} an audit "
+                        f"may draw (memory stays bounded, time does not); at most trials = {fit:,} fit, or use "
                         f"mode='declared' to check the declared probabilities only")
+
+
+def _fleet_devices(mech, target, epsilon) -> int:
+    """Devices beyond the first in one trial of an interactive round's audit (the larger of its two fleets)."""
+    from ldpsim.evaluation.audit.plans_interactive import is_threshold_round
+    from ldpsim.mechanisms.discovery.threshold_privacy import worst_holders
+    if not is_threshold_round(mech):
+        return 0
+    if target == "below-threshold":
+        return max(0, mech.theta - 2)
+    return worst_holders(1.0 if epsilon is None else epsilon, mech.gamma, mech.theta, mech.counts_released)
 
 
 def audit(mechanism=None, *, client=None, reports=None, epsilon=None, params=None, target=None,
@@ -294,19 +316,19 @@ def _jobs(mechanism, epsilon, params, target, epsilons) -> list:
         if target is not None or params:
             raise InputError("audit('all') audits every target with the default parameters; "
                              "'target' and 'params' go with one mechanism")
-        mechs = [make_mechanism(name, e) for name in DEFAULTS for e in check_epsilons(epsilons)]
-        return [(m, t) for m in mechs for t in plan_targets(m)]
+        mechs = [(make_mechanism(name, e), e) for name in DEFAULTS for e in check_epsilons(epsilons)]
+        return [(m, t, e) for m, e in mechs for t in plan_targets(m)]
     if isinstance(mechanism, str):
         if mechanism.lower() not in DEFAULTS:
             from ldpsim.mechanisms.registry import _did_you_mean
             raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(DEFAULTS)}"
                              f"{_did_you_mean(mechanism.lower(), DEFAULTS)}")
         params = dict(params or {})
-        eps = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
-        mechanism = make_mechanism(mechanism, eps, params)
+        epsilon = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
+        mechanism = make_mechanism(mechanism, epsilon, params)
     elif params:
         raise InputError("'params' goes with a mechanism given by name")
-    return [(mechanism, target)]
+    return [(mechanism, target, epsilon)]
 
 
 def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confidence, rng, epsilons) -> AuditReport:
@@ -317,7 +339,7 @@ def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confiden
         if target is not None:
             raise InputError("mode='repeated' audits a device's reports against the mechanism's ε_∞; "
                              "'target' does not apply")
-        mechs = list({id(m): m for m, _ in jobs if len(jobs) == 1 or memoizes(m)}.values())  # "all": memoizing ones
+        mechs = list({id(m): m for m, _, _ in jobs if len(jobs) == 1 or memoizes(m)}.values())  # "all": memoizing ones
         each = 1 - (1 - confidence) / len(mechs)
         _guard_samples(trials, len(mechs), days)
         results = []
@@ -327,8 +349,8 @@ def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confiden
             notes.append(_redraw_note(mech, plan, days, each))
     else:
         if mode == "sample":
-            _guard_samples(trials, len(jobs), 1)
-        results = [audit_mechanism(mech, trials, rng, mode, each, target) for mech, target in jobs]
+            _guard_samples(trials, len(jobs), 1, sum(_fleet_devices(m, t, e) for m, t, e in jobs))
+        results = [audit_mechanism(mech, trials, rng, mode, each, target, eps) for mech, target, eps in jobs]
     return AuditReport(results, mode, notes + _notes(results, mode, confidence, len(jobs)))
 
 
@@ -392,6 +414,10 @@ def _notes(results, mode: str, confidence: float, n: int) -> list[str]:
              + "; FAIL = the lower bound exceeds the claimed ε (a correct client FAILs with probability "
              f"≤ {1 - confidence:.2g})"]
     for r in results:
+        if r.delta > 0:
+            notes.append(f"{r.subject} [{r.target}]: central (ε, δ) of one round at ε = {r.epsilon_claimed:g}, "
+                         f"δ = {r.delta:.4g} (exact, docs/math.md §10.2); neighbouring fleets: {r.x} and "
+                         f"{r.x_prime} holders of the device's prefix; bound ln((P[S|x] − δ)/P[S|x′])")
         if r.verdict == "INCONCLUSIVE":
             need = trials_for_power(r.epsilon_claimed, 1 - r.confidence)
             notes.append(f"INCONCLUSIVE {r.subject}: {r.trials:,} trial(s) per input can show at most "

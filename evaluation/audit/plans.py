@@ -21,7 +21,9 @@ Events ("supports x and not x′", the distinguishing attack of Arcolezi & Gambs
   SDGRR / SDPM plan of that group's partition / low range (the ε-SDLDP that group is promised), on
   reports of the personalized client with every user in group g; S also requires the clear group g;
 * SHE, 1BitMean, RAPPOR (one report and ε_∞): :mod:`.plans_deployed`; SFP, PEM, TreeHist (the whole
-  report against the composed ε): :mod:`.plans_discovery`.
+  report against the composed ε): :mod:`.plans_discovery`; one round of an interactive protocol
+  (TrieHH, TrieHH++: central (ε, δ(ε)) at the worst neighbouring fleets, and "below-threshold";
+  LDPTrie: one report, ε-LDP): :mod:`.plans_interactive`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import numpy as np
 from ldpsim.evaluation.audit.event import AuditPlan, differ_share, packed_bit, sketch_pair_event
 from ldpsim.evaluation.audit.plans_deployed import one_bit_mean_plan, rappor_plan, she_plan
 from ldpsim.evaluation.audit.plans_discovery import pem_plan, sketch_walk_plan, sfp_plan
+from ldpsim.evaluation.audit.plans_interactive import (below_threshold_plan, is_local_round, is_threshold_round,
+                                                       local_round_plan, threshold_round_plan)
 from ldpsim.mechanisms import (CMS, FLH, HCMS, OLH, PEM, PM, RAPPOR, SDPM, SDGRR, SFP, SHE, URR, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.mechanisms.sketches.hcms import hadamard_sign
@@ -175,15 +179,19 @@ _TARGETED = ((RAPPOR, rappor_plan), (PersonalizedSDGRR, _personalized), (Persona
 def plan_targets(mech) -> tuple[str, ...]:
     """What can be audited of ``mech``: RAPPOR ("report": one report against ε₁, "permanent": the
     permanent response against ε_∞), the personalized mechanisms ("group0", "group1", …: a user of that
-    group against the ε its partition/range promises); ("",) for every other mechanism (one plan)."""
+    group against the ε its partition/range promises), a sample-and-threshold round ("worst": the worst
+    neighbouring fleets of the exact analysis, "below-threshold": a prefix under θ holders released);
+    ("",) for every other mechanism (one plan)."""
     if isinstance(mech, RAPPOR):
         return ("report", "permanent")
     if isinstance(mech, (PersonalizedSDGRR, PersonalizedSDPM)):
         return tuple(f"group{g}" for g in range(mech.n_groups))
+    if is_threshold_round(mech):
+        return ("worst", "below-threshold")
     return ("",)
 
 
-def plan_for(mech, target: str | None = None) -> AuditPlan:
+def plan_for(mech, target: str | None = None, epsilon: float | None = None) -> AuditPlan:
     """The audit plan of one of this package's mechanisms; ValueError for those without one.
 
     Parameters
@@ -192,6 +200,9 @@ def plan_for(mech, target: str | None = None) -> AuditPlan:
         Any mechanism of the registry.
     target : str, optional
         One of :func:`plan_targets` (default: the first).
+    epsilon : float, optional
+        The ε at which a sample-and-threshold round's (ε, δ(ε)) is audited (its δ is the exact one of
+        docs/math.md §10.2; default 1); other mechanisms carry their own ε.
 
     Returns
     -------
@@ -206,7 +217,13 @@ def plan_for(mech, target: str | None = None) -> AuditPlan:
     if target not in targets:
         raise ValueError(f"The 'target' parameter of plan_for({type(mech).__name__}) must be one of "
                          f"{list(targets)}. Got {target!r} instead.")
-    plan = _make_plan(mech, target)
+    if is_threshold_round(mech):
+        make = threshold_round_plan if target == "worst" else below_threshold_plan
+        plan = make(mech, 1.0 if epsilon is None else float(epsilon))
+    elif is_local_round(mech):
+        plan = local_round_plan(mech)
+    else:
+        plan = _make_plan(mech, target)
     if plan.claim is None:
         plan = replace(plan, claim=float(mech.epsilon))
     return replace(plan, target=target)

@@ -1,5 +1,6 @@
-"""Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small, and a
-device client that redraws its memoized response on every report (:func:`redrawing_client`).
+"""Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small, a
+device client that redraws its memoized response on every report (:func:`redrawing_client`), and two
+interactive protocols with a wrong round (:class:`LowThresholdTrieHH`, :class:`DoubledEpsilonLDPTrie`).
 
 Correct GRR keeps x w.p. p = e^ε/(e^ε+D−1) and "flips" to one of the D−1 other values w.p. 1 − p.
 This client flips w.p. (1 − p)·(1 − shortfall): P[x|x] = 1 − 0.9(1 − p), P[y|x] = 0.9·q, so its true ε is
@@ -18,10 +19,11 @@ hash (the report format is the protocol's) with its own perturbation.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms import BLH
+from ldpsim.mechanisms import BLH, GRR, LDPTrie, TrieHH
 from ldpsim.mechanisms.frequency.olh import OLHReports
 
 
@@ -84,3 +86,21 @@ def redrawing_grr(epsilon: float, domain_size: int):
     """:func:`redrawing_client` of GRR(``epsilon``, ``domain_size``), built from plain arguments for the CLI."""
     from ldpsim.mechanisms import GRR
     return redrawing_client(GRR(epsilon, domain_size))
+
+
+@dataclass(frozen=True)
+class LowThresholdTrieHH(TrieHH):
+    """TrieHH whose server keeps prefixes with θ − 1 votes (an off-by-one in ``advance``) while it claims
+    the (ε, δ(ε)) of θ: caught by the "below-threshold" round audit (:mod:`.plans_interactive`)."""
+
+    def advance(self, codes, votes, level):
+        return TrieHH(self.gamma, self.theta - 1, self.length, self.alphabet).advance(codes, votes, level)
+
+
+@dataclass(frozen=True)
+class DoubledEpsilonLDPTrie(LDPTrie):
+    """LDPTrie whose round randomizer runs GRR at 2ε (e^{2ε} where e^ε is meant) while it claims ε per round:
+    caught by the local round audit (:mod:`.plans_interactive`)."""
+
+    def oracle(self, candidates):
+        return GRR(2 * self.epsilon, int(candidates.size) + 1)

@@ -6,8 +6,9 @@ one-shot (SFP, PEM, TreeHist) discovery on the same fleet, at equal ε per devic
   slang word whose share ramps up from ``start_day`` to ``peak_share`` over ``ramp_days`` (the
   fleet's trend shape); the other words share the rest in their vocabulary proportions.
 * :func:`equal_privacy_protocols`: each protocol set to the same ε per device over the run — TrieHH
-  and TrieHH++ at ε_total/R per round (R rounds in the run) with the smallest threshold θ whose
-  composed δ is at most ``delta`` (central (ε, δ) after the threshold); LDPTrie at ε_total/R per
+  and TrieHH++ over the R rounds of the run with the smallest threshold θ whose δ at ε_total, composed
+  through the rounds' privacy-loss distribution (docs/math.md §10.9), is at most ``delta`` (central
+  (ε, δ) after the threshold; the basic composition's θ is shown beside it); LDPTrie at ε_total/R per
   round, pure ε-LDP; Gboard's trie (``gboard``) and the prefix tree (``prefix_tree``) at the ε₀ per round
   whose *central* ε per device over the run after secure aggregation is ε_total at ``delta`` (locally
   ε₀-LDP per round); the one-shot ones at ε_total/D per daily report (D days), pure ε-LDP, δ = 0.
@@ -36,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
+from ldpsim.evaluation.privacy.threshold_composition import threshold_run
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
@@ -105,13 +107,12 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
             steps = [(epsilon_total / rounds, 0.0)] * rounds
         elif name in INTERACTIVE:
             probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
-            theta = probe.threshold_for(epsilon_total, delta, rounds)
-            proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
-            p = proto.privacy(epsilon_total, rounds)
+            run = threshold_run(probe, epsilon_total, delta, rounds)
+            proto = make(name, gamma=gamma, theta=run["theta"], length=codec.length, alphabet=codec.alphabet)
             row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
-                   "epsilon": p["epsilon"], "delta": p["delta"],
-                   "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
-            steps = [(p["epsilon_round"], p["delta_round"])] * rounds
+                   "epsilon": epsilon_total, "delta": run["delta"], "epsilon_pld": run["epsilon_pld"],
+                   "per_step": f"θ={run['theta']} (basic composition: θ={run['theta_basic']}), γ={gamma:g}"}
+            steps = None  # composed exactly above (docs/math.md §10.9)
         elif name in ONE_SHOT:
             eps = epsilon_total / n_days
             proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
@@ -122,7 +123,8 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
         else:
             raise ValueError(f"equal_privacy_protocols: unknown protocol {name!r}; choose from "
                              f"{sorted((*INTERACTIVE, *ONE_SHOT))}.")
-        row["epsilon_pld"] = _pld_epsilon(steps, delta) if steps is not None else row["epsilon"]
+        if steps is not None:
+            row["epsilon_pld"] = _pld_epsilon(steps, delta)
         out[name] = (proto, row)
     return out
 
@@ -149,7 +151,8 @@ def _under_secure_aggregation(name: str, codec: WordCodec, epsilon_total: float,
     return proto, {"kind": "central (ε, δ) after secure aggregation",
                    "guarantee": f"central (ε, δ) per device over the run, secure aggregation of ≥ {cohort} "
                                 f"reports a round; locally ε₀-LDP per round ({rounds * eps0:.3g} over the run)",
-                   "epsilon": float(run["epsilon"]), "delta": delta, "per_step": f"ε₀={eps0:.3g}/round (local)"}
+                   "epsilon": float(run["epsilon"]), "delta": delta, "epsilon_pld": float(run["epsilon"]),
+                   "per_step": f"ε₀={eps0:.3g}/round (local)"}
 
 
 def _pld_epsilon(steps, delta: float) -> float:

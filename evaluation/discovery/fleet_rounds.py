@@ -9,8 +9,9 @@ that day's online holders (one word per device: the use case's ``daily_limit`` m
 runs ``rounds_per_day`` rounds a day (default: one pass of L rounds), and the result is scored as
 the deployment's nightly discovery job is: when the slang word is first found (and stays found), its
 estimated and true share, and F1 of the published list against the true top-k of the same devices.
-The privacy row is per device over the run (ε split over all rounds of the run, θ the smallest
-threshold with δ ≤ ``delta``; central (ε, δ) after the threshold).
+The privacy row is per device over the run (θ the smallest threshold whose δ over all rounds of the
+run, composed through their privacy-loss distribution, is ≤ ``delta`` — docs/math.md §10.9; central
+(ε, δ) after the threshold).
 """
 
 from __future__ import annotations

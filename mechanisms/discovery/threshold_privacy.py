@@ -37,7 +37,7 @@ def _cdf(a, c, gamma):
     return stats.binom.cdf(np.asarray(a), c, gamma)
 
 
-def _holders(gamma: float, theta: int) -> np.ndarray:
+def holders_searched(gamma: float, theta: int) -> np.ndarray:
     """The holders c = 0..c_max searched, c_max = ⌈(θ + 40√θ + 40)/γ⌉: beyond it P[Bin(c, γ) ≤ θ]
     (the mass every divergence needs) is below 10⁻¹⁰⁰, far under any δ of interest."""
     c_max = int(math.ceil((theta + 40 * math.sqrt(theta) + 40) / gamma))
@@ -93,13 +93,13 @@ def round_delta(epsilon: float, gamma: float, theta: int, counts: bool = False) 
     epsilon = check_real("round_delta", "epsilon", epsilon, 0.0, math.inf, low_open=False)
     gamma = check_real("round_delta", "gamma", gamma, 0.0, 1.0, high_open=False)
     theta = check_int("round_delta", "theta", theta, low=1)
-    add, remove = divergences(epsilon, gamma, theta, counts, _holders(gamma, theta))
+    add, remove = divergences(epsilon, gamma, theta, counts, holders_searched(gamma, theta))
     return float(max(add.max(), remove.max()))
 
 
 def worst_holders(epsilon: float, gamma: float, theta: int, counts: bool = False) -> int:
     """The number c of other voters at which :func:`round_delta` is attained."""
-    add, remove = divergences(epsilon, gamma, theta, counts, _holders(gamma, theta))
+    add, remove = divergences(epsilon, gamma, theta, counts, holders_searched(gamma, theta))
     return int(np.argmax(np.maximum(add, remove)))
 
 

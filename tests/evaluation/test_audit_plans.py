@@ -12,7 +12,7 @@ from scipy import stats
 
 from ldpsim.evaluation.audit import audit_plan, plan_for, plan_targets, trials_to_detect
 from ldpsim.evaluation.audit.planted import buggy_blh
-from ldpsim.mechanisms import (BLH, FLH, MECHANISMS, PEM, RAPPOR, SFP, SHE, SUE, THE, DBitFlip, OneBitMean,
+from ldpsim.mechanisms import (BLH, FLH, INTERACTIVE, MECHANISMS, PEM, RAPPOR, SFP, SHE, SUE, THE, DBitFlip, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.scenarios.cli import main
 from ldpsim.evaluation.audit.gate import DEFAULTS
@@ -158,10 +158,12 @@ def test_targets_and_bad_targets():
 
 
 def test_the_battery_covers_the_whole_registry(capsys):
-    assert sorted(DEFAULTS) == sorted(MECHANISMS)
+    assert set(MECHANISMS) <= set(DEFAULTS) <= set(MECHANISMS) | set(INTERACTIVE)
+    assert {"triehh", "triehh_pp", "ldp_trie"} <= set(DEFAULTS)
     assert main(["audit", "--all", "--mode", "declared", "--trials", "1e6", "-q"]) == 0
     out = capsys.readouterr().out
-    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3) and "FAIL" not in out  # + RAPPOR ε_∞, 2 × 2 groups − 2
+    # + RAPPOR ε_∞, 2 × 2 groups − 2; TrieHH and TrieHH++ two targets each, LDPTrie one
+    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 5) and "FAIL" not in out
     assert main(["audit", "--mechanism", "rappor", "--target", "permanent", "--epsilon", "2", "--mode", "sample",
                  "--trials", "2e4", "-q"]) == 0
     assert "[permanent]" in capsys.readouterr().out
@@ -170,8 +172,8 @@ def test_the_battery_covers_the_whole_registry(capsys):
 
 
 def test_the_battery_passes_on_the_real_clients(capsys):
-    """``--all --mode sample``: the 135 audits run every real client (RAPPOR's permanent response, each
-    personalized group) and PASS at family-wise 95 %."""
+    """``--all --mode sample``: the 160 audits run every real client (RAPPOR's permanent response, each
+    personalized group, one round of each interactive protocol) and PASS at family-wise 95 %."""
     assert main(["audit", "--all", "--mode", "sample", "--trials", "3e4", "-q"]) == 0  # 2e4 cannot show ε > 8
     out = capsys.readouterr().out
-    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3)
+    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 5)
