@@ -58,7 +58,8 @@ class CollectorSetup:
         Wait before an upload is retried (while the device's window is open).
     crash : (str, float, float) or None
         (collector, hour, hours down): "leader" or "helper" (two_server), or "leader" for the single
-        collector of the other models.
+        collector of the other models; the hour counts from the start of the simulation (of the run,
+        in a deployment: 24·d + h is hour h of day d).
     invalid_share : float
         two_server: share of devices that submit an out-of-range vector.
     """
@@ -86,8 +87,8 @@ class CollectorSetup:
             if who not in COLLECTORS:
                 raise InputError(f"The 'crash' setting names a collector: one of {', '.join(COLLECTORS)}. "
                                  f"Got {who!r} instead.")
-            check_real("CollectorSetup", "crash hour", at_h, 0.0, 48.0, low_open=False)
-            check_real("CollectorSetup", "crash hours down", down_h, 0.0, 48.0)
+            check_real("CollectorSetup", "crash hour", at_h, 0.0, math.inf, low_open=False)
+            check_real("CollectorSetup", "crash hours down", down_h, 0.0, math.inf)
 
 
 @dataclass

@@ -33,7 +33,8 @@ import pandas as pd
 
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
-               "readings": "readings", "pooled_readings": "readings_pooled", "words": "words"}
+               "readings": "readings", "pooled_readings": "readings_pooled", "words": "words",
+               "trust": "trust_guarantees"}
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,7 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
 def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
     """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
     from ldpsim.evaluation.deployment.estimates import measure
+    from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.run_summary import format_summary, html_sections
@@ -214,7 +216,8 @@ def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
     shards = min(plan.workers, cfg.n_blocks)
     scheduler = scheduler or ("local" if shards > 1 else None)
     total = cfg.n_days + cfg.drain_days
-    result = run(cfg, out, shards, scheduler, None if progress is None else lambda done: progress(done / shards, total))
+    result = run(cfg, out, shards, scheduler, None if progress is None else lambda done: progress(done / shards, total),
+                 collectors=collectors_of(cfg))
     tables = measure(cfg, result, stream(cfg.seed, "measure"))
     windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
@@ -232,7 +235,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key != "words" or not tables[key].empty:
+        if key not in ("words", "trust") or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
