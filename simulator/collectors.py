@@ -163,8 +163,9 @@ class _Day:
         return last + self.setup.round_s + self.setup.job_s + self.setup.round_length_s
 
     def period(self, t: float) -> int:
-        """The release period of time ``t`` (its night), or 0 for a single release."""
-        return max(0, int((t - NIGHT_START_S) // (24 * HOUR_S))) if self.nightly else 0
+        """The release period of time ``t``: its night p (noon of day p to noon of day p + 1; the first one,
+        p = 1, also takes the windows that wrapped past midnight into day 1), or 0 for a single release."""
+        return max(1, int((t - NIGHT_START_S) // (24 * HOUR_S))) if self.nightly else 0
 
     def book(self, t: float, reports: np.ndarray, noise=None, variance: float = 0.0) -> None:
         """Add the counts of ``reports`` (and a cohort's noise with its variance) to the period of ``t``."""
