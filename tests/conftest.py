@@ -23,6 +23,12 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
+    # a deployment's use case under a trust model, run end to end (tests/simulator/test_nightly_collection.py
+    # covers the collection itself in the fast tier)
+    "tests/evaluation/test_trust_deployment.py::test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated",
+    "tests/evaluation/test_trust_deployment.py::test_two_workers_reproduce_the_serial_run",
+    "tests/evaluation/test_trust_deployment.py::test_dry_run_plans_a_trust_deployment",
+    "tests/evaluation/test_trust_deployment.py::test_the_shipped_trust_deployment_runs",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",

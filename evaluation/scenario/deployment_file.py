@@ -265,6 +265,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     ucs = raw.get("use_case", {})
     if not isinstance(ucs, dict) or not ucs:
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")
+    collectors = _collectors(raw.get("collectors", {}), path)  # (checked before any calibration)
     plan = {"devices": t["deployment"]["devices"], "days": t["deployment"]["days"],
             "opt_in": t["fleet"]["opt_in"], "p_online": t["fleet"]["p_online"]}
     use_cases = tuple(_use_case(name, table, items, path, plan=plan) for name, table in ucs.items())
@@ -277,7 +278,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
             kw[name] = value
     kw.update(_events_per_day(kw.pop("events_per_day"), raw.get("fleet", {}), kw, path))
     if "collectors" in raw or any(u.collected for u in use_cases):
-        kw["collectors"] = _collectors(raw.get("collectors", {}), path)
+        kw["collectors"] = collectors
     notices = vocab.notices if vocab is not None else ()
     word_uc = next((u for u in use_cases if u.kind == "word"), None)
     if word_uc is not None:
