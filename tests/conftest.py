@@ -26,6 +26,7 @@ SLOW = (
     # a deployment's use case under a trust model, run end to end (tests/simulator/test_nightly_collection.py
     # covers the collection itself in the fast tier)
     "tests/evaluation/test_trust_deployment.py::test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated",
+    "tests/simulator/test_nightly_collection.py::test_count_level_and_per_device_noise_agree_in_distribution",
     "tests/evaluation/test_trust_deployment.py::test_two_workers_reproduce_the_serial_run",
     "tests/evaluation/test_trust_deployment.py::test_dry_run_plans_a_trust_deployment",
     "tests/evaluation/test_trust_deployment.py::test_the_shipped_trust_deployment_runs",
