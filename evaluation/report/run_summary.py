@@ -332,11 +332,12 @@ def trust(tables: dict, cfg) -> list[Block]:
                          f"{s['trust_rejected']:,} rejected as invalid, {s['trust_lost']:,} never counted "
                          "(offline, dropped out or expired)")]
     if "trust_cohorts" in s:
-        lines.append(("cohorts", f"{s['trust_cohorts_published']:,} of {s['trust_cohorts']:,} published "
-                                 "(the others fell below the quorum: their devices retried)"))
+        aborted = s["trust_cohorts"] - s["trust_cohorts_published"]
+        lines.append(("cohorts", f"{s['trust_cohorts_published']:,} of {s['trust_cohorts']:,} published"
+                                 + (f"; {aborted:,} fell below the quorum and their devices retried" if aborted else "")))
     if s.get("trust_collector_events"):
-        lines.append(("collectors", f"{s['trust_collector_events']:,} rounds or jobs skipped or delayed while a "
-                                    "collector was down (counted later, nothing acknowledged was lost)"))
+        lines.append(("collectors", f"{s['trust_collector_events']:,} rounds or jobs skipped or held while a "
+                                    "collector was down (their reports wait for a later round, job or night)"))
     return [Block(f"Trust model ({s['aggregation']})", f"{s['aggregation']}: the device's guarantee from the "
                   "accountant (dp-accounting PLDs; one device's report replaced)", table, ("scope", "meaning"),
                   lines=tuple(lines))]
