@@ -195,6 +195,10 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
     except InputError as exc:
         raise ScenarioError(file, where, str(exc)) from None
     day = next(g for g in guarantees(model, n, plan["days"], delta) if g.scope == "day")
+    if not math.isfinite(day.epsilon):
+        raise ScenarioError(file, where, f"aggregation = {model.kind!r} with these settings guarantees no finite ε "
+                            f"per device-day at delta = {delta:g} (sample_threshold: lower the rate or raise the "
+                            f"threshold); got rate = {model.rate:g}, threshold = {model.threshold}")
     params = (("epsilon", min(model.local_epsilon, DAY_EPSILON_MAX)), ("domain_size", len(items)))
     return UseCase(name, "event", "grr", params, 1, aggregation=model.kind,
                    trust=(*model_params(model), ("epsilon_run", table.get("epsilon_run")), ("delta", delta),

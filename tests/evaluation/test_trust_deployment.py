@@ -79,6 +79,7 @@ def test_the_ldp_default_is_unchanged(tmp_path):
     ('aggregation = "secagg"\nnoise_by = "leader"', "use_case.emoji.noise_by", "not used by aggregation = 'secagg'"),
     ('aggregation = "two_server"\nnoise_by = "all"', "use_case.emoji.noise_by", "leader, both"),
     ('aggregation = "secagg"\ndelta = 2.0', "use_case.emoji.delta", "(0, 1)"),
+    ('aggregation = "sample_threshold"\nrate = 0.2\nthreshold = 5', "use_case.emoji", "no finite ε per device-day"),
     ('aggregation = "secagg"\n[collectors]\ncrash = { collector = "shuffler" }', "collectors.crash.collector",
      "leader, helper"),
     ('aggregation = "secagg"\n[collectors]\nround_z = 3', "collectors.round_z", "round_s"),
@@ -118,3 +119,19 @@ def test_the_shipped_trust_deployment_runs(tmp_path, capsys):
     assert main(["run", "keyboard_trust", "--devices", "2000", "--days", "3", "--out", str(tmp_path / "k")]) == 0
     out = capsys.readouterr().out
     assert "secagg: the device's guarantee" in out and "the secure-aggregation protocol" in out
+
+
+@pytest.mark.parametrize("emoji", [
+    'aggregation = "threshold"\nepsilon_run = 3.0\nnoise = "discrete_gaussian"',
+    'aggregation = "sample_threshold"\nrate = 0.1\nthreshold = 20',
+], ids=["threshold", "sample_threshold"])
+def test_every_collected_model_runs_over_the_nights_with_its_theory(tmp_path, emoji):
+    from ldpsim.evaluation.deployment.trust_estimates import collectors_of, trust_daily, trust_pooled
+    from ldpsim.simulator.deployment import run
+    cfg, _ = load_deployment(scenario(tmp_path, f"[use_case.emoji]\n{emoji}\n", devices=800, days=3))
+    result = run(cfg, tmp_path / "run", collectors=collectors_of(cfg))
+    daily, pooled = trust_daily(cfg, result), trust_pooled(cfg, result)
+    assert daily["day"].nunique() >= 3 and np.isfinite(daily["sd"]).all() and (daily["sd"] >= 0).all()
+    assert int(pooled["reports"].iloc[0]) == result.collections["emoji"].counters["counted"] > 0
+    thresholded = "threshold" in emoji
+    assert (pooled["bias"] != 0).any() == thresholded     # suppression below τ biases small counts only
