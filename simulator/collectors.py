@@ -1,9 +1,12 @@
-"""The collectors of the trust models over one simulated day (SimPy) — docs/math.md §9.2, §9.3.
+"""The collectors of the trust models (SimPy) over one day or a deployment's nights — docs/math.md §9.2, §9.3, §9.9.
 
-*Scenario*: n devices each hold one item for the day and come online in an upload window (start
-~ N(window_start_mean_h, window_start_sd_h) hours, ``window_length_h`` long, as in the fleet). Their
+*Scenario*: devices hold one item a day each and come online in their upload windows — *opportunities*
+(:class:`Opportunities`): one window a device on one simulated day (:func:`simulate_collection`: start ~
+N(window_start_mean_h, window_start_sd_h) hours, ``window_length_h`` long), or every night the device is
+online until its donation expires in a deployment (:mod:`~ldpsim.simulator.nightly_collection`). Their
 messages cross the :class:`~ldpsim.simulator.channel.UploadChannel` (loss, latency). The device side is
-vectorized (arrays of check-in times and fates); the collectors are SimPy processes:
+vectorized (arrays of check-in times and fates); the collectors are SimPy processes, and a report is
+counted at most once:
 
 * ``secagg`` — a round opens every ``round_s``: the devices online and not yet counted are cut into
   cohorts (:meth:`SecureSum.cohort_sizes`); a device drops out of its round when its message is lost
@@ -18,6 +21,9 @@ vectorized (arrays of check-in times and fates); the collectors are SimPy proces
   With a client randomizer (``secagg_local``) the cohorts sum the devices' local reports instead.
 * ``threshold``, ``ldp``, ``shuffle``, ``sample_threshold`` — one collector receives the uploads
   (retrying as above) and releases at the end of the day.
+
+:func:`collect` releases once at the end, or once per night (noon to noon) with the exact variance of each
+release's noise.
 
 The released vector's noise comes from the same mechanisms code as the count-level path.
 """
@@ -282,9 +288,9 @@ def _single(day: _Day):
     arrival = _uploads(day, "leader")
     yield day.env.timeout(day.end_s())
     got = np.flatnonzero(np.isfinite(arrival))
-    for p in np.unique([day.period(t) for t in arrival[got]]):
-        sel = got[[day.period(t) == p for t in arrival[got]]]
-        day.book(p * 24 * HOUR_S + NIGHT_START_S if day.nightly else 0.0, sel)
+    nights = np.maximum(1, (arrival[got] - NIGHT_START_S) // (24 * HOUR_S)).astype(np.int64)
+    for p in np.unique(nights) if day.nightly else [0]:
+        day.book(p * 24 * HOUR_S + NIGHT_START_S, got[nights == p] if day.nightly else got)
     day.records.append({"t_s": day.env.now, "event": "release", "reports": int(got.size)})
 
 

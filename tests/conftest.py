@@ -29,6 +29,7 @@ SLOW = (
     "tests/simulator/test_nightly_collection.py::test_count_level_and_per_device_noise_agree_in_distribution",
     "tests/evaluation/test_trust_deployment.py::test_two_workers_reproduce_the_serial_run",
     "tests/evaluation/test_trust_deployment.py::test_dry_run_plans_a_trust_deployment",
+    "tests/evaluation/test_trust_deployment.py::test_every_collected_model_runs_over_the_nights_with_its_theory[threshold]",
     "tests/evaluation/test_trust_deployment.py::test_the_shipped_trust_deployment_runs",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
