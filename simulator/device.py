@@ -132,13 +132,13 @@ class Devices:
 
     def _hand_over(self, uc, day: int, traits, dev: np.ndarray, items: np.ndarray) -> None:
         """Keep a collected use case's exact donations (one a device-day) for its trust collectors."""
-        self.donations[uc.name].append((np.full(dev.size, day, np.int64), traits.device[dev].astype(np.int64),
-                                        items.astype(np.int64), traits.window_start_h[dev].astype(float)))
+        self.donations[uc.name].append((np.full(dev.size, day, np.int32), traits.device[dev].astype(np.int64),
+                                        items.astype(np.int32), traits.window_start_h[dev].astype(np.float32)))
 
     def donated(self) -> dict:
         """Use case → (day, device, item, window_start_h) arrays of the exact donations (collected use cases)."""
         return {name: tuple(np.concatenate(col) if parts else np.zeros(0) for col in zip(*parts)) if parts
-                else tuple(np.zeros(0, t) for t in (np.int64, np.int64, np.int64, float))
+                else tuple(np.zeros(0, t) for t in (np.int32, np.int64, np.int32, np.float32))
                 for name, parts in self.donations.items()}
 
     def _policy_plan(self, d, traits, block: int, day: int, lo: int, hi: int):

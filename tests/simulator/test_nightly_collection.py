@@ -43,6 +43,16 @@ def test_secagg_over_the_days_counts_each_donation_once_in_published_cohorts(tmp
     assert ("emoji", 0) not in result.aggregates                          # nothing through the LDP path
 
 
+def test_aborted_cohorts_are_retried_in_later_rounds_and_nights(tmp_path):
+    strict = SecureSum(IntegerNoise("skellam", 60.0), min_cohort=100, min_arrival=0.97)   # 5 % loss: many abort
+    result = run(collected_config(), tmp_path, collectors={"emoji": strict})
+    got = result.collections["emoji"]
+    cohorts = pd.DataFrame([r for r in got.records if r["event"] == "cohort"])
+    assert (~cohorts["published"]).sum() > 0 and cohorts["published"].sum() > 0
+    assert got.counters["counted"] == cohorts.loc[cohorts["published"], "arrived"].sum()
+    assert cohorts["size"].sum() > len(result.donations["emoji"][0])     # devices of aborted cohorts came back
+
+
 def test_two_server_helper_crash_delays_the_release_but_loses_nothing(tmp_path):
     ts = TwoServer(IntegerNoise("polya", 2.0), noise_by="both")
     crash = (("crash", ("helper", 24 + 23.0, 14.0)), ("invalid_share", 0.02))   # night 1, down until 13:00
@@ -58,7 +68,7 @@ def test_two_server_helper_crash_delays_the_release_but_loses_nothing(tmp_path):
 
 
 def test_same_collection_for_any_sharding(tmp_path):
-    cfg = collected_config(n_days=3)
+    cfg = collected_config(n_days=2, n_devices=700)
     one = run(cfg, tmp_path / "a", n_shards=1, collectors={"emoji": SECAGG})
     three = run(cfg, tmp_path / "b", n_shards=3, collectors={"emoji": SECAGG})
     for a, b in zip(one.donations["emoji"], three.donations["emoji"]):
