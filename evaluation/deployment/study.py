@@ -12,7 +12,8 @@ every output is on disk, then ``complete`` with each file's size and SHA-256). I
 (the resolved config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store),
 tables (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.csv``, ``daily_reports.csv``,
 ``readings.csv``, ``readings_pooled.csv``, ``words.csv``, ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
-``central_windows.csv``, ``central_days.csv``, ``summary.json``), ``summary.txt`` (the printed summary),
+``central_windows.csv``, ``central_days.csv``, ``summary.json``; with a use case under a trust model
+``trust_guarantees.csv`` and ``collectors.csv``, the collectors' log), ``summary.txt`` (the printed summary),
 ``plots/`` (PNGs and ``captions.json``), ``report.md`` and ``report.html``.
 
 A rerun of the same configuration and seed into its folder first deletes what the earlier run wrote
@@ -239,6 +240,9 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
+    if result.collections:  # the trust collectors' log: rounds, cohorts, jobs, crashes
+        log = pd.DataFrame([{"use_case": uc, **r} for uc, got in result.collections.items() for r in got.records])
+        write_file(out / "collectors.csv", lambda p: log.to_csv(p, index=False))
     for name in ("central_windows", "central_days"):
         write_file(out / f"{name}.csv", lambda p, name=name: tables[name].to_csv(p, index=False))
     write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))

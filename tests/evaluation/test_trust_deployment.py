@@ -58,6 +58,7 @@ def test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated(tm
     assert f"{s['aggregation']}: the device's guarantee" in text and "one device over the run (4 days)" in text
     assert f"Trust model ({s['aggregation']})" in (study.out / "report.html").read_text()
     assert (study.out / "trust_guarantees.csv").is_file()
+    assert set(pd.read_csv(study.out / "collectors.csv")["event"]) >= ({"cohort"} if "secagg" in emoji else {"job"})
     if "two_server" in emoji:
         assert s["trust_rejected"] > 0 and s["trust_collector_events"] > 0
 
