@@ -29,6 +29,13 @@ KINDS = {"event": FrequencyOracle, "reading": (NumericMechanism, OneBitMean), "w
 #: the numeric readings a typing session produces (names of reading use cases)
 READINGS = ("typing_speed", "session_length")
 
+#: trust models whose collectors take the devices' exact one-hot reports (or, secagg_local, the use case's
+#: local reports) out of the server's LDP path: simulated night by night by ``simulator/nightly_collection.py``
+COLLECTED = ("secagg", "secagg_local", "two_server", "threshold", "sample_threshold")
+#: the ``aggregation`` of a use case: the server's LDP path (``ldp``, and ``shuffle`` — the same path, its
+#: central ε from the shuffle) or one of :data:`COLLECTED`
+AGGREGATIONS = ("ldp", "shuffle", *COLLECTED)
+
 
 @dataclass(frozen=True)
 class UseCase:
@@ -63,6 +70,13 @@ class UseCase:
         A device re-sends the same report for a value it has reported before, charged once
         (``simulator/memoization.py``): events, and readings through 1BitMean, whose memo class is
         the device's α-point-rounded level (docs/math.md §7.3).
+    aggregation : str, default "ldp"
+        Who sees the reports (:data:`AGGREGATIONS`): under one of :data:`COLLECTED` (events only, one
+        donation a day, not memoized) the devices' donations bypass the server's LDP path and are
+        collected night by night by that trust model's collectors; the mechanism is then only the client
+        randomizer of ``secagg_local``.
+    trust : tuple of (str, value) pairs
+        The calibrated trust model's parameters (set by the scenario layer; stored sorted, hashable).
     mech_epsilon, cost : float, optional
         Set by the multi-attribute policy (``simulator/attributes.py``): the ε the mechanism runs at
         and the ledger cost of one donation (default: from the mechanism's guarantee, :attr:`ledger_cost`).
@@ -85,9 +99,19 @@ class UseCase:
     memoize: bool = False
     mech_epsilon: float | None = None  # set by the policy (simulator/attributes.py): ε the mechanism runs at
     cost: float | None = None          # set by the policy: ledger cost of one donation
+    aggregation: str = "ldp"           # who sees the reports: AGGREGATIONS
+    trust: tuple = ()                  # the calibrated trust model's parameters (COLLECTED aggregations)
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"The 'aggregation' parameter of {owner} must be one of {', '.join(AGGREGATIONS)}. "
+                             f"Got {self.aggregation!r} instead.")
+        object.__setattr__(self, "trust", tuple(sorted(dict(self.trust).items())))
+        if self.collected and (self.kind != "event" or self.daily_limit != 1 or self.memoize):
+            raise ValueError(f"The 'aggregation' parameter of {owner} may be {self.aggregation!r} only for an event "
+                             f"use case with daily_limit = 1 and memoize = false (one exact report a device-day). "
+                             f"Got kind {self.kind!r}, daily_limit {self.daily_limit!r}, memoize {self.memoize!r}.")
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"The 'name' parameter of UseCase must be an identifier. Got {self.name!r} instead.")
         if self.kind not in KINDS:
@@ -130,6 +154,11 @@ class UseCase:
                     raise ValueError(f"The 'em_bins' parameter of {owner} must be set: the report average of "
                                      f"{self.mechanism} is biased, its mean needs EM. Got None instead.") from None
 
+    @property
+    def collected(self) -> bool:
+        """Whether a trust model's collectors, not the server's LDP path, take this use case's reports."""
+        return self.aggregation in COLLECTED
+
     @functools.cached_property
     def guarantee(self) -> Guarantee:
         """What one donation's report promises (docs/math.md §8.1–§8.2): the mechanism's guarantee at
@@ -140,8 +169,11 @@ class UseCase:
 
     @property
     def ledger_cost(self) -> float:
-        """ε the ledger charges for one donation (docs/math.md §8.2): the policy's ``cost`` under SMP or
-        RS+FD (the device-day's ε); ε_∞ once per memo class when memoized; else ε of one report."""
+        """ε the ledger charges for one donation (docs/math.md §8.2): the trust model's ε per device-day
+        (``trust["epsilon_day"]``) when collected; the policy's ``cost`` under SMP or RS+FD (the device-day's
+        ε); ε_∞ once per memo class when memoized; else ε of one report."""
+        if self.collected:  # the trust model's ε per device-day (the scenario layer's accountant)
+            return float(dict(self.trust)["epsilon_day"])
         if self.cost is not None:
             return float(self.cost)
         g = self.guarantee
@@ -267,6 +299,10 @@ class DeploymentConfig:
         Simulated days after the last donation day for uploads to finish (≥ 0, default 2).
     adversary_devices : int
         Devices (lowest ids) whose linked view the observer tap keeps (≥ 0, default 500).
+    collectors : tuple of (str, value) pairs
+        Settings of the trust models' collectors (:class:`~ldpsim.simulator.collectors.CollectorSetup`:
+        round_s, round_length_s, job_s, retry_s, invalid_share, crash) for the use cases whose
+        aggregation is collected; their windows and channel are the fleet's.
     """
 
     items: tuple                      # event domain (tokens, e.g. emoji), most frequent first
@@ -329,6 +365,7 @@ class DeploymentConfig:
     drain_days: int = 2               # simulated days after the last donation day, for uploads to finish
     adversary_devices: int = 500      # devices (lowest ids) whose linked view the observer tap keeps
     policy: str = "spl"               # several attributes per device: spl | smp | rsfd (simulator/attributes.py)
+    collectors: tuple = ()            # (key, value) pairs of the trust collectors' CollectorSetup (rounds, jobs, crash)
 
     def __post_init__(self):
         o = "DeploymentConfig"
@@ -363,6 +400,10 @@ class DeploymentConfig:
         if self.policy != "spl" and any(u.memoize for u in ucs):
             raise ValueError(f"The 'policy' parameter of {o} must be 'spl' when a use case is memoized. "
                              f"Got {self.policy!r} instead.")
+        if self.policy != "spl" and any(u.collected for u in ucs):
+            raise ValueError(f"The 'policy' parameter of {o} must be 'spl' when a use case has a collected "
+                             f"aggregation ({', '.join(COLLECTED)}). Got {self.policy!r} instead.")
+        object.__setattr__(self, "collectors", tuple(sorted(dict(self.collectors).items())))
         if self.policy != "spl" and any(u.kind not in ("event", "reading") for u in ucs):
             raise ValueError(f"The 'policy' parameter of {o} must be 'spl' with a word use case (SMP and RS+FD "
                              f"cover emoji and readings). Got {self.policy!r} instead.")

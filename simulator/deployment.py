@@ -20,6 +20,7 @@ from ldpsim.simulator.channel import UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.device import DAY_S, Devices
 from ldpsim.simulator.fleet import block_rng
+from ldpsim.simulator.nightly_collection import collect_nights
 from ldpsim.simulator.report_store import ReportStore
 from ldpsim.simulator.server import Server
 
@@ -70,6 +71,8 @@ class DeploymentResult:
                                             # ("exhausted", days × use cases), daily budget full ("full"),
                                             # devices that donated ("donors"); see PrivacyLedger.close_day
     extra: dict = field(default_factory=dict)
+    donations: dict = field(default_factory=dict)  # collected use case → (day, device, item, window_start_h)
+    collections: dict = field(default_factory=dict)  # collected use case → its collectors' Collection
 
     @staticmethod
     def merge(parts: list["DeploymentResult"]) -> "DeploymentResult":
@@ -92,13 +95,21 @@ class DeploymentResult:
             ledger_day_totals=_sum([p.ledger_day_totals for p in parts]),
             peak_state_bytes=sum(p.peak_state_bytes for p in parts),
             ledger_budget=None if any(p.ledger_budget is None for p in parts) else
-            {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget})
+            {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget},
+            donations={k: _by_day_and_device([p.donations[k] for p in parts]) for k in first.donations})
 
 
 def _fold(into: dict, aggregates: dict) -> None:
     """Add ``aggregates`` ((use case, day) → Aggregate) into ``into``."""
     for k, a in aggregates.items():
         into[k] = a if k not in into else into[k] + a
+
+
+def _by_day_and_device(parts) -> tuple:
+    """The shards' donation arrays concatenated and put in (day, device) order: the same for any sharding."""
+    cols = [np.concatenate(col) for col in zip(*parts)]
+    order = np.lexsort((cols[1], cols[0]))
+    return tuple(c[order] for c in cols)
 
 
 def _concat(arrays):
@@ -125,11 +136,11 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     """
     t0 = time.perf_counter()
     env = simpy.Environment()
-    mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases}
+    mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases if not uc.collected}
     channel = UploadChannel(env, cfg.latency_median_s, cfg.latency_sigma, cfg.loss, cfg.ack_loss,
                             cfg.max_attempts)
     devices = Devices(env, cfg, blocks, channel, mechanisms)
-    aggregators = {uc.name: uc.make_aggregator(mechanisms[uc.name]) for uc in cfg.use_cases}
+    aggregators = {uc.name: uc.make_aggregator(mechanisms[uc.name]) for uc in cfg.use_cases if not uc.collected}
     store = ReportStore(store_root, writer=f"s{shard}", fsync=cfg.fsync)
     server = Server(env, store, mechanisms, aggregators, cfg.server_capacity, cfg.service_s_per_report,
                     cfg.batch_window_s, block_rng(cfg.seed, "server", shard), devices.acknowledge,
@@ -158,7 +169,7 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
         ledger_spent=devices.ledger.spent, ledger_daily=devices.ledger.daily_max,
         ledger_saved=devices.ledger.saved, ledger_day_totals=devices.ledger.day_totals, peak_state_bytes=peak,
         ledger_budget=_budget_state(devices.ledger),
-        refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap,
+        refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap, donations=devices.donated(),
         favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
 
 
@@ -177,7 +188,7 @@ def _favourites(cfg: DeploymentConfig, devices: Devices) -> dict:
 
 
 def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None = None,
-        progress=None, components=(), n_workers: int | None = None) -> DeploymentResult:
+        progress=None, components=(), n_workers: int | None = None, collectors: dict | None = None) -> DeploymentResult:
     """Run every shard (serially, or on Dask when ``scheduler`` is given) and merge the results.
 
     Parameters
@@ -199,6 +210,11 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
     n_workers : int, optional
         Worker processes of the local Dask cluster (``scheduler="local"``; default: one per shard);
         with more shards than workers the shards queue, and a worker holds one shard at a time.
+    collectors : dict, optional
+        Collected use case (``UseCase.collected``) → its trust model's protocol (SecureSum, TwoServer or
+        a release function, see :func:`~ldpsim.simulator.collectors.collect`): after the shards, the
+        whole fleet's exact donations go through those collectors night by night
+        (:func:`~ldpsim.simulator.nightly_collection.collect_nights`, into ``collections``).
 
     Returns
     -------
@@ -220,6 +236,8 @@ def run(cfg: DeploymentConfig, out_dir, n_shards: int = 1, scheduler: str | None
     else:
         finished = _run_dask(cfg, groups, store_root, scheduler, progress, n_workers, components)
     merged = _merge_in_order(finished, len(groups))
+    for name, protocol in (collectors or {}).items():
+        merged.collections[name] = collect_nights(cfg, name, protocol, merged.donations[name])
     merged.seconds = time.perf_counter() - t0
     return merged
 

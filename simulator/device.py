@@ -80,6 +80,8 @@ class Devices:
                 self.truth[f"{uc.name}:{level}_n"] = np.zeros(cfg.n_days, np.int64)
         self.tap: list[dict] = []  # the linked view of the first devices (for the adversary)
         self.bundles = BundleTable(mechanisms, cfg.max_attempts, cfg.n_days)
+        #: per collected use case: (day, global device, item, window start hour) of every exact donation
+        self.donations = {uc.name: [] for uc in cfg.use_cases if uc.collected}
         self.memos = {uc.name: Memo(self.n, self._memo_classes(uc), memo_base(cfg.seed, i))
                       for i, uc in enumerate(cfg.use_cases) if uc.memoize}
 
@@ -108,6 +110,10 @@ class Devices:
                     granted = self.ledger.grant(day, uc.ledger_cost, np.minimum(available, uc.daily_limit),
                                                 slice(lo, hi))
                     chosen = sample_per_device(dev, granted, rng)
+                    if uc.collected:  # exact reports for the trust model's collectors, not the LDP path
+                        self._book_donated(uc, day, val[chosen])
+                        self._hand_over(uc, day, traits, dev[chosen], val[chosen])
+                        continue
                     rows = self._privatize(uc, val[chosen], rng)
                 if plan is None:
                     row_dev, row_val = dev[chosen], val[chosen]
@@ -123,6 +129,17 @@ class Devices:
             for uc in self.mechanisms:
                 new["count"][uc].append(counts[uc][has])
         self._append_bundles(day, new, chunks)
+
+    def _hand_over(self, uc, day: int, traits, dev: np.ndarray, items: np.ndarray) -> None:
+        """Keep a collected use case's exact donations (one a device-day) for its trust collectors."""
+        self.donations[uc.name].append((np.full(dev.size, day, np.int32), traits.device[dev].astype(np.int64),
+                                        items.astype(np.int32), traits.window_start_h[dev].astype(np.float32)))
+
+    def donated(self) -> dict:
+        """Use case → (day, device, item, window_start_h) arrays of the exact donations (collected use cases)."""
+        return {name: tuple(np.concatenate(col) if parts else np.zeros(0) for col in zip(*parts)) if parts
+                else tuple(np.zeros(0, t) for t in (np.int32, np.int64, np.int32, np.float32))
+                for name, parts in self.donations.items()}
 
     def _policy_plan(self, d, traits, block: int, day: int, lo: int, hi: int):
         """Under ``smp``/``rsfd``: the device-days that take part (ledger-granted, ε once) and the use

@@ -23,6 +23,14 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
+    # a deployment's use case under a trust model, run end to end (tests/simulator/test_nightly_collection.py
+    # covers the collection itself in the fast tier)
+    "tests/evaluation/test_trust_deployment.py::test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated",
+    "tests/simulator/test_nightly_collection.py::test_count_level_and_per_device_noise_agree_in_distribution",
+    "tests/evaluation/test_trust_deployment.py::test_two_workers_reproduce_the_serial_run",
+    "tests/evaluation/test_trust_deployment.py::test_dry_run_plans_a_trust_deployment",
+    "tests/evaluation/test_trust_deployment.py::test_every_collected_model_runs_over_the_nights_with_its_theory[threshold]",
+    "tests/evaluation/test_trust_deployment.py::test_the_shipped_trust_deployment_runs",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/evaluation/test_secagg_rounds.py::test_days_comparison_runs_gboard_at_its_central_guarantee",
     "tests/evaluation/test_secagg_rounds.py::test_calibrated_local_epsilon_spends_just_under_the_target",

@@ -41,7 +41,10 @@ READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 def mechanism_label(uc) -> str:
     """"CMS, ε = 4 a report" for a use case: the ε of one report (ε_∞ too for a memoized one;
-    docs/math.md §8.1)."""
+    docs/math.md §8.1); for a collected use case its trust model and ε per device over the run."""
+    if uc.collected:  # exact reports to a trust model's collectors (evaluation/deployment/trust_estimates.py)
+        t = dict(uc.trust)
+        return f"{uc.aggregation}, ε = {t['epsilon_run']:.3g} per device over the run, δ = {t['delta']:.0e}"
     g = uc.guarantee
     label = f"{type(uc.make_mechanism()).__name__}, ε = {g.epsilon_report:.3g} a report"
     return label + (f", ε_∞ = {g.epsilon_permanent:.3g}" if uc.memoize else "")
@@ -105,6 +108,9 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
     uc, mech, items = event_mechanism(cfg)
     if uc is None:
         return pd.DataFrame()
+    if uc.collected:  # a trust model's nightly releases
+        from ldpsim.evaluation.deployment.trust_estimates import trust_daily
+        return trust_daily(cfg, result)
     t = result.truth
     rows, running = [], None
     for day in range(cfg.n_days):
@@ -128,6 +134,9 @@ def pooled_estimates(cfg, result) -> pd.DataFrame:
     """One row per item: the estimate of the summed aggregate of every day, its theory and interval,
     the true shares over the run, ranks and whether the interval holds the truth (``covered``)."""
     uc, mech, items = event_mechanism(cfg)
+    if uc is not None and uc.collected:
+        from ldpsim.evaluation.deployment.trust_estimates import trust_pooled
+        return trust_pooled(cfg, result)
     aggs = [a for (name, _), a in sorted(result.aggregates.items()) if uc is not None and name == uc.name]
     if not aggs or sum(a.n for a in aggs) == 0:
         return pd.DataFrame()
@@ -294,15 +303,18 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
         in_top = pooled[pooled["item"].isin(top["item"])]
         for level in ("donated", "event"):  # the estimate targets donated shares, not all events
             summary[f"share_mae_vs_{level}"] = float((in_top["estimate"] - in_top[f"true_{level}"]).abs().mean())
-        _, mech, items = event_mechanism(cfg)
-        summary.update(top_k_threshold(mech, result.truth["donated"].sum(axis=0), items, k))
+        uc, mech, items = event_mechanism(cfg)
+        if not uc.collected:  # (a trust model's detection floor: ldpsim compare --trust)
+            summary.update(top_k_threshold(mech, result.truth["donated"].sum(axis=0), items, k))
     for _, r in pooled_readings.iterrows():
         summary.update({f"{r['use_case']}_{key}": float(r[key])
                         for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
     budget = budget_by_day(cfg, result)
     words, words_summary = word_discovery(cfg, result)
-    for part in (trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
+    from ldpsim.evaluation.deployment.trust_estimates import trust_guarantees, trust_summary
+    for part in (trust_summary(cfg, result), trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
                  ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):
         summary.update(part)
     return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
-            "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary}
+            "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary,
+            "trust": trust_guarantees(cfg)}

@@ -12,7 +12,8 @@ every output is on disk, then ``complete`` with each file's size and SHA-256). I
 (the resolved config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store),
 tables (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.csv``, ``daily_reports.csv``,
 ``readings.csv``, ``readings_pooled.csv``, ``words.csv``, ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
-``central_windows.csv``, ``central_days.csv``, ``summary.json``), ``summary.txt`` (the printed summary),
+``central_windows.csv``, ``central_days.csv``, ``summary.json``; with a use case under a trust model
+``trust_guarantees.csv`` and ``collectors.csv``, the collectors' log), ``summary.txt`` (the printed summary),
 ``plots/`` (PNGs and ``captions.json``), ``report.md`` and ``report.html``.
 
 A rerun of the same configuration and seed into its folder first deletes what the earlier run wrote
@@ -33,7 +34,8 @@ import pandas as pd
 
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
-               "readings": "readings", "pooled_readings": "readings_pooled", "words": "words"}
+               "readings": "readings", "pooled_readings": "readings_pooled", "words": "words",
+               "trust": "trust_guarantees"}
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
 def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
     """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
     from ldpsim.evaluation.deployment.estimates import measure
+    from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.run_summary import format_summary, html_sections
@@ -214,7 +217,8 @@ def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
     shards = min(plan.workers, cfg.n_blocks)
     scheduler = scheduler or ("local" if shards > 1 else None)
     total = cfg.n_days + cfg.drain_days
-    result = run(cfg, out, shards, scheduler, None if progress is None else lambda done: progress(done / shards, total))
+    result = run(cfg, out, shards, scheduler, None if progress is None else lambda done: progress(done / shards, total),
+                 collectors=collectors_of(cfg))
     tables = measure(cfg, result, stream(cfg.seed, "measure"))
     windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
@@ -232,10 +236,13 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key != "words" or not tables[key].empty:
+        if key not in ("words", "trust") or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
+    if result.collections:  # the trust collectors' log: rounds, cohorts, jobs, crashes
+        log = pd.DataFrame([{"use_case": uc, **r} for uc, got in result.collections.items() for r in got.records])
+        write_file(out / "collectors.csv", lambda p: log.to_csv(p, index=False))
     for name in ("central_windows", "central_days"):
         write_file(out / f"{name}.csv", lambda p, name=name: tables[name].to_csv(p, index=False))
     write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))

@@ -204,6 +204,8 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
     rows, spent_by_kind, central_by_kind = [], {}, {}
     joint = cfg.policy != "spl"
     for uc in cfg.use_cases:
+        if uc.collected:  # a trust model's guarantee is the trust accountant's (evaluation/deployment/trust_estimates.py)
+            continue
         g = uc.guarantee
         reports = cfg.n_days * (1 if joint else uc.daily_limit)
         classes = memo_classes(cfg, uc)

@@ -60,6 +60,26 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
             "client_epsilon": Field(float, None, _positive)}
 
 
+#: a deployment's use case under a trust model: the keys above and the δ of its guarantees
+DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)")}
+
+
+def model_params(model: TrustModel) -> tuple:
+    """A trust model as (key, value) pairs of plain values (hashable, JSON-ready); :func:`model_from` inverts it."""
+    noise = None if model.noise is None else (model.noise.kind, model.noise.scale, model.noise.copies)
+    return (("kind", model.kind), ("local_epsilon", model.local_epsilon), ("noise", noise),
+            ("min_cohort", model.min_cohort), ("min_arrival", model.min_arrival), ("noise_by", model.noise_by),
+            ("threshold", model.threshold), ("rate", model.rate), ("client_epsilon", model.client_epsilon))
+
+
+def model_from(params) -> TrustModel:
+    """The trust model of :func:`model_params` pairs (other keys are ignored)."""
+    p = dict(params)
+    noise = None if p["noise"] is None else IntegerNoise(*p["noise"])
+    return TrustModel(p["kind"], p["local_epsilon"], noise, p["min_cohort"], p["min_arrival"], p["noise_by"],
+                      p["threshold"], p["rate"], p["client_epsilon"])
+
+
 @dataclass
 class TrustRun:
     """One row per use case (``table``) and the collectors' log (``records``)."""
@@ -75,10 +95,28 @@ USES = {"ldp": (), "shuffle": (), "secagg_local": ("min_cohort", "min_arrival"),
         "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold")}
 
 
+def configured_model(table: dict, where: str, file, n: int, days: int, delta: float, d: int,
+                     spec: dict = USE_CASE) -> TrustModel:
+    """The trust model of a use-case table (keys checked against ``spec`` and what its aggregation reads),
+    calibrated to its ``epsilon_run`` per device over ``days`` days of ``n`` devices at ``delta``
+    (sample_threshold: as given), with a ``threshold`` model's τ at the family-wise false-alarm level.
+
+    Raises
+    ------
+    ScenarioError
+        A key unknown, of the wrong type or out of range, or not read by the table's aggregation.
+    """
+    uc = parse_table(table, spec, where, file)
+    model = _model(uc, table, where, file)
+    if model.kind != "sample_threshold":
+        model = release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
+    return model
+
+
 def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
     kind = uc["aggregation"]
     for key in table:
-        if key not in ("aggregation", "epsilon_run", *USES[kind]):
+        if key not in ("aggregation", "epsilon_run", "delta", *USES[kind]):
             raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
                                 f"{', '.join(('epsilon_run',) * (kind != 'sample_threshold') + USES[kind])})")
     changes = {k: uc[k] for k in USES[kind] if k != "noise" and uc[k] is not None}
@@ -122,13 +160,9 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     items = np.repeat(np.arange(d), counts)
     rows, logs = [], []
     for (name, table), child in zip(t["use_case"].items(), seq.spawn(len(t["use_case"]))):
-        where = f"trust.use_case.{name}"
-        uc = parse_table(table, USE_CASE, where, file)
-        model = _model(uc, table, where, file)
-        if model.kind != "sample_threshold":
-            model = release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
+        model = configured_model(table, f"trust.use_case.{name}", file, n, days, delta, d)
         rng = np.random.default_rng(child)
-        got = simulate_collection(_protocol(model, d), items[rng.permutation(n)], d, setup, rng)
+        got = simulate_collection(protocol(model, d), items[rng.permutation(n)], d, setup, rng)
         g = {x.scope: x for x in guarantees(model, n, days, delta)}
         rows.append({"use_case": name, "aggregation": model.kind, "epsilon_report": g["report"].epsilon,
                      "epsilon_day": g["day"].epsilon, "epsilon_run": g["run"].epsilon, "delta": g["run"].delta,
@@ -140,7 +174,7 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     return TrustRun(pd.DataFrame(rows), pd.DataFrame(logs), {**t, "workload": w, "collectors": c})
 
 
-def _protocol(model: TrustModel, d: int):
+def protocol(model: TrustModel, d: int):
     """The collectors' protocol of a calibrated model (see simulate_collection)."""
     k = model.kind
     if k == "secagg":

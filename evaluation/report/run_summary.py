@@ -316,6 +316,33 @@ def central(tables: dict, cfg) -> list[Block]:
                                                     for i, part in enumerate(parts)))]
 
 
+def trust(tables: dict, cfg) -> list[Block]:
+    """The collected use case's trust model: its guarantees per report, device-day and run (with δ and
+    meaning), who must be trusted, what is left if they misbehave, and what the collectors did
+    (:mod:`ldpsim.evaluation.deployment.trust_estimates`)."""
+    g, s = tables.get("trust"), tables["summary"]
+    if g is None or g.empty:
+        return []
+    table = pd.DataFrame({"scope": g["scope"], "ε": g["epsilon"].map("{:.4g}".format),
+                          "δ": g["delta"].map("{:.0e}".format), "meaning": g["meaning"]})
+    lines = [("trusted", f"{s['trusted']}: the central guarantee needs it"),
+             ("noise", f"{s['trust_noise'] or 'none'}; {s['trust_bytes_per_report']:,} B uploaded per report "
+                       "(shares and proofs: published protocol costs)"),
+             ("reports", f"{s['trust_donations']:,} donated, {s['trust_counted']:,} counted, "
+                         f"{s['trust_rejected']:,} rejected as invalid, {s['trust_lost']:,} never counted "
+                         "(offline, dropped out or expired)")]
+    if "trust_cohorts" in s:
+        aborted = s["trust_cohorts"] - s["trust_cohorts_published"]
+        lines.append(("cohorts", f"{s['trust_cohorts_published']:,} of {s['trust_cohorts']:,} published"
+                                 + (f"; {aborted:,} fell below the quorum and their devices retried" if aborted else "")))
+    if s.get("trust_collector_events"):
+        lines.append(("collectors", f"{s['trust_collector_events']:,} rounds or jobs skipped or held while a "
+                                    "collector was down (their reports wait for a later round, job or night)"))
+    return [Block(f"Trust model ({s['aggregation']})", f"{s['aggregation']}: the device's guarantee from the "
+                  "accountant (dp-accounting PLDs; one device's report replaced)", table, ("scope", "meaning"),
+                  lines=tuple(lines))]
+
+
 def adversary(tables: dict, cfg) -> list[Block]:
     s = tables["summary"]
     if "adversary_linked" not in s or s["adversary_linked"] != s["adversary_linked"]:
@@ -328,7 +355,7 @@ def adversary(tables: dict, cfg) -> list[Block]:
 
 
 #: the sections of the summary, in order; each ``(tables, cfg) -> list of Block``
-SECTIONS = [headline, distinguishability, budget, per_day, trend, new_word, readings, operations, central,
+SECTIONS = [headline, distinguishability, trust, budget, per_day, trend, new_word, readings, operations, central,
             adversary]
 
 

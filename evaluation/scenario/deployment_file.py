@@ -35,6 +35,15 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [channel]           latency_median_s, latency_sigma, loss, ack_loss, max_attempts, backoff_s,
                         ack_timeout_s, slot_s
     [server]            capacity, service_s_per_report, batch_window_s, crash_at_h, restart_s, fsync
+    [use_case.emoji] aggregation = "ldp" (default: the keys above) | "shuffle" (the same keys; central ε from
+                        the server's shuffle) | "secagg" | "secagg_local" | "two_server" | "threshold" |
+                        "sample_threshold" (a trust model's collectors take the exact reports, night by
+                        night: simulator/nightly_collection.py) with the model's keys instead of the
+                        mechanism's: epsilon_run (ε per device over the run it is calibrated to), delta,
+                        noise, min_cohort, min_arrival, noise_by, client_epsilon, threshold, rate
+                        (evaluation/privacy/trust_scenario.py USES: each aggregation reads its own)
+    [collectors]        round_s, round_length_s, job_s, retry_s, invalid_share, crash = {collector,
+                        hour (since the start of the run), hours}: the trust collectors' settings
     [variants.<name>]   the keys of [use_case.emoji]: one emoji design each, compared on the same fleet
                         (ldpsim.evaluation.deployment.compare); checked like [use_case.emoji]
 
@@ -60,7 +69,7 @@ from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.attributes import POLICIES
-from ldpsim.simulator.config import DeploymentConfig, UseCase
+from ldpsim.simulator.config import AGGREGATIONS, COLLECTED, DeploymentConfig, UseCase
 
 
 #: use cases the fleet model produces → kind
@@ -146,16 +155,58 @@ READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(li
 #: scenario key → DeploymentConfig field, per table
 RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_days",
           ("server", "capacity"): "server_capacity", ("privacy", "retention_days"): "retention_days"}
-TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: _check_variants, evaluation/deployment/compare.py
+TOP_LEVEL = set(SPEC) | {"use_case", "variants", "collectors"}  # variants: _check_variants, evaluation/deployment/compare.py
 
 
-def _use_case(name: str, table, items, file, where: str | None = None) -> UseCase:
-    """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated."""
+def _use_case(name: str, table, items, file, where: str | None = None, plan: dict | None = None) -> UseCase:
+    """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated; ``plan``
+    (devices, days, opt_in, p_online) calibrates a collected aggregation (:func:`_collected_use_case`)."""
     where = where or f"use_case.{name}"
     if name not in USE_CASES:
         raise ScenarioError(file, where, f"unknown use case; allowed: {', '.join(sorted(USE_CASES))}")
     if not isinstance(table, dict):
         raise ScenarioError(file, where, "must be a table")
+    aggregation = table.get("aggregation", "ldp")
+    if aggregation not in AGGREGATIONS:
+        raise ScenarioError(file, f"{where}.aggregation", f"must be one of {', '.join(AGGREGATIONS)}; "
+                            f"got {aggregation!r}")
+    if aggregation in COLLECTED:
+        return _collected_use_case(name, table, items, file, where, plan)
+    uc = _ldp_use_case(name, {k: v for k, v in table.items() if k != "aggregation"}, items, file, where)
+    return dataclasses.replace(uc, aggregation=aggregation) if aggregation != "ldp" else uc
+
+
+def _collected_use_case(name: str, table: dict, items, file, where: str, plan: dict | None) -> UseCase:
+    """A use case whose exact reports go to a trust model's collectors: the model calibrated to its
+    ``epsilon_run`` per device over the run's days (planning n = devices · opt_in · p_online devices a
+    night), its parameters kept in ``UseCase.trust``, one donation charged the model's ε per device-day."""
+    from ldpsim.evaluation.privacy.trust_accounting import guarantees
+    from ldpsim.evaluation.privacy.trust_scenario import DEPLOYMENT_USE_CASE, configured_model, model_params
+
+    if USE_CASES[name] != "event" or plan is None:
+        raise ScenarioError(file, f"{where}.aggregation", f"{table['aggregation']!r} is for [use_case.emoji] "
+                            f"(frequencies of the events); [variants] compare local designs")
+    n = max(2, round(plan["devices"] * plan["opt_in"] * plan["p_online"]))
+    delta = table.get("delta", DEPLOYMENT_USE_CASE["delta"].default)
+    try:
+        model = configured_model(table, where, file, n, plan["days"], delta, len(items), DEPLOYMENT_USE_CASE)
+    except ScenarioError:
+        raise
+    except InputError as exc:
+        raise ScenarioError(file, where, str(exc)) from None
+    day = next(g for g in guarantees(model, n, plan["days"], delta) if g.scope == "day")
+    if not math.isfinite(day.epsilon):
+        raise ScenarioError(file, where, f"aggregation = {model.kind!r} with these settings guarantees no finite ε "
+                            f"per device-day at delta = {delta:g} (sample_threshold: lower the rate or raise the "
+                            f"threshold); got rate = {model.rate:g}, threshold = {model.threshold}")
+    params = (("epsilon", min(model.local_epsilon, DAY_EPSILON_MAX)), ("domain_size", len(items)))
+    return UseCase(name, "event", "grr", params, 1, aggregation=model.kind,
+                   trust=(*model_params(model), ("epsilon_run", table.get("epsilon_run")), ("delta", delta),
+                          ("n_plan", n), ("epsilon_day", day.epsilon)))
+
+
+def _ldp_use_case(name: str, table: dict, items, file, where: str) -> UseCase:
+    """A use case of the server's LDP path (its mechanism's keys)."""
     kind = USE_CASES[name]
     own = {"reading": READING_SPEC, "word": WORD_SPEC}.get(kind, {})
     base = {k: v for k, v in table.items() if k in USE_CASE_SPEC or k in own}
@@ -218,7 +269,10 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     ucs = raw.get("use_case", {})
     if not isinstance(ucs, dict) or not ucs:
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")
-    use_cases = tuple(_use_case(name, table, items, path) for name, table in ucs.items())
+    collectors = _collectors(raw.get("collectors", {}), path)  # (checked before any calibration)
+    plan = {"devices": t["deployment"]["devices"], "days": t["deployment"]["days"],
+            "opt_in": t["fleet"]["opt_in"], "p_online": t["fleet"]["p_online"]}
+    use_cases = tuple(_use_case(name, table, items, path, plan=plan) for name, table in ucs.items())
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
@@ -227,6 +281,8 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
             name = RENAME.get((table, key), key)
             kw[name] = value
     kw.update(_events_per_day(kw.pop("events_per_day"), raw.get("fleet", {}), kw, path))
+    if "collectors" in raw or any(u.collected for u in use_cases):
+        kw["collectors"] = collectors
     notices = vocab.notices if vocab is not None else ()
     word_uc = next((u for u in use_cases if u.kind == "word"), None)
     if word_uc is not None:
@@ -286,6 +342,23 @@ def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
             "dispersion": Field(F, fleet["activity_sigma"], _ge(0))}
     table = parse_table(value, spec, "fleet.events_per_day", file)
     return {"events_per_session": table["mean"] / fleet["sessions_per_day"], "activity_sigma": table["dispersion"]}
+
+
+def _collectors(table, file) -> tuple:
+    """The ``[collectors]`` table as CollectorSetup (key, value) pairs (the windows and channel are the fleet's)."""
+    from ldpsim.evaluation.privacy.trust_scenario import COLLECTOR_KEYS, CRASH
+
+    spec = {k: f for k, f in COLLECTOR_KEYS.items() if k not in FLEET_COLLECTOR_KEYS}
+    c = parse_table(table, spec, "collectors", file)
+    if c["crash"] is not None:
+        cr = parse_table(c["crash"], CRASH, "collectors.crash", file)
+        c["crash"] = (cr["collector"], cr["hour"], cr["hours"])
+    return tuple(sorted(c.items()))
+
+
+#: CollectorSetup settings a deployment takes from its [fleet] and [channel] tables
+FLEET_COLLECTOR_KEYS = ("window_start_mean_h", "window_start_sd_h", "window_length_h", "loss", "latency_median_s",
+                        "latency_sigma")
 
 
 def _check_variants(variants, cfg: DeploymentConfig, items, file) -> None:
