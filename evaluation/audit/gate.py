@@ -76,6 +76,8 @@ DEFAULTS = {
     "triehh": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
     "triehh_pp": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
     "ldp_trie": {"length": 4, "alphabet": "abcd"},
+    "gboard": {"length": 4, "alphabet": "abcd", "min_cohort": 10},
+    "prefix_tree": {"length": 4, "alphabet": "abcd", "max_candidates": 64, "survivors": 4},
 }
 
 COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",

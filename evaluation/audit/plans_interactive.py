@@ -6,10 +6,14 @@ A round of an interactive protocol is audited through its per-round interface (t
 answer, tallied as the server sees it) and ``advance(codes, votes, level) -> (trie, done, done_votes)``.
 Two kinds of round, told apart by what the protocol declares:
 
-* **local** (:func:`local_round_plan`; a protocol with ``epsilon`` and ``categories(rows, trie, level)``,
-  e.g. LDPTrie): one device's report of the round is ε-LDP. x, x′ = the words of the first two symbols
-  repeated; on the root trie their categories i ≠ j; S = {report = i}; P = p vs q of the round's own
-  randomizer (``oracle``): the keep-or-uniform plan of docs/math.md §7.5 on the round's client ``vote``.
+* **local** (:func:`local_round_plan`; a protocol with ``epsilon``, ``categories``, ``oracle`` and
+  ``vote``: LDPTrie, GboardTrie, PrefixTree): one device's report of the round is ε-LDP. x, x′ = the
+  words of the first two symbols repeated; on the root trie their categories i ≠ j (:func:`round_one`
+  reads both per-round interfaces); the round's own randomizer (``oracle``) gives the event at the
+  boundary: GRR (LDPTrie, GboardTrie) S = {report = i}, P = p vs q (the keep-or-uniform plan of
+  docs/math.md §7.5); OUE (PrefixTree) S = {bit i = 1 and bit j = 0}, P = p(1 − q) vs q(1 − p)
+  (§7.1); both ratios are e^ε exactly. The client is the protocol's own per-device report ``vote``
+  (GboardTrie's runs the device's sampler first: a device holding one word picks it).
 * **sample and threshold** (:func:`threshold_round_plan`; a protocol with ``gamma``, ``theta`` and
   ``counts_released``, e.g. TrieHH, TrieHH++): the guarantee is central (ε, δ(ε)) about the round's
   release, for fleets that differ by one device (§10.2). The neighbours are the worst ones of the exact
@@ -33,14 +37,16 @@ its own prefix), so the trials are independent.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 from scipy import stats
 
-from ldpsim.evaluation.audit.event import AuditPlan
+from ldpsim.evaluation.audit.event import AuditPlan, packed_bit
 from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.discovery.threshold_privacy import round_delta, worst_holders
+from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 
 #: devices per call of the round in the sample mode (trials × holders), bounding memory
 DEVICES_PER_CALL = 1 << 18
@@ -64,22 +70,40 @@ def _rows(mech, words) -> np.ndarray:
     return rows[inv]
 
 
+def round_one(mech, rows: np.ndarray):
+    """(candidates, each row's category, the randomizer) of round 1 on the root trie, whichever per-round
+    interface ``mech`` keeps: LDPTrie's ``categories(rows, trie, level) -> (candidates, cat)`` and
+    ``oracle(candidates)``, or PrefixTree's ``categories(rows, trie) -> (candidates, m, cat)`` (its
+    segment length m chosen by the protocol) and ``oracle(n_candidates)``."""
+    trie = mech.root()
+    if "level" in inspect.signature(mech.categories).parameters:
+        candidates, cat = mech.categories(rows, trie, 1)
+        return candidates, cat, mech.oracle(candidates)
+    candidates, _, cat = mech.categories(rows, trie)
+    return candidates, cat, mech.oracle(candidates.size)
+
+
 def local_round_plan(mech) -> AuditPlan:
-    """One device's report in the first round (module docstring), against the protocol's ε per round."""
+    """One device's report in the first round (module docstring), against the protocol's ε per round:
+    GRR's S = {report = i}, P = p vs q; a unary encoding's (OUE) S = {bit i = 1, bit j = 0},
+    P = p(1 − q) vs q(1 − p) (docs/math.md §7.1)."""
     a, b = mech.codec.alphabet[:2]
     x, x_prime = a * mech.codec.length, b * mech.codec.length
     trie = mech.root()
     rows = _rows(mech, [x, x_prime])
-    candidates, cat = mech.categories(rows, trie, 1)
-    oracle = mech.oracle(candidates)
-    i = int(cat[0])
+    _, cat, oracle = round_one(mech, rows)
+    i, j = int(cat[0]), int(cat[1])
     row_of = {x: rows[0], x_prime: rows[1]}
 
     def client(values, rng):
         return mech.vote(np.repeat(row_of[values[0]][None, :], len(values), axis=0), trie, 1, as_generator(rng))
+    p, q = float(oracle.p), float(oracle.q)
+    if isinstance(oracle, UnaryEncoding):
+        return AuditPlan(x, x_prime, f"round 1 report: bit {i} (x's candidate) set, bit {j} (x′'s) clear",
+                         lambda r: (packed_bit(r, i) == 1) & (packed_bit(r, j) == 0), p * (1 - q), q * (1 - p),
+                         claim=float(mech.epsilon), client=client)
     return AuditPlan(x, x_prime, f"round 1 report == category {i} (prefix {x[0]!r} of x)",
-                     lambda r: np.asarray(r) == i, float(oracle.p), float(oracle.q),
-                     claim=float(mech.epsilon), client=client)
+                     lambda r: np.asarray(r) == i, p, q, claim=float(mech.epsilon), client=client)
 
 
 def round_outputs(mech, holders: int, top: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,7 @@
 """Planted bugs for the auditor to catch: GRR and BLH whose flip probability is 10 % too small, a
 device client that redraws its memoized response on every report (:func:`redrawing_client`), and two
-interactive protocols with a wrong round (:class:`LowThresholdTrieHH`, :class:`DoubledEpsilonLDPTrie`).
+interactive protocols with a wrong round (:class:`LowThresholdTrieHH`, :class:`DoubledEpsilonLDPTrie`,
+:class:`DoubledEpsilonGboardTrie`, :class:`DoubledEpsilonPrefixTree`).
 
 Correct GRR keeps x w.p. p = e^ε/(e^ε+D−1) and "flips" to one of the D−1 other values w.p. 1 − p.
 This client flips w.p. (1 − p)·(1 − shortfall): P[x|x] = 1 − 0.9(1 − p), P[y|x] = 0.9·q, so its true ε is
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms import BLH, GRR, LDPTrie, TrieHH
+from ldpsim.mechanisms import BLH, GRR, OUE, GboardTrie, LDPTrie, PrefixTree, TrieHH
 from ldpsim.mechanisms.frequency.olh import OLHReports
 
 
@@ -104,3 +105,18 @@ class DoubledEpsilonLDPTrie(LDPTrie):
 
     def oracle(self, candidates):
         return GRR(2 * self.epsilon, int(candidates.size) + 1)
+
+
+@dataclass(frozen=True)
+class DoubledEpsilonGboardTrie(DoubledEpsilonLDPTrie, GboardTrie):
+    """GboardTrie whose devices report through GRR at 2ε₀ (after their sampler) while it claims ε₀ per round:
+    caught by the local round audit (:mod:`.plans_interactive`)."""
+
+
+@dataclass(frozen=True)
+class DoubledEpsilonPrefixTree(PrefixTree):
+    """PrefixTree whose OUE sets the other bits with q = 1/(e^{2ε} + 1) (p = ½): true ε of a round's report
+    ln(p(1 − q)/(q(1 − p))) = 2ε while it claims ε: caught by the local round audit (:mod:`.plans_interactive`)."""
+
+    def oracle(self, n_candidates):
+        return OUE(2 * self.epsilon, int(n_candidates) + 1)

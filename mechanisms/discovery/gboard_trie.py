@@ -44,7 +44,6 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_int
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.triehh import TrieResult
-from ldpsim.mechanisms.frequency.grr import GRR
 from ldpsim.runtime.errors import InputError
 
 #: the device-side samplers (module docstring)
@@ -120,6 +119,16 @@ class GboardTrie(LDPTrie):
         cat[device[chosen]] = cat_row[entry_row[chosen]]
         return candidates, cat
 
+    def vote(self, rows: np.ndarray, trie: np.ndarray, level: int, rng=None) -> np.ndarray:
+        """Each device's GRR report (a category index) for the round, one device per row holding that row's
+        word: its sampler (:meth:`device_categories`; with one word it picks that word when eligible, else
+        "none"), then the round's randomizer — the per-device path of :meth:`run_devices` for such devices."""
+        rng, n = as_generator(rng), rows.shape[0]
+        ids = np.arange(n)
+        candidates, cat = self.device_categories(rows, ids, ids, np.ones(n, dtype=np.int64), trie, level,
+                                                 np.zeros(n, dtype=bool), rng)
+        return self.oracle(candidates).perturb(cat, rng)
+
     # server ----------------------------------------------------------------------------------------
     def read(self, candidates: np.ndarray, agg) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`LDPTrie.read`, but a round of fewer than ``min_cohort`` reports is not published."""
@@ -130,7 +139,7 @@ class GboardTrie(LDPTrie):
     def round_aggregate(self, candidates: np.ndarray, cat: np.ndarray, per_device: bool, rng=None):
         """The round's secure sum of GRR reports of categories ``cat``: drawn exactly from the category
         counts (direct) or from every device's own report."""
-        grr = GRR(self.epsilon, int(candidates.size) + 1)
+        grr = self.oracle(candidates)
         if per_device:
             return grr.aggregate(grr.perturb(cat, as_generator(rng)))
         return grr.sample_aggregate(np.bincount(cat, minlength=candidates.size + 1), as_generator(rng))

@@ -11,13 +11,16 @@ import pytest
 
 from ldpsim.evaluation.audit import audit_plan, plan_for, plan_targets
 from ldpsim.evaluation.audit.gate import audit
-from ldpsim.evaluation.audit.planted import DoubledEpsilonLDPTrie, LowThresholdTrieHH
-from ldpsim.evaluation.audit.plans_interactive import round_outputs
-from ldpsim.mechanisms import LDPTrie, TrieHH, TrieHHPP
+from ldpsim.evaluation.audit.planted import (DoubledEpsilonGboardTrie, DoubledEpsilonLDPTrie, DoubledEpsilonPrefixTree,
+                                             LowThresholdTrieHH)
+from ldpsim.evaluation.audit.plans_interactive import round_one, round_outputs
+from ldpsim.mechanisms import GboardTrie, LDPTrie, PrefixTree, TrieHH, TrieHHPP
 from ldpsim.mechanisms.discovery.threshold_privacy import round_delta, worst_holders
 from tests.stats import assert_z
 
 WORDS = dict(length=6, alphabet="abc")
+#: PrefixTree with few candidates: its first round asks about 3-symbol segments (39 candidates + "none")
+SEGMENTS = dict(max_candidates=64, survivors=4, **WORDS)
 
 
 @pytest.mark.parametrize("cls", [TrieHH, TrieHHPP])
@@ -71,13 +74,13 @@ def test_targets_and_claims_of_interactive_rounds():
 
 @pytest.mark.parametrize("name,target", [("triehh", "worst"), ("triehh", "below-threshold"),
                                          ("triehh_pp", "worst"), ("triehh_pp", "below-threshold"),
-                                         ("ldp_trie", None)])
+                                         ("ldp_trie", None), ("gboard", None), ("prefix_tree", None)])
 def test_correct_rounds_pass(name, target):
     """Fixed seed; a correct round FAILs with probability ≤ 0.05 (the bound's confidence)."""
     report = audit(name, epsilon=0.5, target=target, trials=50_000, seed=1)
     assert report.verdict == "PASS", report.lines()
     r = report.results[0]
-    if name != "ldp_trie":  # tight: the worst fleets come close to the claim
+    if name.startswith("triehh"):  # tight: the worst fleets come close to the claim
         assert any("holders of the device's prefix" in n for n in report.notes)
         if target == "worst":
             assert 0.4 < r.epsilon_lower_bound <= 0.5
@@ -98,3 +101,60 @@ def test_the_cost_guard_counts_every_device_of_the_audited_fleets():
     from ldpsim.evaluation.cost import CostError
     with pytest.raises(CostError, match=r"\+ 21 device\(s\) of the audited fleets.*at most trials = 90,909,090 fit"):
         audit("triehh", params={"gamma": 0.05, "theta": 15}, trials=10**8)
+
+
+@pytest.mark.parametrize("mech", [LDPTrie(epsilon=1.5, **WORDS), GboardTrie(epsilon=1.5, sampler="top", **WORDS),
+                                  PrefixTree(epsilon=1.5, **SEGMENTS)], ids=lambda m: type(m).__name__)
+def test_local_round_plans_sit_on_the_boundary_of_the_protocols_own_reports(mech):
+    """ln(P[S|x]/P[S|x′]) = ε from the round's own randomizer (GRR: p vs q; OUE: p(1 − q) vs q(1 − p)), and
+    the protocol's per-device reports (``vote``) hit S with those probabilities (|z| bound, family-wise 1e-4)."""
+    plan = plan_for(mech)
+    assert plan.claim == 1.5 and plan.delta == 0
+    assert math.log(plan.p_x / plan.p_x_prime) == pytest.approx(1.5, rel=1e-12)
+    n, rng = 40_000, np.random.default_rng(5)
+    hits = [np.count_nonzero(plan.event(plan.client([v] * n, rng))) for v in (plan.x, plan.x_prime)]
+    p = np.array([plan.p_x, plan.p_x_prime])
+    assert_z(hits, n * p, np.sqrt(n * p * (1 - p)), what=type(mech).__name__)
+
+
+def test_prefix_tree_round_is_oue_over_its_segments():
+    """PrefixTree's categories (no level: the protocol picks the segment) read through the same adapter:
+    x and x′ fall on their 3-symbol segments; S = {bit i = 1, bit j = 0} with OUE's p = ½, q = 1/(e^ε + 1)."""
+    mech = PrefixTree(epsilon=1.0, **SEGMENTS)
+    rows = mech.codec.symbols(["aaaaaa", "bbbbbb"])[0]
+    candidates, cat, oracle = round_one(mech, rows)
+    assert candidates.size == 39 and mech.decode_found(candidates[cat], 0).tolist() == ["aaa", "bbb"]
+    assert (oracle.p, oracle.q) == (0.5, 1 / (math.e + 1))
+    plan = plan_for(mech)
+    bits = np.zeros((2, candidates.size + 1), dtype=np.uint8)
+    bits[:, cat[0]] = 1
+    bits[1, cat[1]] = 1
+    assert plan.event(np.packbits(bits, axis=1)).tolist() == [True, False]
+    assert (plan.p_x, plan.p_x_prime) == (0.5 * (1 - oracle.q), oracle.q * 0.5)
+
+
+def test_gboard_round_runs_the_device_sampler(monkeypatch):
+    """The audited GboardTrie client is its per-device path: the device's sampler picks (trivially: one
+    word, eligible) before the GRR report."""
+    calls = []
+    choose = GboardTrie.choose
+
+    def spy(self, device, counts, eligible, rng=None):
+        calls.append(int(np.count_nonzero(eligible)))
+        return choose(self, device, counts, eligible, rng)
+    monkeypatch.setattr(GboardTrie, "choose", spy)
+    plan = plan_for(GboardTrie(epsilon=1.0, **WORDS))
+    plan.client([plan.x] * 10, np.random.default_rng(0))
+    assert calls == [10]
+
+
+@pytest.mark.parametrize("correct,planted", [(GboardTrie, DoubledEpsilonGboardTrie),
+                                             (PrefixTree, DoubledEpsilonPrefixTree)])
+def test_local_rounds_at_twice_epsilon_fail(correct, planted):
+    """GboardTrie's GRR and PrefixTree's OUE (q at 2ε, p = ½) run at 2ε while claiming ε = 1: the bound
+    lands near 2; the correct protocol passes on the same trials."""
+    params = SEGMENTS if correct is PrefixTree else WORDS
+    bad = audit(planted(epsilon=1.0, **params), trials=20_000, seed=1).results[0]
+    assert bad.verdict == "FAIL" and bad.epsilon_lower_bound > 1.5
+    good = audit(correct(epsilon=1.0, **params), trials=20_000, seed=1).results[0]
+    assert good.verdict == "PASS" and good.epsilon_lower_bound < 1

@@ -159,11 +159,11 @@ def test_targets_and_bad_targets():
 
 def test_the_battery_covers_the_whole_registry(capsys):
     assert set(MECHANISMS) <= set(DEFAULTS) <= set(MECHANISMS) | set(INTERACTIVE)
-    assert {"triehh", "triehh_pp", "ldp_trie"} <= set(DEFAULTS)
+    assert {"triehh", "triehh_pp", "ldp_trie", "gboard", "prefix_tree"} <= set(DEFAULTS)
     assert main(["audit", "--all", "--mode", "declared", "--trials", "1e6", "-q"]) == 0
     out = capsys.readouterr().out
-    # + RAPPOR ε_∞, 2 × 2 groups − 2; TrieHH and TrieHH++ two targets each, LDPTrie one
-    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 5) and "FAIL" not in out
+    # + RAPPOR ε_∞, 2 × 2 groups − 2; TrieHH and TrieHH++ two targets each, LDPTrie, Gboard, PrefixTree one
+    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 7) and "FAIL" not in out
     assert main(["audit", "--mechanism", "rappor", "--target", "permanent", "--epsilon", "2", "--mode", "sample",
                  "--trials", "2e4", "-q"]) == 0
     assert "[permanent]" in capsys.readouterr().out
@@ -172,8 +172,8 @@ def test_the_battery_covers_the_whole_registry(capsys):
 
 
 def test_the_battery_passes_on_the_real_clients(capsys):
-    """``--all --mode sample``: the 160 audits run every real client (RAPPOR's permanent response, each
+    """``--all --mode sample``: the 170 audits run every real client (RAPPOR's permanent response, each
     personalized group, one round of each interactive protocol) and PASS at family-wise 95 %."""
     assert main(["audit", "--all", "--mode", "sample", "--trials", "3e4", "-q"]) == 0  # 2e4 cannot show ε > 8
     out = capsys.readouterr().out
-    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 5)
+    assert out.count("PASS") == 5 * (len(MECHANISMS) + 3 + 7)
