@@ -202,19 +202,20 @@ class DaysResult:
         """Two panels over days: share of seeds whose list holds the slang word, and mean F1."""
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(10, 3.8))
+        n = self.days["protocol"].nunique()
+        fig = Figure(figsize=(10, 3.8 + 0.12 * n))
         a, b = fig.subplots(1, 2, sharex=True)
         for name, g in self.days.groupby("protocol", sort=False):
             s = self.summary.set_index("protocol").loc[name]
-            label = f"{name}: {s['kind']}, ε={s['epsilon']:g}, δ={s['delta']:.1g}"
+            label = f"{name}: {s['kind']}, ε={s['epsilon']:.3g}, δ={s['delta']:.1g}"
             by_day = g.groupby("day")
             a.plot(by_day["found"].mean(), marker="o", label=label)
             b.plot(by_day["f1"].mean(), marker="o")
         a.set(xlabel="day", ylabel="share of runs with the slang word found", ylim=(-0.02, 1.02),
               title="New word found, ε per device over the run")
         b.set(xlabel="day", ylabel="F1 of the top-k", ylim=(-0.02, 1.02), title="Precision of the list (F1)")
-        a.legend(fontsize=7, loc="upper left")
-        fig.tight_layout()
+        fig.legend(*a.get_legend_handles_labels(), fontsize=7, loc="lower center", ncol=2, frameon=False)
+        fig.tight_layout(rect=(0, 0.04 * ((n + 1) // 2), 1, 1))
         return fig
 
     def to_folder(self, out, force: bool = False) -> list:
