@@ -163,9 +163,11 @@ def test_reproduction_name_must_be_a_plain_name(name, tmp_path, capsys):
 
 
 # ---- no hidden python -m entry points -------------------------------------------------------------------
-#: modules that keep a __main__ block: scripts run inside a peer library's own virtualenv, and the
+#: modules that keep a __main__ block: scripts run inside a peer library's (or a reference implementation's)
+#: own interpreter, and the
 #: deployment comparison that `ldpsim compare` replaces
 SCRIPT_MODULES = {"evaluation/audit/peers_audit_script.py", "evaluation/bench/peers_script.py",
+                  "evaluation/bench/vdaf_poc_script.py",
                   "evaluation/deployment/compare.py", "scenarios/cli.py"}
 
 
