@@ -33,12 +33,14 @@ _TOL = 1e-9
 
 
 def budget_by_day(cfg, result) -> pd.DataFrame:
-    """One row per day: ``reports_<use case>`` received, ``exhausted_<use case>`` (share of donating
+    """One row per day: ``reports_<use case>`` received (an interactive words protocol: devices answering
+    its rounds), ``exhausted_<use case>`` (share of donating
     devices whose total budget no longer fits one report of that use case after the day) and
     ``daily_full`` (share of donating devices whose daily budget was full that day)."""
     rows = {"day": np.arange(cfg.n_days)}
-    for uc in cfg.use_cases:
-        rows[f"reports_{uc.name}"] = [getattr(result.aggregates.get((uc.name, d)), "n", 0) for d in range(cfg.n_days)]
+    for uc in cfg.use_cases:  # an interactive protocol's "reports": the devices answering its rounds that day
+        rows[f"reports_{uc.name}"] = result.truth["word_donated"].sum(axis=1) if uc.interactive else \
+            [getattr(result.aggregates.get((uc.name, d)), "n", 0) for d in range(cfg.n_days)]
     state = getattr(result, "ledger_budget", None)
     if state is not None:  # counted by the ledger at the end of each day (O(days), not devices × days)
         n_donors = int(state["donors"])

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 from ldpsim.mechanisms._validation import check_int, check_real
-from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
+from ldpsim.mechanisms.discovery.run_budget import is_local, run_rounds
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE, make
 from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
@@ -86,23 +86,17 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
                             one_shot_params: dict | None = None) -> dict[str, tuple]:
     """name → (protocol, privacy row) at equal ε per device over the run (module docstring)."""
     epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
-    rounds = n_days * rounds_per_day
     out = {}
     for name in names:
-        if name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
-            proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
-            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
-                   "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
-            steps = [(epsilon_total / rounds, 0.0)] * rounds
-        elif name in INTERACTIVE:
-            probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
-            theta = probe.threshold_for(epsilon_total, delta, rounds)
-            proto = make(name, gamma=gamma, theta=theta, length=codec.length, alphabet=codec.alphabet)
-            p = proto.privacy(epsilon_total, rounds)
-            row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
-                   "epsilon": p["epsilon"], "delta": p["delta"],
-                   "per_step": f"ε={p['epsilon_round']:.3g}/round, θ={theta}, γ={gamma:g}"}
-            steps = [(p["epsilon_round"], p["delta_round"])] * rounds
+        if name in INTERACTIVE:
+            local = is_local(name)
+            plan = run_rounds(name, epsilon_total, n_days, rounds_per_day, length=codec.length,
+                              alphabet=codec.alphabet, **({} if local else {"delta": delta, "gamma": gamma}))
+            proto = plan.protocol
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds"} if local else \
+                {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run"}
+            row.update(epsilon=plan.epsilon, delta=plan.delta, per_step=plan.per_round)
+            steps = plan.steps
         elif name in ONE_SHOT:
             eps = epsilon_total / n_days
             proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,

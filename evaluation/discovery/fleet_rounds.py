@@ -1,16 +1,19 @@
-"""Interactive discovery on a deployment's own fleet: TrieHH rounds over the devices that are online
-and donate a word each day — docs/math.md §10.4.
+"""Interactive discovery on a deployment's own fleet: rounds over the devices that answer each night —
+docs/math.md §10.4 and §10.8.
 
-The deployment (``ldpsim run`` with a ``[use_case.words]`` table) decides, with its fleet model,
-which devices are online, opted in and uploading on each day, and which word each of them donates
-(``result.truth["word_donated"]``: days × words). :func:`fleet_word_rounds` lets those same
-devices answer an interactive protocol instead of sending one-shot reports: each day's donors are
-that day's online holders (one word per device: the use case's ``daily_limit`` must be 1), the server
-runs ``rounds_per_day`` rounds a day (default: one pass of L rounds), and the result is scored as
-the deployment's nightly discovery job is: when the slang word is first found (and stays found), its
-estimated and true share, and F1 of the published list against the true top-k of the same devices.
-The privacy row is per device over the run (ε split over all rounds of the run, θ the smallest
-threshold with δ ≤ ``delta``; central (ε, δ) after the threshold).
+A deployment decides, with its fleet model, which devices answer on each day and about which word
+(``result.truth["word_donated"]``: days × words). With an interactive words use case
+(``[use_case.words] mechanism = "triehh"``, …) those are the opted-in devices with a word that are
+online that night, charged one day of rounds by their ledger (``simulator/device.py``); with a
+one-shot use case (PEM, …) they are the day's donors. :func:`rounds_table` runs the protocol's rounds
+over them — ``rounds_per_day`` a day, one after the other, each round's tally drawn exactly
+(:func:`~ldpsim.simulator.discovery_rounds.interactive_passes`) — and scores each day's published
+list as the nightly discovery job does: whether the slang word is in it, F1 against the true top-k of
+the devices of the day the pass ended, the slang word's estimated and true share.
+
+:func:`fleet_word_rounds` lets the donors of a run with a one-shot words use case answer an
+interactive protocol after the run instead (ε per device over the run split over all its rounds; θ
+the smallest threshold with δ ≤ ``delta``).
 """
 
 from __future__ import annotations
@@ -18,11 +21,44 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.discovery.days import equal_privacy_protocols, interactive_scores
+from ldpsim.evaluation.discovery.days import interactive_scores
 from ldpsim.evaluation.discovery.scores import first_reaching
+from ldpsim.mechanisms.discovery.run_budget import is_local, run_rounds
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
+
+
+def rounds_table(cfg, result, plan, top_k: int, rng=None) -> pd.DataFrame:
+    """One row per day from the first published pass: ``day``, ``answering`` (devices answering that
+    day), ``slang_found``, ``f1``, ``slang_estimate``, ``slang_true`` (module docstring).
+
+    Parameters
+    ----------
+    cfg, result
+        A deployment's config (its ``words``, the slang word last) and run result.
+    plan : RunRounds
+        The protocol over the run (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds`).
+    top_k : int
+        Length of the true top list F1 is scored against.
+    rng : seed, SeedSequence or Generator
+        Drives the rounds' tallies.
+    """
+    online = np.asarray(result.truth["word_donated"], dtype=np.int64)
+    rows = interactive_scores(plan.protocol, tuple(cfg.words), online, plan.rounds_per_day, top_k, cfg.words[-1],
+                              np.random.default_rng(rng))
+    table = pd.DataFrame(rows, columns=["day", "found", "f1", "slang_estimate", "slang_true"])
+    table.insert(1, "answering", online.sum(axis=1)[table["day"].to_numpy(dtype=int)])
+    return table.rename(columns={"found": "slang_found"})
+
+
+def first_found(table: pd.DataFrame) -> tuple[int | None, float, float]:
+    """(the first day from which the slang word stays found, its estimated and true share that day)."""
+    first = first_reaching(table["day"], table["slang_found"].astype(float), level=1.0) if len(table) else None
+    if first is None:
+        return None, np.nan, np.nan
+    hit = table[table["day"] == first].iloc[0]
+    return int(first), float(hit["slang_estimate"]), float(hit["slang_true"])
 
 
 def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_total: float = 4.0,
@@ -33,9 +69,10 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     ----------
     cfg, result
         A deployment's config and :func:`~ldpsim.simulator.deployment.run` result, with a words use case.
-    name : {"triehh", "triehh_pp", "ldp_trie"}
+    name : str
+        A key of :data:`~ldpsim.mechanisms.registry.INTERACTIVE`.
     gamma, epsilon_total, delta
-        Sampling rate per round; ε per device over the run; the largest δ allowed.
+        Sampling rate per round (threshold protocols); ε per device over the run; the largest δ allowed.
     rounds_per_day : int, optional
         Rounds a day (default L, one pass a day).
     rng : seed or Generator
@@ -49,21 +86,17 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
                          f"day, one vote per round); got {uc.daily_limit}.")
     if name not in INTERACTIVE:
         raise InputError(f"fleet_word_rounds: 'name' must be one of {sorted(INTERACTIVE)}; got {name!r}.")
-    words, slang = tuple(cfg.words), cfg.words[-1]
-    codec = WordCodec.for_words(words)
-    per_day = codec.length if rounds_per_day is None else rounds_per_day
-    (proto, privacy), = equal_privacy_protocols(codec, epsilon_total, delta, cfg.n_days, per_day, gamma,
-                                                names=(name,)).values()
-    online = np.asarray(result.truth["word_donated"], dtype=np.int64)
-    table = pd.DataFrame(interactive_scores(proto, words, online, per_day, uc.top_k, slang, np.random.default_rng(rng)),
-                         columns=["day", "found", "f1", "slang_estimate", "slang_true"])
-    first = first_reaching(table["day"], table["found"].astype(float), level=1.0) if len(table) else None
-    hit = table[table["day"] == first].iloc[0] if first is not None else None
-    summary = {"words_interactive": name, "words_interactive_kind": privacy["kind"],
-               "words_interactive_epsilon": privacy["epsilon"], "words_interactive_delta": privacy["delta"],
-               "words_interactive_theta": proto.theta, "slang_first_day_found": first,
+    codec = WordCodec.for_words(tuple(cfg.words))
+    plan = run_rounds(name, epsilon_total, cfg.n_days, rounds_per_day, length=codec.length, alphabet=codec.alphabet,
+                      **({} if is_local(name) else {"delta": delta, "gamma": gamma}))
+    table = rounds_table(cfg, result, plan, uc.top_k, rng)
+    first, estimate, true = first_found(table)
+    table = table.drop(columns="answering").rename(columns={"slang_found": "found"})
+    summary = {"words_interactive": name,
+               "words_interactive_kind": "pure ε-LDP" if plan.kind == "ldp" else "central (ε, δ)",
+               "words_interactive_epsilon": plan.epsilon, "words_interactive_delta": plan.delta,
+               "words_interactive_theta": plan.protocol.theta, "slang_first_day_found": first,
                "slang_days_after_start": None if first is None else first - cfg.slang_start_day,
-               "slang_estimated_share": np.nan if hit is None else float(hit["slang_estimate"]),
-               "slang_true_share": np.nan if hit is None else float(hit["slang_true"]),
+               "slang_estimated_share": estimate, "slang_true_share": true,
                "words_f1_last_day": float(table["f1"].iloc[-1]) if len(table) else np.nan}
     return table, summary

@@ -23,7 +23,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
                         bins; required for SDPM, whose report average is biased)
     [use_case.session_length]  the same keys, in seconds
-    [use_case.words]    mechanism (sfp | pem | treehist), epsilon, daily_limit, top_k (the length of
+    [use_case.words]    mechanism (sfp | pem | treehist, or an interactive protocol: triehh | triehh_pp |
+                        ldp_trie, whose epsilon is ε per device over the run and whose keys are
+                        delta or theta, rounds_per_day and its own, docs/math.md §10.8), epsilon, daily_limit, top_k (the length of
                         the list the server's daily discovery job returns, 20), other keys = the
                         protocol's parameters
     [words]             top (real words from wordfreq the protocol can carry, 2000), vocabulary (a
