@@ -120,6 +120,15 @@ def is_local(name: str) -> bool:
     return "epsilon" in _fields(INTERACTIVE[name])
 
 
+def run_keys(name: str) -> set[str]:
+    """The keyword arguments :func:`run_rounds` takes for protocol ``name`` (besides ``n_days``): ``epsilon``,
+    ``rounds_per_day``, ``delta`` and ``theta`` for a threshold protocol, and the protocol's own."""
+    from ldpsim.mechanisms.registry import INTERACTIVE
+
+    own = _fields(INTERACTIVE[name]) - {"epsilon", "theta"}
+    return own | {"epsilon", "rounds_per_day"} | (set() if is_local(name) else {"delta", "theta"})
+
+
 def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | None = None,
                delta: float | None = None, theta: int | None = None, **params) -> RunRounds:
     """The interactive protocol ``name`` at ε per device over a run of ``n_days`` days (module docstring).
@@ -155,11 +164,10 @@ def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | Non
     cls = INTERACTIVE[name]
     epsilon = check_real(owner, "epsilon", epsilon, 0.0, math.inf)
     n_days = check_int(owner, "n_days", n_days, low=1)
-    taken = _fields(cls) - {"epsilon", "theta"}
+    allowed = run_keys(name)
     for key in params:
-        if key not in taken:
-            raise ValueError(f"{name} takes no parameter {key!r}; allowed: "
-                             f"{', '.join(sorted(taken | {'epsilon', 'delta', 'theta', 'rounds_per_day'}))}.")
+        if key not in allowed:
+            raise ValueError(f"{name} takes no parameter {key!r}; allowed: {', '.join(sorted(allowed))}.")
     local = is_local(name)
     if local:
         for key, value in (("delta", delta), ("theta", theta)):
