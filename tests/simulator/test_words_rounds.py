@@ -96,3 +96,12 @@ def test_bad_interactive_keys_are_refused(tmp_path, use_case, key, match):
     with pytest.raises(ScenarioError, match=match) as err:
         _config(tmp_path, use_case)
     assert err.value.key == key
+
+
+def test_a_fake_word_attack_needs_a_one_shot_words_protocol(tmp_path):
+    from ldpsim.evaluation.poisoning.experiment import poison
+
+    path = write_scenario(tmp_path, WORDS.replace(PEM, TRIEHH))
+    with pytest.raises(ScenarioError, match="interactive protocol 'triehh'.*one-shot protocol") as err:
+        poison(path, deployment=True, word="xqzw", fakes=[0], epsilons=[4.0])
+    assert err.value.key == "--word"
