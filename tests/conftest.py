@@ -41,6 +41,7 @@ SLOW = (
     "tests/simulator/test_words_rounds.py::test_only_the_devices_online_that_night_answer",
     "tests/simulator/test_words_rounds.py::test_rounds_find_the_slang_word_and_state_the_guarantee",
     "tests/simulator/test_words_rounds.py::test_one_seed_reproduces_the_rounds_for_any_sharding",
+    "tests/simulator/test_words_rounds.py::test_the_accountant_composes_the_rounds_under_their_kind",
     "tests/simulator/test_deployment.py::test_daily_estimate_agrees_with_population_engine",
     "tests/simulator/test_deployment.py::test_shards_equal_single_process[5]",
     "tests/simulator/test_cluster.py::test_sweep_on_a_workerless_cluster_fails_then_resumes",

@@ -105,3 +105,19 @@ def test_a_fake_word_attack_needs_a_one_shot_words_protocol(tmp_path):
     with pytest.raises(ScenarioError, match="interactive protocol 'triehh'.*one-shot protocol") as err:
         poison(path, deployment=True, word="xqzw", fakes=[0], epsilons=[4.0])
     assert err.value.key == "--word"
+
+
+def test_the_accountant_composes_the_rounds_under_their_kind(tmp_path):
+    """ε per device over the run: the basic sum ε, and the R rounds' (ε_r, δ_r) composed at the
+    accountant's δ (docs/math.md §10.8), in the use case's row and in its kind's total."""
+    from ldpsim.evaluation.privacy.accountant import device_spend
+    from ldpsim.evaluation.privacy.composition import compose
+
+    cfg = _config(tmp_path, text=ONLY_WORDS)
+    plan = cfg.use_case("word").make_mechanism()
+    table = device_spend(cfg, 0.01).table.set_index("use_case")
+    composed = compose(plan.steps, 0.01).epsilon
+    assert table.loc["words", "kind"] == "(ε, δ)-DP, central" and table.loc["words", "epsilon_device"] == pytest.approx(8.0)
+    assert table.loc["words", "epsilon_device_at_delta"] == pytest.approx(composed)
+    assert table.loc["total", "epsilon_device_at_delta"] == pytest.approx(composed)
+    assert np.isnan(device_spend(cfg, 1e-6).table.set_index("use_case").loc["words", "epsilon_device_at_delta"])
