@@ -60,6 +60,7 @@ from ldpsim.evaluation.scenario.schema import (Field, ScenarioError, load_toml, 
 from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
+from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.attributes import POLICIES
 from ldpsim.simulator.config import DeploymentConfig, UseCase
@@ -151,8 +152,9 @@ RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_day
 TOP_LEVEL = set(SPEC) | {"use_case", "variants"}  # variants: _check_variants, evaluation/deployment/compare.py
 
 
-def _use_case(name: str, table, items, file, where: str | None = None) -> UseCase:
-    """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated."""
+def _use_case(name: str, table, items, file, where: str | None = None, n_days: int | None = None) -> UseCase:
+    """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated (an
+    interactive words protocol over the run's ``n_days``)."""
     where = where or f"use_case.{name}"
     if name not in USE_CASES:
         raise ScenarioError(file, where, f"unknown use case; allowed: {', '.join(sorted(USE_CASES))}")
@@ -170,7 +172,7 @@ def _use_case(name: str, table, items, file, where: str | None = None) -> UseCas
     if kind == "event" and cls is not None and "domain_size" in {f.name for f in dataclasses.fields(cls)}:
         params.setdefault("domain_size", len(items))
     elif kind == "word":
-        extra = {"top_k": fields["top_k"]}
+        extra = {"top_k": fields["top_k"], "n_days": n_days if fields["mechanism"] in INTERACTIVE else None}
     elif kind == "reading":
         lo, hi = map(float, fields["range"])
         extra = {"value_range": (lo, hi), "em_bins": fields["em_bins"]}
@@ -220,7 +222,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     ucs = raw.get("use_case", {})
     if not isinstance(ucs, dict) or not ucs:
         raise ScenarioError(path, "use_case", "at least one [use_case.<name>] table is required")
-    use_cases = tuple(_use_case(name, table, items, path) for name, table in ucs.items())
+    use_cases = tuple(_use_case(name, table, items, path, n_days=t["deployment"]["days"]) for name, table in ucs.items())
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
