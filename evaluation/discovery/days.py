@@ -93,7 +93,7 @@ def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float
             plan = run_rounds(name, epsilon_total, n_days, rounds_per_day, length=codec.length,
                               alphabet=codec.alphabet, **({} if local else {"delta": delta, "gamma": gamma}))
             proto = plan.protocol
-            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds"} if local else \
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds"} if plan.kind == "ldp" else \
                 {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run"}
             row.update(epsilon=plan.epsilon, delta=plan.delta, per_step=plan.per_round)
             steps = plan.steps

@@ -14,6 +14,12 @@ to ε. What the protocol's class says about its rounds decides the kind:
   threshold, per device over the run, which holds only if the server samples and thresholds honestly
   behind secure aggregation.
 
+A protocol class added to :data:`~ldpsim.mechanisms.registry.INTERACTIVE` works here when it has
+TrieHH's rounds (``rounds``, ``codec``, ``root``, ``sample_votes``, ``advance``, ``estimates``) and
+either a per-round ``epsilon`` with ``privacy(rounds=R)``, or ``threshold_for`` with
+``privacy(epsilon, R)`` (both returning ``epsilon``, ``delta``, ``epsilon_round``, ``delta_round``); a
+class attribute ``privacy_kind`` (``"ldp"`` or ``"central"``) overrides the kind read from its shape.
+
 >>> plan = run_rounds("ldp_trie", epsilon=8.0, n_days=2, rounds_per_day=4, length=4, alphabet="ab")
 >>> plan.rounds, plan.epsilon_round, plan.epsilon_day, plan.guarantee.label
 (8, 1.0, 4.0, 'ε-LDP')
@@ -32,8 +38,8 @@ from ldpsim.mechanisms.base import Guarantee
 DEFAULT_DELTA = 1e-9
 #: what ε means for each kind, as reports and tables state it
 MEANING = {"ldp": "pure ε-LDP per device over the run (the rounds composed)",
-           "central": "central (ε, δ)-DP per device over the run, after sampling and the threshold "
-                      "(trusts the server to sample and threshold honestly behind secure aggregation)"}
+           "central": "central (ε, δ)-DP per device over the run, about what the server publishes (trusts the "
+                      "server to run the rounds honestly behind secure aggregation: sampling, thresholds)"}
 
 
 @dataclass(frozen=True)
@@ -185,13 +191,13 @@ def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | Non
     if local:
         protocol = cls(epsilon=epsilon / rounds, **params)
         p = protocol.privacy(rounds=rounds)
-        kind = "ldp"
+        kind = getattr(cls, "privacy_kind", "ldp")
     else:
         if theta is None:
             delta = check_real(owner, "delta", DEFAULT_DELTA if delta is None else delta, 0.0, 1.0)
             theta = probe.threshold_for(epsilon, delta, rounds)
         protocol = cls(theta=theta, **params)
         p = protocol.privacy(epsilon, rounds)
-        kind = "central"
+        kind = getattr(cls, "privacy_kind", "central")
     return RunRounds(name, protocol, n_days, per_day, float(p["epsilon"]), float(p["delta"]),
                      float(p["epsilon_round"]), float(p["delta_round"]), kind)
