@@ -375,12 +375,14 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
         if found is None:
             continue
         rows, values = found
+        kinds = epsilon_panels(rows)[1]  # one row of panels per guarantee kind
         panels = [(kind, value, part if value is None else part[part[panel] == value])
-                  for kind, part in epsilon_panels(rows)[1] for value in values]
-        panels = [p for p in panels if not p[2].empty]
-        fig = Figure(figsize=(4.2 * len(panels), 3.4))
+                  for kind, part in kinds for value in values]
+        fig = Figure(figsize=(4.2 * len(values), 3.4 * len(kinds)))
         for i, (kind, value, sub) in enumerate(panels):
-            ax = fig.add_subplot(1, len(panels), i + 1)
+            if sub.empty:
+                continue
+            ax = fig.add_subplot(len(kinds), len(values), i + 1)
             for mech, line in sub.groupby("mechanism", sort=True):
                 line = line.sort_values(x)
                 ax.errorbar(line[x], line["mean"], yerr=line["se"], marker="o", capsize=2, label=mech)
@@ -397,7 +399,7 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
                    title=", ".join(t for t in (where, kind) if t))
             ax.title.set_fontsize(8)
             ax.xaxis.label.set_fontsize(7)
-            if i == 0 or panels[i - 1][0] != kind:
+            if i % len(values) == 0:
                 ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, stem)
     return written

@@ -141,5 +141,5 @@ def test_discovery_figures_keep_guarantee_kinds_apart(tmp_path):
     (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
     one_kind = discovery_curves(pd.DataFrame(rows[:2]), tmp_path / "one")
     two_kinds = discovery_curves(pd.DataFrame(rows), tmp_path / "two")
-    width = [imread(next(p for p in paths if p.suffix == ".png")).shape[1] for paths in (one_kind, two_kinds)]
-    assert width[1] == 2 * width[0]  # one panel per kind
+    shape = [imread(next(p for p in paths if p.suffix == ".png")).shape for paths in (one_kind, two_kinds)]
+    assert shape[1][0] == 2 * shape[0][0] and shape[1][1] == shape[0][1]  # one row of panels per kind
