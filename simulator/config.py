@@ -7,6 +7,7 @@ scenario layer (:mod:`ldpsim.evaluation.scenario.deployment_file`) turns a TOML 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -19,7 +20,9 @@ from ldpsim.mechanisms.base import Guarantee
 from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.numeric.interface import NumericMechanism
 from ldpsim.mechanisms.numeric.onebitmean import OneBitMean
+from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
+from ldpsim.mechanisms.registry import INTERACTIVE
 
 #: kind of use case → the base class(es) its mechanism must have: categorical events (emoji) take a
 #: frequency oracle, numeric readings (typing speed) a numeric mechanism on [−1, 1] or Microsoft's
@@ -53,11 +56,16 @@ class UseCase:
         "event": categorical events (emoji) through a frequency oracle; "reading": a numeric value per
         session through a numeric mechanism (PM, SDPM) or 1BitMean.
     mechanism : str
-        Registry name of the mechanism (:data:`ldpsim.mechanisms.MECHANISMS`) fitting ``kind``.
+        Registry name of the mechanism (:data:`ldpsim.mechanisms.MECHANISMS`) fitting ``kind``; a word
+        use case may also name an interactive protocol (:data:`ldpsim.mechanisms.registry.INTERACTIVE`):
+        the devices then answer the server's rounds instead of sending reports (docs/math.md §10.8).
     params : tuple of (str, value) pairs, or a mapping
         The mechanism's keyword arguments (stored sorted, hashable); must contain ``epsilon``, the
         mechanism's parameter as each mechanism documents it (ε_∞ for RAPPOR, dBitFlip, 1BitMean);
-        what one donation costs is :attr:`ledger_cost` (docs/math.md §8.1).
+        what one donation costs is :attr:`ledger_cost` (docs/math.md §8.1). For an interactive
+        protocol, ``epsilon`` is ε per device over the run and the other keys are those of
+        :func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` (``delta`` or ``theta``,
+        ``rounds_per_day``, the protocol's own).
     daily_limit : int, default 1
         Donations per device and day (≥ 1).
     value_range : (float, float), optional
@@ -77,6 +85,9 @@ class UseCase:
         randomizer of ``secagg_local``.
     trust : tuple of (str, value) pairs
         The calibrated trust model's parameters (set by the scenario layer; stored sorted, hashable).
+    n_days : int, optional
+        Interactive protocols: the run's days (set by :class:`DeploymentConfig`; ε per device over the
+        run is split over their rounds).
     mech_epsilon, cost : float, optional
         Set by the multi-attribute policy (``simulator/attributes.py``): the ε the mechanism runs at
         and the ledger cost of one donation (default: from the mechanism's guarantee, :attr:`ledger_cost`).
@@ -101,6 +112,7 @@ class UseCase:
     cost: float | None = None          # set by the policy: ledger cost of one donation
     aggregation: str = "ldp"           # who sees the reports: AGGREGATIONS
     trust: tuple = ()                  # the calibrated trust model's parameters (COLLECTED aggregations)
+    n_days: int | None = None          # interactive word protocols: the run's days (set by DeploymentConfig)
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
@@ -118,6 +130,7 @@ class UseCase:
             raise ValueError(f"The 'kind' parameter of {owner} must be one of {tuple(KINDS)}. "
                              f"Got {self.kind!r} instead.")
         allowed = sorted(n for n, cls in MECHANISMS.items() if issubclass(cls, KINDS[self.kind]))
+        allowed += sorted(INTERACTIVE) if self.kind == "word" else []
         if self.mechanism not in allowed:
             raise ValueError(f"The 'mechanism' parameter of {owner} ({self.kind}) must be one of {allowed}. "
                              f"Got {self.mechanism!r} instead.")
@@ -136,6 +149,14 @@ class UseCase:
                 raise ValueError(f"The 'em_bins' parameter of {owner} must be None for onebitmean (its bit "
                                  f"average is unbiased). Got {self.em_bins!r} instead.")
         check_int(owner, "top_k", self.top_k, low=1)
+        if self.interactive:
+            if self.daily_limit != 1:
+                raise ValueError(f"The 'daily_limit' parameter of {owner} must be 1 with the interactive protocol "
+                                 f"{self.mechanism!r} (a device answers each round about one word). "
+                                 f"Got {self.daily_limit!r} instead.")
+            if self.n_days is not None:
+                check_int(owner, "n_days", self.n_days, low=1)
+            self.make_mechanism()  # validates the protocol's parameters
         if self.kind == "reading" and self.name not in READINGS:
             raise ValueError(f"The 'name' parameter of a reading UseCase must be one of {READINGS}. "
                              f"Got {self.name!r} instead.")
@@ -159,12 +180,21 @@ class UseCase:
         """Whether a trust model's collectors, not the server's LDP path, take this use case's reports."""
         return self.aggregation in COLLECTED
 
+    @property
+    def interactive(self) -> bool:
+        """Whether the devices answer an interactive protocol's rounds (no reports, no uploads)."""
+        return self.mechanism in INTERACTIVE
+
     @functools.cached_property
     def guarantee(self) -> Guarantee:
         """What one donation's report promises (docs/math.md §8.1–§8.2): the mechanism's guarantee at
         the ε it runs at, with ε_∞ of the memoized response when ``memoize`` (the mechanism's own
-        permanent ε — RAPPOR, dBitFlip, 1BitMean — or ε itself for a re-sent report)."""
+        permanent ε — RAPPOR, dBitFlip, 1BitMean — or ε itself for a re-sent report). An interactive
+        protocol's donation is one day's answers (:attr:`RunRounds.guarantee
+        <ldpsim.mechanisms.discovery.run_budget.RunRounds.guarantee>`, docs/math.md §10.8)."""
         mech = self.make_mechanism()
+        if self.interactive:
+            return mech.guarantee
         return mech.guarantee.memoized(mech.epsilon) if self.memoize else mech.guarantee
 
     @property
@@ -180,13 +210,18 @@ class UseCase:
         return g.epsilon_permanent if self.memoize else g.epsilon_report
 
     def make_mechanism(self):
-        """The mechanism object (the client side and the wire form), at the policy's ε if one is set.
+        """The mechanism object (the client side and the wire form), at the policy's ε if one is set; for
+        an interactive protocol its :class:`~ldpsim.mechanisms.discovery.run_budget.RunRounds` over
+        ``n_days`` days (1 until the deployment sets them).
 
         Built once per use case and shared by every caller (device, server, measurement, plots): a
         mechanism is immutable, so its derived constants (p, q, the hash family) exist once.
         """
         mech = self.__dict__.get("_mechanism")
-        if mech is None:
+        if mech is None and self.interactive:
+            mech = run_rounds(self.mechanism, n_days=self.n_days or 1, **dict(self.params))
+            object.__setattr__(self, "_mechanism", mech)
+        elif mech is None:
             params = dict(self.params)
             if self.mech_epsilon is not None:
                 params["epsilon"] = self.mech_epsilon
@@ -396,6 +431,9 @@ class DeploymentConfig:
         object.__setattr__(self, "words", tuple(self.words))
         object.__setattr__(self, "word_weights", tuple(float(x) for x in ww / ww.sum()) if ww.size else ())
         from ldpsim.simulator.attributes import apply_policy
+        check_int(o, "n_days", self.n_days, low=1)
+        ucs = tuple(dataclasses.replace(u, n_days=self.n_days) if u.interactive and u.n_days != self.n_days else u
+                    for u in ucs)
         object.__setattr__(self, "use_cases", apply_policy(ucs, self.policy))
         if self.policy != "spl" and any(u.memoize for u in ucs):
             raise ValueError(f"The 'policy' parameter of {o} must be 'spl' when a use case is memoized. "

@@ -136,11 +136,13 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
     """
     t0 = time.perf_counter()
     env = simpy.Environment()
-    mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases if not uc.collected}
+    # a collected use case goes to its trust model's collectors, an interactive words protocol has no
+    # reports (its devices answer rounds, Devices.donate): neither has a mechanism on the LDP path
+    mechanisms = {uc.name: uc.make_mechanism() for uc in cfg.use_cases if not (uc.collected or uc.interactive)}
     channel = UploadChannel(env, cfg.latency_median_s, cfg.latency_sigma, cfg.loss, cfg.ack_loss,
                             cfg.max_attempts)
     devices = Devices(env, cfg, blocks, channel, mechanisms)
-    aggregators = {uc.name: uc.make_aggregator(mechanisms[uc.name]) for uc in cfg.use_cases if not uc.collected}
+    aggregators = {name: uc.make_aggregator(mechanisms[name]) for uc in cfg.use_cases if (name := uc.name) in mechanisms}
     store = ReportStore(store_root, writer=f"s{shard}", fsync=cfg.fsync)
     server = Server(env, store, mechanisms, aggregators, cfg.server_capacity, cfg.service_s_per_report,
                     cfg.batch_window_s, block_rng(cfg.seed, "server", shard), devices.acknowledge,

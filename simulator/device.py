@@ -101,6 +101,9 @@ class Devices:
             for u, uc in enumerate(self.cfg.use_cases):
                 dev, val = _records(uc, d)
                 available = np.bincount(dev, minlength=hi - lo) * traits.opt_in
+                if uc.interactive:
+                    self._answer_rounds(uc, day, block, dev, val, available, lo, hi, rng)
+                    continue
                 if plan is not None:  # rows of real and (RS+FD) fake inputs, in device order
                     chosen, granted, rows, row_dev, row_val = self._policy_donate(uc, u, plan, dev, val, rng, day)
                 elif uc.name in self.memos:
@@ -140,6 +143,15 @@ class Devices:
         return {name: tuple(np.concatenate(col) if parts else np.zeros(0) for col in zip(*parts)) if parts
                 else tuple(np.zeros(0, t) for t in (np.int32, np.int64, np.int32, np.float32))
                 for name, parts in self.donations.items()}
+
+    def _answer_rounds(self, uc, day: int, block: int, dev, val, available, lo: int, hi: int, rng) -> None:
+        """An interactive words protocol (docs/math.md §10.8): the opted-in devices with a word that are
+        online the night after ``day`` (their upload window) answer that night's rounds about one of
+        the day's words; the ledger charges each of them one day of rounds. Their words are the
+        rounds' population (``truth["word_donated"]``); nothing is uploaded."""
+        online = draw_online(self.cfg, block, day + 1)
+        granted = self.ledger.grant(day, uc.ledger_cost, np.minimum(available * online, 1), slice(lo, hi))
+        self._book_donated(uc, day, val[sample_per_device(dev, granted, rng)])
 
     def _policy_plan(self, d, traits, block: int, day: int, lo: int, hi: int):
         """Under ``smp``/``rsfd``: the device-days that take part (ledger-granted, ε once) and the use

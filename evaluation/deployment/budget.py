@@ -34,12 +34,13 @@ _TOL = 1e-9
 
 def budget_by_day(cfg, result) -> pd.DataFrame:
     """One row per day: ``reports_<use case>`` received (a collected use case: counted in the night after the
-    day), ``exhausted_<use case>`` (share of donating
-    devices whose total budget no longer fits one report of that use case after the day) and
+    day; an interactive words protocol: devices answering its rounds), ``exhausted_<use case>`` (share of
+    donating devices whose total budget no longer fits one report of that use case after the day) and
     ``daily_full`` (share of donating devices whose daily budget was full that day)."""
     rows = {"day": np.arange(cfg.n_days)}
-    for uc in cfg.use_cases:
-        rows[f"reports_{uc.name}"] = [getattr(result.aggregates.get((uc.name, d)), "n", 0) for d in range(cfg.n_days)]
+    for uc in cfg.use_cases:  # an interactive protocol's "reports": the devices answering its rounds that day
+        rows[f"reports_{uc.name}"] = result.truth["word_donated"].sum(axis=1) if uc.interactive else \
+            [getattr(result.aggregates.get((uc.name, d)), "n", 0) for d in range(cfg.n_days)]
         got = getattr(result, "collections", {}).get(uc.name)
         if got is not None:  # a trust model's nightly releases: night p holds mostly day p − 1
             night = {p["period"] - 1: int(p["counted"].sum()) for p in got.periods}

@@ -9,6 +9,12 @@ summary gives that day, its estimated and true share that day, the last day's F1
 top-k, the words' report size and the ε one donation costs. (One run gives one such day; the day at
 which the discovery probability over repeated runs reaches 0.9 needs several seeds and
 :func:`~ldpsim.evaluation.discovery.scores.first_reaching` on the per-day found rates.)
+
+With an interactive protocol (TrieHH, TrieHH++, LDPTrie, …: docs/math.md §10.8) there are no word
+reports: the server runs the protocol's rounds across the nights over the devices that answer
+(:func:`~ldpsim.evaluation.discovery.fleet_rounds.rounds_table`, its tallies drawn from the run's
+stream ``"rounds"``), and each day is scored on the list of the latest completed pass. The summary
+then states the run's guarantee: its kind, ε and δ per device over the run, and what ε means.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
     uc = cfg.use_case("word")
     if uc is None:
         return pd.DataFrame(), {}
+    if uc.interactive:
+        return _rounds_discovery(cfg, result, uc)
     mech = uc.make_mechanism()
     slang = cfg.words[-1]
     donated = result.truth["word_donated"].cumsum(axis=0)
@@ -55,6 +63,27 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
             summary.update(slang_first_day_found=int(first), slang_estimated_share=float(hit["slang_estimate"]),
                            slang_true_share=float(hit["slang_true"]))
     return table, summary
+
+
+def _rounds_discovery(cfg, result, uc) -> tuple[pd.DataFrame, dict]:
+    """:func:`word_discovery` of an interactive protocol (module docstring)."""
+    from ldpsim.evaluation.discovery.fleet_rounds import first_found, rounds_table
+    from ldpsim.simulator.fleet import stream
+
+    plan = uc.make_mechanism()
+    table = rounds_table(cfg, result, plan.protocol, plan.rounds_per_day, uc.top_k, stream(cfg.seed, "rounds"))
+    first, estimate, true = first_found(table)
+    g = plan.guarantee
+    return table, {"words_mechanism": uc.mechanism, "words_epsilon_report": g.epsilon_report, "words_report_bytes": 0,
+                   "words_kind": g.label, "words_privacy": plan.meaning, "words_epsilon_device": plan.epsilon,
+                   "words_delta_device": plan.delta, "words_epsilon_round": plan.epsilon_round,
+                   "words_delta_round": plan.delta_round, "words_rounds_per_day": plan.rounds_per_day,
+                   "words_theta": int(plan.protocol.theta) if plan.kind == "central" else None,
+                   "words_gamma": float(plan.protocol.gamma) if plan.kind == "central" else None,
+                   "slang_word": cfg.words[-1], "slang_start_day": cfg.slang_start_day,
+                   "slang_share_typed": cfg.slang_share, "slang_first_day_found": first,
+                   "slang_estimated_share": estimate, "slang_true_share": true,
+                   "words_f1_last_day": float(table["f1"].iloc[-1]) if len(table) else np.nan}
 
 
 def slang_discovery_by_day(cfg, seeds, out_dir, level: float = 0.9) -> tuple[pd.DataFrame, int | None]:

@@ -41,11 +41,17 @@ READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
 
 def mechanism_label(uc) -> str:
     """"CMS, ε = 4 a report" for a use case: the ε of one report (ε_∞ too for a memoized one;
-    docs/math.md §8.1); for a collected use case its trust model and ε per device over the run."""
+    docs/math.md §8.1); for a collected use case its trust model and ε per device over the run; for an
+    interactive words protocol, its kind and ε (δ) per device over the run."""
     if uc.collected:  # exact reports to a trust model's collectors (evaluation/deployment/trust_estimates.py)
         t = dict(uc.trust)
         return f"{uc.aggregation}, ε = {t['epsilon_run']:.3g} per device over the run, δ = {t['delta']:.0e}"
     g = uc.guarantee
+    if uc.interactive:  # rounds, not reports: the run's guarantee per device, with its kind (docs/math.md §10.8)
+        plan = uc.make_mechanism()
+        delta = f", δ = {plan.delta:.2g}" if plan.delta else ""
+        return (f"{type(plan.protocol).__name__}, {g.label}: ε = {plan.epsilon:.3g}{delta} per device over the run, "
+                f"{plan.rounds_per_day} rounds a night")
     label = f"{type(uc.make_mechanism()).__name__}, ε = {g.epsilon_report:.3g} a report"
     return label + (f", ε_∞ = {g.epsilon_permanent:.3g}" if uc.memoize else "")
 

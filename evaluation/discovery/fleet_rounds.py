@@ -1,17 +1,22 @@
-"""Interactive discovery on a deployment's own fleet: TrieHH rounds over the devices that are online
-and donate a word each day — docs/math.md §10.4.
+"""Interactive discovery on a deployment's own fleet: rounds over the devices that answer each night —
+docs/math.md §10.4 and §10.8.
 
-The deployment (``ldpsim run`` with a ``[use_case.words]`` table) decides, with its fleet model,
-which devices are online, opted in and uploading on each day, and which word each of them donates
-(``result.truth["word_donated"]``: days × words). :func:`fleet_word_rounds` lets those same
-devices answer an interactive protocol instead of sending one-shot reports: each day's donors are
-that day's online holders (one word per device: the use case's ``daily_limit`` must be 1), the server
-runs ``rounds_per_day`` rounds a day (default: one pass of L rounds), and the result is scored as
-the deployment's nightly discovery job is: when the slang word is first found (and stays found), its
-estimated and true share, and F1 of the published list against the true top-k of the same devices.
-The privacy row is per device over the run (θ the smallest threshold whose δ over all rounds of the
-run, composed through their privacy-loss distribution, is ≤ ``delta`` — docs/math.md §10.9; central
-(ε, δ) after the threshold).
+A deployment decides, with its fleet model, which devices answer on each day and about which word
+(``result.truth["word_donated"]``: days × words). With an interactive words use case
+(``[use_case.words] mechanism = "triehh"``, …) those are the opted-in devices with a word that are
+online that night, charged one day of rounds by their ledger (``simulator/device.py``); with a
+one-shot use case (PEM, …) they are the day's donors. :func:`rounds_table` runs the protocol's rounds
+over them — ``rounds_per_day`` a day, one after the other, each round's tally drawn exactly
+(:func:`~ldpsim.simulator.discovery_rounds.interactive_passes`) — and scores each day's published
+list as the nightly discovery job does: whether the slang word is in it, F1 against the true top-k of
+the devices of the day the pass ended, the slang word's estimated and true share.
+
+:func:`fleet_word_rounds` lets the donors of a run with a one-shot words use case answer an
+interactive protocol after the run instead, set as the days comparison sets it
+(:func:`~ldpsim.evaluation.discovery.days.equal_privacy_protocols`: ε per device over the run; θ the
+smallest threshold whose δ over all the run's rounds, composed through their privacy-loss distribution,
+is ≤ ``delta`` — docs/math.md §10.9; Gboard's trie and the prefix tree central after secure aggregation
+of the smallest day's devices).
 """
 
 from __future__ import annotations
@@ -26,6 +31,39 @@ from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
 
 
+def rounds_table(cfg, result, protocol, rounds_per_day: int, top_k: int, rng=None) -> pd.DataFrame:
+    """One row per day from the first published pass: ``day``, ``answering`` (devices answering that
+    day), ``slang_found``, ``f1``, ``slang_estimate``, ``slang_true`` (module docstring).
+
+    Parameters
+    ----------
+    cfg, result
+        A deployment's config (its ``words``, the slang word last) and run result.
+    protocol, rounds_per_day
+        The interactive protocol and its rounds a day (a deployment's: its use case's
+        :func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` plan).
+    top_k : int
+        Length of the true top list F1 is scored against.
+    rng : seed, SeedSequence or Generator
+        Drives the rounds' tallies.
+    """
+    online = np.asarray(result.truth["word_donated"], dtype=np.int64)
+    rows = interactive_scores(protocol, tuple(cfg.words), online, rounds_per_day, top_k, cfg.words[-1],
+                              np.random.default_rng(rng))
+    table = pd.DataFrame(rows, columns=["day", "found", "f1", "slang_estimate", "slang_true"])
+    table.insert(1, "answering", online.sum(axis=1)[table["day"].to_numpy(dtype=int)])
+    return table.rename(columns={"found": "slang_found"})
+
+
+def first_found(table: pd.DataFrame) -> tuple[int | None, float, float]:
+    """(the first day from which the slang word stays found, its estimated and true share that day)."""
+    first = first_reaching(table["day"], table["slang_found"].astype(float), level=1.0) if len(table) else None
+    if first is None:
+        return None, np.nan, np.nan
+    hit = table[table["day"] == first].iloc[0]
+    return int(first), float(hit["slang_estimate"]), float(hit["slang_true"])
+
+
 def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_total: float = 4.0,
                       delta: float = 1e-9, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
     """(one row per day: found, f1, slang_estimate, slang_true; summary dict) — module docstring.
@@ -34,9 +72,10 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     ----------
     cfg, result
         A deployment's config and :func:`~ldpsim.simulator.deployment.run` result, with a words use case.
-    name : {"triehh", "triehh_pp", "ldp_trie", "gboard"}
+    name : str
+        A key of :data:`~ldpsim.mechanisms.registry.INTERACTIVE`.
     gamma, epsilon_total, delta
-        Sampling rate per round; ε per device over the run; the largest δ allowed.
+        Sampling rate per round (threshold protocols); ε per device over the run; the largest δ allowed.
     rounds_per_day : int, optional
         Rounds a day (default L, one pass a day).
     rng : seed or Generator
@@ -50,23 +89,19 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
                          f"day, one vote per round); got {uc.daily_limit}.")
     if name not in INTERACTIVE:
         raise InputError(f"fleet_word_rounds: 'name' must be one of {sorted(INTERACTIVE)}; got {name!r}.")
-    words, slang = tuple(cfg.words), cfg.words[-1]
-    codec = WordCodec.for_words(words)
+    codec = WordCodec.for_words(tuple(cfg.words))
     per_day = codec.length if rounds_per_day is None else rounds_per_day
-    online = np.asarray(result.truth["word_donated"], dtype=np.int64)
-    daily = online.sum(axis=1)
-    cohort = max(2, int(daily[daily > 0].min())) if (daily > 0).any() else 2   # gboard: the smallest day's devices
+    daily = np.asarray(result.truth["word_donated"], dtype=np.int64).sum(axis=1)
+    cohort = max(2, int(daily[daily > 0].min())) if (daily > 0).any() else 2  # the smallest day's devices
     (proto, privacy), = equal_privacy_protocols(codec, epsilon_total, delta, cfg.n_days, per_day, gamma,
                                                 names=(name,), cohort=cohort).values()
-    table = pd.DataFrame(interactive_scores(proto, words, online, per_day, uc.top_k, slang, np.random.default_rng(rng)),
-                         columns=["day", "found", "f1", "slang_estimate", "slang_true"])
-    first = first_reaching(table["day"], table["found"].astype(float), level=1.0) if len(table) else None
-    hit = table[table["day"] == first].iloc[0] if first is not None else None
+    table = rounds_table(cfg, result, proto, per_day, uc.top_k, rng)
+    first, estimate, true = first_found(table)
+    table = table.drop(columns="answering").rename(columns={"slang_found": "found"})
     summary = {"words_interactive": name, "words_interactive_kind": privacy["kind"],
                "words_interactive_epsilon": privacy["epsilon"], "words_interactive_delta": privacy["delta"],
                "words_interactive_theta": proto.theta, "slang_first_day_found": first,
                "slang_days_after_start": None if first is None else first - cfg.slang_start_day,
-               "slang_estimated_share": np.nan if hit is None else float(hit["slang_estimate"]),
-               "slang_true_share": np.nan if hit is None else float(hit["slang_true"]),
+               "slang_estimated_share": estimate, "slang_true_share": true,
                "words_f1_last_day": float(table["f1"].iloc[-1]) if len(table) else np.nan}
     return table, summary

@@ -341,6 +341,9 @@ def _target(cfg, scenario, target_rank: int, word):
     uc = cfg.use_case("word")
     if uc is None:
         raise ScenarioError(scenario, "--word", "the deployment has no words use case ([use_case.words])")
+    if uc.interactive:
+        raise ScenarioError(scenario, "--word", f"the words use case runs the interactive protocol {uc.mechanism!r}, "
+                            "whose devices answer rounds: fake reports need a one-shot protocol (sfp, pem, treehist)")
     try:
         uc.make_mechanism().codec.check_word(word)
     except (TypeError, ValueError) as exc:

@@ -21,6 +21,10 @@ min(Σ, budget_total, n_days × budget_daily).
 (:func:`~ldpsim.evaluation.privacy.composition.compose`) give ε at δ, per device over the run; never
 above the pure (δ = 0) basic ε. Only guarantees of one kind compose: the totals are per kind.
 
+**Interactive rounds.** An interactive words protocol (docs/math.md §10.8) charges one day of rounds
+per day a device answers (ε/D of its ε per device over the run); its PLD composes its R rounds'
+(ε_r, δ_r), and its kind is the protocol's (pure ε-LDP, or central (ε, δ) after the threshold).
+
 **Central.** With ``shuffled_among`` n, each day's report of a use case is shuffled with n − 1 others
 (FMT21, :mod:`~ldpsim.evaluation.privacy.amplification`), at δ/(2·n_days) each, and the days compose
 at δ.
@@ -134,6 +138,16 @@ def _pld_epsilon(spent: dict[float, int], delta: float) -> tuple[float, str]:
     return got.epsilon, got.method
 
 
+def _steps_epsilon(steps, delta: float) -> tuple[float, str]:
+    """(ε, δ) steps — an interactive protocol's R rounds (docs/math.md §10.8) and pure reports — composed
+    at ``delta``; NaN when their δ already sum past it."""
+    try:
+        got = compose(steps, delta)
+    except ValueError:
+        return math.nan, "none"
+    return got.epsilon, got.method
+
+
 def _merge(into: dict, more: dict) -> dict:
     for e, n in more.items():
         into[e] = into.get(e, 0) + n
@@ -201,7 +215,7 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
     if shuffled_among is not None:
         shuffled_among = check_int("device_spend", "shuffled_among", shuffled_among, low=1)
     cap = min(cfg.budget_total, cfg.n_days * cfg.budget_daily)
-    rows, spent_by_kind, central_by_kind = [], {}, {}
+    rows, spent_by_kind, central_by_kind, pure_by_kind, rounds_by_kind = [], {}, {}, {}, {}
     joint = cfg.policy != "spl"
     for uc in cfg.use_cases:
         if uc.collected:  # a trust model's guarantee is the trust accountant's (evaluation/deployment/trust_estimates.py)
@@ -213,7 +227,8 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
             spent = {uc.ledger_cost: cfg.n_days}
         else:
             spent = losses(uc.make_mechanism(), reports, classes)
-        eps_at, method = _pld_epsilon(spent, delta)
+        rounds = uc.make_mechanism().steps if uc.interactive else []
+        eps_at, method = _steps_epsilon(rounds, delta) if rounds else _pld_epsilon(spent, delta)
         basic = min(basic_composition(e * n for e, n in spent.items()), cap)
         central = math.nan
         if shuffled_among is not None:
@@ -230,9 +245,15 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
         # under smp/rsfd the device-day is charged once for all use cases: count it once per kind
         if not (joint and g.label in spent_by_kind):
             _merge(spent_by_kind.setdefault(g.label, {}), spent)
+            _merge(pure_by_kind.setdefault(g.label, {}), {} if rounds else spent)
+            rounds_by_kind.setdefault(g.label, []).extend(rounds)
     for kind, spent in spent_by_kind.items():
         basic = min(basic_composition(e * n for e, n in spent.items()), cap)
-        eps_at, method = _pld_epsilon(spent, delta)
+        if rounds_by_kind[kind]:
+            eps_at, method = _steps_epsilon([(e, 0.0) for e, n in pure_by_kind[kind].items() for _ in range(n)]
+                                            + rounds_by_kind[kind], delta)
+        else:
+            eps_at, method = _pld_epsilon(spent, delta)
         central = math.nan
         if kind in central_by_kind:
             parts = central_by_kind[kind][:1] if joint else central_by_kind[kind]

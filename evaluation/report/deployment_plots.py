@@ -181,17 +181,22 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
     uc = cfg.use_case("word")
     fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
-    ax.plot(words["day"], 100 * words["slang_estimate"], "o-", color="C1",
-            label=f"estimated share (in the nightly top {uc.top_k}; gap: not in it)")
-    ax.plot(words["day"], 100 * words["slang_true"], "--", color="C0", label="true share of donated words so far")
+    if uc.interactive:  # the list of the latest completed pass of rounds
+        listed, truth, job = ("in the latest pass's list; gap: not in it or no estimate published",
+                              "true share among the devices answering that night", "rounds each night")
+    else:
+        listed, truth, job = (f"in the nightly top {uc.top_k}; gap: not in it", "true share of donated words so far",
+                              "nightly discovery over all reports so far")
+    ax.plot(words["day"], 100 * words["slang_estimate"], "o-", color="C1", label=f"estimated share ({listed})")
+    ax.plot(words["day"], 100 * words["slang_true"], "--", color="C0", label=truth)
     ax.axvline(summary["slang_start_day"], color="grey", ls=":", label=f"typed from day {summary['slang_start_day']}")
     found = summary.get("slang_first_day_found")
     if found is not None:
         ax.axvline(found, color="C2", lw=1.2, label=f"found on day {found} (stays in the list)")
     ax.set_ylim(*_limits(0, 100 * words["slang_estimate"], 100 * words["slang_true"]))
     _day_axis(ax)
-    ax.set(ylabel="share of word reports so far (%)",
-           title=f"New word {_spelled(summary['slang_word'])}: nightly discovery over all reports so far\n"
+    ax.set(ylabel="share of words (%)",
+           title=f"New word {_spelled(summary['slang_word'])}: {job}\n"
                  f"({mechanism_label(uc)})" + ("" if found is not None else ": not found in the run"))
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
@@ -232,10 +237,11 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
                             "estimate with its 95% interval vs the truth of donated and of all readings."))
     words = tables.get("words", pd.DataFrame())
     if not words.empty and summary.get("slang_start_day", cfg.n_days) < cfg.n_days:
+        job = ("The server's rounds each night over the devices that answer (" + mechanism_label(cfg.use_case("word"))
+               + ")" if cfg.use_case("word").interactive else "The nightly discovery job over all word reports so far")
         figures.append(("words_new_word.png", words_found(words, summary, cfg),
-                        "The nightly discovery job over all word reports so far: the new word's estimated share "
-                        "while it is in the returned list, its true share, the day it starts being typed and the "
-                        "day it was found (from then on always in the list)."))
+                        f"{job}: the new word's estimated share while it is in the returned list, its true share, "
+                        "the day it starts being typed and the day it was found (from then on always in the list)."))
     if "central_delta_per_partition" in summary:
         figures.append(("central_epsilon.png", central_epsilon(tables["central_windows"], summary),
                         "Shuffle amplification: the central ε of one device's report shuffled among the n reports "

@@ -161,6 +161,17 @@ def epsilon_panels(rows: pd.DataFrame) -> tuple[str, list[tuple[str, pd.DataFram
 
 
 EPSILON_AXIS = {"epsilon_report": "ε of one report", "epsilon": "ε (the mechanisms' parameter)"}
+#: the ε axis of a panel holding interactive protocols, whose ε is per user over a pass of rounds
+ROUNDS_AXIS = "ε per user (a report, or a pass of rounds)"
+
+
+def epsilon_label(rows: pd.DataFrame, x: str) -> str:
+    """What the ε axis of ``rows`` means: :data:`EPSILON_AXIS`, or :data:`ROUNDS_AXIS` when the rows hold an
+    interactive protocol (:data:`~ldpsim.mechanisms.registry.INTERACTIVE`)."""
+    from ldpsim.mechanisms.registry import INTERACTIVE
+
+    interactive = "mechanism" in rows and rows["mechanism"].isin(list(INTERACTIVE)).any()
+    return ROUNDS_AXIS if interactive and x == "epsilon_report" else EPSILON_AXIS[x]
 
 
 def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> list[Path]:
@@ -187,7 +198,7 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
                 ax.set_ylim(0, 1)
             elif (panel["mean"] > 0).all():
                 ax.set_yscale("log")
-            ax.set(xlabel=f"{EPSILON_AXIS[x]}{', ' + kind if kind else ''}", ylabel=metric_label(metric),
+            ax.set(xlabel=f"{epsilon_label(panel, x)}{', ' + kind if kind else ''}", ylabel=metric_label(metric),
                    title=f"{metric_label(metric).split(' (')[0]} vs ε{' (' + kind + ')' if kind else ''} "
                          f"({_setting(panel, 'epsilon')})")
             ax.title.set_fontsize(9)
@@ -355,18 +366,23 @@ def _panels(summary: pd.DataFrame, metric: str, x: str, panel: str):
 
 def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
     """Discovery cells: F1 of the top-k vs ε (a panel per n) and the planted word's discovery
-    probability vs n (a panel per ε, the 0.9 line drawn); a line per protocol, mean ± se."""
+    probability vs n (a panel per ε, the 0.9 line drawn); a line per protocol, mean ± se; and a panel per
+    guarantee kind (pure ε-LDP apart from an interactive protocol's central (ε, δ): :func:`epsilon_panels`)."""
     written = []
     for metric, x, panel, stem in (("f1", "epsilon", "n", "discovery_f1_by_epsilon"),
                                    ("found", "n", "epsilon", "discovery_probability_by_n")):
         found = _panels(summary, metric, x, panel)
         if found is None:
             continue
-        rows, panels = found
-        fig = Figure(figsize=(3.2 * len(panels), 3.2))
-        for i, value in enumerate(panels):
-            ax = fig.add_subplot(1, len(panels), i + 1)
-            sub = rows if value is None else rows[rows[panel] == value]
+        rows, values = found
+        kinds = epsilon_panels(rows)[1]  # one row of panels per guarantee kind
+        panels = [(kind, value, part if value is None else part[part[panel] == value])
+                  for kind, part in kinds for value in values]
+        fig = Figure(figsize=(4.2 * len(values), 3.4 * len(kinds)))
+        for i, (kind, value, sub) in enumerate(panels):
+            if sub.empty:
+                continue
+            ax = fig.add_subplot(len(kinds), len(values), i + 1)
             for mech, line in sub.groupby("mechanism", sort=True):
                 line = line.sort_values(x)
                 ax.errorbar(line[x], line["mean"], yerr=line["se"], marker="o", capsize=2, label=mech)
@@ -377,10 +393,13 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_ylim(-0.02, 1.02)
             if metric == "found":
                 ax.axhline(0.9, color="black", linewidth=1, linestyle="--")
-            ax.set(xlabel="ε of one report (ε-LDP)" if x == "epsilon" else "n (users)",
+            where = "" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}")
+            ax.set(xlabel=f"{epsilon_label(sub, 'epsilon_report')}, {kind or 'ε-LDP'}" if x == "epsilon" else "n (users)",
                    ylabel="F1 of the top-k" if metric == "f1" else "P(planted word found)",
-                   title="" if value is None else (f"ε = {_fmt(value)}" if panel == "epsilon" else f"n = {value:.0e}"))
-            if i == 0:
+                   title=", ".join(t for t in (where, kind) if t))
+            ax.title.set_fontsize(8)
+            ax.xaxis.label.set_fontsize(7)
+            if i % len(values) == 0:
                 ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, stem)
     return written
@@ -421,10 +440,11 @@ def caption(stem: str) -> str:
     if stem.startswith("by_rank_"):
         return "A per-item metric against the item's true rank, one curve per mechanism setting."
     if stem.startswith("discovery_f1"):
-        return "Discovery: F1 of the discovered top-k against the true top-k vs ε, one panel per n; mean ± se."
+        return ("Discovery: F1 of the discovered top-k against the true top-k vs ε per user, one panel per n and "
+                "guarantee kind; mean ± se.")
     if stem.startswith("discovery_probability"):
         return ("Discovery: share of repeats whose discovered top-k holds the planted slang word vs n, one panel "
-                "per ε; mean ± se, dashed line at 0.9.")
+                "per ε and guarantee kind; mean ± se, dashed line at 0.9.")
     if stem.startswith("top_items_"):
         return ("True vs mean estimated counts of the top items of one cell, with the theory's 95% interval of "
                 "one estimate (or the repeats' spread where the theory needs items not stored).")

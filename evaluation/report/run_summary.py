@@ -187,7 +187,8 @@ def budget(tables: dict, cfg) -> list[Block]:
                    for i, (lv, d) in enumerate((lv, d) for lv, d in m.items() if d is not None)]
         what = (", ".join(reached) + f"; {100 * share.iloc[-1]:.0f}% on the last day") if reached else \
             f"below 10% on every day ({100 * share.iloc[-1]:.0f}% on the last day)"
-        lines.append((_name(uc), f"ε {uc.ledger_cost:g} charged a donation: total budget exhausted for {what}"))
+        per = "a night of rounds" if uc.interactive else "a donation"
+        lines.append((_name(uc), f"ε {uc.ledger_cost:.3g} charged {per}: total budget exhausted for {what}"))
     full = b["daily_full"]
     lines.append(("daily budget", "never full" if full.max() == 0 else
                   f"full for up to {100 * full.max():.0f}% of donating devices (day {int(full.idxmax())})"))
@@ -247,9 +248,18 @@ def new_word(tables: dict, cfg) -> list[Block]:
     s = tables["summary"]
     if "slang_word" not in s:
         return []
-    how = (f"{s['words_mechanism']} at ε = {s['words_epsilon_report']:g} per report, {s['words_report_bytes']} B per "
-           "report")
+    if "words_privacy" in s:  # an interactive protocol: rounds each night, the run's guarantee per device
+        delta = f", δ = {s['words_delta_device']:.2g}" if s["words_delta_device"] else ""
+        how = (f"{s['words_mechanism']}, {s['words_rounds_per_day']} rounds a night, ε = {s['words_epsilon_device']:g}"
+               f"{delta} per device over the run ({s['words_privacy']})")
+        truth = "of the devices answering that night"
+    else:
+        how = (f"{s['words_mechanism']} at ε = {s['words_epsilon_report']:g} per report, {s['words_report_bytes']} B "
+               "per report")
+        truth = "of donated words so far"
     f1 = f"F1 of the top list on the last day {s['words_f1_last_day']:.2f}"
+    estimate = ("no share estimate (the protocol publishes only the words)" if s["slang_estimated_share"] != s["slang_estimated_share"]
+                else f"estimated share {100 * s['slang_estimated_share']:.2f}%")
     if s["slang_start_day"] >= cfg.n_days:
         text = f"{_after_run(s['slang_word'], s['slang_start_day'], cfg)}; {how}; {f1}"
     elif s["slang_first_day_found"] is None:
@@ -257,9 +267,8 @@ def new_word(tables: dict, cfg) -> list[Block]:
                 f"words); {how}: not found by the last day ({f1})")
     else:
         text = (f"{s['slang_word']} typed from day {s['slang_start_day']} ({100 * s['slang_share_typed']:g}% of "
-                f"words); {how}: found on day {s['slang_first_day_found']} with estimated share "
-                f"{100 * s['slang_estimated_share']:.2f}% (true {100 * s['slang_true_share']:.2f}% of donated words "
-                f"so far); {f1}")
+                f"words); {how}: found on day {s['slang_first_day_found']} with {estimate} (true "
+                f"{100 * s['slang_true_share']:.2f}% {truth}); {f1}")
     return [Block("New word", lines=(("new word", text),))]
 
 

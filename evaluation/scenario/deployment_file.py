@@ -23,7 +23,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
                         bins; required for SDPM, whose report average is biased)
     [use_case.session_length]  the same keys, in seconds
-    [use_case.words]    mechanism (sfp | pem | treehist), epsilon, daily_limit, top_k (the length of
+    [use_case.words]    mechanism (sfp | pem | treehist, or an interactive protocol: triehh | triehh_pp |
+                        ldp_trie, whose epsilon is ε per device over the run and whose keys are
+                        delta or theta, rounds_per_day and its own, docs/math.md §10.8), epsilon, daily_limit, top_k (the length of
                         the list the server's daily discovery job returns, 20), other keys = the
                         protocol's parameters
     [words]             top (real words from wordfreq the protocol can carry, 2000), vocabulary (a
@@ -67,6 +69,7 @@ from ldpsim.evaluation.scenario.schema import (Field, ScenarioError, load_toml, 
 from ldpsim.evaluation.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
+from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.attributes import POLICIES
 from ldpsim.simulator.config import AGGREGATIONS, COLLECTED, DeploymentConfig, UseCase
@@ -160,7 +163,8 @@ TOP_LEVEL = set(SPEC) | {"use_case", "variants", "collectors"}  # variants: _che
 
 def _use_case(name: str, table, items, file, where: str | None = None, plan: dict | None = None) -> UseCase:
     """The use case ``name`` of the table at ``where`` (default ``use_case.<name>``), validated; ``plan``
-    (devices, days, opt_in, p_online) calibrates a collected aggregation (:func:`_collected_use_case`)."""
+    (devices, days, opt_in, p_online) calibrates a collected aggregation (:func:`_collected_use_case`) and
+    gives an interactive words protocol the run's days."""
     where = where or f"use_case.{name}"
     if name not in USE_CASES:
         raise ScenarioError(file, where, f"unknown use case; allowed: {', '.join(sorted(USE_CASES))}")
@@ -172,7 +176,8 @@ def _use_case(name: str, table, items, file, where: str | None = None, plan: dic
                             f"got {aggregation!r}")
     if aggregation in COLLECTED:
         return _collected_use_case(name, table, items, file, where, plan)
-    uc = _ldp_use_case(name, {k: v for k, v in table.items() if k != "aggregation"}, items, file, where)
+    uc = _ldp_use_case(name, {k: v for k, v in table.items() if k != "aggregation"}, items, file, where,
+                       n_days=plan["days"] if plan else None)
     return dataclasses.replace(uc, aggregation=aggregation) if aggregation != "ldp" else uc
 
 
@@ -205,8 +210,9 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
                           ("n_plan", n), ("epsilon_day", day.epsilon)))
 
 
-def _ldp_use_case(name: str, table: dict, items, file, where: str) -> UseCase:
-    """A use case of the server's LDP path (its mechanism's keys)."""
+def _ldp_use_case(name: str, table: dict, items, file, where: str, n_days: int | None = None) -> UseCase:
+    """A use case of the server's LDP path (its mechanism's keys), or an interactive words protocol over
+    the run's ``n_days``."""
     kind = USE_CASES[name]
     own = {"reading": READING_SPEC, "word": WORD_SPEC}.get(kind, {})
     base = {k: v for k, v in table.items() if k in USE_CASE_SPEC or k in own}
@@ -219,7 +225,7 @@ def _ldp_use_case(name: str, table: dict, items, file, where: str) -> UseCase:
     if kind == "event" and cls is not None and "domain_size" in {f.name for f in dataclasses.fields(cls)}:
         params.setdefault("domain_size", len(items))
     elif kind == "word":
-        extra = {"top_k": fields["top_k"]}
+        extra = {"top_k": fields["top_k"], "n_days": n_days if fields["mechanism"] in INTERACTIVE else None}
     elif kind == "reading":
         lo, hi = map(float, fields["range"])
         extra = {"value_range": (lo, hi), "em_bins": fields["em_bins"]}

@@ -33,7 +33,12 @@ Schema (every table checked; unknown keys get a did-you-mean)::
 Discovery protocols (``sfp``, ``pem``, ``treehist``) make *discovery* cells
 (:mod:`ldpsim.evaluation.sweep.discovery_cell`): ``top`` is the k of the discovered top-k and the
 metrics are :data:`ldpsim.evaluation.discovery.scores.DISCOVERY_METRICS` (the default when every
-mechanism is a discovery protocol); a scenario does not mix the two kinds' metrics.
+mechanism is a discovery protocol); a scenario does not mix the two kinds' metrics. The interactive
+protocols (``triehh``, ``triehh_pp``, ``ldp_trie``: :data:`ldpsim.mechanisms.registry.INTERACTIVE`)
+make discovery cells too: one pass of their rounds over the users, ``epsilon`` being ε per user over
+the pass (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` over one day; a threshold
+protocol takes ``delta`` or ``theta`` and ``gamma``); their guarantee's kind (pure ε-LDP, or central
+(ε, δ) after the threshold) keeps them on their own plot panel.
 
     [plots]
     mark = { k = 65535, m = 32 }    # the cell highlighted on k × m heatmaps
@@ -59,7 +64,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.mechanisms.registry import MECHANISMS, make
+from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
+from ldpsim.mechanisms.discovery.run_budget import run_keys, run_rounds
 from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
@@ -124,7 +130,8 @@ class Cell:
         return dict(self.param_items)
 
     def make_mechanism(self):
-        return make(self.mechanism, **self.params)
+        """The mechanism, or an interactive protocol's one pass (:func:`build`)."""
+        return build(self.mechanism, self.params)
 
     @property
     def kind(self) -> str:
@@ -134,7 +141,8 @@ class Cell:
 
     @functools.cached_property
     def guarantee(self):
-        """The mechanism's :class:`~ldpsim.mechanisms.base.Guarantee` (docs/math.md §8.1)."""
+        """The mechanism's :class:`~ldpsim.mechanisms.base.Guarantee` (docs/math.md §8.1); an interactive
+        protocol's is that of its pass (ε per user over its rounds, and its kind)."""
         return self.make_mechanism().guarantee
 
     def labels(self) -> dict:
@@ -156,7 +164,14 @@ class Cell:
 
 def cell_kind(mechanism: str) -> str:
     """The kind of cell a registered mechanism makes: ``"discovery"`` or ``"frequency"``."""
-    return "discovery" if issubclass(MECHANISMS[mechanism], DiscoveryProtocol) else "frequency"
+    return "discovery" if mechanism in INTERACTIVE or issubclass(MECHANISMS[mechanism], DiscoveryProtocol) \
+        else "frequency"
+
+
+def build(name: str, params: dict):
+    """``make(name, **params)``, or for an interactive protocol its one pass of rounds at ε per user
+    (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` over one day)."""
+    return run_rounds(name, n_days=1, **params) if name in INTERACTIVE else make(name, **params)
 
 
 @dataclass(frozen=True)
@@ -232,6 +247,8 @@ def _freeze(value):
 
 
 def _takes(mechanism: str) -> set[str]:
+    if mechanism in INTERACTIVE:  # one pass of rounds: no rounds per day
+        return run_keys(mechanism) - {"rounds_per_day"}
     return set(inspect.signature(MECHANISMS[mechanism]).parameters)
 
 
@@ -246,9 +263,9 @@ def _parse_mechanism(table, i, file) -> dict:
     if not isinstance(table, dict):
         raise ScenarioError(file, where, "must be a table ([[mechanism]])")
     name = table.get("name")
-    if name not in MECHANISMS:
+    if name not in MECHANISMS and name not in INTERACTIVE:
         raise ScenarioError(file, f"{where}.name",
-                            f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
+                            f"unknown mechanism {name!r}; allowed: {', '.join(sorted({*MECHANISMS, *INTERACTIVE}))}")
     allowed = _takes(name) | set(FRACTION_PARAMS)
     grid = table.get("grid", {})
     if not isinstance(grid, dict):
@@ -378,7 +395,7 @@ def _expand(scenario: Scenario) -> list[Cell]:
                     params, aliases = _resolve_params(scenario, mech, {**mech["fixed"], **s_point, **m_point},
                                              wl.domain_size, root, index)
                     try:
-                        built = make(mech["name"], **params)
+                        built = build(mech["name"], params)
                     except (TypeError, ValueError) as exc:
                         raise ScenarioError(scenario.file, "mechanism",
                                             f"{mech['name']} with {params}: {exc}") from None

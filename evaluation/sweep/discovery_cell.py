@@ -2,7 +2,10 @@
 TreeHist; docs/math.md §7.4) instead of a frequency oracle estimating known items.
 
 Per repeat the population engine draws the protocol's aggregate (``path``: direct sampler or per-user
-reports, :mod:`ldpsim.simulator.population`), ``discover(agg, top_k=cell.top)`` finds the top list,
+reports, :mod:`ldpsim.simulator.population`), ``discover(agg, top_k=cell.top)`` finds the top list —
+or, for an interactive protocol (TrieHH, TrieHH++, LDPTrie, …), one pass of its rounds over the users
+(``path = "reports"``: every user's own answer; else each round's tally drawn exactly) publishes its
+words, most votes first, and the first ``cell.top`` are the list —
 and :func:`ldpsim.evaluation.discovery.scores.run_scores` scores it against the workload's true top-k
 (and the planted slang word, the first of ``workload.params["slang"]`` when the workload has one).
 Output rows have the shapes of a frequency cell's: estimates (one row per discovered string and
@@ -15,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ldpsim.mechanisms.discovery.run_budget import RunRounds
 from ldpsim.simulator.population import simulate_aggregate
 
 from ldpsim.evaluation.discovery.scores import run_scores, summarize_runs
@@ -26,13 +30,27 @@ def discovery_rows(cell, mech, workload, seeds) -> tuple[pd.DataFrame, pd.DataFr
     rank = {str(w): r for r, w in enumerate(workload.items.tolist(), start=1)}
     runs, frames = [], []
     for r in range(cell.repeats):
-        agg = simulate_aggregate(mech, workload.items, workload.counts, seeds(r), path=cell.path)
-        res = mech.discover(agg, top_k=cell.top)
-        runs.append(run_scores(workload.items, workload.counts, res.words, res.counts, cell.top, planted))
-        true_rank = np.array([rank.get(str(w), np.nan) for w in res.words], dtype=float)
+        words, counts = _top_list(cell, mech, workload, seeds(r))
+        runs.append(run_scores(workload.items, workload.counts, words, counts, cell.top, planted))
+        true_rank = np.array([rank.get(str(w), np.nan) for w in words], dtype=float)
         true_count = np.array([workload.counts[int(t) - 1] if t == t else 0 for t in true_rank], dtype=float)
-        frames.append(pd.DataFrame({"repeat": r, "item": np.asarray(res.words, dtype=object),
+        frames.append(pd.DataFrame({"repeat": r, "item": np.asarray(words, dtype=object),
                                     "true_rank": true_rank, "true_count": true_count,
-                                    "estimate": res.counts, "est_rank": np.arange(1, len(res.words) + 1)}))
+                                    "estimate": counts, "est_rank": np.arange(1, len(words) + 1)}))
     estimates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return estimates, summarize_runs(runs, cell.metrics)
+
+
+def _top_list(cell, mech, workload, seed) -> tuple[np.ndarray, np.ndarray]:
+    """(words, estimated counts) of one run's published top list (module docstring)."""
+    if not isinstance(mech, RunRounds):
+        res = mech.discover(simulate_aggregate(mech, workload.items, workload.counts, seed, path=cell.path),
+                            top_k=cell.top)
+        return res.words, res.counts
+    rng = np.random.default_rng(seed)
+    if cell.path == "reports":
+        res = mech.protocol.run(np.repeat(np.asarray(workload.items, dtype=object), workload.counts), rng)
+    else:
+        res = mech.protocol.run(rng=rng, items=workload.items, true_counts=workload.counts)
+    order = np.argsort(-np.asarray(res.votes, dtype=float), kind="stable")[:cell.top]
+    return res.words[order], res.counts[order]

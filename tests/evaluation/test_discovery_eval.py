@@ -95,3 +95,51 @@ def test_discovery_figures(tmp_path):
                                  "mean": 0.5, "se": 0.1})
     paths = discovery_curves(pd.DataFrame(rows), tmp_path)
     assert {p.name for p in paths} >= {"discovery_f1_by_epsilon.png", "discovery_probability_by_n.png"}
+
+
+def _interactive_scenario(path="direct", **extra):
+    raw = {"scenario": {"name": "d", "seed": 1, "repeats": 2, "path": path, "top": 5},
+           "workload": {"name": "words-slang", "n": 20_000, "top": 100, "slang_shares": [0.05]},
+           "mechanism": [{"name": "pem", "pool": 64}, {"name": "triehh", "gamma": 0.5, "delta": 1e-6, **extra},
+                         {"name": "ldp_trie"}],
+           "grid": {"epsilon": [8.0]}}
+    return scenario_from_dict(raw)
+
+
+def test_interactive_protocols_are_sweep_cells_with_their_own_guarantee():
+    """A sweep names TrieHH and LDPTrie beside PEM: ε per user over one pass of rounds, the kind of each
+    guarantee in its rows (the plots' panels), reproducible per seed, per-user path like the direct one."""
+    pem, triehh, ldp_trie = _interactive_scenario().cells()
+    assert [c.kind for c in (pem, triehh, ldp_trie)] == ["discovery"] * 3
+    labels = {c.mechanism: c.labels() for c in (pem, triehh, ldp_trie)}
+    assert labels["triehh"]["guarantee"] == "(ε, δ)-DP, central" and labels["triehh"]["epsilon_report"] == 8.0
+    assert labels["ldp_trie"]["guarantee"] == labels["pem"]["guarantee"] == "ε-LDP"
+    assert triehh.make_mechanism().delta <= 1e-6 and triehh.make_mechanism().rounds == 8
+    estimates, summary = run_cell(triehh, 1)
+    f1 = summary.set_index("metric").loc["f1", "mean"]
+    assert 0.5 <= f1 <= 1.0 and (summary["guarantee"] == "(ε, δ)-DP, central").all()
+    again, _ = run_cell(triehh, 1)
+    pd.testing.assert_frame_equal(estimates.drop(columns="elapsed_s"), again.drop(columns="elapsed_s"))
+    per_user = _interactive_scenario("reports").cells()[1]
+    _, s = run_cell(per_user, 1)
+    assert 0.5 <= s.set_index("metric").loc["f1", "mean"] <= 1.0
+
+
+@pytest.mark.parametrize("extra, match", [({"theta": 3}, "not both"), ({"gama": 0.5}, "takes no parameter 'gama'"),
+                                          ({"rounds_per_day": 2}, "takes no parameter 'rounds_per_day'")])
+def test_bad_interactive_sweep_keys_are_refused(extra, match):
+    with pytest.raises(ScenarioError, match=match):
+        _interactive_scenario(**extra)
+
+
+def test_discovery_figures_keep_guarantee_kinds_apart(tmp_path):
+    from matplotlib.image import imread
+
+    rows = [{"mechanism": mech, "guarantee": kind, "epsilon": eps, "epsilon_report": eps, "n": 1e5, "metric": "f1",
+             "rank": np.nan, "mean": 0.5, "se": 0.1}
+            for mech, kind in (("pem", "ε-LDP"), ("triehh", "(ε, δ)-DP, central")) for eps in (1.0, 4.0)]
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    one_kind = discovery_curves(pd.DataFrame(rows[:2]), tmp_path / "one")
+    two_kinds = discovery_curves(pd.DataFrame(rows), tmp_path / "two")
+    shape = [imread(next(p for p in paths if p.suffix == ".png")).shape for paths in (one_kind, two_kinds)]
+    assert shape[1][0] == 2 * shape[0][0] and shape[1][1] == shape[0][1]  # one row of panels per kind
