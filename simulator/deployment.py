@@ -70,6 +70,7 @@ class DeploymentResult:
                                             # ("exhausted", days × use cases), daily budget full ("full"),
                                             # devices that donated ("donors"); see PrivacyLedger.close_day
     extra: dict = field(default_factory=dict)
+    store_parts: dict = field(default_factory=dict)  # absolute path → SHA-256 of each report-store part written
 
     @staticmethod
     def merge(parts: list["DeploymentResult"]) -> "DeploymentResult":
@@ -92,7 +93,8 @@ class DeploymentResult:
             ledger_day_totals=_sum([p.ledger_day_totals for p in parts]),
             peak_state_bytes=sum(p.peak_state_bytes for p in parts),
             ledger_budget=None if any(p.ledger_budget is None for p in parts) else
-            {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget})
+            {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget},
+            store_parts={k: v for p in parts for k, v in p.store_parts.items()})
 
 
 def _fold(into: dict, aggregates: dict) -> None:
@@ -159,7 +161,7 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
         ledger_saved=devices.ledger.saved, ledger_day_totals=devices.ledger.day_totals, peak_state_bytes=peak,
         ledger_budget=_budget_state(devices.ledger),
         refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap,
-        favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
+        favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0, store_parts=dict(store.written))
 
 
 def _budget_state(ledger) -> dict:
