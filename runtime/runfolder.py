@@ -87,6 +87,8 @@ LAYOUTS = {
     "discover": Layout(("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"), {}),
     # `ldpsim bench --out`: the measured tables and their floor ratios as a baseline for --check
     "bench": Layout(("bench.csv", "baseline.json"), {}),
+    # `ldpsim scale --out`: the measured deployment's report store
+    "scale": Layout((), {"store": ("use_case=*/day=*/part-*.parquet",)}),
     # `ldpsim trust`: a trust-model scenario's tables and the comparison's table and figure
     "trust": Layout(("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)}),
 }

@@ -105,6 +105,8 @@ def run(args) -> int:
     seed = 0 if args.seed is None else args.seed
     checking = args.check is not None
     factor = suite.CHECK_FACTOR if args.factor is None else args.factor
+    if args.peers_venv is not None and not args.peers:
+        raise InputError(f"--peers-venv applies only with --peers; got --peers-venv {args.peers_venv!r}")
     if not factor > 1:  # before the run: a bad option costs nothing
         raise InputError(f"--factor must be a number > 1; got {factor}")
     baseline = suite.load_baseline(args.check or None) if checking else None

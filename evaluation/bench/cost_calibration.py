@@ -1,0 +1,155 @@
+"""Measure the limits of :mod:`ldpsim.evaluation.cost` and :mod:`ldpsim.evaluation.scenario.deployment_file`.
+
+``python -m ldpsim.evaluation.bench.cost_calibration`` (:func:`calibrate`) prints one JSON object:
+
+* memory: the peak resident memory (``ru_maxrss`` of a fresh process) of ``ldpsim run`` on a small
+  deployment (:data:`BASE`) while one dimension grows (devices, days, items, words), and the least-squares
+  slope of each in bytes per device-day, per item-day and per word-day, with the base; the constants of
+  :mod:`ldpsim.evaluation.cost` are these slopes times a stated margin. Each run takes seconds.
+* epsilon: the smallest day ε (ε × daily_limit) at which the privacy arithmetic of a run breaks: the
+  central ε of a shuffled batch (:func:`ldpsim.evaluation.privacy.amplification.numerical_epsilon`, called
+  by every run's summary) raises or is not finite; found by bisection.
+* sigma: the smallest log-normal sigma at which the fleet's session lengths
+  (median · exp(σ z), :func:`ldpsim.simulator.fleet.draw_day`) stop being finite over 10⁷ draws.
+* wpm: whether typing speeds up to 1e300 wpm break the speed readings' arithmetic (they are clipped into the
+  reading's range).
+
+The numbers depend on the machine (allocator, library versions); the constants quote the run they came from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+#: the deployment measured: one worker, no fsync, two small use cases (grown one dimension at a time)
+BASE = """[deployment]
+name = "calibration"
+seed = 1
+devices = {devices}
+days = {days}
+drain_days = 1
+adversary_devices = 10
+
+[workload]
+name = "harmonic"
+domain_size = {items}
+
+[use_case.emoji]
+mechanism = "grr"
+epsilon = 4.0
+{words}
+[server]
+fsync = false
+"""
+WORDS = """
+[use_case.words]
+mechanism = "pem"
+epsilon = 4.0
+top_k = 10
+
+[words]
+top = {top}
+"""
+_CHILD = ("import resource, sys, ldpsim; ldpsim.run(sys.argv[1], out=sys.argv[2], log=lambda m: None); "
+          "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+#: the runs of :func:`measure_memory`: dimension → the values it takes (the others stay at :data:`DEFAULTS`)
+GRID = {"devices": (500, 4000, 8000), "days": (2, 8, 16), "items": (1000, 100_000, 200_000),
+        "words": (0, 20_000, 40_000)}
+DEFAULTS = {"devices": 500, "days": 2, "items": 1000, "words": 0}
+
+
+def peak_rss(devices: int, days: int, items: int, words: int) -> int:
+    """Peak RSS in bytes of one ``ldpsim run`` of :data:`BASE` in a fresh Python process."""
+    text = BASE.format(devices=devices, days=days, items=items,
+                       words=WORDS.format(top=words) if words else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "calibration.toml"
+        path.write_text(text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(Path(tmp) / "out")],
+                              capture_output=True, text=True, check=True, timeout=600)
+    return int(done.stdout.split()[-1])
+
+
+def _slope(x, y) -> float:
+    return float(np.polyfit(np.asarray(x, float), np.asarray(y, float), 1)[0])
+
+
+def measure_memory(grid: dict | None = None) -> dict:
+    """Peak RSS per run and the slope per unit of each dimension (bytes per device-day, item-day, word-day).
+
+    A day counts the run's ``days + drain_days`` simulated days; items and words are held per simulated day."""
+    grid = grid or GRID
+    out: dict = {"runs": []}
+    for dim, values in grid.items():
+        ys, xs = [], []
+        for v in values:
+            point = {**DEFAULTS, dim: v}
+            rss = peak_rss(**point)
+            out["runs"].append({**point, "peak_rss": rss})
+            days = point["days"] + 1
+            xs.append({"devices": v * days, "days": point["devices"] * (v + 1),
+                       "items": v * days, "words": v * days}[dim])
+            ys.append(rss)
+        out[f"bytes_per_{ {'devices': 'device_day', 'days': 'device_day', 'items': 'item_day', 'words': 'word_day'}[dim]}_from_{dim}"] = _slope(xs, ys)
+    out["base_bytes"] = min(r["peak_rss"] for r in out["runs"])
+    return out
+
+
+def epsilon_break(ns=(2, 1000, 10**6), delta: float = 1e-6) -> float:
+    """The smallest day ε (to 0.01) at which the central ε of a shuffled batch of n devices raises or is not
+    finite, over ``ns``."""
+    from ldpsim.evaluation.privacy.amplification import numerical_epsilon
+
+    def breaks(eps: float) -> bool:
+        try:
+            return not all(math.isfinite(numerical_epsilon(eps, n, delta, tol=1e-2)) for n in ns)
+        except (OverflowError, ValueError, ZeroDivisionError, FloatingPointError):
+            return True
+
+    low, high = 1.0, 1e4
+    assert not breaks(low) and breaks(high)
+    while high - low > 0.01:
+        mid = (low + high) / 2
+        low, high = (low, mid) if breaks(mid) else (mid, high)
+    return high
+
+
+def sigma_break(draws: int = 10**7, median_s: float = 86400.0, seed: int = 0) -> float:
+    """The smallest σ at which median · exp(σ z) over ``draws`` standard normals z is no longer finite (the
+    session lengths of :func:`ldpsim.simulator.fleet.draw_day` at the largest median allowed)."""
+    z_max = float(np.abs(np.random.default_rng(seed).standard_normal(draws)).max())
+    return (math.log(sys.float_info.max) - math.log(median_s)) / z_max
+
+
+def wpm_breaks(speeds=(1e3, 1e6, 1e100, 1e300)) -> dict:
+    """For each typing speed (mean and sd alike): whether the speed readings' encoded values stay finite."""
+    from ldpsim.mechanisms import SDPM
+    mech = SDPM(2.0)
+    out = {}
+    rng = np.random.default_rng(0)
+    for s in speeds:
+        with np.errstate(all="ignore"):
+            speed = s + rng.normal(0.0, s, size=10_000)
+            unit = 2 * (np.clip(speed, 0.0, 120.0) / 120.0) - 1
+            reports = mech.perturb(unit, rng)
+        out[f"{s:g}"] = bool(np.isfinite(speed).all() and np.isfinite(np.asarray(reports, float)).all())
+    return out
+
+
+def calibrate(memory: bool = True) -> dict:
+    """Every measurement above, as one dict (``memory=False`` skips the runs, the only slow part)."""
+    out = {"epsilon_break": epsilon_break(), "sigma_break": sigma_break(), "wpm_finite": wpm_breaks()}
+    if memory:
+        out["memory"] = measure_memory()
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(calibrate(memory="--no-memory" not in sys.argv), indent=1))
