@@ -3,9 +3,9 @@
 ``python -m ldpsim.evaluation.bench.cost_calibration`` (:func:`calibrate`) prints one JSON object:
 
 * memory: the peak resident memory (``ru_maxrss`` of a fresh process) of ``ldpsim run`` on a small
-  deployment (:data:`BASE`) while one dimension grows (devices, days, items, words), and the least-squares
-  slope of each in bytes per device-day, per item-day and per word-day, with the base; the constants of
-  :mod:`ldpsim.evaluation.cost` are these slopes times a stated margin. Each run takes seconds.
+  deployment (:data:`BASE`) while one dimension grows (:data:`SERIES`: devices, days, items, words), and the
+  least-squares slope of each, with the base; the constants of :mod:`ldpsim.evaluation.cost` are these
+  slopes times a stated margin. Each run takes seconds, all of them a few minutes.
 * epsilon: the smallest day ε (ε × daily_limit) at which the privacy arithmetic of a run breaks: the
   central ε of a shuffled batch (:func:`ldpsim.evaluation.privacy.amplification.numerical_epsilon`, called
   by every run's summary) raises or is not finite; found by bisection.
@@ -35,7 +35,7 @@ seed = 1
 devices = {devices}
 days = {days}
 drain_days = 1
-adversary_devices = 10
+adversary_devices = 0
 
 [workload]
 name = "harmonic"
@@ -59,9 +59,11 @@ top = {top}
 """
 _CHILD = ("import resource, sys, ldpsim; ldpsim.run(sys.argv[1], out=sys.argv[2], log=lambda m: None); "
           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
-#: the runs of :func:`measure_memory`: dimension → the values it takes (the others stay at :data:`DEFAULTS`)
-GRID = {"devices": (500, 4000, 8000), "days": (2, 8, 16), "items": (1000, 100_000, 200_000),
-        "words": (0, 20_000, 40_000)}
+#: the runs of :func:`measure_memory`: series → (the dimension grown, its values, the other settings)
+SERIES = {"devices": ("devices", (500, 4000, 8000), {}), "days": ("days", (2, 8, 16), {}),
+          "items_2_days": ("items", (1000, 50_000, 100_000), {}),
+          "items_8_days": ("items", (1000, 50_000, 100_000), {"days": 8}),
+          "words": ("words", (2000, 10_000, 20_000), {})}
 DEFAULTS = {"devices": 500, "days": 2, "items": 1000, "words": 0}
 
 
@@ -73,7 +75,9 @@ def peak_rss(devices: int, days: int, items: int, words: int) -> int:
         path = Path(tmp) / "calibration.toml"
         path.write_text(text, encoding="utf-8")
         done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(Path(tmp) / "out")],
-                              capture_output=True, text=True, check=True, timeout=600)
+                              capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"ldpsim run at {devices=}, {days=}, {items=}, {words=} failed: {done.stderr[-800:]}")
     return int(done.stdout.split()[-1])
 
 
@@ -81,28 +85,31 @@ def _slope(x, y) -> float:
     return float(np.polyfit(np.asarray(x, float), np.asarray(y, float), 1)[0])
 
 
-def measure_memory(grid: dict | None = None) -> dict:
-    """Peak RSS per run and the slope per unit of each dimension (bytes per device-day, item-day, word-day).
-
-    A day counts the run's ``days + drain_days`` simulated days; items and words are held per simulated day."""
-    grid = grid or GRID
-    out: dict = {"runs": []}
-    for dim, values in grid.items():
-        ys, xs = [], []
+def measure_memory(series: dict | None = None) -> dict:
+    """Peak RSS per run, and per series the least-squares slope in bytes per unit of what grows: per device-day
+    (devices, days: a day is one of ``days + drain_days``) and per item or word (at fixed days); the slopes per
+    item at 2 and 8 days give the bytes per item-day (their difference over the 6 more days) and per item."""
+    series = series or SERIES
+    out: dict = {"runs": [], "slopes": {}}
+    for label, (dim, values, fixed) in series.items():
+        xs, ys = [], []
         for v in values:
-            point = {**DEFAULTS, dim: v}
+            point = {**DEFAULTS, **fixed, dim: v}
             rss = peak_rss(**point)
             out["runs"].append({**point, "peak_rss": rss})
             days = point["days"] + 1
-            xs.append({"devices": v * days, "days": point["devices"] * (v + 1),
-                       "items": v * days, "words": v * days}[dim])
+            xs.append(point["devices"] * days if dim in ("devices", "days") else v)
             ys.append(rss)
-        out[f"bytes_per_{ {'devices': 'device_day', 'days': 'device_day', 'items': 'item_day', 'words': 'word_day'}[dim]}_from_{dim}"] = _slope(xs, ys)
+        out["slopes"][label] = _slope(xs, ys)
+    s = out["slopes"]
+    if {"items_2_days", "items_8_days"} <= set(s):
+        out["bytes_per_item_day"] = (s["items_8_days"] - s["items_2_days"]) / 6
+        out["bytes_per_item"] = s["items_2_days"] - 3 * out["bytes_per_item_day"]
     out["base_bytes"] = min(r["peak_rss"] for r in out["runs"])
     return out
 
 
-def epsilon_break(ns=(2, 1000, 10**6), delta: float = 1e-6) -> float:
+def epsilon_break(ns=(2, 1000, 10**6, 10**9), delta: float = 1e-6) -> float:
     """The smallest day ε (to 0.01) at which the central ε of a shuffled batch of n devices raises or is not
     finite, over ``ns``."""
     from ldpsim.evaluation.privacy.amplification import numerical_epsilon
