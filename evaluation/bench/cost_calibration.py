@@ -11,6 +11,7 @@
   by every run's summary) raises or is not finite; found by bisection.
 * sigma: the smallest log-normal sigma at which the fleet's session lengths
   (median · exp(σ z), :func:`ldpsim.simulator.fleet.draw_day`) stop being finite over 10⁷ draws.
+* workload: the bytes per item of reading a categorical workload (tracemalloc), before any run is planned.
 * wpm: whether typing speeds up to 1e300 wpm break the speed readings' arithmetic (they are clipped into the
   reading's range).
 
@@ -57,25 +58,31 @@ top_k = 10
 [words]
 top = {top}
 """
-_CHILD = ("import resource, sys, ldpsim; ldpsim.run(sys.argv[1], out=sys.argv[2], log=lambda m: None); "
+_CHILD = ("import resource, sys, ldpsim; n, d = int(sys.argv[3]) or None, int(sys.argv[4]) or None; "
+          "ldpsim.run(sys.argv[1], out=sys.argv[2], devices=n, days=d, log=lambda m: None); "
           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
 #: the runs of :func:`measure_memory`: series → (the dimension grown, its values, the other settings)
-SERIES = {"devices": ("devices", (500, 4000, 8000), {}), "days": ("days", (2, 8, 16), {}),
+SERIES = {"devices": ("devices", (10_000, 30_000, 60_000), {}), "days": ("days", (2, 8, 16), {}),
+          "keyboard_devices": ("devices", (4000, 16_000), {"days": 12, "scenario": "keyboard"}),
           "items_2_days": ("items", (1000, 50_000, 100_000), {}),
           "items_8_days": ("items", (1000, 50_000, 100_000), {"days": 8}),
           "words": ("words", (2000, 10_000, 20_000), {})}
 DEFAULTS = {"devices": 500, "days": 2, "items": 1000, "words": 0}
+#: the margin each measured slope is multiplied by in :mod:`ldpsim.evaluation.cost`
+MARGIN = 1.5
 
 
-def peak_rss(devices: int, days: int, items: int, words: int) -> int:
-    """Peak RSS in bytes of one ``ldpsim run`` of :data:`BASE` in a fresh Python process."""
+def peak_rss(devices: int, days: int, items: int = 1000, words: int = 0, scenario: str | None = None) -> int:
+    """Peak RSS in bytes of one ``ldpsim run`` in a fresh Python process: of :data:`BASE` at these sizes, or of
+    the shipped ``scenario`` at ``devices`` × ``days``."""
     text = BASE.format(devices=devices, days=days, items=items,
                        words=WORDS.format(top=words) if words else "")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "calibration.toml"
         path.write_text(text, encoding="utf-8")
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(Path(tmp) / "out")],
-                              capture_output=True, text=True, timeout=600)
+        argv = [scenario, str(Path(tmp) / "out"), str(devices), str(days)] if scenario else \
+            [str(path), str(Path(tmp) / "out"), "0", "0"]
+        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"ldpsim run at {devices=}, {days=}, {items=}, {words=} failed: {done.stderr[-800:]}")
     return int(done.stdout.split()[-1])
@@ -97,7 +104,7 @@ def measure_memory(series: dict | None = None) -> dict:
             point = {**DEFAULTS, **fixed, dim: v}
             rss = peak_rss(**point)
             out["runs"].append({**point, "peak_rss": rss})
-            days = point["days"] + 1
+            days = point["days"] + (2 if "scenario" in point else 1)  # keyboard: 2 drain days
             xs.append(point["devices"] * days if dim in ("devices", "days") else v)
             ys.append(rss)
         out["slopes"][label] = _slope(xs, ys)
@@ -107,6 +114,21 @@ def measure_memory(series: dict | None = None) -> dict:
         out["bytes_per_item"] = s["items_2_days"] - 3 * out["bytes_per_item_day"]
     out["base_bytes"] = min(r["peak_rss"] for r in out["runs"])
     return out
+
+
+def workload_bytes_per_item(sizes=(100_000, 500_000, 1_000_000)) -> float:
+    """Slope of the peak traced allocation (tracemalloc) of reading a deployment's categorical workload
+    (items and weights as the scenario loader builds them) over its number of items, in bytes per item."""
+    import tracemalloc
+
+    from ldpsim.evaluation.scenario.deployment_file import _workload
+    peaks = []
+    for d in sizes:
+        tracemalloc.start()
+        _workload({"name": "harmonic", "params": {"domain_size": d}}, "calibration")
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    return _slope(sizes, peaks)
 
 
 def epsilon_break(ns=(2, 1000, 10**6, 10**9), delta: float = 1e-6) -> float:
@@ -152,7 +174,8 @@ def wpm_breaks(speeds=(1e3, 1e6, 1e100, 1e300)) -> dict:
 
 def calibrate(memory: bool = True) -> dict:
     """Every measurement above, as one dict (``memory=False`` skips the runs, the only slow part)."""
-    out = {"epsilon_break": epsilon_break(), "sigma_break": sigma_break(), "wpm_finite": wpm_breaks()}
+    out = {"epsilon_break": epsilon_break(), "sigma_break": sigma_break(), "wpm_finite": wpm_breaks(),
+           "workload_bytes_per_item": workload_bytes_per_item()}
     if memory:
         out["memory"] = measure_memory()
     return out
