@@ -68,3 +68,15 @@ def test_the_memory_plan_refuses_just_above_the_budget_and_accepts_just_below(tm
     monkeypatch.setattr(cost, "memory_budget", lambda: need - 1)
     with pytest.raises(cost.CostError, match="devices"):
         cost.deployment_plan(cfg, 1)
+
+
+@pytest.mark.slow
+def test_the_limits_sit_below_where_the_arithmetic_breaks():
+    """Rerun the arithmetic half of ``ldpsim bench --calibrate`` (seconds): each limit is below its break and
+    each per-item constant covers its measurement with the stated margin."""
+    from ldpsim.evaluation.bench.cost_calibration import MARGIN, calibrate
+    found = calibrate(memory=False)
+    assert df.DAY_EPSILON_MAX < found["epsilon_break"]
+    assert df.SIGMA_MAX < found["sigma_break"]
+    assert all(found["wpm_finite"].values())
+    assert cost.WORKLOAD_BYTES_PER_ITEM >= MARGIN * found["workload_bytes_per_item"] * 0.99

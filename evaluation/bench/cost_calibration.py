@@ -1,6 +1,6 @@
 """Measure the limits of :mod:`ldpsim.evaluation.cost` and :mod:`ldpsim.evaluation.scenario.deployment_file`.
 
-``python -m ldpsim.evaluation.bench.cost_calibration`` (:func:`calibrate`) prints one JSON object:
+``ldpsim bench --calibrate`` (:func:`calibrate`) prints one JSON object:
 
 * memory: the peak resident memory (``ru_maxrss`` of a fresh process) of ``ldpsim run`` on a small
   deployment (:data:`BASE`) while one dimension grows (:data:`SERIES`: devices, days, items, words), and the
@@ -20,7 +20,6 @@ The numbers depend on the machine (allocator, library versions); the constants q
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
@@ -180,6 +179,3 @@ def calibrate(memory: bool = True) -> dict:
         out["memory"] = measure_memory()
     return out
 
-
-if __name__ == "__main__":
-    print(json.dumps(calibrate(memory="--no-memory" not in sys.argv), indent=1))

@@ -101,7 +101,7 @@ def _policy(v):
     return None if v in POLICIES else f"must be one of {', '.join(POLICIES)}"
 
 
-#: upper limits of the fleet model's parameters (measured: ``python -m ldpsim.evaluation.bench.cost_calibration``).
+#: upper limits of the fleet model's parameters (measured: ``ldpsim bench --calibrate``).
 #: Typing speeds and their sds (wpm): no arithmetic breaks up to 1e300 wpm (readings are clipped into the use
 #: case's range), so the limit is one of sense, far above any human typing. Log-normal sigmas: session
 #: lengths median · e^(σz) stop being finite at σ ≈ 130 over 10⁷ draws (at the largest median, 86 400 s); 10 is
