@@ -109,6 +109,7 @@ def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
                  f"{device_days:,} device-days in {cfg.n_blocks} blocks, {shards} shard(s)/worker(s); "
                  f"use cases: {', '.join(uc.name for uc in cfg.use_cases)}"], memory)
     budget = memory_budget()
+    _check_observer(cfg, budget, where)
     if memory > budget:
         fit_devices = max(0, (budget - base - per_day * days) // (RUN_BYTES_PER_DEVICE_DAY * days))
         fit_days = max(0, (budget - base) // (RUN_BYTES_PER_DEVICE_DAY * cfg.n_devices + per_day) - cfg.drain_days)
@@ -119,6 +120,21 @@ def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
                         f"{cfg.n_devices:,} devices at most about {fit_days:,} days (change --devices / "
                         "[deployment] devices or --days / [deployment] days)")
     return plan
+
+
+def _check_observer(cfg, budget: int, where) -> None:
+    """Refuse a run whose observer tap would build a d × d transition matrix that cannot fit (8 d² bytes; found
+    by the cost calibration: a GRR run over 10⁵ items asked for 74.5 GiB and failed)."""
+    from ldpsim.mechanisms import MECHANISMS
+    if not cfg.adversary_devices:
+        return
+    d = len(cfg.items)
+    for uc in cfg.use_cases:
+        if uc.kind == "event" and hasattr(MECHANISMS.get(uc.mechanism), "transition_matrix") and 8 * d * d > budget:
+            raise CostError(f"{where}: the observer of [deployment] adversary_devices = {cfg.adversary_devices:,} "
+                            f"builds the {d:,} × {d:,} transition matrix of use_case.{uc.name} ({uc.mechanism}): "
+                            f"about {_gib(8 * d * d)}, more than this machine's budget {_gib(budget)}; set "
+                            f"adversary_devices = 0, or use at most about {math.isqrt(budget // 8):,} items")
 
 
 def check_workload_size(params: dict, where, table: str = "workload") -> None:

@@ -80,3 +80,11 @@ def test_the_limits_sit_below_where_the_arithmetic_breaks():
     assert df.SIGMA_MAX < found["sigma_break"]
     assert all(found["wpm_finite"].values())
     assert cost.WORKLOAD_BYTES_PER_ITEM >= MARGIN * found["workload_bytes_per_item"] * 0.99
+
+
+def test_an_observer_matrix_that_cannot_fit_is_refused_before_the_run(tmp_path, monkeypatch):
+    cfg, _ = load_deployment(write_scenario(tmp_path, TINY))  # GRR over 12 items, 40 tapped devices
+    monkeypatch.setattr(cost, "memory_budget", lambda: 8 * 12 * 12)
+    with pytest.raises(cost.CostError, match=r"adversary_devices = 40.*12 × 12 transition matrix of use_case\.emoji"):
+        cost._check_observer(cfg, 8 * 12 * 12 - 1, "tiny")
+    cost._check_observer(cfg, 8 * 12 * 12, "tiny")
