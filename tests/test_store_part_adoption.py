@@ -4,10 +4,10 @@ its manifest with a note (docs/explanation/promises.md, "store parts")."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
+import pytest
 
 from ldpsim.runtime import durable
 from ldpsim.runtime.runfolder import RunFolder, read_manifest
@@ -67,4 +67,28 @@ def test_finalize_adopts_the_shards_parts_by_checksum_and_leaves_a_planted_one_o
     assert not any(p.endswith(("part-s1-000007.parquet", "part-s2-000000.parquet")) for p in files)
     assert any("not written by this run" in n and "part-s1-000007" in n for n in notes)
     assert planted.exists() and renamed.read_bytes() == b"replaced by somebody"
-    json.dumps(files)
+
+
+@pytest.mark.slow
+def test_a_run_leaves_a_part_planted_mid_run_out_of_its_results_and_manifest(tmp_path, monkeypatch):
+    import ldpsim
+    from tests.conftest import TINY, write_scenario
+    scenario = write_scenario(tmp_path, TINY)
+    clean = ldpsim.run(scenario, out=tmp_path / "clean", log=lambda m: None)
+    planted, notes = [], []
+    _plant_after_first_part(monkeypatch, planted)
+    monkeypatch.setattr(RunFolder, "open", _with_log(RunFolder.open, notes.append))
+    dirty = ldpsim.run(scenario, out=tmp_path / "dirty", log=lambda m: None)
+    assert planted
+    assert dirty.tables["daily"].equals(clean.tables["daily"])  # the planted reports were never read
+    files = read_manifest(tmp_path / "dirty")["files"]
+    for path, data in planted:
+        rel = path.relative_to(tmp_path / "dirty").as_posix()
+        assert rel not in files and path.read_bytes() == data
+        assert any(rel in n for n in notes)
+
+
+def _with_log(open_, log):
+    def opened(*args, **kwargs):
+        return open_(*args, **{**kwargs, "log": log})
+    return opened
