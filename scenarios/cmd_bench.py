@@ -114,6 +114,9 @@ def run(args) -> int:
         from ldpsim.evaluation.bench.cost_calibration import calibrate
         print(json.dumps(calibrate(), indent=1))
         return 0
+    if args.out:
+        from ldpsim.runtime.runfolder import make_out_folder
+        make_out_folder(args.out, create=False)  # a bad --out is refused before the work
     if args.peers_venv is not None and not args.peers:
         raise InputError(f"--peers-venv applies only with --peers; got --peers-venv {args.peers_venv!r}")
     if not factor > 1:  # before the run: a bad option costs nothing

@@ -52,8 +52,6 @@ ACCEPTED = {("--out", "dotdot"): "a relative path is the user's to choose",
             ("--out", "undecodable"): "a Linux file name is bytes: the folder gets exactly that name",
             ("--out", "unknown"): "a new folder's name"}
 DRY_RUN = {"run", "sweep"}
-#: commands that refuse a symbolic-link --out only after their work (seconds): slow
-OUT_AFTER_WORK = {"bench", "discover", "trust"}
 STRING_TYPES = (None, options.text, options.out_dir, options.scheduler)
 
 
@@ -76,9 +74,7 @@ def _cases():
             for kind in VALUES:
                 if (flag, kind) in ACCEPTED and command not in DRY_RUN:
                     continue
-                slow = flag == "--out" and kind == "symlink" and command in OUT_AFTER_WORK
-                out.append(pytest.param(command, flag, kind, id=f"{command}-{name}-{kind}",
-                                        marks=[pytest.mark.slow] if slow else []))
+                out.append(pytest.param(command, flag, kind, id=f"{command}-{name}-{kind}"))
     return out
 
 
