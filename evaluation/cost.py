@@ -4,10 +4,13 @@ A run or sweep is refused *before* anything starts (``CostError``, a ``ValueErro
 estimate cannot fit this machine, with the estimate and the key to change. ``--dry-run`` prints the
 same plan without running.
 
-Memory of a deployment run (``ldpsim run``), measured on the keyboard scenario (peak RSS, one worker):
-454 MB at 4 000 devices × 12 days, 516 MB at 16 000 × 12, 610 MB at 16 000 × 24, i.e. about
-:data:`RUN_BASE_BYTES` plus :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day (bundles, ledger, truth
-and the reports read back). Each worker process holds its shard plus the base.
+Memory of a deployment run (``ldpsim run``): :data:`RUN_BASE_BYTES` plus :data:`RUN_BYTES_PER_ITEM` per
+item in every process, :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day (bundles, ledger, truth and the
+reports read back), and per simulated day :data:`RUN_BYTES_PER_DAY` plus :data:`RUN_BYTES_PER_DAY_ITEM` per
+item and :data:`RUN_BYTES_PER_DAY_WORD` per word in every shard and the merged result. Each constant is a
+slope of peak RSS measured by :mod:`ldpsim.evaluation.bench.cost_calibration` (``ldpsim bench
+--calibrate``: fresh processes, one worker, one dimension grown at a time, on
+a 2-core Linux machine with Python 3.11 and numpy 2) times a margin of 1.5 (``MARGIN`` there).
 
 A sweep cell holds its workload's counts, ``repeats × D`` estimates and the mechanism's state (a
 ``k × m`` sketch); the reports path perturbs users in batches, but beyond :data:`MAX_REPORT_USERS`
@@ -24,15 +27,27 @@ from dataclasses import dataclass, field
 from ldpsim.mechanisms._validation import machine_memory
 from ldpsim.runtime.errors import InputError
 
-RUN_BASE_BYTES = 450 * 2**20
-RUN_BYTES_PER_DEVICE_DAY = 500
-#: per simulated day and item, in every shard and the merged result: the day's true counts (events, donated,
-#: devices, fake), its aggregate and estimate columns (10 int64/float64; an upper estimate)
-RUN_BYTES_PER_DAY_ITEM = 80
-#: per simulated day and word of the words use case: true typed and donated counts and the day's estimate
-RUN_BYTES_PER_DAY_WORD = 24
-#: bytes a categorical workload holds per item before any cell runs (counts, labels, shares, ranks)
-WORKLOAD_BYTES_PER_ITEM = 32
+#: per process: measured 356 MiB peak RSS of the keyboard scenario at 2 000 devices × 4 days (imports, plots,
+#: report; 256 MiB for the one-use-case calibration scenario), ×1.5
+RUN_BASE_BYTES = 534 * 2**20
+#: per device-day: measured 142 B (keyboard, 4 000 → 16 000 devices × 12 + 2 days: 497 → 521 MB) and 127 B
+#: (calibration scenario, 10 000 → 60 000 devices × 3 days; 171 B between its last two runs), ×1.5 of 171 B
+RUN_BYTES_PER_DEVICE_DAY = 260
+#: per item, in every process (the workload's items and weights, the mechanism's tables): measured 319 B
+#: (slope over 1 000 → 100 000 items at 2 and 8 days, less the per-item-day part), ×1.5
+RUN_BYTES_PER_ITEM = 480
+#: per simulated day: measured 0.69 MB (slope over 2 → 16 days at 500 devices, less its items and
+#: devices), ×1.5 ≈ 1 MiB
+RUN_BYTES_PER_DAY = 2**20
+#: per simulated day and item, in every shard and the merged result (the day's true counts, aggregates and
+#: estimates): measured 456 B (the per-item slope grows from 1 686 B at 2 days to 4 419 B at 8), ×1.5
+RUN_BYTES_PER_DAY_ITEM = 690
+#: per simulated day and word of the words use case: measured at most 248 B (743 B per word over 2 000 →
+#: 20 000 words at 2 + 1 days, all counted as per day), ×1.5
+RUN_BYTES_PER_DAY_WORD = 375
+#: bytes a categorical workload holds per item before any run or cell: measured 145 B (tracemalloc, reading a
+#: deployment's workload of 10⁵ → 10⁶ items: items and weights as Python tuples), ×1.5
+WORKLOAD_BYTES_PER_ITEM = 220
 #: largest number of cells in a sweep grid
 MAX_CELLS = 100_000
 #: largest n × repeats per cell on the reports path
@@ -66,7 +81,7 @@ class Plan:
 
 def _day_bytes(cfg) -> int:
     """Bytes per simulated day in one copy of the truth and estimates (:data:`RUN_BYTES_PER_DAY_ITEM`)."""
-    return RUN_BYTES_PER_DAY_ITEM * len(cfg.items) + RUN_BYTES_PER_DAY_WORD * len(cfg.words or ()) + 4096
+    return RUN_BYTES_PER_DAY_ITEM * len(cfg.items) + RUN_BYTES_PER_DAY_WORD * len(cfg.words or ()) + RUN_BYTES_PER_DAY
 
 
 def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
@@ -87,13 +102,14 @@ def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
     shards = max(1, min(int(workers), cfg.n_blocks))
     days = cfg.n_days + cfg.drain_days
     device_days = cfg.n_devices * days
-    base = RUN_BASE_BYTES * (shards + (shards > 1))
+    base = (RUN_BASE_BYTES + RUN_BYTES_PER_ITEM * len(cfg.items)) * (shards + (shards > 1))
     per_day = _day_bytes(cfg) * (shards + 1)
     memory = base + RUN_BYTES_PER_DEVICE_DAY * device_days + per_day * days
     plan = Plan([f"{cfg.n_devices:,} devices × {cfg.n_days} days (+{cfg.drain_days} drain days) = "
                  f"{device_days:,} device-days in {cfg.n_blocks} blocks, {shards} shard(s)/worker(s); "
                  f"use cases: {', '.join(uc.name for uc in cfg.use_cases)}"], memory)
     budget = memory_budget()
+    _check_observer(cfg, budget, where)
     if memory > budget:
         fit_devices = max(0, (budget - base - per_day * days) // (RUN_BYTES_PER_DEVICE_DAY * days))
         fit_days = max(0, (budget - base) // (RUN_BYTES_PER_DEVICE_DAY * cfg.n_devices + per_day) - cfg.drain_days)
@@ -104,6 +120,21 @@ def deployment_plan(cfg, workers: int, where="scenario") -> Plan:
                         f"{cfg.n_devices:,} devices at most about {fit_days:,} days (change --devices / "
                         "[deployment] devices or --days / [deployment] days)")
     return plan
+
+
+def _check_observer(cfg, budget: int, where) -> None:
+    """Refuse a run whose observer tap would build a d × d transition matrix that cannot fit (8 d² bytes; found
+    by the cost calibration: a GRR run over 10⁵ items asked for 74.5 GiB and failed)."""
+    from ldpsim.mechanisms import MECHANISMS
+    if not cfg.adversary_devices:
+        return
+    d = len(cfg.items)
+    for uc in cfg.use_cases:
+        if uc.kind == "event" and hasattr(MECHANISMS.get(uc.mechanism), "transition_matrix") and 8 * d * d > budget:
+            raise CostError(f"{where}: the observer of [deployment] adversary_devices = {cfg.adversary_devices:,} "
+                            f"builds the {d:,} × {d:,} transition matrix of use_case.{uc.name} ({uc.mechanism}): "
+                            f"about {_gib(8 * d * d)}, more than this machine's budget {_gib(budget)}; set "
+                            f"adversary_devices = 0, or use at most about {math.isqrt(budget // 8):,} items")
 
 
 def check_workload_size(params: dict, where, table: str = "workload") -> None:

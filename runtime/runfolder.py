@@ -87,6 +87,8 @@ LAYOUTS = {
     "discover": Layout(("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"), {}),
     # `ldpsim bench --out`: the measured tables and their floor ratios as a baseline for --check
     "bench": Layout(("bench.csv", "baseline.json"), {}),
+    # `ldpsim scale --out`: the measured deployment's report store
+    "scale": Layout((), {"store": ("use_case=*/day=*/part-*.parquet",)}),
     # `ldpsim trust`: a trust-model scenario's tables and the comparison's table and figure
     "trust": Layout(("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)}),
 }
@@ -476,26 +478,36 @@ class RunFolder:
         """Relative paths of the verified or newly recorded parts (optionally under ``prefix``)."""
         return {p for p in self.parts if p.startswith(prefix)}
 
-    def finalize(self, adopt: bool = False) -> None:
+    def finalize(self, adopt: bool = False, others: dict | None = None) -> None:
         """Mark the folder complete: with ``adopt``, first record (fsynced) every file this run wrote and did not
-        journal yet: the files this process wrote (:func:`ldpsim.runtime.durable.wrote`) and the new parts
-        named like those worker processes write (:meth:`_worker_part`). A file somebody else put into the
-        folder meanwhile is left out of the manifest, so it is never taken for ours (nor deleted by a rerun)."""
+        journal yet: the files this process wrote (:func:`ldpsim.runtime.durable.wrote`) and those that other
+        processes of the run wrote, ``others`` (absolute path → SHA-256; a file is adopted only with that
+        checksum). A file somebody else put into the folder meanwhile, even one named like a part, is left out
+        of the manifest with a note, so it is never taken for ours (nor deleted by a rerun)."""
         if adopt:
+            others = others or {}
+            foreign = []
             for rel in sorted(self._all_files()):
                 if rel in (MANIFEST, JOURNAL, LOCK) or rel.endswith(".tmp") or rel in self._recorded:
                     continue
-                if durable.wrote(self._inside(rel)) or (rel not in self.parts and rel not in self._before
-                                                        and self._worker_part(rel)):
-                    durable.fsync_file(self._inside(rel))
+                path = self._inside(rel)
+                key = os.path.abspath(path)
+                if durable.wrote(path) or (key in others and others[key] == durable.sha256_file(path)):
+                    durable.fsync_file(path)
                     self.record(rel)
+                elif rel not in self._before and rel not in self.parts and self._worker_part(rel):
+                    foreign.append(rel)
             for folder in {Path(rel).parent for rel in self.parts}:
                 durable.fsync_dir(self.root / folder)
+            if foreign:
+                self.notes.append(f"{len(foreign)} file(s) not written by this run were left out of its manifest "
+                                  f"and never read: {', '.join(foreign[:5])}{' …' if len(foreign) > 5 else ''}")
+                self.log(f"{self.root}: {self.notes[-1]}")
         self._write_manifest("complete")
 
     def _worker_part(self, rel: str) -> bool:
-        """Whether ``rel`` is named like a part that worker processes write: one of the layout's part patterns
-        that lie in sub-folders of its own folders (``store/use_case=*/day=*/part-*.parquet``)."""
+        """Whether ``rel`` is named like a part that shards write: one of the layout's part patterns that lie in
+        sub-folders of its own folders (``store/use_case=*/day=*/part-*.parquet``)."""
         folder, _, inner = rel.partition("/")
         return any("/" in pat and fnmatch.fnmatch(inner, pat) for pat in self.layout.dirs.get(folder, ()))
 

@@ -61,7 +61,7 @@ def _version() -> str:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported to add its arguments (``"*"``: every command's)."""
-    from ldpsim.scenarios.options import verbosity_parent
+    from ldpsim.scenarios.options import text, verbosity_parent
     parser = argparse.ArgumentParser(prog="ldpsim", description="Simulate and evaluate LDP keyboard telemetry.",
                                      epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"ldpsim {_version()}")
@@ -72,6 +72,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            formatter_class=_DefaultsFormatter)
         if command in ("*", name):
             importlib.import_module(module).add_arguments(p)
+            for action in p._actions:  # every free string: not empty, blank, NUL or absurdly long
+                if action.type is None and action.nargs != 0 and not action.choices and \
+                        not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                    action.type = text
         p.set_defaults(_module=module)
     return parser
 
@@ -82,6 +86,9 @@ def _chosen(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):  # an undecodable byte of argv (surrogateescape) is shown as \xff
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser(_chosen(argv))
     try:
         args = parser.parse_args(argv)

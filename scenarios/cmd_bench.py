@@ -32,6 +32,9 @@ def add_arguments(parser):
     parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy (default: off)")
     parser.add_argument("--peer-users", type=options.positive_int, help="users for the slowest peer runs, OUE, "
                         "OLH, SUE, SHE, THE, BLH (default: --devices; their per-10⁶ time is then extrapolated)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="measure the memory and arithmetic limits of `ldpsim run` instead (a few minutes; "
+                             "JSON; ldpsim.evaluation.bench.cost_calibration)")
     parser.add_argument("--peers-venv", metavar="DIR", help="the peers' venv (default: ~/.cache/ldpsim/peers-venv)")
     parser.add_argument("--force", action="store_true",
                         help="replace a finished bench result in --out (default: refuse)")
@@ -105,6 +108,17 @@ def run(args) -> int:
     seed = 0 if args.seed is None else args.seed
     checking = args.check is not None
     factor = suite.CHECK_FACTOR if args.factor is None else args.factor
+    if args.calibrate:
+        import json
+
+        from ldpsim.evaluation.bench.cost_calibration import calibrate
+        print(json.dumps(calibrate(), indent=1))
+        return 0
+    if args.out:
+        from ldpsim.runtime.runfolder import make_out_folder
+        make_out_folder(args.out, create=False)  # a bad --out is refused before the work
+    if args.peers_venv is not None and not args.peers:
+        raise InputError(f"--peers-venv applies only with --peers; got --peers-venv {args.peers_venv!r}")
     if not factor > 1:  # before the run: a bad option costs nothing
         raise InputError(f"--factor must be a number > 1; got {factor}")
     baseline = suite.load_baseline(args.check or None) if checking else None

@@ -21,7 +21,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.api import discover
+    make_out_folder(args.out or "runs/discovery-days", create=False)  # a bad --out is refused before the work
     result = discover(args.scenario, seeds=args.seeds)
     print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     for path in result.to_folder(args.out or "runs/discovery-days", force=args.force):

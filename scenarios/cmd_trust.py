@@ -35,6 +35,9 @@ def run(args) -> int:
 
     from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
     from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
+    from ldpsim.runtime.runfolder import make_out_folder
+    if args.out:
+        make_out_folder(args.out, create=False)  # a bad --out is refused before the work
     from ldpsim.scenarios.catalog import resolve
 
     path = resolve(args.scenario)

@@ -19,6 +19,7 @@ input, 3 internal error, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 #: exit codes of every command
@@ -86,11 +87,42 @@ def add_seed(parser, default_text: str = "the scenario's seed") -> None:
                              f"(default: {default_text})")
 
 
-def out_dir(text: str) -> str:
+#: the longest free-string value (Linux's PATH_MAX): no name, path or address of ours is longer
+MAX_TEXT = 4096
+
+
+def _shown(value: str) -> str:
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}… ({len(value):,} characters)"
+
+
+def text(value: str) -> str:
+    """argparse type of every free-string argument (:func:`ldpsim.scenarios.cli.build_parser` sets it on those
+    without a type): not empty or blank, no NUL byte, at most :data:`MAX_TEXT` characters. What the string
+    names (a file, a mechanism, a parameter) is checked where it is used, with the option's name."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"must not be empty or blank; got {value!r}")
+    if "\0" in value:
+        raise argparse.ArgumentTypeError(f"must not contain a NUL byte; got {_shown(value)}")
+    if len(value) > MAX_TEXT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TEXT} characters; got {_shown(value)}")
+    return value
+
+
+def out_dir(value: str) -> str:
     """argparse type: a folder path, not empty (an empty ``--out`` would silently mean the default folder)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"must name a folder; got {text!r} (leave out --out for the default)")
-    return text
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"must name a folder; got {value!r} (leave out --out for the default)")
+    return text(value)
+
+
+def scheduler(value: str) -> str:
+    """argparse type: ``local`` or a Dask scheduler's address (``tcp://host:8786``, ``tls://…``, ``host:8786``)."""
+    text(value)
+    if value != "local" and not re.fullmatch(r"(tcp|tls|ucx|ws|wss|inproc)://\S+|[A-Za-z0-9.-]+:\d+|\[[0-9A-Fa-f:]+\]:\d+",
+                                             value):
+        raise argparse.ArgumentTypeError(f"must be local or a scheduler address such as tcp://host:8786; "
+                                         f"got {_shown(value)}")
+    return value
 
 
 def add_out(parser, default_text: str) -> None:
@@ -112,7 +144,7 @@ def add_workers(parser, default_text: str) -> None:
     parser.add_argument("--workers", type=positive_int, metavar="N",
                         help=f"worker processes of a local Dask cluster; 1 runs in this process "
                              f"(default: {default_text})")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
+    parser.add_argument("--scheduler", metavar="ADDRESS", type=scheduler,
                         help="run on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one; "
                              "a scheduler without TLS runs code for anyone who can reach it (default: none)")
 

@@ -73,6 +73,7 @@ class DeploymentResult:
     extra: dict = field(default_factory=dict)
     donations: dict = field(default_factory=dict)  # collected use case → (day, device, item, window_start_h)
     collections: dict = field(default_factory=dict)  # collected use case → its collectors' Collection
+    store_parts: dict = field(default_factory=dict)  # absolute path → SHA-256 of each report-store part written
 
     @staticmethod
     def merge(parts: list["DeploymentResult"]) -> "DeploymentResult":
@@ -96,7 +97,8 @@ class DeploymentResult:
             peak_state_bytes=sum(p.peak_state_bytes for p in parts),
             ledger_budget=None if any(p.ledger_budget is None for p in parts) else
             {k: sum(p.ledger_budget[k] for p in parts) for k in parts[0].ledger_budget},
-            donations={k: _by_day_and_device([p.donations[k] for p in parts]) for k in first.donations})
+            donations={k: _by_day_and_device([p.donations[k] for p in parts]) for k in first.donations},
+            store_parts={k: v for p in parts for k, v in p.store_parts.items()})
 
 
 def _fold(into: dict, aggregates: dict) -> None:
@@ -172,7 +174,7 @@ def run_shard(cfg: DeploymentConfig, blocks: list[int], store_root, shard: int =
         ledger_saved=devices.ledger.saved, ledger_day_totals=devices.ledger.day_totals, peak_state_bytes=peak,
         ledger_budget=_budget_state(devices.ledger),
         refused=devices.ledger.refused, counters=dict(server.counters), tap=devices.tap, donations=devices.donated(),
-        favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0)
+        favourite=_favourites(cfg, devices), seconds=time.perf_counter() - t0, store_parts=dict(store.written))
 
 
 def _budget_state(ledger) -> dict:

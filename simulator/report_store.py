@@ -8,10 +8,15 @@ renamed into place (atomic on POSIX): a part is either complete or absent; with 
 default) its bytes are on disk before the rename and the rename is on disk (folder fsynced) before
 the server acknowledges (:mod:`ldpsim.runtime.durable`). Writers of different
 shards use different ``writer`` names, so shard stores merge by sitting in the same tree.
+
+A store reads back only the parts it wrote itself (:attr:`ReportStore.written`, checked with
+:func:`ldpsim.runtime.durable.wrote`): a file somebody else put into the tree under a part's name is
+never read as reports, nor overwritten (the next free sequence number is taken).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +36,9 @@ class ReportStore:
         self.writer = writer
         self.fsync = fsync
         durable.make_dirs(self.root)
-        self._seq = len(list(self.root.glob(f"use_case=*/day=*/part-{writer}-*.parquet")))
+        self._seq = 0
+        #: absolute path → SHA-256 of every part this store wrote (the run folder adopts exactly these)
+        self.written: dict[str, str] = {}
 
     def _dir(self, use_case: str, day: int) -> Path:
         return self.root / f"use_case={use_case}" / f"day={day}"
@@ -46,17 +53,25 @@ class ReportStore:
         folder = self._dir(use_case, day)
         durable.make_dirs(folder)
         final = folder / f"part-{self.writer}-{self._seq:06d}.parquet"
+        while os.path.lexists(final):  # never overwrite a file that is there already (ours or not)
+            self._seq += 1
+            final = folder / f"part-{self.writer}-{self._seq:06d}.parquet"
         # durable before the acknowledgment: temp file, fsync, rename, fsync the folder
         durable.write_file(final, lambda tmp: pq.write_table(table, tmp, compression="zstd"), sync=self.fsync)
         self._seq += 1
+        self.written[os.path.abspath(final)] = durable.sha256_file(final)
         return final
 
     def parts(self, use_case: str | None = None, day: int | None = None, mine: bool = False) -> list[Path]:
-        """Complete parts (temporary files are ignored), sorted; ``mine``: only this writer's."""
+        """Complete parts (temporary files are ignored), sorted; ``mine``: only those this store wrote and
+        nobody changed since (a file merely named like one of its parts is left out)."""
         uc = "*" if use_case is None else use_case
         d = "*" if day is None else str(day)
         who = self.writer if mine else "*"
-        return sorted(self.root.glob(f"use_case={uc}/day={d}/part-{who}-*.parquet"))
+        found = sorted(self.root.glob(f"use_case={uc}/day={d}/part-{who}-*.parquet"))
+        if mine:
+            found = [p for p in found if os.path.abspath(p) in self.written and durable.wrote(p)]
+        return found
 
     def upload_ids(self, use_case: str, day: int | None = None, mine: bool = False) -> np.ndarray:
         """Every upload id whose ``use_case`` reports (of ``day``) are stored (from the parts' metadata)."""

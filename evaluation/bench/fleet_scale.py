@@ -78,13 +78,17 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
     cfg, _ = load_deployment(scenario, devices, days)
     if fsync is not None:
         cfg = dataclasses.replace(cfg, fsync=fsync)
+    from ldpsim.runtime.runfolder import RunFolder
     folder = out or tempfile.mkdtemp(prefix="ldpsim-scale-")
     load_before = os.getloadavg()
-    t0 = time.perf_counter()
-    with MemorySampler() as mem:
-        result = deployment.run(cfg, folder, shards, "local" if workers > 1 else None,
-                                n_workers=workers)
-    seconds = time.perf_counter() - t0
+    # an --out is owned like every run folder (lock, manifest; never through a symbolic link)
+    with RunFolder.open(folder, "scale", {"fingerprint": "scale", "seed": cfg.seed}) as owned:
+        t0 = time.perf_counter()
+        with MemorySampler() as mem:
+            result = deployment.run(cfg, folder, shards, "local" if workers > 1 else None,
+                                    n_workers=workers)
+        seconds = time.perf_counter() - t0
+        owned.finalize(adopt=True, others=result.store_parts)
     stored = sum(f.stat().st_size for f in __import__("pathlib").Path(folder).rglob("*.parquet"))
     if out is None and not keep:  # only a folder this function made
         shutil.rmtree(folder)  # made by mkdtemp above; an error here is worth seeing

@@ -197,15 +197,16 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
             log(f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
                 f"{plan.workers} worker{'s' if plan.workers != 1 else ''} → {plan.out}")
         try:
-            study = _simulate(plan, scheduler, progress)
+            study, parts = _simulate(plan, scheduler, progress)
         except ClusterError as exc:
             raise ClusterError(f"{exc}\n({plan.out} is marked incomplete)") from exc
-        folder.finalize(adopt=True)
+        folder.finalize(adopt=True, others=parts)  # the store parts the shards wrote (maybe on Dask workers)
     return study
 
 
-def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
-    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports."""
+def _simulate(plan: DeploymentPlan, scheduler, progress) -> tuple[DeploymentStudy, dict]:
+    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports; returns the
+    study and the store parts the shards wrote (absolute path → SHA-256)."""
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
@@ -227,7 +228,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress) -> DeploymentStudy:
     figures = _write(out, cfg, result, tables, text)
     report_from_run_dir(out, title=f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}",
                         summary=html_sections(tables, cfg))
-    return DeploymentStudy(out.resolve(), cfg, tables["summary"], tables, text, figures)
+    return DeploymentStudy(out.resolve(), cfg, tables["summary"], tables, text, figures), result.store_parts
 
 
 def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:

@@ -261,6 +261,10 @@ def poison(scenario="poisoning", *, seed: int | None = None, repeats: int | None
         path = resolve(scenario)
         cfg = load_poisoning(path)
         if cfg["kind"] == "population":
+            if word is not None:
+                raise InputError(f"The 'word' parameter of poison (--word) applies only to fake devices in a "
+                                 f"deployment (--deployment or a [poisoning_fleet] scenario); got {word!r} with "
+                                 f"the population scenario {path}")
             if seed is not None:
                 cfg["seed"] = seed
             if repeats is not None:

@@ -113,12 +113,17 @@ def _policy(v):
     return None if v in POLICIES else f"must be one of {', '.join(POLICIES)}"
 
 
-#: upper limits of the fleet model's parameters (typing speeds and their sds in wpm, log-normal sigmas, a
-#: use case's reports per device and day)
+#: upper limits of the fleet model's parameters (measured: ``ldpsim bench --calibrate``).
+#: Typing speeds and their sds (wpm): no arithmetic breaks up to 1e300 wpm (readings are clipped into the use
+#: case's range), so the limit is one of sense, far above any human typing. Log-normal sigmas: session
+#: lengths median · e^(σz) stop being finite at σ ≈ 130 over 10⁷ draws (at the largest median, 86 400 s); 10 is
+#: 13× below. Reports per
+#: device and day: 10 000 (a bundle row per report; ε × daily_limit is limited below as well)
 WPM_MAX, SIGMA_MAX, DAILY_LIMIT_MAX = 1000.0, 10.0, 10_000
-#: the most ε a device may spend on one use case in a day (ε × daily_limit): e^ε must stay a finite float in
-#: the privacy accounting (e^709 overflows)
-DAY_EPSILON_MAX = 700.0
+#: the most ε a device may spend on one use case in a day (ε × daily_limit), the ε₀ of a shuffled batch:
+#: measured, its central ε (FMT21's numerical bound, scipy's binomial) overflows from ε₀ = 702.9 at n = 10⁶
+#: devices, 699.5 at n = 10⁹ (about 709.9 − ln(n)/2); 690 leaves a margin of e^8 ≈ 3 000 in e^ε₀ at 10⁹ devices
+DAY_EPSILON_MAX = 690.0
 F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, seed_check),

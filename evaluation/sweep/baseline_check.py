@@ -104,6 +104,8 @@ def check_against_baseline(scenario: Scenario, scenario_text: str, baseline, *, 
         stored = None if update else read_baseline(baseline)
     except FileNotFoundError:
         raise InputError(f"check: no baseline {baseline} (create it with --update-baseline)") from None
+    except OSError as exc:  # a folder, a link to one, no permission
+        raise InputError(f"check: --baseline {baseline} cannot be read as a file ({exc.strerror})") from None
     from ldpsim.runtime.runfolder import make_out_folder
     if out is not None and any(make_out_folder(out).iterdir()):  # names --out when it cannot be a folder
         raise InputError(f"check: --out {out} is not empty (a check always runs afresh)")
