@@ -19,9 +19,9 @@ def add_arguments(parser):
     options.add_seed(parser, "the scenario's seed")
     parser.add_argument("--compare", action="store_true",
                         help="also compare every model at equal ε per device over 30 days on --fleet (default: off)")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0, 8.0],
+    parser.add_argument("--epsilons", type=float, nargs="+",
                         help="--compare: ε per device over the run (default: 0.5 1 2 4 8)")
-    parser.add_argument("--fleet", default="keyboard",
+    parser.add_argument("--fleet",
                         help="--compare: the deployment scenario whose event use case is compared, or 'zipf' for a "
                              "synthetic Zipf(1.1) day of 10⁶ devices and 2 000 items (default: keyboard)")
     parser.add_argument("--vocabulary", metavar="FILE",
@@ -35,18 +35,23 @@ def run(args) -> int:
 
     from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
     from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
+    from ldpsim.runtime.errors import InputError
     from ldpsim.runtime.runfolder import make_out_folder
-    if args.out:
-        make_out_folder(args.out, create=False)  # a bad --out is refused before the work
     from ldpsim.scenarios.catalog import resolve
 
+    for flag, value in (("--fleet", args.fleet), ("--vocabulary", args.vocabulary), ("--epsilons", args.epsilons)):
+        if value is not None and not args.compare:
+            raise InputError(f"{flag} applies only with --compare; got {flag} {value!r}")
+    if args.out:
+        make_out_folder(args.out, create=False)  # a bad --out is refused before the work
     path = resolve(args.scenario)
+    fleet = args.fleet or "keyboard"
+    fleet = fleet if fleet == "zipf" else resolve(fleet)  # refused before the work, like --out
     result = run_trust_scenario(path, seed=args.seed)
     comparison = None
     if args.compare:
-        fleet = args.fleet if args.fleet == "zipf" else resolve(args.fleet)
-        comparison = compare_trust_models(fleet, epsilons=tuple(args.epsilons), vocabulary=args.vocabulary,
-                                          rng=result.settings["seed"])
+        comparison = compare_trust_models(fleet, epsilons=tuple(args.epsilons or (0.5, 1.0, 2.0, 4.0, 8.0)),
+                                          vocabulary=args.vocabulary, rng=result.settings["seed"])
     out = write_trust_results(args.out or f"runs/{result.settings['name']}", result, comparison, force=args.force)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(result.table.drop(columns=["trusted"]).to_string(index=False))
