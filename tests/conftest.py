@@ -23,6 +23,15 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
+    # measured above 1.5 s in the fast tier (pytest --durations)
+    "tests/simulator/test_collectors.py::test_the_shipped_trust_scenario_runs_every_model",
+    "tests/evaluation/test_plots.py::test_one_epsilon_axis_holds_one_guarantee_kind[discovery]",
+    "tests/evaluation/test_bench.py::test_every_case_runs_in_process[rappor no-IRR d200-direct]",
+    "tests/evaluation/test_discovery_days.py::test_equal_privacy_spends_the_same_epsilon",
+    "tests/evaluation/test_audit_plans.py::test_the_battery_passes_on_the_real_clients",
+    "tests/evaluation/test_bench.py::test_check_command_exit_codes",
+    "tests/evaluation/test_trust_models.py::test_comparison_measures_what_theory_says",
+    "tests/evaluation/test_compare_deployments.py::test_command_writes_a_run_folder_and_refuses_to_replace_it",
     # a deployment's use case under a trust model, run end to end (tests/simulator/test_nightly_collection.py
     # covers the collection itself in the fast tier)
     "tests/evaluation/test_trust_deployment.py::test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated",
