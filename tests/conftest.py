@@ -23,6 +23,8 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: node ids (or their prefix up to a parametrization) measured at more than ~2 s each
 SLOW = (
+    "tests/scenarios/test_reproduction_triehh.py::test_quick_run_is_registered_and_writes_its_outputs",
+    "tests/scenarios/test_reproduction_triehh.py::test_paper_words_keep_the_papers_word_rule",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/scenarios/test_cli.py::test_shipped_scenarios_by_name_from_any_folder",
     "tests/scenarios/test_cli.py::test_python_api",
