@@ -26,7 +26,6 @@ true prefixes); F1 = 2PR/(P + R). Mean ± se over ``repeats`` runs per (method, 
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -35,7 +34,7 @@ from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.evaluation.report.legend import quiet_corner
 from ldpsim.evaluation.scenario.schema import Field
-from ldpsim.evaluation.workloads.make import make_workload
+from ldpsim.evaluation.workloads.slang import carried_words
 from ldpsim.evaluation.workloads.types import Workload
 from ldpsim.mechanisms.discovery.sfp import SFP
 from ldpsim.mechanisms.discovery.threshold_privacy import paper_parameters, run_privacy
@@ -47,14 +46,12 @@ METHODS = ("TrieHH", "TrieHH exact γ", "SFP shuffled", "SFP ε-LDP")
 
 
 def paper_words(n: int, top: int, length: int) -> Workload:
-    """``n`` devices over the ``top`` most frequent wordfreq English words that keep the paper's word
-    rule (module docstring), one word each, in rank order."""
-    source = make_workload("words", 1, top=top)
-    rule = re.compile(rf"^[a-z']{{3,{length}}}$")
-    keep = np.array([bool(rule.match(str(w))) for w in source.items])
-    import wordfreq
-    freqs = np.array([wordfreq.word_frequency(str(w), "en") for w in source.items[keep]])
-    return Workload.from_frequencies("paper-words", source.items[keep], freqs, n,
+    """``n`` devices over the ``top`` most frequent wordfreq English words of a–z and the apostrophe
+    with at most ``length`` characters, less those under 3 characters (the paper's word rule), one
+    word each, in rank order."""
+    words, freqs = carried_words(ALPHABET, length, top)
+    keep = np.array([len(w) >= 3 for w in words])
+    return Workload.from_frequencies("paper-words", np.array(words, dtype=object)[keep], np.asarray(freqs)[keep], n,
                                      {"top": top, "length": length, "source": "wordfreq en"})
 
 
