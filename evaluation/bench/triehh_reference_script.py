@@ -51,7 +51,8 @@ def main(tree: str, in_dir: str, out_dir: str) -> None:
             state, _ = process.next(state, batch)
             seconds.append(time.process_time() - start)
         found = [x.decode() for x in np.asarray(state.discovered_heavy_hitters).tolist()]
-        runs.append({"words": found, "round_seconds": seconds})
+        votes = np.asarray(state.heavy_hitters_counts).tolist()
+        runs.append({"words": found, "votes": votes, "round_seconds": seconds})
     (Path(out_dir) / "results.json").write_text(json.dumps({"runs": runs}))
 
 
