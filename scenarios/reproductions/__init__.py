@@ -31,7 +31,7 @@ KINDS: dict[str, Kind] = {
     "rr-survey": seed001_rr.KIND,
     "central-vs-local": seed002_central.KIND,
     "quadtree-budget": seed004_quadtree.KIND,
-    "triehh-vs-sfp": triehh_sfp.KIND,
+    "triehh-fig4": triehh_sfp.KIND,
 }
 
 
