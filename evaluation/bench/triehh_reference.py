@@ -11,7 +11,7 @@ wordfreq proportions, each device sampled with probability γ every round (Poiss
 the reference's trie cap (``max_num_prefixes``) is set far above what the workload fills. The
 reference votes for the end mark in a round of its own, so it runs L + 1 rounds to ldpsim's L.
 Per repeat: the words found ranked by the votes of the round that found them, F1 of the top
-``top_k`` (:func:`~ldpsim.evaluation.discovery.scores.run_scores`) and the median CPU seconds of a
+``top_k`` (:func:`~ldpsim.evaluation.discovery.scores.run_scores`) and the median wall seconds of a
 round — ldpsim's per-device path (every device's vote drawn, then tallied) against the reference's
 ``iterative_process.next``. Verdict as :func:`~.discovery_peers.compare`: ≥ 20× faster at equal or
 better F1 (exact paired sign-flip test).
@@ -73,16 +73,16 @@ def _f1(w: Workload, words, votes, top_k: int) -> float:
 
 
 def run_ours(case: ReferenceCase, seed: int = 0) -> dict:
-    """Per repeat: F1 and the median CPU seconds of a round of the per-device path."""
+    """Per repeat: F1 and the wall seconds of a round of the per-device path (the run over its rounds)."""
     w = case.workload()
     protocol = TrieHH(gamma=case.gamma, theta=case.theta, length=case.length, alphabet=AZ)
     seconds, f1 = [], []
     for child in repeat_seeds(seed, case.repeats):
         values_rng, run_rng = (np.random.default_rng(s) for s in child.spawn(2))
         values = w.values(values_rng, as_ids=False)
-        start = time.process_time()
+        start = time.perf_counter()
         result = protocol.run(values=values, rng=run_rng)
-        seconds.append((time.process_time() - start) / protocol.rounds)
+        seconds.append((time.perf_counter() - start) / protocol.rounds)
         f1.append(_f1(w, result.words, result.votes, case.top_k))
     return {"seconds": np.array(seconds), "f1": np.array(f1)}
 
