@@ -40,6 +40,8 @@ SLOW = (
     "tests/evaluation/test_trust_deployment.py::test_dry_run_plans_a_trust_deployment",
     "tests/evaluation/test_trust_deployment.py::test_every_collected_model_runs_over_the_nights_with_its_theory[threshold]",
     "tests/evaluation/test_trust_deployment.py::test_the_shipped_trust_deployment_runs",
+    "tests/scenarios/test_reproduction_triehh.py::test_quick_run_is_registered_and_writes_its_outputs",
+    "tests/scenarios/test_reproduction_triehh.py::test_paper_words_keep_the_papers_word_rule",
     # end to end: whole deployments, sweeps and checks through the command line
     "tests/evaluation/test_secagg_rounds.py::test_days_comparison_runs_gboard_at_its_central_guarantee",
     "tests/evaluation/test_secagg_rounds.py::test_calibrated_local_epsilon_spends_just_under_the_target",

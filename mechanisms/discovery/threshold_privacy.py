@@ -11,6 +11,10 @@ laws of the round's output, maximised over c ≥ 0 and both directions, is the r
 Over R rounds a device votes at most once per round: basic composition gives (R·ε, R·δ)
 (:func:`composed`).
 
+Beside the exact δ, :func:`paper_parameters` gives the closed form of Zhu et al. (AISTATS 2020,
+Corollary 1, as their released simulation applies it; docs/math.md §10.1): the smallest θ with
+δ = (θ − 2)/((θ − 3)·θ!) at most the target, and the sampling rate γ = (e^{ε/L} − 1)/(θ·e^{ε/L}).
+
 >>> d = round_delta(1.0, gamma=0.1, theta=10)
 >>> 0 < d < 1e-6
 True
@@ -119,3 +123,31 @@ def run_privacy(epsilon_total: float, gamma: float, theta: int, rounds: int,
     d_r = round_delta(eps_r, gamma, theta, counts)
     eps, delta = composed(eps_r, d_r, rounds)
     return {"epsilon": eps, "delta": delta, "epsilon_round": eps_r, "delta_round": d_r, "rounds": rounds}
+
+
+def paper_delta(theta: int) -> float:
+    """δ = (θ − 2)/((θ − 3)·θ!) of Zhu et al.'s Corollary 1 for an L-round run with threshold θ ≥ 4
+    at the sampling rate of :func:`paper_parameters` (docs/math.md §10.1): a bound, not attained."""
+    theta = check_int("paper_delta", "theta", theta, low=4)
+    return math.exp(math.log((theta - 2) / (theta - 3)) - math.lgamma(theta + 1))  # θ! by log-gamma: θ may be huge
+
+
+def paper_parameters(epsilon_total: float, delta_total: float, rounds: int) -> dict[str, float]:
+    """TrieHH's (θ, γ) for a target (ε, δ) over ``rounds`` rounds by the paper's closed form
+    (docs/math.md §10.1): θ the smallest integer ≥ 4 with :func:`paper_delta` ≤ δ and θ ≥ e^{ε/L} − 1
+    (the corollary's condition, i.e. γ ≤ 1/(θ + 1)), γ = (e^{ε/L} − 1)/(θ·e^{ε/L}).
+
+    Returns ``{"theta", "gamma", "delta"}``, ``delta`` the closed form's δ at that θ (≤ the target).
+
+    >>> p = paper_parameters(4.0, 2.3e-12, 10)
+    >>> p["theta"], round(p["gamma"], 5)
+    (15, 0.02198)
+    """
+    epsilon_total = check_real("paper_parameters", "epsilon_total", epsilon_total, 0.0, math.inf)
+    delta_total = check_real("paper_parameters", "delta_total", delta_total, 0.0, 1.0)
+    rounds = check_int("paper_parameters", "rounds", rounds, low=1)
+    growth = math.expm1(epsilon_total / rounds)               # e^{ε/L} − 1
+    theta = max(4, math.ceil(growth))
+    while paper_delta(theta) > delta_total:
+        theta += 1
+    return {"theta": theta, "gamma": growth / (theta * (growth + 1)), "delta": paper_delta(theta)}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ldpsim.scenarios.reproductions import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
-from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree
+from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree, triehh_sfp
 from ldpsim.evaluation.scenario.schema import ScenarioError
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.reproductions.sdldp import Kind, load_reproduction, shrink, write_outputs
@@ -31,6 +31,7 @@ KINDS: dict[str, Kind] = {
     "rr-survey": seed001_rr.KIND,
     "central-vs-local": seed002_central.KIND,
     "quadtree-budget": seed004_quadtree.KIND,
+    "triehh-fig4": triehh_sfp.KIND,
 }
 
 

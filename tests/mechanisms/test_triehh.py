@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
-from ldpsim.mechanisms.discovery.threshold_privacy import divergences, round_delta, run_privacy, worst_holders
+from ldpsim.mechanisms.discovery.threshold_privacy import (divergences, paper_delta, paper_parameters, round_delta,
+                                                             run_privacy, worst_holders)
 from ldpsim.mechanisms.discovery.triehh import TrieHH
 from ldpsim.runtime.errors import InputError
 from tests.stats import assert_mean, assert_variance, assert_z
@@ -147,15 +148,33 @@ def test_run_needs_words():
 
 
 def test_the_papers_closed_form_bounds_the_exact_delta():
-    """TrieHH's closed form (γ = (e^{ε/L} − 1)/(θe^{ε/L}), δ = (θ − 2)/((θ − 3)θ!)) is an upper bound
-    of the exact δ at its own parameters, and the exact analysis allows a larger γ at that δ
-    (docs/math.md §10.2)."""
-    eps, theta, rounds = 4.0, 15, 10
-    gamma = (math.exp(eps / rounds) - 1) / (theta * math.exp(eps / rounds))
-    closed = (theta - 2) / ((theta - 3) * math.factorial(theta))
-    exact = run_privacy(eps, gamma, theta, rounds)["delta"]
-    assert closed == pytest.approx(8.3e-13, rel=0.01) and exact == pytest.approx(1.7e-15, rel=0.02)
-    assert run_privacy(eps, 0.0347, theta, rounds)["delta"] <= closed < run_privacy(eps, 0.0348, theta, rounds)["delta"]
+    """TrieHH's closed form at the paper's setting (ε = 4, target δ = 2.3e-12, L = 10, as the authors'
+    released simulation runs it) picks θ = 15 and γ = (e^{0.4} − 1)/(15e^{0.4}); its δ is an upper
+    bound of the exact δ at those parameters, and the exact analysis allows a larger γ at that δ
+    (docs/math.md §10.1–10.2)."""
+    eps, rounds = 4.0, 10
+    paper = paper_parameters(eps, 2.3e-12, rounds)
+    assert paper["theta"] == 15 and paper["gamma"] == pytest.approx(math.expm1(0.4) / (15 * math.exp(0.4)))
+    closed = paper["delta"]
+    assert closed == pytest.approx(13 / (12 * math.factorial(15))) == pytest.approx(8.28e-13, rel=1e-3)
+    exact = run_privacy(eps, paper["gamma"], 15, rounds)["delta"]
+    assert exact == pytest.approx(1.7e-15, rel=0.02)
+    assert run_privacy(eps, 0.0347, 15, rounds)["delta"] <= closed < run_privacy(eps, 0.0348, 15, rounds)["delta"]
+
+
+def test_the_papers_threshold_is_the_smallest_meeting_its_delta_and_condition():
+    """θ − 1 misses the target δ (14: 1.25e-11 > 2.3e-12); the corollary's condition θ ≥ e^{ε/L} − 1
+    (γ ≤ 1/(θ + 1)) binds at large ε per round."""
+    assert paper_delta(14) > 2.3e-12 >= paper_delta(15)
+    for eps, delta, rounds in [(4.0, 2.3e-12, 10), (1.0, 1e-6, 4), (60.0, 0.5, 2)]:
+        p = paper_parameters(eps, delta, rounds)
+        assert p["delta"] <= delta and p["theta"] >= math.expm1(eps / rounds)
+        assert p["gamma"] <= 1 / (p["theta"] + 1) * (1 + 1e-12)
+        smaller = p["theta"] - 1
+        assert smaller < 4 or smaller < math.expm1(eps / rounds) or paper_delta(smaller) > delta
+    assert paper_parameters(60.0, 0.5, 2)["theta"] == math.ceil(math.expm1(30.0))
+    with pytest.raises(InputError, match="theta"):
+        paper_delta(3)
 
 
 def test_the_numbers_quoted_in_the_docs():

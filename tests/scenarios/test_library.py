@@ -168,6 +168,7 @@ def test_reproduction_name_must_be_a_plain_name(name, tmp_path, capsys):
 #: deployment comparison that `ldpsim compare` replaces
 SCRIPT_MODULES = {"evaluation/audit/peers_audit_script.py", "evaluation/bench/peers_script.py",
                   "evaluation/bench/vdaf_poc_script.py",
+                  "evaluation/bench/triehh_reference_script.py",
                   "evaluation/deployment/compare.py", "scenarios/cli.py"}
 
 
