@@ -25,7 +25,6 @@ from scipy import stats
 
 from ldpsim.evaluation.privacy.accountant import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
 from ldpsim.evaluation.privacy.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
-from ldpsim.evaluation.report.legend import quiet_corner
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.aggregation.field_shares import prio3_histogram_bytes
@@ -191,7 +190,7 @@ class TrustComparison:
         are near normal the theory's 95 % interval of the measured value (band). Returns a matplotlib Figure."""
         from matplotlib.figure import Figure     # no pyplot: the caller's backend is left alone
 
-        fig = Figure(figsize=(6.8, 4.4))
+        fig = Figure(figsize=(8.8, 4.4))
         ax = fig.subplots()
         n = self.params["reports"]
         for model, rows in self.table.groupby("model", sort=False):
@@ -209,10 +208,11 @@ class TrustComparison:
         ax.set_xlabel(f"ε per device over {self.params['days']} days, (ε, δ ≤ {self.params['delta']:g}) against the "
                       "released output", fontsize=8)
         ax.set_ylabel("RMSE of one day's frequencies")
-        ax.set_title(f"{self.params['fleet']}: {self.params['devices']:,} devices a day, D = {self.params['domain_size']:,}"
-                     " items\nline: theory; dots: measured; band: theory's 95 % interval", fontsize=9)
+        ax.set_title(f"Trust models at equal ε per device — {self.params['fleet']}: {self.params['devices']:,} devices a "
+                     f"day, D = {self.params['domain_size']:,} items\nline: theory; dots: measured; band: theory's 95 % "
+                     "interval", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc=quiet_corner(ax))
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # beside the axes
         fig.tight_layout()
         return fig
 
