@@ -174,6 +174,12 @@ def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | Non
     for key in params:
         if key not in allowed:
             raise ValueError(f"{name} takes no parameter {key!r}; allowed: {', '.join(sorted(allowed))}.")
+    required = {f.name for f in dataclasses.fields(cls) if f.init and f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING} - {"epsilon", "theta"}
+    missing = sorted(required - set(params))
+    if missing:
+        raise ValueError(f"{name} needs the parameter {missing[0]!r} (allowed: {', '.join(sorted(allowed))}); "
+                         f"it was not given.")
     local = is_local(name)
     if local:
         for key, value in (("delta", delta), ("theta", theta)):

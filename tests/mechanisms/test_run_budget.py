@@ -43,3 +43,18 @@ def test_threshold_is_the_smallest_meeting_delta():
 def test_bad_parameters_are_refused(name, kwargs, match):
     with pytest.raises(ValueError, match=match):
         run_rounds(name, epsilon=4.0, n_days=2, **kwargs)
+
+
+def test_a_missing_required_parameter_is_named():
+    with pytest.raises(ValueError, match="triehh needs the parameter 'gamma'"):
+        run_rounds("triehh", epsilon=4.0, n_days=3)
+
+
+@pytest.mark.parametrize("gamma, epsilon, delta, rounds", [(0.05, 4.0, 1e-9, 112), (0.022, 4.0, 2.3e-12, 10),
+                                                          (0.5, 2.0, 1e-6, 6), (0.9, 8.0, 1e-3, 3)])
+def test_the_threshold_search_finds_the_smallest_theta_a_linear_scan_finds(gamma, epsilon, delta, rounds):
+    from ldpsim.mechanisms.discovery.threshold_privacy import run_privacy
+    from ldpsim.mechanisms.discovery.triehh import TrieHH
+
+    linear = next(t for t in range(1, 10_000) if run_privacy(epsilon, gamma, t, rounds)["delta"] <= delta)
+    assert TrieHH(gamma=gamma, theta=1).threshold_for(epsilon, delta, rounds) == linear
