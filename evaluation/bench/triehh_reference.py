@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -95,7 +96,16 @@ def run_reference(case: ReferenceCase, python: str, tree: str, seed: int = 0) ->
            "repeats": case.repeats, "seed": seed, "alphabet": AZ}
     with tempfile.TemporaryDirectory(prefix="ldpsim-triehh-ref-") as tmp:
         (Path(tmp) / "job.json").write_text(json.dumps(job))
-        subprocess.run([python, "-I", str(SCRIPT), tree, tmp, tmp], check=True)
+        # its own session, ended whole afterwards: TensorFlow Federated's worker binaries outlive the script
+        proc = subprocess.Popen([python, "-I", str(SCRIPT), tree, tmp, tmp], start_new_session=True)
+        try:
+            if proc.wait() != 0:
+                raise subprocess.CalledProcessError(proc.returncode, proc.args)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         runs = json.loads((Path(tmp) / "results.json").read_text())["runs"]
     return {"seconds": np.array([np.median(r["round_seconds"]) for r in runs]),
             "f1": np.array([_f1(w, r["words"], r["votes"], case.top_k) for r in runs])}
