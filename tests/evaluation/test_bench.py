@@ -272,3 +272,14 @@ def test_peer_rows_compare_cpu_times_and_mses_with_a_fake_peer(monkeypatch):
     assert row["peer_s_per_1e6"] == pytest.approx(10.0 * 1e6 / 2000) and row["ours_s_per_1e6"] == pytest.approx(10.0)
     assert row["speedup"] == pytest.approx(500.0) and row["target"] == "≥5×"
     assert row["mse_theirs"] == 0.0 and row["verdict"].startswith("FAIL: MSE differs")
+
+
+def test_check_without_a_baseline_parses_to_the_shipped_one():
+    """``--check`` alone means the shipped baseline: its constant is not a string, so the free-string check
+    of user-given values (empty, blank, NUL) does not refuse it; an empty BASELINE given by the user is."""
+    from ldpsim.scenarios.cli import build_parser
+
+    assert build_parser("bench").parse_args(["bench", "--check"]).check is True
+    assert build_parser("bench").parse_args(["bench", "--check", "b.json"]).check == "b.json"
+    with pytest.raises(SystemExit):
+        build_parser("bench").parse_args(["bench", "--check", ""])
