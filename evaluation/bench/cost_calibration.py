@@ -142,7 +142,9 @@ def epsilon_break(ns=(2, 1000, 10**6, 10**9), delta: float = 1e-6) -> float:
             return True
 
     low, high = 1.0, 1e4
-    assert not breaks(low) and breaks(high)
+    if breaks(low) or not breaks(high):
+        raise RuntimeError(f"epsilon_break: the central ε must be finite at ε = {low:g} and break by ε = {high:g} "
+                           f"(n in {list(ns)}, delta = {delta:g}); it does not, so there is no break to bisect")
     while high - low > 0.01:
         mid = (low + high) / 2
         low, high = (low, mid) if breaks(mid) else (mid, high)
