@@ -199,6 +199,11 @@ def sweep_plan(scenario, cells, workers: int) -> Plan:
                         f"{_gib(memory)}, more than this machine's budget {_gib(memory_budget())}; "
                         "lower --workers, k × m, [workload] domain_size or [scenario] repeats")
     mechs = sorted({c.mechanism for c in cells})
-    return Plan([f"{len(cells):,} cells ({', '.join(mechs)}) × {scenario.repeats} repeats, path {scenario.path}, "
-                 f"seed {scenario.seed}, {workers} worker(s)",
-                 f"estimated per cell: {_gib(per_cell)}"], memory)
+    lines = [f"{len(cells):,} cells ({', '.join(mechs)}) × {scenario.repeats} repeats, path {scenario.path}, "
+             f"seed {scenario.seed}, {workers} worker(s)", f"estimated per cell: {_gib(per_cell)}"]
+    wl = scenario.workload
+    if wl.get("name") == "vocabulary":  # read once already: the cache answers
+        from ldpsim.evaluation.workloads.vocabulary import load_vocabulary
+        options = {k: wl[k] for k in ("format", "lowercase", "top") if k in wl}
+        lines.append(load_vocabulary(wl["vocabulary"], **options).describe(6))
+    return Plan(lines, memory)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
@@ -51,8 +52,19 @@ class DeploymentPlan:
     notices: tuple = ()
 
     def describe(self) -> str:
-        """The plan as ``--dry-run`` prints it (the vocabulary's notices are in ``notices``)."""
-        return f"{self.name}: {self.cost.describe()}\nrun folder: {self.out}"
+        """The plan as ``--dry-run`` prints it: the cost, the items and words the devices type, the folder
+        (the vocabulary's notices are in ``notices``)."""
+        from ldpsim.evaluation.workloads.vocabulary import describe_items
+        cfg, lines = self.config, [f"{self.name}: {self.cost.describe()}"]
+        order = np.argsort(-np.asarray(cfg.item_weights, dtype=float), kind="stable")
+        lines.append(f"items: {len(cfg.items):,}; " + describe_items(
+            [cfg.items[i] for i in order], np.asarray(cfg.item_weights)[order], "share", 6))
+        if cfg.words:
+            order = np.argsort(-np.asarray(cfg.word_weights[:-1]), kind="stable")
+            lines.append(f"words: {len(cfg.words) - 1:,} and the slang word {cfg.words[-1]!r} (typed from day "
+                         f"{cfg.slang_start_day}); " + describe_items(
+                             [cfg.words[i] for i in order], np.asarray(cfg.word_weights)[order], "share", 6))
+        return "\n".join([*lines, f"run folder: {self.out}"])
 
 
 @dataclass(frozen=True)

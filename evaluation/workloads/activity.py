@@ -16,7 +16,8 @@ import numpy as np
 
 from ldpsim.runtime.errors import InputError
 
-from ldpsim.evaluation.workloads.vocabulary import parse_number, resolve_file, shown_path, utf8_lines
+from ldpsim.evaluation.workloads.text_file import parse_number, text_lines
+from ldpsim.evaluation.workloads.vocabulary import resolve_file, shown_path
 
 COLUMN = "events_per_day"
 
@@ -43,9 +44,10 @@ def load_events_per_day(file, base=None) -> tuple[np.ndarray, np.ndarray]:
     (real, shown), suffix = shown_path(path), path.suffix.lower()
     if suffix == ".txt":
         values = [parse_number(t.strip(), f"events_per_day file {shown}, line {i}", "the number")
-                  for i, t in utf8_lines(real, shown) if t.strip()]
+                  for i, t in text_lines(real, shown, "events_per_day file") if t.strip()]
     elif suffix in (".csv", ".tsv"):
-        reader = csv.reader((t for _, t in utf8_lines(real, shown)), delimiter="\t" if suffix == ".tsv" else ",")
+        reader = csv.reader((t for _, t in text_lines(real, shown, "events_per_day file")),
+                            delimiter="\t" if suffix == ".tsv" else ",")
         header = [h.strip().lower() for h in next(reader, [])]
         if COLUMN not in header:
             raise InputError(f"events_per_day file {shown}: needs a column {COLUMN!r} in its header; got {header}.")

@@ -11,9 +11,12 @@ shares, most frequent first, so that item id ``i`` (0 .. D−1, what the mechani
 | ``list`` | ``.txt``, ``.list`` | one item a line, with an optional count as the last tab- or whitespace-separated field (every line or none); without counts every item counts 1 |
 | ``corpus`` | ``.corpus``, ``.corpus.txt`` | any text; its words and emoji are counted (:mod:`.tokenizer`) |
 
-Text is UTF-8 (a byte-order mark is allowed); items are normalised to NFC and stripped of surrounding
-whitespace. Items equal after normalisation (``lowercase``) are merged: their counts are added and a
-notice says so. Counts are whole numbers >= 0, shares finite numbers >= 0 (normalised), not all 0.
+Text is UTF-8, or UTF-16/UTF-32 with a byte-order mark, with any line ends (:mod:`.text_file`).
+Every format writes an item the same way (:func:`~.tokenizer.canonical_item`): NFC, stripped of
+surrounding whitespace, each emoji in its fully-qualified presentation (❤ and ❤️ are one item, ❤️).
+Items equal after that (and ``lowercase``) are merged: their counts are added and a notice says so,
+as it says when an emoji variant was rewritten. Counts are whole numbers >= 0 (``100.0`` is 100),
+shares finite numbers >= 0 (normalised), not all 0, each and their total at most 2**53.
 Every problem raises :class:`~ldpsim.runtime.errors.InputError` naming the file (and the file it
 links to), the line or row, the column and the value.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import math
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,13 +36,16 @@ import numpy as np
 from ldpsim.mechanisms._validation import machine_memory
 from ldpsim.runtime.errors import InputError
 
-from ldpsim.evaluation.workloads.tokenizer import count_tokens
+from ldpsim.evaluation.workloads.text_file import MAX_NUMBER, parse_number, text_lines
+from ldpsim.evaluation.workloads.tokenizer import canonical_item, count_tokens
 from ldpsim.evaluation.workloads.types import Workload
 
 #: extension → format (a name ending in ``.corpus.txt`` is a corpus too)
 EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
               ".txt": "list", ".list": "list", ".corpus": "corpus"}
 FORMATS = ("csv", "tsv", "parquet", "list", "corpus")
+#: the last whitespace-separated field of a list line that is read as its count (``5``, ``100.0``)
+_COUNT_FIELD = re.compile(r"[+-]?\d+(?:\.0*)?")
 #: accepted headers (case-insensitive) of the item column and of the weight column
 ITEM_COLUMNS = ("item", "word", "emoji", "token")
 WEIGHT_COLUMNS = ("count", "share")
@@ -116,6 +122,16 @@ class Vocabulary:
             cols["count"] = self.counts
         return pd.DataFrame({**cols, "share": self.shares})
 
+    def describe(self, first: int = 8) -> str:
+        """One line for ``--dry-run``: the file, its size and its ``first`` most frequent items.
+
+        >>> Vocabulary(("a", "b"), np.array([3.0, 1.0]), "count", {"file": "v.csv", "format": "csv"}).describe()
+        "vocabulary v.csv (csv): 2 items, 4 counted; most frequent first: 'a' 3, 'b' 1"
+        """
+        total = f", {self.weights.sum():,.0f} counted" if self.unit == "count" else ""
+        head = f"vocabulary {self.source.get('file', '')} ({self.source.get('format', '')}): {self.domain_size:,} items"
+        return f"{head}{total}; {describe_items(self.items, self.weights, self.unit, first)}"
+
     def to_workload(self, n: int | None = None, name: str | None = None) -> Workload:
         """The population: the file's counts as they are (``n=None``, count files), else ``n`` users by
         largest remainder (docs/math.md §5)."""
@@ -126,6 +142,16 @@ class Vocabulary:
                 raise InputError(f"vocabulary {name!r} holds shares, not counts: give the number of users 'n'.")
             return Workload(name, np.array(self.items, dtype=object), self.counts, params)
         return Workload.from_frequencies(name, np.array(self.items, dtype=object), self.shares, n, params)
+
+
+def describe_items(items, weights, unit: str = "count", first: int = 8) -> str:
+    """``most frequent first: 'lol' 3, 'brb' 2, … (N more)`` for items already in descending weight order;
+    shares are shown as percentages of the total."""
+    weights = np.asarray(weights, dtype=np.float64)
+    shown = [f"{item!r} {w:,.0f}" if unit == "count" else f"{item!r} {100 * w / weights.sum():.3g}%"
+             for item, w in zip(items[:first], weights[:first])]
+    more = f", … ({len(items) - first:,} more)" if len(items) > first else ""
+    return f"most frequent first: {', '.join(shown)}{more}"
 
 
 def resolve_file(file, base=None) -> Path:
@@ -212,10 +238,11 @@ def _read(real: str, sha256: str, format: str, lowercase: bool, shown: str) -> V
     if format == "parquet":
         rows, unit = _parquet_rows(real, shown)
     elif format == "corpus":
-        counts = count_tokens((line for _, line in utf8_lines(real, shown)), lowercase)
-        if not counts:
+        found = count_tokens(text_lines(real, shown), lowercase)
+        if not found.counts:
             raise InputError(f"vocabulary file {shown}: the corpus holds no words or emoji.")
-        rows, unit = [(item, float(c), "") for item, c in counts.items()], "count"
+        rows, unit = [(item, float(c), "") for item, c in found.counts.items()], "count"
+        notices = _corpus_notices(found, shown)
     elif format == "list":
         rows, unit = _list_rows(real, shown)
         if all(count is None for _, count, _ in rows):
@@ -225,8 +252,12 @@ def _read(real: str, sha256: str, format: str, lowercase: bool, shown: str) -> V
         rows, unit = _table_rows(real, shown, "\t" if format == "tsv" else ",")
     items, weights, merged = _merge(rows, lowercase, shown)
     notices += merged
-    if not weights.sum() > 0:
+    total = weights.sum()
+    if not total > 0:
         raise InputError(f"vocabulary file {shown}: every {unit} is 0; at least one must be positive.")
+    if total > MAX_NUMBER:
+        raise InputError(f"vocabulary file {shown}: the {unit}s add up to {total:.4g}, more than 2**53 = "
+                         f"{MAX_NUMBER:,} (larger totals are not exact in floating point); scale them down.")
     order = np.argsort(-weights, kind="stable")
     source = {"resolved": real, "format": format, "sha256": sha256, "lowercase": lowercase}
     return Vocabulary(tuple(items[i] for i in order), weights[order], unit, source, notices)
@@ -239,31 +270,6 @@ def file_sha256(path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def utf8_lines(real: str, shown: str):
-    """(line number, text) of a UTF-8 file, streamed; undecodable bytes name their line and byte."""
-    with open(real, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"vocabulary file {shown}, line {number}: byte {exc.start + 1} of the line "
-                                 f"({raw[exc.start:exc.start + 1]!r}) is not UTF-8; vocabulary files are UTF-8 "
-                                 "text.") from None
-            yield number, text.lstrip("\ufeff") if number == 1 else text
-
-
-def parse_number(text: str, where: str, name: str, whole: bool = False) -> float:
-    """``text`` as a finite number >= 0 (a whole number when ``whole``); errors name ``where`` and ``name``."""
-    allowed = "a whole number >= 0" if whole else "a finite number >= 0"
-    try:
-        value = int(text) if whole else float(text)
-    except ValueError:
-        raise InputError(f"{where}: {name} must be {allowed}; got {text!r}.") from None
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"{where}: {name} must be {allowed}; got {text!r}.")
-    return float(value)
 
 
 def _columns(header: list[str], shown: str, where: str) -> tuple[int, int, str]:
@@ -280,39 +286,50 @@ def _columns(header: list[str], shown: str, where: str) -> tuple[int, int, str]:
 
 
 def _table_rows(real: str, shown: str, delimiter: str):
-    reader = csv.reader((text for _, text in utf8_lines(real, shown)), delimiter=delimiter)
-    header = next(reader, None)
-    while header is not None and not any(c.strip() for c in header):
+    reader = csv.reader((text for _, text in text_lines(real, shown)), delimiter=delimiter)
+    try:
         header = next(reader, None)
-    if header is None:
-        raise InputError(f"vocabulary file {shown}: holds only blank lines.")
-    i_item, i_weight, unit = _columns(header, shown, f"line {reader.line_num} (the header)")
-    rows = []
-    for row in reader:
-        if not any(c.strip() for c in row):
-            continue
-        where = f"vocabulary file {shown}, line {reader.line_num}"
-        if len(row) != len(header):
-            raise InputError(f"{where}: expected {len(header)} fields like the header {header}; got {len(row)}: {row}.")
-        weight = parse_number(row[i_weight].strip(), f"{where}, column {header[i_weight]!r}", unit, unit == "count")
-        rows.append((row[i_item], weight, f"line {reader.line_num}"))
+        while header is not None and not any(c.strip() for c in header):
+            header = next(reader, None)
+        if header is None:
+            raise InputError(f"vocabulary file {shown}: holds only blank lines.")
+        header_line = reader.line_num
+        i_item, i_weight, unit = _columns(header, shown, f"line {header_line} (the header)")
+        rows = []
+        for row in reader:
+            if not any(c.strip() for c in row):
+                continue
+            where = f"vocabulary file {shown}, line {reader.line_num}"
+            if len(row) != len(header):
+                raise InputError(f"{where}: expected {len(header)} fields like the header {header}; got {len(row)}: "
+                                 f"{row}.")
+            weight = parse_number(row[i_weight], f"{where}, column {header[i_weight]!r}", unit, unit == "count")
+            rows.append((row[i_item], weight, f"line {reader.line_num}"))
+    except csv.Error as exc:
+        limit = csv.field_size_limit()
+        why = (f"a field is longer than {limit:,} characters (the CSV reader's limit; an item is a word, an emoji "
+               "or a short phrase)" if "field limit" in str(exc) else f"is not valid CSV ({exc})")
+        raise InputError(f"vocabulary file {shown}, line {reader.line_num}: {why}.") from None
+    if not rows:
+        raise InputError(f"vocabulary file {shown}: has a header (line {header_line}) but no rows; add one row "
+                         "per item below it.")
     return rows, unit
 
 
 def _list_rows(real: str, shown: str):
     """(item, count or None, where) of each line of a list file."""
     rows, with_count, without = [], None, None
-    for number, text in utf8_lines(real, shown):
+    for number, text in text_lines(real, shown):
         line = text.rstrip("\r\n")
         if not line.strip():
             continue
         item, count = line, None
         if "\t" in line:
             item, _, last = line.rpartition("\t")
-            count = parse_number(last.strip(), f"vocabulary file {shown}, line {number}, after the tab", "count", True)
+            count = parse_number(last, f"vocabulary file {shown}, line {number}, after the tab", "count", True)
         else:
             fields = line.split()
-            if len(fields) > 1 and fields[-1].lstrip("+-").isdigit():
+            if len(fields) > 1 and _COUNT_FIELD.fullmatch(fields[-1]):
                 where = f"vocabulary file {shown}, line {number}, the last field"
                 count = parse_number(fields[-1], where, "count", True)
                 item = line[:line.rstrip().rfind(fields[-1])]
@@ -356,27 +373,57 @@ def _parquet_rows(real: str, shown: str):
 
 
 def _merge(rows, lowercase: bool, shown: str) -> tuple[list[str], np.ndarray, tuple]:
-    """NFC-normalised (and lowercased) items with merged weights, in first-seen order, and the notice
-    saying which were merged. ``rows`` are (item, weight, where in the file)."""
+    """Items written as :func:`~.tokenizer.canonical_item` (NFC, emoji in their fully-qualified form; and
+    lowercased) with merged weights, in first-seen order, and the notices saying which were merged or
+    rewritten. ``rows`` are (item, weight, where in the file)."""
     totals: dict[str, float] = {}
-    first: dict[str, str] = {}
-    merged: list[tuple[str, str, str]] = []
+    first: dict[str, tuple[str, str]] = {}
+    repeated: list[tuple[str, str, str]] = []
+    variants: list[tuple[str, str, str]] = []
+    n_joined = 0
     for item, weight, where in rows:
-        key = unicodedata.normalize("NFC", item).strip()
-        key = key.lower() if lowercase else key
+        raw = unicodedata.normalize("NFC", item).strip()
+        raw = raw.lower() if lowercase else raw
+        key = canonical_item(raw)
         if not key:
             raise InputError(f"vocabulary file {shown}, {where}: the item is empty.")
+        if key != raw:
+            variants.append((raw, key, where))
         if key in totals:
-            merged.append((key, first[key], where))
             totals[key] += weight
+            if first[key][0] == raw:
+                repeated.append((key, first[key][1], where))
+            else:
+                n_joined += 1
         else:
-            totals[key], first[key] = weight, where
+            totals[key], first[key] = weight, (raw, where)
     notices = ()
-    if merged:
-        key, a, b = merged[0]
-        notices = (f"vocabulary file {shown}: {len(merged)} repeated item(s) merged, their weights added "
+    if repeated:
+        key, a, b = repeated[0]
+        notices = (f"vocabulary file {shown}: {len(repeated)} repeated item(s) merged, their weights added "
                    f"(the first: {key!r} at {a} and {b}).",)
+    if variants:
+        typed, key, where = variants[0]
+        joined = f", {n_joined} of them merged with another row, their weights added" if n_joined else ""
+        notices += (f"vocabulary file {shown}: {len(variants)} item(s) written with another emoji presentation "
+                    f"counted as the fully-qualified emoji{joined} (the first: {typed!r} at {where} as {key!r}).",)
     return list(totals), np.fromiter(totals.values(), dtype=np.float64, count=len(totals)), notices
+
+
+def _corpus_notices(found, shown: str) -> tuple:
+    """What counting a corpus did that the user should know: emoji variants merged, runs left whole."""
+    notices = ()
+    if found.variants:
+        typed, (item, line) = next(iter(found.variants.items()))
+        notices += (f"vocabulary file {shown}: {len(found.variants)} emoji presentation variant(s) counted as the "
+                    f"fully-qualified emoji, their counts added (the first: {typed!r} on line {line} as {item!r}).",)
+    for script, (runs, example, line) in found.unsegmented.items():
+        shown_run = example if len(example) <= 20 else example[:20] + "…"
+        notices += (f"vocabulary file {shown}: {runs} run(s) of {script.replace('_', ' ')} text kept whole: it is "
+                    "written without spaces and ldpsim has no word segmenter for it, so each run counts as one item "
+                    f"(the first: {shown_run!r} on line {line}); put spaces between its words for a word-level "
+                    "vocabulary.",)
+    return notices
 
 
 def vocabulary_workload(n: int, rng=None, vocabulary=None, format: str | None = None, lowercase: bool | None = None,

@@ -183,7 +183,8 @@ def test_words_use_case_takes_the_words_of_a_corpus(tmp_path):
     corpus = SCENARIOS / "data" / "chat_en.corpus.txt"
     cfg, meta = load_deployment(_scenario(tmp_path, "w.toml", text.format(file=corpus)))
     assert cfg.words[:3] == ("the", "😂", "you") and len(cfg.words) == 21  # 20 carried words + the slang word
-    assert "28 of 120 items left out" in meta["notices"][0] and "'\u2764\ufe0f'" in meta["notices"][0]
+    assert "28 of 120 items left out" in meta["notices"][-1] and "'\u2764\ufe0f'" in meta["notices"][-1]
+    assert "1 emoji presentation variant(s) counted as the fully-qualified emoji" in meta["notices"][0]
     (tmp_path / "zh.txt").write_text("我们 3\n你好 2\n", encoding="utf-8")
     with pytest.raises(ScenarioError, match="0 of its 2 items are words of at most 8 characters") as info:
         load_deployment(_scenario(tmp_path, "w2.toml", text.format(file="zh.txt")))
