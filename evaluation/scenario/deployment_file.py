@@ -31,8 +31,8 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [words]             top (real words from wordfreq the protocol can carry, 2000), vocabulary (a
                         file of your own words instead of wordfreq's: ldpsim.evaluation.workloads.vocabulary;
                         items the protocol cannot carry are left out with a notice), per_session
-                        (2.0), slang (the new word; default: generated, see
-                        ldpsim.evaluation.workloads.slang), slang_start_day (3), slang_share (0.05 of
+                        (2.0), slang (the new word; default: generated from the words' own letters, see
+                        ldpsim.evaluation.workloads.plausible_slang), slang_start_day (3), slang_share (0.05 of
                         the words typed from that day)
     [channel]           latency_median_s, latency_sigma, loss, ack_loss, max_attempts, backoff_s,
                         ack_timeout_s, slot_s
@@ -392,9 +392,11 @@ def _check_variants(variants, cfg: DeploymentConfig, items, file) -> None:
 def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
     """DeploymentConfig fields of the ``[words]`` table and notices: the real words the protocol can carry
     (wordfreq, :func:`~ldpsim.evaluation.workloads.slang.carried_words`, or the ``vocabulary`` file's),
-    then the slang word (given, or generated from the run's seed), checked against the protocol's
+    then the slang word (given, or generated from the run's seed in the script most typed,
+    :func:`~ldpsim.evaluation.workloads.plausible_slang.plausible_slang`), checked against the protocol's
     alphabet and length."""
-    from ldpsim.evaluation.workloads.slang import carried_words, generate_slang
+    from ldpsim.evaluation.workloads.plausible_slang import plausible_slang
+    from ldpsim.evaluation.workloads.slang import carried_words
     from ldpsim.simulator.fleet import stream
 
     codec = uc.make_mechanism().codec
@@ -405,7 +407,10 @@ def _words(uc: UseCase, table: dict, seed: int, file) -> tuple[dict, tuple]:
         words, freqs, notices = _own_words(table["vocabulary"], codec, table["top"], file)
     slang = table["slang"]
     if slang is None:
-        slang = generate_slang(1, stream(seed, "slang"), codec.alphabet, codec.length)[0]
+        try:
+            slang = plausible_slang(words, 1, stream(seed, "slang"), codec.length, freqs)[0]
+        except ValueError as exc:
+            raise ScenarioError(file, "words.slang", str(exc)) from None
     try:
         codec.check_word(slang)
     except (TypeError, ValueError) as exc:

@@ -27,8 +27,6 @@ import regex
 SEGMENTED_SA = ("Thai", "Lao", "Khmer", "Myanmar")
 UNSEGMENTED_SA = ("Tai_Tham", "New_Tai_Lue", "Tai_Viet", "Tai_Le", "Ahom")
 
-#: a character of the Complex_Context class (any of the scripts above)
-COMPLEX = regex.compile(r"\p{Line_Break=Complex_Context}")
 _UNSEGMENTED = {name: regex.compile(rf"\p{{Script={name}}}") for name in UNSEGMENTED_SA}
 #: a segment that is a word (ICU also returns the spaces and punctuation between words)
 _WORDLIKE = regex.compile(r"[\p{L}\p{M}\p{N}]")

@@ -40,17 +40,19 @@ from typing import Iterable, Iterator
 
 import regex
 
-from ldpsim.evaluation.workloads.segmenter import COMPLEX, segment_words, unsegmented_script
+from ldpsim.evaluation.workloads.segmenter import segment_words, unsegmented_script
 
 #: an emoji: a whole grapheme cluster starting with a pictographic character, a regional indicator or a
 #: skin-tone modifier, or a keycap
 _EMOJI = r"(?=[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}]|[0-9#*][\uFE0E\uFE0F]?\u20E3)\X"
 EMOJI = regex.compile(rf"(?V1){_EMOJI}")
-#: one emoji, one word of a spaced script (or a run of a script without spaces), or a run of kanji and kana
-_WORD = r"[[\p{L}\p{M}\p{N}]--[\p{Han}\p{Hiragana}\p{Katakana}]]"
+#: one emoji, one word of a spaced script, a run of a script without spaces (Unicode's Complex_Context
+#: line-break class: Thai, Lao, Khmer, Burmese, …), or a run of kanji and kana
+_WORD = r"[[\p{L}\p{M}\p{N}]--[\p{Han}\p{Hiragana}\p{Katakana}\p{Line_Break=Complex_Context}]]"
 TOKEN = regex.compile(
     rf"(?V1)(?P<emoji>{_EMOJI})"
     rf"|(?P<word>{_WORD}+(?:['’\-‐]{_WORD}+)*)"
+    r"|(?P<complex>\p{Line_Break=Complex_Context}+)"
     r"|(?P<cjk>[\p{Han}\p{Hiragana}\p{Katakana}ー]+)")
 _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
 #: the longest dictionary word tried when splitting Chinese (longer list entries are rare phrases)
@@ -141,14 +143,13 @@ def scan(text: str, lowercase: bool = True) -> Iterator[tuple[str, str, str]]:
         if kind == "emoji":
             yield "emoji", emoji_item(token), token
             continue
-        if kind == "cjk":
-            words = segment_words(token) if japanese else segment_han(token)
-        elif COMPLEX.search(token):
-            words = segment_words(token)
-        else:
-            words = [token.replace("’", "'")]
-        for word in words:
-            kind = "unsegmented" if unsegmented_script(word) and len(word) > 1 else "word"
+        if kind == "word":
+            token = token.replace("’", "'")
+            yield "word", token.lower() if lowercase else token, token
+            continue
+        complex_ = kind == "complex"
+        for word in segment_words(token) if complex_ or japanese else segment_han(token):
+            kind = "unsegmented" if complex_ and len(word) > 1 and unsegmented_script(word) else "word"
             yield kind, word.lower() if lowercase else word, word
 
 
