@@ -11,6 +11,10 @@
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
+An option that applies only in one mode is declared with :func:`only_with` or :func:`not_with` where the
+command adds it; :func:`check_applicable` (called by :func:`ldpsim.scenarios.cli.main` before any command's
+work) refuses it elsewhere. A free string holds no control character (:func:`text`).
+
 Exit codes (:data:`EXIT`): 0 ok, 1 a check found a problem (``ldpsim check``: a regression; ``ldpsim
 audit``: a FAIL), 2 usage or invalid
 input, 3 internal error, 130 interrupted.

@@ -297,6 +297,7 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
     ``rounds_per_day = 0`` means one pass a day, ``slang = ""`` the corpus's default word);
     ``seeds`` overrides the file's."""
     from ldpsim.evaluation.scenario.schema import MAX_SEED, Field, ScenarioError, load_toml, parse_table
+    from ldpsim.mechanisms._validation import DELTA_MAX
 
     raw = load_toml(path)
     if set(raw) != {"discovery_days"}:
@@ -305,6 +306,8 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
     spec["seeds"] = Field(list, FILE_KEYS["seeds"], lambda v: None if v and all(
         isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_SEED for x in v) and len(set(v)) == len(v) else
         "must be a non-empty list of distinct integers in [0, 2**63 - 1]")
+    spec["delta"] = Field((float, int), FILE_KEYS["delta"], lambda v: None if 0 < v <= DELTA_MAX else
+                          f"must be a δ in (0, {DELTA_MAX:g}] (mechanisms/_validation.py)")
     spec["protocols"] = Field(list, FILE_KEYS["protocols"], lambda v: None if v and set(v) <= {*INTERACTIVE, *ONE_SHOT}
                               else f"must be a non-empty list of {sorted((*INTERACTIVE, *ONE_SHOT))}")
     c = parse_table(raw["discovery_days"], spec, "discovery_days", path)

@@ -194,3 +194,10 @@ def test_scenarios_names_the_command_of_every_kind(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for kind in set(scenarios_table()["kind"]):
         assert f"`{KIND_COMMANDS[kind]} NAME` ({kind})" in out, kind
+
+
+def test_a_discovery_file_with_a_large_delta_is_refused(tmp_path, capsys):
+    file = tmp_path / "d.toml"
+    file.write_text("[discovery_days]\ndelta = 0.5\nseeds = [0]\n", encoding="utf-8")
+    expect_clear_refusal(["discover", str(file), "--out", str(tmp_path / "o")], ["discovery_days.delta", "0.5",
+                                                                                 "0.001"], capsys)
