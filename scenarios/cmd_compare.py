@@ -34,7 +34,7 @@ def add_arguments(parser):
                         help="comma-separated design names to run, each once (default: all)")
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
     options.add_devices(parser, "4000; with --trust the scenario's")
-    parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
+    parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's; with --trust 30)")
     parser.add_argument("--delta", type=options.delta,
                         help="δ of the (ε, δ) per device and the central ε, at most 1e-3 (default: 1e-6; "
                              "with --trust that of `ldpsim trust --compare`)")
