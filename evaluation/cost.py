@@ -50,6 +50,19 @@ RUN_BYTES_PER_DAY_WORD = 375
 WORKLOAD_BYTES_PER_ITEM = 220
 #: largest number of cells in a sweep grid
 MAX_CELLS = 100_000
+#: the most CPU time a study command (``discover``, ``trust --compare``) starts, in seconds: one hour
+MAX_STUDY_SECONDS = 3600
+#: CPU seconds of one seed of a ``[discovery_days]`` study per protocol and simulated day: measured 0.036 s
+#: (the shipped ``discovery_days``, 8 protocols × 14 days: 12.2 s of CPU at 1 seed, 20.1 s at 3), ×1.5
+DISCOVERY_SECONDS_PER_PROTOCOL_DAY = 0.054
+#: CPU seconds of a trust comparison per ε: 12.4 s plus 0.072 s per day of the run, measured on the keyboard
+#: fleet (3 000 devices, 2 001 words; 7 models with their discovery designs: 14.6 s at 30 days, 34.1 s at
+#: 300), each ×1.5
+TRUST_SECONDS_PER_EPSILON = 18.6
+TRUST_SECONDS_PER_EPSILON_DAY = 0.11
+#: bytes per day of the run and word of a trust comparison's discovery (the words' shares day by day):
+#: measured 7.8 B (traced peak 74 → 78 MiB from 30 → 300 days over the keyboard's 2 002 words), ×1.5
+TRUST_BYTES_PER_DAY_WORD = 12
 #: largest n × repeats per cell on the reports path
 MAX_REPORT_USERS = 10**8
 
@@ -67,16 +80,68 @@ def memory_budget() -> int:
     return int(0.8 * machine_memory())
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} h" if seconds >= 5400 else f"{seconds / 60:,.0f} min" if seconds >= 90 else \
+        f"{seconds:.0f} s"
+
+
 @dataclass
 class Plan:
-    """What will run: lines for ``--dry-run`` and the peak-memory estimate in bytes."""
+    """What will run: lines for ``--dry-run``, the peak-memory estimate in bytes and, for a study command, the
+    CPU-time estimate in seconds."""
 
     lines: list = field(default_factory=list)
     memory_bytes: int = 0
+    seconds: float | None = None
 
     def describe(self) -> str:
-        return "\n".join([*self.lines, f"estimated peak memory: {_gib(self.memory_bytes)} "
-                                       f"(this machine: {_gib(machine_memory())}, budget {_gib(memory_budget())})"])
+        cpu = [] if self.seconds is None else \
+            [f"estimated CPU time: {_duration(self.seconds)} (a study command starts at most {_duration(MAX_STUDY_SECONDS)})"]
+        return "\n".join([*self.lines, *cpu, f"estimated peak memory: {_gib(self.memory_bytes)} "
+                                              f"(this machine: {_gib(machine_memory())}, budget {_gib(memory_budget())})"])
+
+
+def _check_study(plan: Plan, where: str, fits) -> Plan:
+    """Raise :class:`CostError` when a study's ``plan`` exceeds :data:`MAX_STUDY_SECONDS` or the memory budget;
+    ``fits(seconds, memory)`` says what would fit (the largest size, and the option to change)."""
+    budget = memory_budget()
+    if plan.seconds > MAX_STUDY_SECONDS or plan.memory_bytes > budget:
+        over = f"about {_duration(plan.seconds)} of CPU time, more than the {_duration(MAX_STUDY_SECONDS)} a study " \
+               "command starts" if plan.seconds > MAX_STUDY_SECONDS else \
+               f"about {_gib(plan.memory_bytes)}, more than this machine's budget {_gib(budget)}"
+        raise CostError(f"{where} needs {over} ({'; '.join(plan.lines)}); {fits(MAX_STUDY_SECONDS, budget)}")
+    return plan
+
+
+def discovery_plan(n_protocols: int, n_days: int, seeds: int, where="discovery_days") -> Plan:
+    """Plan of a ``[discovery_days]`` study (``ldpsim discover``): its CPU time,
+    :data:`DISCOVERY_SECONDS_PER_PROTOCOL_DAY` per seed, protocol and day, after the process's start
+    (:data:`RUN_BASE_BYTES`); raise :class:`CostError` beyond :data:`MAX_STUDY_SECONDS`."""
+    per_seed = DISCOVERY_SECONDS_PER_PROTOCOL_DAY * n_protocols * n_days
+    plan = Plan([f"{seeds:,} seed(s) × {n_protocols} protocol(s) × {n_days:,} days"], RUN_BASE_BYTES, per_seed * seeds)
+    return _check_study(plan, where, lambda s, _: f"at most about {int(s // per_seed):,} seeds fit (change --seeds "
+                                                 "or the file's seeds, n_days or protocols)")
+
+
+def trust_comparison_plan(fleet, epsilons: int, models: int, discovery: bool, where="the trust comparison") -> Plan:
+    """Plan of a trust-model comparison (``ldpsim trust --compare``) on ``fleet``
+    (:class:`~ldpsim.evaluation.privacy.trust_fleet.Fleet`) at ``epsilons`` targets of ``models`` models: per ε
+    (measured with all seven models, and used for fewer) :data:`TRUST_SECONDS_PER_EPSILON` plus :data:`TRUST_SECONDS_PER_EPSILON_DAY` per day of the run; memory
+    :data:`RUN_BASE_BYTES` plus, with discovery on a fleet with words, :data:`TRUST_BYTES_PER_DAY_WORD` per day
+    and word. Raise :class:`CostError` beyond :data:`MAX_STUDY_SECONDS` or the memory budget."""
+    words = len(fleet.words) + 1 if discovery and fleet.words is not None else 0
+    per_day = TRUST_BYTES_PER_DAY_WORD * words
+    plan = Plan([f"{epsilons} ε target(s) × {models} trust model(s) over {fleet.days:,} days on {fleet.name}: "
+                 f"{fleet.devices:,} devices a day, {fleet.counts.size:,} items"
+                 + (f", discovery over {words - 1:,} words" if words else "")],
+                RUN_BASE_BYTES + per_day * fleet.days,
+                epsilons * (TRUST_SECONDS_PER_EPSILON + TRUST_SECONDS_PER_EPSILON_DAY * fleet.days))
+
+    def fits(seconds, memory):
+        by_time = (seconds / epsilons - TRUST_SECONDS_PER_EPSILON) / TRUST_SECONDS_PER_EPSILON_DAY
+        by_memory = (memory - RUN_BASE_BYTES) / per_day if per_day else by_time
+        return f"at {epsilons} ε at most about {max(0, int(min(by_time, by_memory))):,} days fit (change --days or --epsilons)"
+    return _check_study(plan, where, fits)
 
 
 def _day_bytes(cfg) -> int:
@@ -183,14 +248,32 @@ def cell_memory(cell, domain_size: int) -> int:
     return 8 * domain_size * (cell.repeats + 4) + sketch + 64 * 2**20
 
 
+def check_report_users(n: int, repeats: int, where, n_key: str, repeats_key: str, hint: str = "") -> None:
+    """Raise :class:`CostError` when ``n × repeats`` users perturbed one by one exceed :data:`MAX_REPORT_USERS`.
+
+    Parameters
+    ----------
+    n, repeats : int
+        Users per repeat and repeats.
+    where : str or path
+        The scenario file or function, in messages.
+    n_key, repeats_key : str
+        The option or key of each, in messages.
+    hint : str
+        Another way out, added to the message.
+    """
+    if n * repeats > MAX_REPORT_USERS:
+        raise CostError(f"{where}: {n_key} = {n:,} × {repeats_key} = {repeats:,} users perturbed one by one exceeds "
+                        f"{MAX_REPORT_USERS:,}; {hint}lower {n_key} or {repeats_key} (at {n:,} users at most "
+                        f"{max(MAX_REPORT_USERS // n, 0):,} repeats)")
+
+
 def sweep_plan(scenario, cells, workers: int) -> Plan:
     """Plan of ``ldpsim sweep``; raise :class:`CostError` for cells that cannot fit or run."""
     if scenario.path == "reports":
         n = max(int(dict(c.workload_items)["n"]) for c in cells) if cells else 0
-        if n * scenario.repeats > MAX_REPORT_USERS:
-            raise CostError(f"{scenario.file}: [workload] n = {n:,} × [scenario] repeats = {scenario.repeats} "
-                            f"users per cell on path = \"reports\" exceeds {MAX_REPORT_USERS:,} (every user is "
-                            "perturbed one by one); use path = \"direct\" or lower n / repeats")
+        check_report_users(n, scenario.repeats, scenario.file, "[workload] n", "[scenario] repeats",
+                           'on path = "reports" every user is perturbed one by one: use path = "direct" or ')
     domain = {c.workload_index: int(dict(c.workload_items).get("domain_size", 0) or 0) for c in cells}
     per_cell = max((cell_memory(c, domain.get(c.workload_index, 0) or 10_000) for c in cells), default=0)
     memory = per_cell * max(1, workers) + 300 * 2**20

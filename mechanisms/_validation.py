@@ -9,6 +9,12 @@ Supported privacy budgets: :data:`EPSILON_MIN` ≤ ε ≤ :data:`EPSILON_MAX` fo
 (at ε = 1e-300 it is exactly 0 and estimates are ±inf); above 50, e^ε > 5·10²¹ makes q underflow
 relative to p (and e^ε overflows a float beyond ε ≈ 709), while the mechanism is no longer private in
 any useful sense.
+
+The δ of an (ε, δ) guarantee a user chooses (``--delta``, a study's ``delta``): 0 < δ ≤ :data:`DELTA_MAX`
+= 10⁻³ (:func:`check_delta`). δ is the probability that the ε bound does not hold for a person, so it
+must stay far below 1/n: releasing one person's data outright, chosen at random among n, is (0, 1/n)-DP.
+10⁻³ is the largest δ any shipped scenario or test uses (small TrieHH fleets); the defaults are 10⁻⁹ and
+10⁻⁶. Composition and amplification formulas take any δ in (0, 1); only the choice is bounded.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from ldpsim.runtime.errors import InputError
 
 #: the supported range of every privacy budget ε (inclusive)
 EPSILON_MIN, EPSILON_MAX = 1e-6, 50.0
+#: the largest δ a user may choose for an (ε, δ) guarantee (module docstring)
+DELTA_MAX = 1e-3
 
 
 def _fail(owner: str, name: str, allowed: str, value, exc=InputError):
@@ -47,6 +55,11 @@ def check_real(owner: str, name: str, value, low=-math.inf, high=math.inf,
 def check_epsilon(owner: str, value, name: str = "epsilon") -> float:
     """A privacy budget: a float in [EPSILON_MIN, EPSILON_MAX] = [1e-6, 50] (see the module docstring)."""
     return check_real(owner, name, value, EPSILON_MIN, EPSILON_MAX, low_open=False, high_open=False)
+
+
+def check_delta(owner: str, value, name: str = "delta") -> float:
+    """A chosen δ: a float in (0, :data:`DELTA_MAX`] (see the module docstring)."""
+    return check_real(owner, name, value, 0.0, DELTA_MAX, high_open=False)
 
 
 def machine_memory() -> int:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from ldpsim.runtime import durable
 from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.plain import control_character
 
 FORMAT = "ldpsim-run-folder/1"
 MANIFEST, JOURNAL, LOCK = "manifest.json", "parts.jsonl", ".lock"
@@ -126,12 +127,15 @@ def _os_reason(exc: OSError) -> str:
 
 def make_out_folder(root, create: bool = True) -> Path:
     """The output folder ``root`` (``--out``), created when missing; every problem is a :class:`RunFolderError`
-    naming ``--out``: an empty name, a symbolic link, a file in the way, permission denied, a read-only file
-    system. With ``create=False`` (``--dry-run``) nothing is created: the nearest existing folder on the way
+    naming ``--out``: an empty name, a control character in it (a newline), a symbolic link, a file in the way,
+    permission denied, a read-only file system. With ``create=False`` (``--dry-run``) nothing is created: the nearest existing folder on the way
     must be a folder this process may write into."""
     root = Path(root)
     if not str(root).strip() or str(root) == ".":
         raise RunFolderError(f"--out must name a folder; got {str(root)!r}")
+    if control_character(str(root)):
+        raise RunFolderError(f"--out must not contain a control character ({control_character(str(root))}); "
+                             f"got {str(root)!r}")
     if root.is_symlink():
         raise RunFolderError(f"--out {root} is a symbolic link; ldpsim never writes through one: give the "
                              "folder it points to, or another folder")

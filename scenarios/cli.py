@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from ldpsim.runtime.errors import LdpsimError
+    from ldpsim.scenarios.options import check_applicable
     try:
+        check_applicable(args)  # an option given where it does not apply: refused before the command's work
         return int(importlib.import_module(args._module).run(args) or 0)
     except KeyboardInterrupt:
         print("\ninterrupted: finished work is kept; rerun the same command to resume", file=sys.stderr)

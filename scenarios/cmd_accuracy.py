@@ -1,6 +1,7 @@
 """``ldpsim accuracy``: each deployed design's measured MSE beside its own theory (a markdown table).
 
-A thin layer over :func:`ldpsim.evaluation.bench.accuracy.accuracy_table`.
+A thin layer over :func:`ldpsim.evaluation.bench.accuracy.accuracy_table`, which refuses more than
+:data:`~ldpsim.evaluation.cost.MAX_REPORT_USERS` users per mechanism (``--devices × --repeats``) before any row.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from ldpsim.evaluation.bench.accuracy import accuracy_table
-    print(f"| mechanism | MSE measured (n = {args.devices:,}, {args.repeats} runs) | MSE theory | ratio |")
-    print("|---|---|---|---|")
-    accuracy_table(args.devices, args.repeats, 0 if args.seed is None else args.seed,
-                   report=lambda line: print(line, flush=True))
+    header = [f"| mechanism | MSE measured (n = {args.devices:,}, {args.repeats} runs) | MSE theory | ratio |",
+              "|---|---|---|---|"]
+
+    def report(line):  # the header with the first row: a refused size prints nothing on stdout
+        while header:
+            print(header.pop(0))
+        print(line, flush=True)
+    accuracy_table(args.devices, args.repeats, 0 if args.seed is None else args.seed, report=report)
     return 0

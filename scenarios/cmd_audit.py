@@ -95,6 +95,8 @@ def add_arguments(parser):
                         help="replace another audit's results in --out (default: off)")
     options.add_seed(parser, "0")
     options.add_out(parser, "none: print only")
+    options.only_with(parser, "--client-arg", "--client")
+    options.only_with(parser, "--support", "--client", "--reports")
 
 
 def _kv(pairs: list[str], flag: str) -> dict:
@@ -113,11 +115,6 @@ def _kv(pairs: list[str], flag: str) -> dict:
 
 def run(args) -> int:
     from ldpsim.evaluation.audit.gate import AuditReport, audit, detection_table
-    from ldpsim.runtime.errors import InputError
-    if args.client_arg and not args.client:
-        raise InputError(f"--client-arg applies only with --client; got --client-arg {args.client_arg[0]!r}")
-    if args.support is not None and not (args.client or args.reports):
-        raise InputError(f"--support applies only with --client or --reports; got --support {args.support!r}")
     if args.detection_table:
         table = detection_table(args.epsilons, confidence=args.confidence)
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -27,8 +27,8 @@ def add_arguments(parser):
     parser.add_argument("--check", nargs="?", const=True, metavar="BASELINE",  # True: the shipped baseline
                         help="run the --check subset and exit 1 when a path's floor ratio exceeds --factor times "
                              "BASELINE's (a baseline.json written by --out; default: the one shipped with ldpsim)")
-    parser.add_argument("--factor", type=float, default=None,
-                        help="growth of a floor ratio that --check tolerates (default: 3)")
+    parser.add_argument("--factor", type=options.positive_float, default=None,
+                        help="growth of a floor ratio that --check tolerates, in (1, 100] (default: 3)")
     parser.add_argument("--peers", action="store_true", help="also run pure-ldp and multi-freq-ldpy (default: off)")
     parser.add_argument("--peer-users", type=options.positive_int, help="users for the slowest peer runs, OUE, "
                         "OLH, SUE, SHE, THE, BLH (default: --devices; their per-10⁶ time is then extrapolated)")
@@ -40,6 +40,11 @@ def add_arguments(parser):
                         help="replace a finished bench result in --out (default: refuse)")
     options.add_seed(parser, "0")
     options.add_out(parser, "none; with a folder of its own, the bench writes bench.csv and baseline.json there")
+    options.only_with(parser, "--factor", "--check")
+    options.only_with(parser, "--peer-users", "--peers")
+    options.only_with(parser, "--peers-venv", "--peers")
+    for option in ("--check", "--peers", "--only", "--quick", "--out"):
+        options.not_with(parser, option, "--calibrate", "it measures the limits of `ldpsim run` only")
 
 
 def _two_or_more(text: str) -> int:
@@ -104,7 +109,6 @@ def _load_text(load: dict) -> str:
 
 def run(args) -> int:
     from ldpsim.evaluation.bench import suite
-    from ldpsim.runtime.errors import InputError
     seed = 0 if args.seed is None else args.seed
     checking = args.check is not None
     factor = suite.CHECK_FACTOR if args.factor is None else args.factor
@@ -117,10 +121,7 @@ def run(args) -> int:
     if args.out:
         from ldpsim.runtime.runfolder import make_out_folder
         make_out_folder(args.out, create=False)  # a bad --out is refused before the work
-    if args.peers_venv is not None and not args.peers:
-        raise InputError(f"--peers-venv applies only with --peers; got --peers-venv {args.peers_venv!r}")
-    if not factor > 1:  # before the run: a bad option costs nothing
-        raise InputError(f"--factor must be a number > 1; got {factor}")
+    suite.check_factor(factor)  # before the run: a bad option costs nothing
     shipped = args.check is True
     baseline = suite.load_baseline(None if shipped else args.check) if checking else None
     quick = args.quick or checking

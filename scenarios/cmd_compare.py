@@ -3,11 +3,17 @@
 Example: ``ldpsim compare --vocabulary emoji.csv --epsilon-device 8 --days 30`` runs Apple's CMS,
 RAPPOR, dBitFlip, OLH and HR on the keyboard fleet, each at the ε that spends 8 per device over 30
 days, prints the table and writes ``compare.csv``, ``spend.csv``, ``compare.png`` and
-``report.html`` into ``--out``.
+``report.html`` into ``--out``. ``--dry-run`` prints the plan and its memory estimate; a comparison
+that cannot fit this machine is refused before any design runs.
+
+The trust models are compared by ``ldpsim trust --compare``; ``ldpsim compare --trust`` is another
+spelling of it, kept working: it says so and runs that command with the same settings.
 """
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 from ldpsim.scenarios import options
@@ -24,68 +30,71 @@ def add_arguments(parser):
     budget.add_argument("--own-epsilon", action="store_true",
                         help="no common budget: every design at the epsilon its [variants.*] table states "
                              "(default: off)")
-    parser.add_argument("--designs", metavar="NAMES",
-                        help="comma-separated design names to run (default: all)")
+    parser.add_argument("--designs", metavar="NAMES", type=options.name_list,
+                        help="comma-separated design names to run, each once (default: all)")
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
     options.add_devices(parser, "4000; with --trust the scenario's")
-    parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
-    parser.add_argument("--delta", type=float, default=1e-6, help="δ of the (ε, δ) per device and the central ε")
+    parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's; with --trust 30)")
+    parser.add_argument("--delta", type=options.delta,
+                        help="δ of the (ε, δ) per device and the central ε, at most 1e-3 (default: 1e-6; "
+                             "with --trust that of `ldpsim trust --compare`)")
     parser.add_argument("--force", action="store_true", help="replace a finished comparison in --out")
     parser.add_argument("--trust", action="store_true",
-                        help="compare the trust models instead (ldp, shuffle, secure aggregation, two servers, "
-                             "thresholds) at --epsilon-device over --days (default 30) on the scenario's fleet "
-                             "(its event use case, --vocabulary, --devices); writes comparison.csv and "
-                             "plots/trust_models.png (default: off)")
+                        help="another spelling of `ldpsim trust --compare --fleet SCENARIO` (the trust models side "
+                             "by side at --epsilon-device over --days); it runs that command (default: off)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
+    options.add_dry_run(parser)
+    for option in ("--designs", "--epsilon-report", "--own-epsilon"):
+        options.not_with(parser, option, "--trust", "the trust models are compared at ε per device over the run")
 
 
-def _run_trust(args) -> int:
-    """``--trust``: :func:`~ldpsim.evaluation.privacy.trust_compare.compare_trust_models` at the budget."""
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
-    from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
-    from ldpsim.runtime.errors import InputError
-    from ldpsim.scenarios.catalog import resolve
-
-    if args.epsilon_report is not None or args.own_epsilon:
-        raise InputError("--trust compares at ε per device over the run: use --epsilon-device, not "
-                         "--epsilon-report or --own-epsilon.")
-    result = compare_trust_models(resolve(args.scenario), days=args.days or 30, delta=args.delta,
-                                  epsilons=(8.0 if args.epsilon_device is None else args.epsilon_device,),
-                                  vocabulary=args.vocabulary, devices=args.devices,
-                                  rng=args.seed if args.seed is not None else 2026)
-    out = Path(args.out) if args.out else Path("runs") / "compare-trust"
-    write_trust_results(out, comparison=result, force=args.force)
-    cols = ["model", "epsilon_run", "epsilon_day", "mse_theory", "top_k_precision", "min_frequency",
-            "discovery", "days_to_discovery", "bytes_per_device", "trusted", "if_misbehaving"]
-    print(result.table[cols].to_string(index=False))
-    options.say(args, f"\nrun folder: {out}")
-    return 0
+def trust_argv(args) -> list[str]:
+    """``compare --trust``'s settings as the command line of ``ldpsim trust --compare``, the study's one spelling."""
+    argv = ["trust", "--compare", "--fleet", args.scenario,
+            "--epsilons", f"{8.0 if args.epsilon_device is None else args.epsilon_device:g}"]
+    for flag, value in (("--days", args.days), ("--devices", args.devices), ("--delta", args.delta),
+                        ("--vocabulary", args.vocabulary), ("--seed", args.seed), ("--out", args.out)):
+        if value is not None:
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return argv + [flag for flag, on in (("--force", args.force), ("--dry-run", args.dry_run), ("-q", args.quiet),
+                                         ("-v", args.verbose)) if on]
 
 
 def run(args) -> int:
     if args.trust:
-        return _run_trust(args)
+        from ldpsim.scenarios.cli import main
+        argv = trust_argv(args)
+        print(f"note: `ldpsim compare --trust` is another spelling of `ldpsim trust --compare`; running "
+              f"`ldpsim {shlex.join(argv)}`", file=sys.stderr)
+        return main(argv)
     import ldpsim
-    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, designs_from_variants
+    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, compare_plan, designs_from_variants
     from ldpsim.runtime.errors import InputError
+    from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve
 
     path = resolve(args.scenario)
     designs = designs_from_variants(path) or DEFAULT_DESIGNS
     if args.designs:
-        wanted = args.designs.split(",")
-        unknown = sorted(set(wanted) - {d.name for d in designs})
+        unknown = sorted(set(args.designs) - {d.name for d in designs})
         if unknown:
             raise InputError(f"The --designs option names unknown designs {unknown}; choose from "
                              f"{[d.name for d in designs]}.")
-        designs = tuple(d for d in designs if d.name in wanted)
+        designs = tuple(d for d in designs if d.name in args.designs)
     device = None if args.own_epsilon or args.epsilon_report is not None else \
         (8.0 if args.epsilon_device is None else args.epsilon_device)
-    result = ldpsim.compare(path, designs, epsilon_device=device, epsilon_report=args.epsilon_report,
-                            delta=args.delta, devices=args.devices or DEFAULT_DEVICES, days=args.days, seed=args.seed,
-                            vocabulary=args.vocabulary)
+    fleet = dict(devices=args.devices or DEFAULT_DEVICES, days=args.days, seed=args.seed, vocabulary=args.vocabulary)
     out = Path(args.out) if args.out else Path("runs") / f"compare-{path.stem}"
+    make_out_folder(out, create=False)  # a bad --out is refused before the work
+    if args.dry_run:
+        budget = f"ε = {device:g} per device over the run" if device is not None else \
+            f"ε = {args.epsilon_report:g} a report" if args.epsilon_report is not None else "each design's own ε"
+        print(f"{compare_plan(path, designs, **fleet).describe()}\nbudget: {budget}; output: {out}\n"
+              "(dry run: nothing was run or written)")
+        return 0
+    result = ldpsim.compare(path, designs, epsilon_device=device, epsilon_report=args.epsilon_report,
+                            **fleet, **({} if args.delta is None else {"delta": args.delta}))
     result.to_folder(out, force=args.force)
     print("\n".join(result.lines()))
     options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")

@@ -13,8 +13,9 @@ from ldpsim.scenarios import options
 def add_arguments(parser):
     parser.add_argument("scenario", nargs="?", default="discovery_days",
                         help="a [discovery_days] scenario: a TOML file or a shipped name (default: discovery_days)")
-    parser.add_argument("--seeds", type=options.non_negative_int, nargs="+",
-                        help="the seeds to run (default: the scenario's)")
+    parser.add_argument("--seeds", type=options.seed, nargs="+",
+                        help="the seeds to run, each in 0 … 2⁶³ − 1; a study beyond an hour of CPU time is refused "
+                             "before it starts (default: the scenario's)")
     options.add_out(parser, "runs/discovery-days")
     parser.add_argument("--force", action="store_true",
                         help="replace the results already in --out (default: refuse)")

@@ -20,6 +20,7 @@ def add_arguments(parser):
     options.add_out(parser, "a temporary folder, deleted afterwards")
     parser.add_argument("--no-fsync", action="store_true", help="do not fsync store parts (default: the scenario's)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary run folder (default: off)")
+    options.not_with(parser, "--keep", "--out", "an --out folder is always kept")
 
 
 def run(args) -> int:

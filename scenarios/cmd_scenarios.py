@@ -26,6 +26,13 @@ def run(args) -> int:
         print(f"{row.name:<{name_w}}  {row.kind:<{kind_w}}  {lines[0]}")
         for line in lines[1:]:
             print(indent + line)
-    print("\n" + textwrap.fill("run a scenario with the command of its kind: `ldpsim run NAME` (deployment), "
-                               "`ldpsim sweep NAME`, `ldpsim reproduce NAME`, `ldpsim poison NAME`", width))
+    print("\n" + textwrap.fill(footer(), width))
     return 0
+
+
+def footer() -> str:
+    """The line under the table: the command of every kind of scenario (:data:`KIND_COMMANDS`)."""
+    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    return "run a scenario with the command of its kind: " + ", ".join(
+        f"`{command} NAME` ({kind})" for kind, command in KIND_COMMANDS.items()) + \
+        "; a deployment also runs with `ldpsim compare NAME` and `ldpsim scale NAME`"

@@ -1,7 +1,10 @@
 """``ldpsim trust [SCENARIO]``: a trust-model scenario (default: the shipped ``trust_models``), one simulated
 day per use case under its ``aggregation`` setting, with each device's (ε, δ) per report, per day and over
-the run; ``--compare`` adds every model side by side at equal ε per device over 30 days on ``--fleet`` (the
-keyboard scenario's emoji by default, ``--vocabulary`` for your own items; table and figure).
+the run; ``--compare`` adds every model side by side at equal ε per device over ``--days`` (30) days on
+``--fleet`` (the keyboard scenario's emoji by default, ``--vocabulary`` for your own items; table and figure).
+``ldpsim trust --compare`` is the one spelling of that comparison (``ldpsim compare --trust`` runs it too).
+``--dry-run`` prints the comparison's plan and its cost estimate; one that cannot fit is refused before
+any work (:func:`ldpsim.evaluation.cost.trust_comparison_plan`).
 
 Writes ``trust.csv``, ``collectors.csv`` (and with ``--compare`` ``comparison.csv`` and
 ``plots/trust_models.png``) into ``--out`` (default ``runs/<name>``); a finished folder is replaced only with
@@ -18,9 +21,14 @@ def add_arguments(parser):
                         help="a trust-model scenario: a TOML file or a shipped name (default: trust_models)")
     options.add_seed(parser, "the scenario's seed")
     parser.add_argument("--compare", action="store_true",
-                        help="also compare every model at equal ε per device over 30 days on --fleet (default: off)")
-    parser.add_argument("--epsilons", type=float, nargs="+",
+                        help="also compare every model at equal ε per device over --days on --fleet (default: off)")
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+",
                         help="--compare: ε per device over the run (default: 0.5 1 2 4 8)")
+    parser.add_argument("--days", type=options.positive_int,
+                        help="--compare: the days of the run the ε is spent over (default: 30)")
+    options.add_devices(parser, "--compare: the fleet's")
+    parser.add_argument("--delta", type=options.delta,
+                        help="--compare: δ of every central guarantee, at most 1e-3 (default: 1e-9)")
     parser.add_argument("--fleet",
                         help="--compare: the deployment scenario whose event use case is compared, or 'zipf' for a "
                              "synthetic Zipf(1.1) day of 10⁶ devices and 2 000 items (default: keyboard)")
@@ -28,30 +36,35 @@ def add_arguments(parser):
                         help="--compare: the items and their weights instead of the fleet's (default: the fleet's)")
     parser.add_argument("--force", action="store_true", help="replace a finished result in --out (default: off)")
     options.add_out(parser, "runs/<name>")
+    options.add_dry_run(parser)
+    for option in ("--fleet", "--vocabulary", "--epsilons", "--days", "--devices", "--delta", "--dry-run"):
+        options.only_with(parser, option, "--compare")
 
 
 def run(args) -> int:
     import pandas as pd
 
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models, comparison_plan
     from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
-    from ldpsim.runtime.errors import InputError
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve
 
-    for flag, value in (("--fleet", args.fleet), ("--vocabulary", args.vocabulary), ("--epsilons", args.epsilons)):
-        if value is not None and not args.compare:
-            raise InputError(f"{flag} applies only with --compare; got {flag} {value!r}")
     if args.out:
         make_out_folder(args.out, create=False)  # a bad --out is refused before the work
     path = resolve(args.scenario)
     fleet = args.fleet or "keyboard"
     fleet = fleet if fleet == "zipf" else resolve(fleet)  # refused before the work, like --out
+    study = dict(epsilons=tuple(args.epsilons or (0.5, 1.0, 2.0, 4.0, 8.0)), vocabulary=args.vocabulary,
+                 devices=args.devices, **{k: v for k, v in (("days", args.days), ("delta", args.delta)) if v is not None})
+    if args.compare:  # refused before any work when it cannot fit; --dry-run prints the plan
+        plan = comparison_plan(fleet, **study)
+        if args.dry_run:
+            print(f"{plan.describe()}\noutput: {args.out or 'runs/<name>'}\n(dry run: nothing was run or written)")
+            return 0
     result = run_trust_scenario(path, seed=args.seed)
     comparison = None
     if args.compare:
-        comparison = compare_trust_models(fleet, epsilons=tuple(args.epsilons or (0.5, 1.0, 2.0, 4.0, 8.0)),
-                                          vocabulary=args.vocabulary, rng=result.settings["seed"])
+        comparison = compare_trust_models(fleet, **study, rng=result.settings["seed"])
     out = write_trust_results(args.out or f"runs/{result.settings['name']}", result, comparison, force=args.force)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(result.table.drop(columns=["trusted"]).to_string(index=False))

@@ -11,6 +11,10 @@
 | ``-q/--quiet`` | only errors and the final result lines; no progress |
 | ``-v/--verbose`` | tracebacks of internal errors and Dask's log |
 
+An option that applies only in one mode is declared with :func:`only_with` or :func:`not_with` where the
+command adds it; :func:`check_applicable` (called by :func:`ldpsim.scenarios.cli.main` before any command's
+work) refuses it elsewhere. A free string holds no control character (:func:`text`).
+
 Exit codes (:data:`EXIT`): 0 ok, 1 a check found a problem (``ldpsim check``: a regression; ``ldpsim
 audit``: a FAIL), 2 usage or invalid
 input, 3 internal error, 130 interrupted.
@@ -72,6 +76,28 @@ def _finite(text: str) -> float:
     return value
 
 
+def delta(text: str) -> float:
+    """argparse type: a δ of an (ε, δ) guarantee, in (0, 10⁻³] (:func:`ldpsim.mechanisms._validation.check_delta`)."""
+    from ldpsim.mechanisms._validation import DELTA_MAX
+    value = _finite(text)
+    if not 0 < value <= DELTA_MAX:
+        raise argparse.ArgumentTypeError(f"must be a δ in (0, {DELTA_MAX:g}]: the chance the ε bound fails for a "
+                                         f"person stays far below 1/devices; got {text!r}")
+    return value
+
+
+def name_list(value: str) -> list[str]:
+    """argparse type: comma-separated names (``olh,hr``), each named once, none empty."""
+    names = text(value).split(",")
+    if not all(n.strip() for n in names):
+        raise argparse.ArgumentTypeError(f"must be comma-separated names, none empty; got {_shown(value)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"must name each once; {', '.join(map(repr, twice))} is named more than "
+                                         f"once in {_shown(value)}")
+    return names
+
+
 def seed(text: str) -> int:
     """argparse type: a seed, an integer in 0 … 2⁶³ − 1 (seeds are stored as int64)."""
     from ldpsim.evaluation.scenario.schema import MAX_SEED
@@ -97,12 +123,17 @@ def _shown(value: str) -> str:
 
 def text(value: str) -> str:
     """argparse type of every free-string argument (:func:`ldpsim.scenarios.cli.build_parser` sets it on those
-    without a type): not empty or blank, no NUL byte, at most :data:`MAX_TEXT` characters. What the string
+    without a type): not empty or blank, no NUL byte or other control character (a newline, a tab, an escape:
+    :func:`ldpsim.runtime.plain.control_character`), at most :data:`MAX_TEXT` characters. What the string
     names (a file, a mechanism, a parameter) is checked where it is used, with the option's name."""
+    from ldpsim.runtime.plain import control_character
     if not value.strip():
         raise argparse.ArgumentTypeError(f"must not be empty or blank; got {value!r}")
     if "\0" in value:
         raise argparse.ArgumentTypeError(f"must not contain a NUL byte; got {_shown(value)}")
+    if control_character(value):
+        raise argparse.ArgumentTypeError(f"must not contain a control character ({control_character(value)}); "
+                                         f"got {_shown(value)}")
     if len(value) > MAX_TEXT:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_TEXT} characters; got {_shown(value)}")
     return value
@@ -240,3 +271,58 @@ class ProgressCallback:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+# ---- options that apply only in some modes -----------------------------------------------------------
+def only_with(parser, option: str, *others: str, why: str = "") -> None:
+    """Declare that ``option`` applies only when one of ``others`` is given (``--factor`` only with
+    ``--check``); :func:`check_applicable` refuses it otherwise. Call after both are added; ``option``'s
+    default must be None, False or an empty list (its value is how it is seen to be given)."""
+    _rule(parser, option, others, True, why)
+
+
+def not_with(parser, option: str, other: str, why: str = "") -> None:
+    """Declare that ``option`` does not apply when ``other`` is given (``--keep`` with ``--out``: ``why``
+    says what it would have done); :func:`check_applicable` refuses the pair."""
+    _rule(parser, option, (other,), False, why)
+
+
+def _rule(parser, option, others, together, why) -> None:
+    actions = parser._option_string_actions
+    action = actions[option]
+    if action.default not in (None, False, []):
+        raise ValueError(f"{option}: an option that applies only in some modes needs a default of None, False "
+                         f"or []; got {action.default!r}")
+    rules = parser.get_default("_applicable") or []
+    parser.set_defaults(_applicable=[*rules, (action, tuple(actions[o] for o in others), together, why)])
+
+
+def _given(args, action) -> bool:
+    value = getattr(args, action.dest, None)
+    return value is not None and value is not False and value != [] and value != action.default
+
+
+def _flag(args, action) -> str:
+    value = getattr(args, action.dest)
+    flag = action.option_strings[-1]
+    if action.nargs == 0 or value is True:
+        return flag
+    shown = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return f"{flag} {shown!r}" if isinstance(value, str) else f"{flag} {shown}"
+
+
+def check_applicable(args) -> None:
+    """Refuse an option given where it does not apply (rules of :func:`only_with` and :func:`not_with`), with
+    an :class:`~ldpsim.runtime.errors.InputError` naming both options and the value: an option that changes
+    nothing is a mistake to report, not to ignore."""
+    from ldpsim.runtime.errors import InputError
+    for action, others, together, why in getattr(args, "_applicable", None) or ():
+        if not _given(args, action):
+            continue
+        if together and not any(_given(args, o) for o in others):
+            names = " or ".join(o.option_strings[-1] for o in others)
+            raise InputError(f"{action.option_strings[-1]} applies only with {names}{why and f' ({why})'}; "
+                             f"got {_flag(args, action)} without it")
+        if not together and _given(args, others[0]):
+            raise InputError(f"{action.option_strings[-1]} does not apply with {others[0].option_strings[-1]}"
+                             f"{why and f' ({why})'}; got {_flag(args, action)} with {_flag(args, others[0])}")

@@ -32,13 +32,18 @@ BASE = {
     "reproduce": ["reproduce", "sdldp-fig2", "--quick", "--out", "{OUT}"],
     "check": ["check", "{SWEEP}", "--baseline", "{DIR}/baseline.json"],
     "plot": ["plot", "{DIR}"],
+    "compare": ["compare", "--dry-run", "--out", "{OUT}"],
+    "trust": ["trust", "--compare", "--dry-run", "--out", "{OUT}"],
+    "discover": ["discover", "--seeds", "0", "--out", "{OUT}"],
+    "scale": ["scale", "--devices", "100", "--days", "1", "--workers", "1", "--shards", "1"],
 }
 NUMERIC = {options.positive_int: ("x", "", "1.5", "-1", "0", "nan"),
            options.non_negative_int: ("x", "", "1.5", "-1", "nan"),
            options.seed: ("x", "", "-1", str(2**64), "1e3"),
            int: ("x", "", "1.5", "nan", "1e999"),
            options.positive_float: ("x", "", "nan", "inf", "-inf", "1e999", "-1", "0"),
-           options.fraction: ("x", "", "nan", "inf", "-1", "0", "1", "1.5")}
+           options.fraction: ("x", "", "nan", "inf", "-1", "0", "1", "1.5"),
+           options.delta: ("x", "", "nan", "inf", "-1", "0", "0.5", "0.0011")}
 
 
 def _parser(command: str) -> argparse.ArgumentParser:

@@ -2,7 +2,8 @@
 
 The options are listed from the commands' own parsers (:func:`ldpsim.scenarios.cli.build_parser`): every
 argument without a numeric type (``type`` None, :func:`ldpsim.scenarios.options.out_dir`, no ``choices``), so a
-new option is covered when it is added. Each gets an empty string, whitespace, a NUL byte, 10⁵ characters, a
+new option is covered when it is added. Each gets an empty string, whitespace, a NUL byte, a newline, an escape
+character, 10⁵ characters, a
 path with ``..`` that leads nowhere, a symbolic link out of the test's folder (to a folder), an undecodable
 byte as ``sys.argv`` carries it (surrogateescape) and an unknown name. Each must exit 2 with a message naming
 the option (or the positional's metavar), never a traceback, never run; the few accepted by design are listed
@@ -39,10 +40,11 @@ BASES = {
     "link": (["--devices", "100"], None),
     "discover": (["--out", "{OUT}"], None),
     "trust": (["--out", "{OUT}"], None),
-    "compare": (["--devices", "100", "--days", "1", "--out", "{OUT}"], None),
+    "compare": (["--dry-run", "--devices", "100", "--days", "1", "--out", "{OUT}"], None),
     "scenarios": ([], None),
 }
-VALUES = {"empty": "", "blank": "  \t", "nul": "a\x00b", "long": "x" * 100_000, "dotdot": "../../no/such/../x",
+VALUES = {"empty": "", "blank": "  \t", "nul": "a\x00b", "newline": "runs/a\nb", "escape": "runs/a\x1b[2Jb",
+          "long": "x" * 100_000, "dotdot": "../../no/such/../x",
           "symlink": "{DIR}/link", "undecodable": b"\xff\xfe.toml".decode("utf-8", "surrogateescape"),
           "unknown": "no-such-name-zz"}
 #: (option, value kind) → why it is accepted (the test then checks only: no traceback, no hang, nothing written
@@ -51,8 +53,8 @@ VALUES = {"empty": "", "blank": "  \t", "nul": "a\x00b", "long": "x" * 100_000, 
 ACCEPTED = {("--out", "dotdot"): "a relative path is the user's to choose",
             ("--out", "undecodable"): "a Linux file name is bytes: the folder gets exactly that name",
             ("--out", "unknown"): "a new folder's name"}
-DRY_RUN = {"run", "sweep"}
-STRING_TYPES = (None, options.text, options.out_dir, options.scheduler)
+DRY_RUN = {"run", "sweep", "compare"}
+STRING_TYPES = (None, options.text, options.out_dir, options.scheduler, options.name_list)
 
 
 def _string_arguments(command: str):

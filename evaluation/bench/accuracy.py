@@ -91,13 +91,17 @@ def accuracy_table(devices: int = 100_000, repeats: int = 10, seed: int = 0, rep
 
     ``report``, when given, is called with each finished row's markdown line.
     Returns a pandas DataFrame with ``mechanism``, ``mse``, ``se``, ``theory``, ``ratio`` and ``seconds``.
+    Every user is perturbed one by one: ``devices × repeats`` beyond
+    :data:`~ldpsim.evaluation.cost.MAX_REPORT_USERS` is refused before any row runs (a ``CostError``).
     """
     import pandas as pd
 
+    from ldpsim.evaluation.cost import check_report_users
     from ldpsim.mechanisms._validation import check_int
     check_int("accuracy_table", "devices", devices, low=1)
     check_int("accuracy_table", "repeats", repeats, low=2)
     check_int("accuracy_table", "seed", seed, low=0)
+    check_report_users(devices, repeats, "accuracy_table", "devices (--devices)", "repeats (--repeats)")
     rows = []
     for label, name, params, d in ROWS:
         row = {"mechanism": label, **measure(name, params, d, devices, repeats, seed)}

@@ -69,13 +69,34 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
                   shards: int = 2, workers: int = 2, out: str | None = None, fsync: bool | None = None,
                   keep: bool = False) -> dict:
     """Run the deployment scenario file ``scenario`` on a local Dask cluster of ``workers`` processes
-    (1: in this process); its rate and peak memory as one JSON-ready dict."""
+    (1: in this process); its rate and peak memory as one JSON-ready dict.
+
+    Raises
+    ------
+    InputError
+        ``shards`` above the fleet's blocks of devices (a shard simulates whole blocks), or ``keep`` with ``out``.
+    CostError
+        The run cannot fit this machine (:func:`~ldpsim.evaluation.cost.deployment_plan`, with one process and
+        one copy of the days' truth per shard), refused before anything starts.
+    """
     import dataclasses
 
+    from ldpsim.evaluation.cost import deployment_plan
     from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.mechanisms._validation import check_int
+    from ldpsim.runtime.errors import InputError
     from ldpsim.simulator import deployment
 
     cfg, _ = load_deployment(scenario, devices, days)
+    shards, workers = check_int("measure_scale", "shards", shards), check_int("measure_scale", "workers", workers)
+    if shards > cfg.n_blocks:
+        raise InputError(f"The 'shards' parameter of measure_scale (--shards) must be at most the {cfg.n_blocks:,} "
+                         f"block(s) of {cfg.block_size:,} devices that {cfg.n_devices:,} devices make (a shard "
+                         f"simulates whole blocks). Got {shards:,} instead.")
+    if keep and out is not None:
+        raise InputError("The 'keep' parameter of measure_scale (--keep) keeps the temporary folder; an 'out' "
+                         f"folder (--out) is always kept. Got keep=True with out={str(out)!r}.")
+    deployment_plan(cfg, shards, scenario)  # refused before the run when it cannot fit
     if fsync is not None:
         cfg = dataclasses.replace(cfg, fsync=fsync)
     from ldpsim.runtime.runfolder import RunFolder

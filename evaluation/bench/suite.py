@@ -36,6 +36,12 @@ BASELINE_FORMAT = "ldpsim-bench-baseline/1"
 #: ``--check`` fails a path whose floor ratio grew past this factor of the baseline's
 #: (the noise it allows for: docs/explanation/benchmarks.md)
 CHECK_FACTOR = 3.0
+#: the largest ``--factor``: the spread of a ratio under load is 1.3× (docs/explanation/benchmarks.md); a gate
+#: that lets a path grow 100× past its baseline catches nothing a user would call a regression
+MAX_FACTOR = 100.0
+#: the largest floor ratio a baseline may hold: ours are 1.1 to 14; a per-user Python loop is about 10³ times its
+#: floor, so a larger baseline ratio (1e308 would let every path pass) is no baseline for a gate
+MAX_RATIO = 1000.0
 
 
 def peer_pairs() -> list[tuple]:
@@ -251,15 +257,35 @@ def load_baseline(path=None) -> dict:
         raise InputError(f"--check {path}: not a JSON file") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("ratios"), dict):
         raise InputError(f"--check {path}: not a bench baseline (expected format {BASELINE_FORMAT!r} with 'ratios')")
+    known = {f"{c.label}|{c.path}" for c in bench_cases.CASES}
+    quick = {f"{c.label}|{c.path}" for c in bench_cases.quick_cases()}
+    unknown = sorted(set(data["ratios"]) - known)
+    if unknown:
+        raise InputError(f"--check {path}: 'ratios' names paths the bench does not have: {', '.join(map(repr, unknown))}"
+                         f" (a path is 'case|path', e.g. {sorted(quick)[0]!r})")
+    if not set(data["ratios"]) & quick:
+        raise InputError(f"--check {path}: 'ratios' holds none of the paths --check runs ({', '.join(sorted(quick))}): "
+                         "a gate that compares nothing cannot fail")
+    for key, ratio in data["ratios"].items():
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= MAX_RATIO:
+            raise InputError(f"--check {path}: the floor ratio of {key!r} must be a number in (0, {MAX_RATIO:g}] "
+                             f"(a path's CPU time ÷ its floor's); got {ratio!r}")
     return data
+
+
+def check_factor(factor) -> float:
+    """``--factor``: a number in (1, :data:`MAX_FACTOR`]; a larger one (or inf) makes a gate that cannot fail."""
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 1 < factor <= MAX_FACTOR:
+        raise InputError(f"--factor must be a number in (1, {MAX_FACTOR:g}]; got "
+                         f"{format(factor, 'g') if isinstance(factor, (int, float)) else repr(factor)}")
+    return float(factor)
 
 
 def check(result: BenchResult, baseline: dict, factor: float = CHECK_FACTOR) -> pd.DataFrame:
     """Each baseline path's floor ratio now and then: ``growth`` = now ÷ baseline, ``ok`` = growth ≤
     ``factor``. Paths the run did not select (``--only``) are left out; a selected path that the run
     could not measure is not ok."""
-    if not factor > 1:
-        raise InputError(f"--factor must be a number > 1; got {factor}")
+    check_factor(factor)
     now = {f"{r.case}|{r.path}": r for r in result.table.itertuples()}
     selected = set(result.settings.get("cases", baseline["ratios"]))
     rows = []
@@ -273,4 +299,7 @@ def check(result: BenchResult, baseline: dict, factor: float = CHECK_FACTOR) -> 
         rows.append({"case": case, "path": path, "baseline_ratio": base, "floor_ratio": ratio, "growth": growth,
                      "ok": bool(growth <= factor),
                      "note": "" if row is not None else "not measured in this run"})
+    if not rows:
+        raise InputError(f"--check: no path of the baseline ({', '.join(baseline['ratios'])}) was run (--only selects "
+                         "others): a gate that compares nothing cannot fail")
     return pd.DataFrame(rows, columns=["case", "path", "baseline_ratio", "floor_ratio", "growth", "ok", "note"])

@@ -310,6 +310,46 @@ def _linking(cfg, uc) -> dict:
             "linking_prior_only": float(last["prior_only"])}
 
 
+def _fleet_and_designs(path: Path, designs, devices, days, seed, vocabulary):
+    """The fleet every design runs on (the scenario's, with the overrides and the vocabulary) and the designs."""
+    from ldpsim.evaluation.scenario.deployment_file import load_deployment
+
+    cfg, _ = load_deployment(path, devices, days, seed)
+    cfg = _with_vocabulary(cfg, vocabulary)
+    return cfg, tuple(designs if designs is not None else designs_from_variants(path) or DEFAULT_DESIGNS)
+
+
+def _plan(cfg, designs, path):
+    """The comparison's plan: one deployment per design, one after another, each estimated as ``ldpsim run``
+    estimates a run in one process (:func:`~ldpsim.evaluation.cost.deployment_plan`, which raises
+    :class:`~ldpsim.evaluation.cost.CostError` when it cannot fit this machine)."""
+    from ldpsim.evaluation.cost import Plan, deployment_plan
+
+    one = deployment_plan(cfg, 1, path)
+    return Plan([f"{len(designs)} design(s), each a deployment of the same fleet, run one after another: "
+                 f"{', '.join(d.name for d in designs)}",
+                 f"each: {cfg.n_devices:,} devices × {cfg.n_days:,} days (+{cfg.drain_days} drain days) over "
+                 f"{len(cfg.items):,} items, seed {cfg.seed}, in this process"], one.memory_bytes)
+
+
+def compare_plan(scenario, designs=None, *, devices: int | None = DEFAULT_DEVICES, days: int | None = None,
+                 seed: int | None = None, vocabulary=None):
+    """What :func:`compare` would run with these arguments, and its peak-memory estimate, without running
+    anything (``ldpsim compare --dry-run``).
+
+    Returns
+    -------
+    ldpsim.evaluation.cost.Plan
+
+    Raises
+    ------
+    ldpsim.evaluation.cost.CostError
+        A design's deployment cannot fit this machine (the estimate and the sizes that fit are named).
+    """
+    path = Path(scenario)
+    return _plan(*_fleet_and_designs(path, designs, devices, days, seed, vocabulary), path)
+
+
 def compare(scenario, designs=None, *, epsilon_device: float | None = None,
             epsilon_report: float | None = None, delta: float = 1e-6, devices: int | None = DEFAULT_DEVICES,
             days: int | None = None, seed: int | None = None, vocabulary=None) -> Comparison:
@@ -326,7 +366,8 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
         The budget (at most one): ε per device over the run (δ = 0), or ε of one report. Neither:
         every design at its own ``epsilon``.
     delta : float
-        δ of the (ε, δ) columns (PLD composition, central ε after the shuffle).
+        δ of the (ε, δ) columns (PLD composition, central ε after the shuffle), in (0, 10⁻³]
+        (:data:`~ldpsim.mechanisms._validation.DELTA_MAX`).
     devices, days, seed : int, optional
         Override the fleet size (default :data:`DEFAULT_DEVICES`; None: the scenario's), the days and
         the seed.
@@ -342,7 +383,6 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.privacy.accountant import device_spend
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
-    from ldpsim.evaluation.scenario.deployment_file import load_deployment
     from ldpsim.simulator.deployment import run
     from ldpsim.simulator.fleet import stream
 
@@ -352,14 +392,12 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
         ("report", epsilon_report) if epsilon_report is not None else (None, None)
     if budget is not None and not (isinstance(budget, (int, float)) and 0 < budget < math.inf):
         raise InputError(f"The 'epsilon_{per}' budget must be a float in the range (0, inf). Got {budget!r} instead.")
-    from ldpsim.mechanisms._validation import check_real
+    from ldpsim.mechanisms._validation import check_delta
 
-    check_real("compare", "delta", delta, 0.0, 1.0)
+    check_delta("compare", delta)
     path = Path(scenario)
-    cfg, _ = load_deployment(path, devices, days, seed)
-    cfg = _with_vocabulary(cfg, vocabulary)
-    if designs is None:
-        designs = designs_from_variants(path) or DEFAULT_DESIGNS
+    cfg, designs = _fleet_and_designs(path, designs, devices, days, seed, vocabulary)
+    _plan(cfg, designs, path)  # refused before any design runs when one cannot fit (evaluation/cost.py)
     rows, spends = [], []
     for design in designs:
         uc = _use_case(cfg, design, _solve(cfg, design, per, budget))

@@ -239,14 +239,24 @@ class DaysResult:
         return paths
 
 
+def _seeds(seeds) -> list:
+    """``seeds`` as a list: distinct integers in 0 … 2⁶³ − 1 (a seed is stored as int64), at least one."""
+    from ldpsim.evaluation.scenario.schema import MAX_SEED
+
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and 0 <= x <= MAX_SEED
+                            for x in seeds) or len(set(seeds)) < len(seeds):
+        raise ValueError(f"discovery_days: 'seeds' must be a non-empty list of distinct integers in [0, 2**63 - 1] "
+                         f"(stored as int64); got {seeds!r}.")
+    return seeds
+
+
 def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_online: float = 0.5,
                    rounds_per_day: int = 8, top_k: int = 10, seeds=(0,)) -> DaysResult:
     """Run ``protocols`` (from :func:`equal_privacy_protocols`) on the same fleet per seed (module
     docstring); one ``numpy.random.SeedSequence`` per seed, spawned into the fleet and one stream per
     protocol, so every protocol sees the same devices."""
-    seeds = list(seeds)
-    if not seeds or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0 for x in seeds):
-        raise ValueError(f"discovery_days: 'seeds' must be a non-empty list of integers >= 0; got {seeds!r}.")
+    seeds = _seeds(seeds)
     rows = []
     for seed in seeds:
         fleet_ss, *proto_ss = np.random.SeedSequence(int(seed)).spawn(1 + len(protocols))
@@ -286,17 +296,24 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
     """Run the ``[discovery_days]`` table of a scenario file (keys: :data:`FILE_KEYS`;
     ``rounds_per_day = 0`` means one pass a day, ``slang = ""`` the corpus's default word);
     ``seeds`` overrides the file's."""
-    from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table
+    from ldpsim.evaluation.scenario.schema import MAX_SEED, Field, ScenarioError, load_toml, parse_table
+    from ldpsim.mechanisms._validation import DELTA_MAX
 
     raw = load_toml(path)
     if set(raw) != {"discovery_days"}:
         raise ScenarioError(path, "file", "must hold exactly one [discovery_days] table")
     spec = {k: Field(type(v) if not isinstance(v, float) else (float, int), v) for k, v in FILE_KEYS.items()}
     spec["seeds"] = Field(list, FILE_KEYS["seeds"], lambda v: None if v and all(
-        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v) else "must be a non-empty list of integers >= 0")
+        isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_SEED for x in v) and len(set(v)) == len(v) else
+        "must be a non-empty list of distinct integers in [0, 2**63 - 1]")
+    spec["delta"] = Field((float, int), FILE_KEYS["delta"], lambda v: None if 0 < v <= DELTA_MAX else
+                          f"must be a δ in (0, {DELTA_MAX:g}] (mechanisms/_validation.py)")
     spec["protocols"] = Field(list, FILE_KEYS["protocols"], lambda v: None if v and set(v) <= {*INTERACTIVE, *ONE_SHOT}
                               else f"must be a non-empty list of {sorted((*INTERACTIVE, *ONE_SHOT))}")
     c = parse_table(raw["discovery_days"], spec, "discovery_days", path)
+    from ldpsim.evaluation.cost import discovery_plan  # refused before the corpus is read when it cannot fit
+    seeds = c["seeds"] if seeds is None else _seeds(seeds)
+    discovery_plan(len(c["protocols"]), c["n_days"], len(seeds), path)
     vocabulary = c["vocabulary"]
     if vocabulary not in CORPORA:
         from ldpsim.evaluation.workloads.vocabulary import resolve_file
@@ -309,5 +326,4 @@ def discovery_days_from_file(path, seeds=None) -> DaysResult:
                                             tuple(c["protocols"]), cohort=round_cohort(c["n_devices"], c["p_online"]))
     except ValueError as exc:
         raise ScenarioError(path, "discovery_days", str(exc)) from None
-    return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"],
-                          c["seeds"] if seeds is None else seeds)
+    return discovery_days(sd, protocols, c["n_devices"], c["p_online"], per_day, c["top_k"], seeds)

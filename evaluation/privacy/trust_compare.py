@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ldpsim.evaluation.cost import trust_comparison_plan
 from ldpsim.evaluation.privacy.accountant import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
 from ldpsim.evaluation.privacy.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms._validation import as_generator, check_int
+from ldpsim.mechanisms._validation import as_generator, check_delta, check_int, check_real
 from ldpsim.mechanisms.aggregation.field_shares import prio3_histogram_bytes
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secagg_cost import secagg_bytes
@@ -225,6 +226,42 @@ def _mse_interval(var: np.ndarray, repeats: int, z: float = 1.96) -> tuple[float
     return mean - z * sd, mean + z * sd
 
 
+def _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabulary, devices, n, domain_size, zipf_s):
+    """The comparison's fleet and plan (:func:`~ldpsim.evaluation.cost.trust_comparison_plan`, which refuses one
+    that cannot fit), after the arguments are checked."""
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        raise InputError(f"The 'models' parameter of compare_trust_models must hold names from "
+                         f"{', '.join(MODELS)}. Got {unknown[0]!r} instead.")
+    if not len(epsilons):
+        raise InputError("The 'epsilons' parameter of compare_trust_models must hold at least one ε. Got none.")
+    for eps in epsilons:
+        check_real("compare_trust_models", "epsilons", eps, 0.0, math.inf)
+    check_delta("compare_trust_models", delta)
+    fleet = zipf_fleet(n, domain_size, zipf_s, days) if workload == "zipf" else \
+        keyboard_fleet(workload, vocabulary, days, devices)
+    return fleet, trust_comparison_plan(fleet, len(epsilons), len(models), discovery)
+
+
+def comparison_plan(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS, days: int = 30,
+                    delta: float = 1e-9, discovery: bool = True, vocabulary=None, devices: int | None = None,
+                    n: int = 1_000_000, domain_size: int = 2000, zipf_s: float = 1.1):
+    """What :func:`compare_trust_models` would run with these arguments (the same parameters), and its
+    CPU-time and memory estimates, without running it (``ldpsim trust --compare --dry-run``).
+
+    Returns
+    -------
+    ldpsim.evaluation.cost.Plan
+
+    Raises
+    ------
+    ldpsim.evaluation.cost.CostError
+        Beyond an hour of CPU time or this machine's memory budget (the days that fit are named).
+    """
+    return _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabulary, devices, n, domain_size,
+                           zipf_s)[1]
+
+
 def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS,
                          days: int = 30, delta: float = 1e-9, top_k: int = 10, repeats: int = 20,
                          discovery: bool = True, vocabulary=None, devices: int | None = None,
@@ -245,7 +282,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     days : int
         Length of the run the ε is spent over.
     delta : float
-        δ of every central guarantee.
+        δ of every central guarantee, in (0, 10⁻³] (:data:`~ldpsim.mechanisms._validation.DELTA_MAX`).
     top_k : int
         k of the top-k precision.
     repeats : int
@@ -253,6 +290,12 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     discovery : bool
         Also run each model's discovery design (days until a new word is found; fleets with words).
     rng : numpy.random.Generator, int or None
+
+    Raises
+    ------
+    ldpsim.evaluation.cost.CostError
+        A comparison beyond an hour of CPU time or this machine's memory, refused before any work
+        (:func:`comparison_plan` gives the estimate).
 
     Returns
     -------
@@ -262,12 +305,8 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
         discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving.
     """
     repeats = check_int("compare_trust_models", "repeats", repeats, low=1)
-    unknown = [m for m in models if m not in MODELS]
-    if unknown:
-        raise InputError(f"The 'models' parameter of compare_trust_models must hold names from "
-                         f"{', '.join(MODELS)}. Got {unknown[0]!r} instead.")
-    fleet = zipf_fleet(n, domain_size, zipf_s, days) if workload == "zipf" else \
-        keyboard_fleet(workload, vocabulary, days, devices)
+    fleet = _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabulary, devices, n, domain_size,
+                            zipf_s)[0]
     seed = rng if isinstance(rng, int) else None
     rng = as_generator(rng)
     counts, d, m = fleet.counts, fleet.counts.size, fleet.devices

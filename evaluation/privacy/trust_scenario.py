@@ -27,6 +27,7 @@ from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calib
 from ldpsim.evaluation.privacy.trust_compare import DEFAULTS, local_oracle, release_threshold, two_server, upload_bytes
 from ldpsim.evaluation.scenario.schema import REQUIRED, Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads.synthetic import zipf
+from ldpsim.mechanisms._validation import DELTA_MAX
 from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
 from ldpsim.simulator.collectors import COLLECTORS, CollectorSetup, simulate_collection
@@ -40,8 +41,12 @@ def _positive(v):
     return None if v > 0 else "must be > 0"
 
 
+def _delta(v):
+    return None if 0 < v <= DELTA_MAX else f"must be a δ in (0, {DELTA_MAX:g}] (mechanisms/_validation.py)"
+
+
 TRUST = {"name": Field(str, "trust_models"), "seed": Field(int, 2026), "devices": Field(int, 50_000, _positive),
-         "days": Field(int, 30, _positive), "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)"),
+         "days": Field(int, 30, _positive), "delta": Field(float, 1e-9, _delta),
          "workload": Field(dict, {}), "collectors": Field(dict, {}),
          "use_case": Field(dict, REQUIRED, help="one [trust.use_case.NAME] table per use case")}
 WORKLOAD = {"domain_size": Field(int, 2000, lambda v: None if v >= 2 else "must be ≥ 2"), "zipf_s": Field(float, 1.1)}
@@ -61,7 +66,7 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
 
 
 #: a deployment's use case under a trust model: the keys above and the δ of its guarantees
-DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)")}
+DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, 1e-9, _delta)}
 
 
 def model_params(model: TrustModel) -> tuple:

@@ -160,15 +160,14 @@ class IntegerNoise:
 
     def _dg_sum_pmf(self, k: np.ndarray) -> np.ndarray:
         s, m = self.scale, int(self.copies)
-        one_half = int(math.ceil(12 * s + 12))
+        # one copy's support covers k: the table's half width follows the sd, which is below s for a
+        # small s (a discrete Gaussian of s = 0.3 has sd 0.09), so 12·s + 12 alone can be the narrower
+        one_half = max(int(math.ceil(12 * s + 12)), int(-k[0]))
         j = np.arange(-one_half, one_half + 1)
         one = np.exp(-j.astype(float) ** 2 / (2 * s * s))
         one /= one.sum()
         if m == 1:
-            out = np.zeros(k.size)
-            lo = k[0]
-            out[j - lo] = one
-            return out
+            return one[k + one_half]
         size = 1 << int(math.ceil(math.log2(k.size + one.size)))
         grid = np.zeros(size)
         grid[j % size] = one                         # centred at 0 (negative lags wrap around)

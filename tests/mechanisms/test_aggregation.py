@@ -19,7 +19,9 @@ from ldpsim.runtime.errors import InputError
 from tests.stats import assert_chisquare_gof, assert_mean, assert_same_distribution, assert_variance
 
 LAWS = [IntegerNoise("skellam", 30.0), IntegerNoise("polya", 3.0), IntegerNoise("polya", 3.0, 0.3),
-        IntegerNoise("discrete_gaussian", 4.0), IntegerNoise("discrete_gaussian", 1.5).share(3).times(5)]
+        IntegerNoise("discrete_gaussian", 4.0), IntegerNoise("discrete_gaussian", 1.5).share(3).times(5),
+        # scales whose sd is below the scale (the calibration of a 1-day run reaches them)
+        IntegerNoise("discrete_gaussian", 0.3), IntegerNoise("discrete_gaussian", 0.05)]
 
 
 @pytest.mark.parametrize("law", LAWS, ids=str)
