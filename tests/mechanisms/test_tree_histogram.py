@@ -15,7 +15,9 @@ from ldpsim.runtime.errors import InputError
 from tests.stats import assert_mean, assert_same_distribution, assert_variance
 
 TREES = {"b4-h3-auto": TreeHistogram(1.0, 4, 3), "b2-h5-grr": TreeHistogram(2.0, 2, 5, "grr"),
-         "b3-h3-oue": TreeHistogram(0.5, 3, 3, "oue")}
+         "b3-h3-oue": TreeHistogram(0.5, 3, 3, "oue"),
+         # large ε: the sampling of levels dominates the oracles' noise (the −(Σ_ℓ μ_ℓ)² term matters)
+         "b4-h3-eps5-oue": TreeHistogram(5.0, 4, 3, "oue")}
 
 
 @pytest.fixture(params=sorted(TREES))
@@ -144,3 +146,18 @@ def test_bad_parameters_and_inputs_are_named():
         tree.perturb([1.5])
     with pytest.raises(ValueError, match="aggregate was made by"):
         TREES["b2-h5-grr"].estimate(tree.perturb_aggregate([0.0], rng=0))
+
+
+def test_level_sampling_variance_alone_at_large_epsilon():
+    """At ε = 30 the level oracles are exact to 10⁻¹³, so a range estimate varies only through which level
+    each device chose: the h·Σ_ℓ μ_ℓ² − (Σ_ℓ μ_ℓ)² part of the closed form, checked with R = 400."""
+    tree = TreeHistogram(30.0, 4, 3, "grr")
+    counts = _leaf_counts(tree, 300)
+    ranges = [(1, 33), (16, 63), (5, 6)]
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(12).spawn(400)]
+    est = np.array([[tree.estimate(agg)[a:b].sum() for a, b in ranges]
+                    for agg in (tree.sample_aggregate(counts, r) for r in rngs)])
+    truth = [counts[a:b].sum() for a, b in ranges]
+    var = [tree.range_variance(counts, a, b) for a, b in ranges]
+    assert_mean(est, truth, var, alpha=1e-4 / 2, what="tree range mean (ε = 30)")
+    assert_variance(est, truth, var, alpha=1e-4 / 2, what="tree range variance (ε = 30)")
