@@ -234,13 +234,10 @@ class TreeHistogram(Mechanism):
             return float(self.estimate(agg)[lo:hi].sum())
         return float(np.concatenate(self._levels(agg)) @ self.decomposition(lo, hi))
 
-    def linear_variance(self, leaf_counts, node_weights) -> np.ndarray:
-        """Exact variance of Σ_v a_v·ŷ_v for node weights ``a`` (N, or N × Q) and a fixed population.
-
-        Per device of leaf t: h·Σ_ℓ (Var(Z_ℓ | t) + μ_ℓ²) − (Σ_ℓ μ_ℓ)², μ_ℓ = a at t's node of level ℓ,
-        Var(Z_ℓ | t) the oracle's variance of Σ_v a_v·z_v (docs/math.md §2.6); summed over devices.
-        """
-        counts = check_counts(self.name, leaf_counts, self.leaves, "leaf_counts").astype(np.float64)
+    def device_variance(self, node_weights) -> np.ndarray:
+        """Variance that one device of each leaf adds to Σ_v a_v·ŷ_v, shape (D, Q) for node weights ``a``
+        (N × Q): h·Σ_ℓ (Var(Z_ℓ | t) + μ_ℓ²) − (Σ_ℓ μ_ℓ)², μ_ℓ = a at leaf t's node of level ℓ and
+        Var(Z_ℓ | t) the level oracle's variance of Σ_v a_v·z_v (docs/math.md §2.6)."""
         a = np.asarray(node_weights, np.float64)
         a = a.reshape(a.shape[0], -1)
         t = np.arange(self.leaves)
@@ -256,8 +253,13 @@ class TreeHistogram(Mechanism):
                 var = o.q * (1 - o.q) * s2 + (o.p * (1 - o.p) - o.q * (1 - o.q)) * mu ** 2
             per_device = per_device + self.height * (var / gap ** 2 + mu ** 2)
             mu_sum = mu_sum + mu
-        per_device = per_device - mu_sum ** 2
-        out = counts @ per_device
+        return per_device - mu_sum ** 2
+
+    def linear_variance(self, leaf_counts, node_weights) -> np.ndarray:
+        """Exact variance of Σ_v a_v·ŷ_v for node weights ``a`` (N, or N × Q) and a fixed population:
+        Σ_t n_t·:meth:`device_variance` (devices are independent; docs/math.md §2.6)."""
+        counts = check_counts(self.name, leaf_counts, self.leaves, "leaf_counts").astype(np.float64)
+        out = counts @ self.device_variance(node_weights)
         return out if np.ndim(node_weights) > 1 else out[0]
 
     def range_variance(self, leaf_counts, lo: int, hi: int, consistent: bool = True) -> float:
