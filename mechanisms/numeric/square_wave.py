@@ -101,8 +101,8 @@ class SW(NumericMechanism):
         return 2 * self.w * self.p
 
     @property
-    def slope(self) -> float:
-        """a in E[x* | x] = a·x: a = 2w(p − q) (docs/math.md §2.5)."""
+    def mean_scale(self) -> float:
+        """a in E[x* | x] = a·x: a = 2w(p − q) (docs/math.md §2.5); :meth:`estimate_mean` divides by it."""
         return 2 * self.w * (self.p - self.q)
 
     # client ------------------------------------------------------------------------------------
@@ -151,18 +151,18 @@ class SW(NumericMechanism):
             NaN for n = 0.
         """
         self._check_aggregate(agg)
-        return float(agg.data[0] / (agg.n * self.slope)) if agg.n else math.nan
+        return float(agg.data[0] / (agg.n * self.mean_scale)) if agg.n else math.nan
 
     # theory ------------------------------------------------------------------------------------
     def report_mean(self, x) -> np.ndarray:
         """E[x*|x] = a·x, a = 2w(p − q) (docs/math.md §2.5)."""
-        return self.slope * np.asarray(x, dtype=np.float64)
+        return self.mean_scale * np.asarray(x, dtype=np.float64)
 
     def report_variance(self, x) -> np.ndarray:
         """E[x*²|x] − (a·x)² with E[x*²|x] = 2qC³/3 + (p − q)(2w·x² + 2w³/3) (docs/math.md §2.5)."""
         x = np.asarray(x, dtype=np.float64)
         second = 2 * self.q * self.C ** 3 / 3 + (self.p - self.q) * (2 * self.w * x ** 2 + 2 * self.w ** 3 / 3)
-        return second - (self.slope * x) ** 2
+        return second - (self.mean_scale * x) ** 2
 
     def _pieces(self, x):
         n = x.size

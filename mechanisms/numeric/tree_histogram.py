@@ -150,7 +150,18 @@ class TreeHistogram(Mechanism):
 
     # server ----------------------------------------------------------------------------------------
     def aggregate(self, reports: TreeReports) -> Aggregate:
-        """The per-level device counts n_ℓ followed by each level oracle's aggregate (adds by ``+``)."""
+        """Server side: the per-level device counts n_ℓ followed by each level oracle's aggregate.
+
+        Parameters
+        ----------
+        reports : TreeReports
+            As returned by :meth:`perturb`.
+
+        Returns
+        -------
+        Aggregate
+            Mergeable by addition with aggregates of the same configuration.
+        """
         if not isinstance(reports, TreeReports) or len(reports.reports) != self.height:
             raise TypeError(f"{self.name}.aggregate: reports must be the TreeReports of perturb.")
         aggs = [o.aggregate(r) for o, r in zip(self.level_oracles, reports.reports)]
@@ -168,6 +179,18 @@ class TreeHistogram(Mechanism):
 
         The devices of each leaf split over the h levels as Multinomial(count, 1/h each); each level's
         oracle aggregate is then drawn by the oracle's own exact sampler from its node counts.
+
+        Parameters
+        ----------
+        leaf_counts : array_like of non-negative ints, shape (D,)
+            Devices per leaf.
+        rng : numpy.random.Generator, int or None
+            Source of randomness.
+
+        Returns
+        -------
+        Aggregate
+            Same law as ``aggregate(perturb(values))`` for readings in those leaves.
         """
         counts = check_counts(self.name, leaf_counts, self.leaves, "leaf_counts")
         rng = as_generator(rng)
@@ -191,7 +214,18 @@ class TreeHistogram(Mechanism):
         return self._levels(agg)
 
     def estimate(self, agg: Aggregate) -> np.ndarray:
-        """Consistent leaf counts (sum n; unbiased; may be negative): :func:`make_consistent`."""
+        """Consistent leaf counts (:func:`make_consistent`).
+
+        Parameters
+        ----------
+        agg : Aggregate
+            Made by this configuration (``ValueError`` otherwise).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (D,)
+            Unbiased counts summing to n (they may be negative); variances: :meth:`linear_variance`.
+        """
         return make_consistent(self._levels(agg), float(agg.n), self.branching)
 
     # theory ------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_estimate_mean_unbiased_with_theoretical_variance():
     values = np.random.default_rng(0).beta(2, 5, 2000) * 2 - 1
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(8).spawn(400)]
     est = np.array([[m.estimate_mean(m.aggregate(m.perturb(values, r)))] for r in rngs])
-    var = m.mean_variance(values) / m.slope ** 2
+    var = m.mean_variance(values) / m.mean_scale ** 2
     assert_mean(est, [values.mean()], [var], what="SW mean estimate")
     assert_variance(est, [values.mean()], [var], what="SW mean estimate variance")
 
