@@ -25,6 +25,9 @@ from ldpsim.mechanisms.frequency.rappor_decode import RAPPORDecoding
 from ldpsim.mechanisms.frequency.rr import RR
 from ldpsim.mechanisms.frequency.sdgrr import SDGRR
 from ldpsim.mechanisms.numeric.sdpm import SDPM
+from ldpsim.mechanisms.numeric.square_wave import SW
+from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram, TreeReports
+from ldpsim.mechanisms.numeric.quadtree_heatmap import QuadtreeHeatmap
 from ldpsim.mechanisms.frequency.sue import SUE
 from ldpsim.mechanisms.frequency.urr import URR
 from ldpsim.mechanisms.discovery.words import DiscoveryProtocol, DiscoveryResult, WordCodec
@@ -41,7 +44,7 @@ from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
 __all__ = ["Aggregate", "Guarantee", "GUARANTEE_KINDS", "DiscreteOracle", "FrequencyOracle", "GRR", "RR", "SDGRR", "URR", "MECHANISMS",
            "PersonalizedSDGRR", "combine_inverse_variance", "make", "OLH", "OLHReports", "OUE",
            "CMS", "CMSReports", "HCMS", "HCMSReports", "HashFamily",
-           "NumericMechanism", "PM", "SDPM", "EM", "EMResult", "PersonalizedSDPM",
+           "NumericMechanism", "PM", "SDPM", "SW", "TreeHistogram", "TreeReports", "QuadtreeHeatmap", "EM", "EMResult", "PersonalizedSDPM",
            "LaplaceHistogram", "project_lattice", "project_simplex_l1", "synthetic_data",
            "NoisyQuadtree", "arithmetic_allocation", "cormode_allocation", "geometric_allocation",
            "uniform_allocation", "RAPPOR", "RAPPORReports", "RAPPORDecoding", "HR", "SUE", "SHE", "THE",

@@ -26,6 +26,7 @@ from ldpsim.mechanisms.frequency.rappor import RAPPOR
 from ldpsim.mechanisms.frequency.rr import RR
 from ldpsim.mechanisms.frequency.sdgrr import SDGRR
 from ldpsim.mechanisms.numeric.sdpm import SDPM
+from ldpsim.mechanisms.numeric.square_wave import SW
 from ldpsim.mechanisms.frequency.sue import SUE
 from ldpsim.mechanisms.discovery.sample_threshold import TrieHHPP
 from ldpsim.mechanisms.discovery.sfp import SFP
@@ -48,6 +49,7 @@ MECHANISMS: dict[str, type] = {
     "pm": PM,
     "sdpm": SDPM,
     "personalized-sdpm": PersonalizedSDPM,
+    "sw": SW,
     # deployed designs and the peers' oracles (docs/math.md §7.1–§7.3)
     "rappor": RAPPOR,
     "hr": HR,

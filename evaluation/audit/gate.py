@@ -62,7 +62,7 @@ DEFAULTS = {
     "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]},
     "personalized-sdgrr": {"domain_size": 10, "partitions": [[0, 1, 2, 3, 4], [0, 1]]},
     "oue": {"domain_size": 10}, "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
-    "pm": {}, "sdpm": {"low": [-0.5, 0.5]},
+    "pm": {}, "sdpm": {"low": [-0.5, 0.5]}, "sw": {},
     "personalized-sdpm": {"ranges": [[-0.5, 0.5], [-0.25, 0.25]], "bins": 64},
     "rappor": {"num_bits": 16, "num_hashes": 2, "cohorts": 8},
     "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "she": {"domain_size": 6}, "the": {"domain_size": 6},

@@ -17,6 +17,7 @@ Events ("supports x and not x′", the distinguishing attack of Arcolezi & Gambs
 * CMS: bit h_j(x) is +1 and bit h_j(x′) is −1: c(1−f)² vs c·f², c the share of rows where x, x′ differ;
 * HCMS: w̃ = H[l, h_j(x)] ≠ H[l, h_j(x′)]: (c/2)(1−f′) vs (c/2)·f′;
 * PM, SDPM (pair 1, −1, both high for SDPM): report in [1, C] = the window of x = 1: p(C−1) vs q(C−1);
+* SW (pair 1, −1): report in [|1 − w|, C], in x = 1's window and outside x = −1's: p(C − |1 − w|) vs q(…);
 * PersonalizedSDGRR / PersonalizedSDPM, target "group<g>": a user who chose group g is audited with the
   SDGRR / SDPM plan of that group's partition / low range (the ε-SDLDP that group is promised), on
   reports of the personalized client with every user in group g; S also requires the clear group g;
@@ -37,7 +38,7 @@ from ldpsim.evaluation.audit.plans_deployed import one_bit_mean_plan, rappor_pla
 from ldpsim.evaluation.audit.plans_discovery import pem_plan, sketch_walk_plan, sfp_plan
 from ldpsim.evaluation.audit.plans_interactive import (below_threshold_plan, is_local_round, is_threshold_round,
                                                        local_round_plan, threshold_round_plan)
-from ldpsim.mechanisms import (CMS, FLH, HCMS, OLH, PEM, PM, RAPPOR, SDPM, SDGRR, SFP, SHE, URR, OneBitMean,
+from ldpsim.mechanisms import (CMS, FLH, HCMS, OLH, PEM, PM, RAPPOR, SDPM, SDGRR, SFP, SHE, SW, URR, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.mechanisms.sketches.hcms import hadamard_sign
 from ldpsim.mechanisms.frequency.mixture import KeepOrUniform
@@ -119,6 +120,14 @@ def _piecewise(mech) -> AuditPlan:
                      lambda r: np.asarray(r) >= 1.0, pm.p * width, pm.q * width)
 
 
+def _square_wave(mech: SW) -> AuditPlan:
+    """Pair (1, −1): report ≥ |1 − w|, inside x = 1's window and outside x = −1's (docs/math.md §2.5)."""
+    t = abs(1.0 - mech.w)
+    width = mech.C - t
+    return AuditPlan(1.0, -1.0, f"report >= {t:.4g} (window of x = 1 only)",
+                     lambda r: np.asarray(r) >= t, mech.p * width, mech.q * width)
+
+
 def _best_ratio(P: np.ndarray) -> tuple[int, int, int]:
     """(x, x′, r) maximising P[x, r] / P[x′, r] over a row-stochastic matrix (rows inputs, columns outputs)."""
     hi, lo = P.argmax(axis=0), P.argmin(axis=0)
@@ -171,7 +180,7 @@ def _personalized(mech, target: str) -> AuditPlan:
 
 #: (class, plan maker); makers with targets take (mech, target)
 _PLANS = ((KeepOrUniform, _keep_or_uniform), (UnaryEncoding, _unary), (OLH, _olh), (FLH, _flh), (CMS, _cms),
-          (HCMS, _hcms), (SDPM, _piecewise), (PM, _piecewise), (SHE, she_plan), (OneBitMean, one_bit_mean_plan),
+          (HCMS, _hcms), (SDPM, _piecewise), (PM, _piecewise), (SW, _square_wave), (SHE, she_plan), (OneBitMean, one_bit_mean_plan),
           (SFP, sfp_plan), (PEM, pem_plan), (TreeHist, sketch_walk_plan))
 _TARGETED = ((RAPPOR, rappor_plan), (PersonalizedSDGRR, _personalized), (PersonalizedSDPM, _personalized))
 

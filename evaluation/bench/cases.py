@@ -49,6 +49,7 @@ import numpy as np
 from ldpsim.mechanisms import registry
 from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.numeric.em import EM
+from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 
 from ldpsim.evaluation.bench.floors import FLOORS, Stopwatch
 from ldpsim.evaluation.discovery.scores import run_scores
@@ -91,10 +92,15 @@ class BenchCase:
     def make(self, domain_size: int):
         d = self.items(domain_size)
         params = {k: v(d) if callable(v) else v for k, v in self.params.items()}
-        cls = registry.MECHANISMS[self.name]
+        cls = registry.MECHANISMS[self.name] if self.name in registry.MECHANISMS else UNREGISTERED[self.name]
         if dataclasses.is_dataclass(cls) and any(f.name == "domain_size" and f.init for f in dataclasses.fields(cls)):
             params.setdefault("domain_size", d)
         return cls(**params)
+
+
+#: benchmarked classes outside the mechanism registry (no single-report interface: a tree's reports go
+#: to one of its levels)
+UNREGISTERED = {"tree-histogram": TreeHistogram}
 
 
 def every_tenth(domain_size: int) -> tuple:
@@ -136,6 +142,15 @@ CASES: list[BenchCase] = [
     BenchCase("hcms k256 m1024 ε1", "hcms", {"epsilon": 1.0, **_CMS_SMALL}, "direct", n=PER),
     BenchCase("sdpm EM d1024", "sdpm", {"epsilon": 1.0, "low": (-0.5, 0.5)}, "em", n=PER,
               numeric=True, unit="reports", extra={"bins": 1024}),
+    # distributions of one reading (docs/math.md §2.5, §2.6): SW's client, SW + EMS over 256 bins, and the
+    # tree histogram (β = 4, 1024 leaves) per user and from its exact sampler, each with its consistency
+    BenchCase("sw", "sw", {"epsilon": 1.0}, floor="user-draws", numeric=True),
+    BenchCase("sw EMS d256", "sw", {"epsilon": 1.0}, "em", n=PER, numeric=True, unit="reports",
+              extra={"bins": 256, "smoothing": True}),
+    BenchCase("tree b4 h5", "tree-histogram", {"epsilon": 1.0, "branching": 4, "height": 5}, "tree",
+              floor="level-bits", numeric=True),
+    BenchCase("tree b4 h5", "tree-histogram", {"epsilon": 1.0, "branching": 4, "height": 5}, "tree-direct",
+              numeric=True, n=PER),
     # deployed designs and the peers' oracles: measured, compared with the peers
     *[BenchCase(label, name, params, path, floor=floor if path == "per-user" else None, domain=domain,
                 n=n if path == "per-user" else PER)
@@ -218,8 +233,21 @@ def _em(case: BenchCase, n: int, domain_size: int, seed) -> tuple[Stopwatch, np.
     wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     reports = mech.perturb(wl_rng.uniform(-1.0, 1.0, n), run_rng)
     with Stopwatch() as sw:
-        em = EM(mech, bins=case.extra["bins"])
+        em = EM(mech, bins=case.extra["bins"], smoothing=case.extra.get("smoothing", False))
         est = em.estimate(em.aggregate(reports))
+    return sw, est
+
+
+def _tree(case: BenchCase, n: int, domain_size: int, seed, direct: bool = False) -> tuple[Stopwatch, np.ndarray]:
+    """A tree histogram (docs/math.md §2.6) of n readings uniform in [−1, 1]: per user (perturb + aggregate)
+    or from the leaf counts by its exact sampler, then the consistent leaves."""
+    mech = case.make(domain_size)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    values = wl_rng.uniform(-1.0, 1.0, n)
+    counts = np.bincount(mech.leaf_of(values), minlength=mech.leaves)
+    with Stopwatch() as sw:
+        agg = mech.sample_aggregate(counts, run_rng) if direct else mech.perturb_aggregate(values, run_rng)
+        est = mech.estimate(agg)
     return sw, est
 
 
@@ -284,7 +312,8 @@ def _trust_cell(case: BenchCase, n: int, domain_size: int, seed) -> tuple[Stopwa
 #: path → runner ``(case, n, domain_size, seed) -> (Stopwatch, estimates)``; register new paths here
 RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _counter,
            "counter-direct": _counter_direct, "discover": _discover,
-           "discover-direct": functools.partial(_discover, direct=True), "trust-cell": _trust_cell}
+           "discover-direct": functools.partial(_discover, direct=True), "trust-cell": _trust_cell,
+           "tree": _tree, "tree-direct": functools.partial(_tree, direct=True)}
 
 
 def peak_rss_bytes() -> int:
@@ -348,7 +377,7 @@ def skip_reason(case: BenchCase, domain_size: int) -> str | None:
     """Why ``case`` cannot run yet (mechanism not registered, parameters rejected), or None."""
     if case.path == "trust-cell":
         return None if case.name in TRUST_MODELS else f"{case.name!r} is not a trust model"
-    if case.name not in registry.MECHANISMS:
+    if case.name not in registry.MECHANISMS and case.name not in UNREGISTERED:
         return f"{case.name!r} not registered yet"
     try:
         case.make(domain_size)

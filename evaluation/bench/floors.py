@@ -11,6 +11,8 @@ Each floor does only work the path must also do, at the same sizes, with the sam
 * ``report-bits`` — 32 raw random bits per 16 report bits, n·W bits in all (W = D for unary encodings,
   m for CMS): the alias sampler of :func:`~ldpsim.mechanisms.bitsampling.bernoulli_words` reads that many.
 * ``user-draws`` — one raw 64-bit draw per user: any per-user report needs at least one.
+* ``level-bits`` — a tree histogram's: one raw draw per device (its level) and the report bits of
+  each level's oracle for its share of the devices.
 * ``sketch-cells`` — one raw draw per user (the exact direct sampler places every user in a row), one
   16-bit uniform per cell of a k × m sketch (its binomial per cell) and k·D random gathers from a
   table of k × (m+1) int64 (the estimate reads one cell per row and item).
@@ -90,6 +92,17 @@ def sketch_cells(mech, n: int, domain_size: int, rng: np.random.Generator) -> St
     return sw
 
 
+def level_report_bits(mech, n: int, domain_size: int, rng: np.random.Generator) -> Stopwatch:
+    """A tree histogram's levels (docs/math.md §2.6): n raw draws (each device's level) plus, per level,
+    its n/h devices' report bits (⌈W/16⌉ 32-bit draws each, W = β^ℓ for a unary level, 16 for GRR's one draw)."""
+    share = n // mech.height
+    words = sum(share * -(-(o.domain_size if hasattr(o, "bit_probabilities") else 16) // 16)
+                for o in mech.level_oracles)
+    with Stopwatch() as sw:
+        _raw_words(n + -(-words // 2), rng)
+    return sw
+
+
 #: floor name → function ``(mechanism, n, domain_size, rng) -> Stopwatch``
 FLOORS = {"exponentials": exponentials, "report-bits": report_bits, "user-draws": user_draws,
-          "sketch-cells": sketch_cells}
+          "sketch-cells": sketch_cells, "level-bits": level_report_bits}

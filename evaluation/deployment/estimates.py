@@ -198,7 +198,8 @@ def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame
     aggregate of every day. Estimated mean vs the mean of all sessions' readings (``true_event``) and
     of the donated ones as privatized, i.e. clipped to the use case's range (``true_donated``, what the
     estimate targets); raw units. ``sd`` is the estimate's sd (``sd_method``): for an unbiased report
-    average its largest value over the input range, sqrt(max_x Var[x*|x] / n) (PM: |x| = 1; 1BitMean:
+    average its largest value over the input range, sqrt(max_x Var[x*|x] / n)/a, a the mechanism's
+    ``mean_scale`` (1 but for SW, docs/math.md §2.5) (PM: |x| = 1; 1BitMean:
     x = m/2, docs/math.md §7.3); for an EM mean (no closed form) a
     parametric bootstrap of 200 EM runs at the pooled estimate, scaled to each day's n by sqrt(n_pooled / n)
     and capped at half the range (docs/math.md §4.1)."""
@@ -220,6 +221,7 @@ def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame
             per_report, method = _em_unit_sd(aggregator, total, rng) ** 2 * total.n, "EM bootstrap"
         else:  # PM: at |x| = 1; 1BitMean: at x = m/2 (π = 1/2); both on this grid
             per_report = float(mech.report_variance(np.linspace(a, b, 257)).max())
+            per_report /= getattr(mech, "mean_scale", 1.0) ** 2  # SW: the estimate is the average over a
             method = "largest variance over the input range"
         # an EM mean lies in the range, so its sd is at most half the range (the scaling overshoots at tiny n)
         cap = (hi - lo) / 2 if uc.em_bins is not None else np.inf

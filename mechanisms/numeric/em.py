@@ -161,7 +161,7 @@ class EM:
     Parameters
     ----------
     mechanism : NumericMechanism
-        The mechanism that produced the reports (PM or SDPM).
+        The mechanism that produced the reports (PM, SDPM or SW; docs/math.md §2.5 for SW).
     bins : int, default 1024
         Number d ≥ 2 of equal input bins of [−1, 1]; the output bins follow
         (``mechanism.em_output_edges``).

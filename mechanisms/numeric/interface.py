@@ -71,6 +71,10 @@ class NumericMechanism(Mechanism):
 
     #: size of one encoded report: a little-endian float64
     report_bytes = 8
+    #: a in E[x* | x] = a·x where the report average is unbiased up to that factor (1 for PM; SW's
+    #: :attr:`~ldpsim.mechanisms.numeric.square_wave.SW.mean_scale` < 1): ``estimate_mean`` divides by it,
+    #: so the estimate's variance is the report average's divided by a²
+    mean_scale = 1.0
 
     # ---- client side -------------------------------------------------------------------------
     def _check_values(self, values) -> np.ndarray:

@@ -1,0 +1,89 @@
+"""Where on a key the finger lands: a synthetic per-key tap model — docs/math.md §5.1.
+
+No tap data is installable, so positions come from a generative model with the structure touch-model
+studies report: each key has its own systematic offset from its centre, each device (its owner's hand
+and grip) adds a habit offset to every tap, left-handed owners mirror the horizontal part of the
+handedness shift, and taps scatter around all of that. Coordinates are in the key's own box, mapped to
+[−1, 1]² (x to the right, y upwards; 0 = the key's centre); points outside the box are clipped onto it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ldpsim.mechanisms._validation import as_generator, check_int, check_real
+
+
+class KeyTaps(NamedTuple):
+    """One tap per device: the key it landed on, its position in the key's box, the owner's hand, and
+    the model's per-key offsets (for reference)."""
+
+    keys: np.ndarray          # (n,) int key ids 0 … K−1
+    xy: np.ndarray            # (n, 2) positions in [−1, 1]²
+    left_handed: np.ndarray   # (n,) bool
+    key_offsets: np.ndarray   # (K, 2) the keys' systematic offsets
+
+    def grid_counts(self, side: int) -> np.ndarray:
+        """True tap counts per key on a side × side grid of each key's box, shape (K, side, side);
+        row 0 is the bottom of the key (y = −1), column 0 its left edge (x = −1)."""
+        cells = np.minimum(((self.xy + 1.0) / 2.0 * side).astype(np.int64), side - 1)
+        flat = (self.keys * side + cells[:, 1]) * side + cells[:, 0]
+        k = self.key_offsets.shape[0]
+        return np.bincount(flat, minlength=k * side * side).reshape(k, side, side)
+
+
+def key_taps(n: int, rng=None, keys: int = 30, key_spread: float = 0.15, habit_spread: float = 0.12,
+             tap_spread: tuple = (0.32, 0.26), left_share: float = 0.1,
+             hand_shift: tuple = (0.12, -0.15)) -> KeyTaps:
+    """Draw one tap per device on one of ``keys`` keys chosen uniformly (docs/math.md §5.1).
+
+    Tap = key offset (per key, N(0, key_spread²) per axis, drawn once) + handedness shift (right-handed:
+    ``hand_shift``; left-handed: its x mirrored) + device habit (N(0, habit_spread²) per axis, per device)
+    + scatter (N(0, tap_spread²) per axis, per tap), clipped to [−1, 1]². Independent child streams of
+    ``rng`` (Generator.spawn) draw the key offsets, the devices and the taps.
+
+    Parameters
+    ----------
+    n : int
+        Devices (one tap each), ≥ 1.
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+    keys : int, default 30
+        Number of keys K ≥ 1.
+    key_spread, habit_spread : float
+        Standard deviations (key-box half-widths) of the per-key and per-device offsets, ≥ 0.
+    tap_spread : (float, float)
+        Standard deviations of the scatter along x and y, > 0.
+    left_share : float, default 0.1
+        Share of left-handed owners, in [0, 1].
+    hand_shift : (float, float)
+        Right-handed owners' mean shift (x, y); left-handed owners get (−x, y).
+
+    Returns
+    -------
+    KeyTaps
+
+    Examples
+    --------
+    >>> taps = key_taps(1000, rng=0, keys=3)
+    >>> taps.xy.shape, taps.grid_counts(16).shape, int(taps.grid_counts(16).sum())
+    ((1000, 2), (3, 16, 16), 1000)
+    """
+    n = check_int("key_taps", "n", n, low=1)
+    k = check_int("key_taps", "keys", keys, low=1)
+    key_spread = check_real("key_taps", "key_spread", key_spread, 0.0, math.inf, low_open=False)
+    habit_spread = check_real("key_taps", "habit_spread", habit_spread, 0.0, math.inf, low_open=False)
+    sx, sy = (check_real("key_taps", "tap_spread", s, 0.0, math.inf) for s in tap_spread)
+    left_share = check_real("key_taps", "left_share", left_share, 0.0, 1.0, low_open=False, high_open=False)
+    hx, hy = (check_real("key_taps", "hand_shift", s) for s in hand_shift)
+    g_keys, g_devices, g_taps = as_generator(rng).spawn(3)
+    offsets = g_keys.normal(0.0, key_spread, (k, 2))
+    key = g_devices.integers(0, k, n)
+    left = g_devices.random(n) < left_share
+    habit = g_devices.normal(0.0, habit_spread, (n, 2))
+    shift = np.stack([np.where(left, -hx, hx), np.full(n, hy)], axis=1)
+    xy = offsets[key] + shift + habit + g_taps.normal(0.0, 1.0, (n, 2)) * (sx, sy)
+    return KeyTaps(key, np.clip(xy, -1.0, 1.0), left, offsets)
