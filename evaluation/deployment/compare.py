@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: aggregation models a design may name (the trust models add theirs here)
@@ -125,8 +126,8 @@ def designs_from_variants(path) -> tuple[Design, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Comparison:
+@dataclass(frozen=True, repr=False)
+class Comparison(BriefRepr):
     """What :func:`compare` returns.
 
     Attributes

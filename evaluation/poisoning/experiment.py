@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ldpsim.evaluation.cost import MAX_REPORT_USERS, CostError, deployment_plan, memory_budget
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: most cell repeats of a population sweep (cells × repeats): each draws the genuine and fake aggregates
@@ -45,8 +46,8 @@ POWER = 0.8
 FAKES, EPSILONS, TARGET_RANK = (0, 10, 20, 40, 80), (2.0, 4.0, 8.0), 80
 
 
-@dataclass(frozen=True)
-class PoisonResult:
+@dataclass(frozen=True, repr=False)
+class PoisonResult(BriefRepr):
     """What :func:`poison` returns.
 
     Attributes

@@ -32,6 +32,7 @@ from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secagg_cost import secagg_bytes
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.mechanisms.aggregation.two_server import TwoServer
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: starting parameters of each model before calibration (the noise families production uses)
@@ -177,8 +178,8 @@ def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int
     return {"mse_measured": float(np.mean(errs)), "top_k_precision": float(np.mean(precision))}
 
 
-@dataclass
-class TrustComparison:
+@dataclass(repr=False)
+class TrustComparison(BriefRepr):
     """What :func:`compare_trust_models` returns: one row per (model, ε over the run); the error curves."""
 
     table: pd.DataFrame
