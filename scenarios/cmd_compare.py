@@ -44,6 +44,7 @@ def _run_trust(args) -> int:
     """``--trust``: :func:`~ldpsim.evaluation.privacy.trust_compare.compare_trust_models` at the budget."""
     from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
     from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
+    from ldpsim.evaluation.privacy.trust_tables import comparison_lines
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve
 
@@ -56,9 +57,7 @@ def _run_trust(args) -> int:
                                   rng=args.seed if args.seed is not None else 2026)
     out = Path(args.out) if args.out else Path("runs") / "compare-trust"
     write_trust_results(out, comparison=result, force=args.force)
-    cols = ["model", "epsilon_run", "epsilon_day", "mse_theory", "top_k_precision", "min_frequency",
-            "discovery", "days_to_discovery", "bytes_per_device", "trusted", "if_misbehaving"]
-    print(result.table[cols].to_string(index=False))
+    print("\n".join(comparison_lines(result, full=str(out / "comparison.csv"))))
     options.say(args, f"\nrun folder: {out}")
     return 0
 

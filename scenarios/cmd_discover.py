@@ -7,6 +7,8 @@ per-protocol summary and writes its tables and figure into ``--out``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ldpsim.scenarios import options
 
 
@@ -21,11 +23,15 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from ldpsim.evaluation.report.console_table import console_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.api import discover
     make_out_folder(args.out or "runs/discovery-days", create=False)  # a bad --out is refused before the work
     result = discover(args.scenario, seeds=args.seeds)
-    print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    for path in result.to_folder(args.out or "runs/discovery-days", force=args.force):
+    out = args.out or "runs/discovery-days"
+    paths = result.to_folder(out, force=args.force)
+    print("\n".join(console_lines(result.summary, title="Days until the new word is found, by protocol",
+                                   full=str(Path(out) / "discovery_days_summary.csv"))))
+    for path in paths:
         options.say(args, path)
     return 0
