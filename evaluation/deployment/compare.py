@@ -185,10 +185,11 @@ class Comparison(BriefRepr):
         (default: the terminal's; :func:`~ldpsim.evaluation.report.console_table.console_lines`), the full
         table being ``compare.csv``."""
         from ldpsim.evaluation.report.console_table import console_lines
-        cols = [c for c in ("design", "mechanism", "memoize", "epsilon", "epsilon_report", "epsilon_permanent",
-                            "epsilon_device", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
-                            "top10_precision", "rank_error", "slang_first_day", "bytes_per_device", "server_cells",
-                            "linked", "stripped", "linking_linked") if c in self.table and self.table[c].notna().any()]
+        cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
+                            "mse_high", "top10_precision", "mechanism", "memoize", "epsilon", "epsilon_report",
+                            "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
+                            "bytes_per_device", "server_cells", "linked", "stripped", "linking_linked")
+                if c in self.table and self.table[c].notna().any()]
         return console_lines(self.table, cols, width=width, full="compare.csv", title=(
             f"Designs at the same budget: {self.budget_text()}; {self.budget['devices']:,} devices, "
             f"seed {self.budget['seed']}"))

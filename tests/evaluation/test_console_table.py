@@ -59,7 +59,8 @@ def test_poison_result_prints_the_head_of_a_long_table(monkeypatch):
 def test_compare_prints_a_titled_table_that_fits(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     cols = ("design", "mechanism", "memoize", "epsilon", "epsilon_report", "epsilon_permanent", "epsilon_device",
-            "epsilon_central", "share_mse_top10", "share_mse_top10_theory", "top10_precision", "rank_error",
+            "epsilon_central", "share_mse_top10", "share_mse_top10_theory", "mse_low", "mse_high", "top10_precision",
+            "rank_error",
             "slang_first_day", "bytes_per_device", "server_cells")
     table = pd.DataFrame({c: [1.2345678, 2.5] if c not in ("design", "mechanism") else ["cms", "olh"] for c in cols})
     result = Comparison(table, pd.DataFrame(), {"per": "device", "epsilon": 8.0, "days": 30, "devices": 10_800,
@@ -68,3 +69,6 @@ def test_compare_prints_a_titled_table_that_fits(monkeypatch):
     assert lines[0].startswith("Designs at the same budget: ε = 8 per device over 30 days")
     assert all(len(line) <= 100 for line in lines[1:])
     assert "full table in compare.csv" in " ".join(" ".join(lines[-3:]).split())
+    # the theory's 95 % interval the how-to promises is printed beside the measured MSE and its theory
+    assert lines[1].split()[:6] == ["design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory",
+                                    "mse_low", "mse_high"]
