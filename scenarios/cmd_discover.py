@@ -30,7 +30,9 @@ def run(args) -> int:
     result = discover(args.scenario, seeds=args.seeds)
     out = args.out or "runs/discovery-days"
     paths = result.to_folder(out, force=args.force)
-    print("\n".join(console_lines(result.summary, title="Days until the new word is found, by protocol",
+    first = ["protocol", "days_to_discovery_median", "found_share", "first_day_found_median", "f1_last_day"]
+    cols = first + [c for c in result.summary.columns if c not in first]   # the answers, then the privacy
+    print("\n".join(console_lines(result.summary, cols, title="Days until the new word is found, by protocol",
                                    full=str(Path(out) / "discovery_days_summary.csv"))))
     for path in paths:
         options.say(args, path)
