@@ -6,7 +6,9 @@ Each is what the command of the same name runs (the commands are thin layers tha
 writes the same run folder, and returns what a notebook wants next: a result object with the folder
 and its tables as pandas objects. Bad input raises ``ValueError`` (``ldpsim.runtime.errors.InputError``
 and its subclasses) with the command line's message. A shipped scenario's older file name is accepted
-with a note on stderr.
+with a note on stderr. A call that writes a run folder and is given no ``out`` writes it under ``runs/`` in
+the current folder and says so on stderr, with the folder's absolute path (the line ``run folder: …`` the
+command line prints too).
 
 >>> import ldpsim                                                     # doctest: +SKIP
 >>> result = ldpsim.run("keyboard", devices=2000, days=3, out="runs/nb")   # doctest: +SKIP
@@ -28,7 +30,9 @@ def run(scenario: str | Path = "keyboard", **options):
         A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
     **options
         ``devices``, ``days``, ``seed``, ``workers``, ``scheduler``, ``out``, ``force``, ``progress``,
-        ``log``, ``vocabulary``: as :func:`ldpsim.evaluation.deployment.study.run_deployment`.
+        ``log``, ``vocabulary``: as :func:`ldpsim.evaluation.deployment.study.run_deployment`. Without
+        ``out`` the folder is ``runs/<name>-<devices>x<days>d-seed<seed>`` in the current folder, and a
+        line on stderr names it.
 
     Returns
     -------
@@ -36,7 +40,15 @@ def run(scenario: str | Path = "keyboard", **options):
         The run folder, its summary and tables, the figures and the printed summary.
     """
     from ldpsim.evaluation.deployment.study import run_deployment
-    return run_deployment(_resolved(scenario), **options)
+    return _told(run_deployment(_resolved(scenario), **options), options.get("out"))
+
+
+def _told(result, out):
+    """``result``, after saying on stderr where a run folder written to the default place (``out`` None) is."""
+    if out is None and getattr(result, "out", None) is not None:
+        print(f"run folder: {Path(result.out).resolve()}  (the default, under runs/ in the current folder; "
+              "out= chooses another)", file=sys.stderr)
+    return result
 
 
 def _resolved(scenario, key: str = "scenario") -> Path:
@@ -67,7 +79,8 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     scheduler : str, optional
         Address of an existing Dask scheduler.
     out : str or Path, optional
-        The run folder (default ``runs/<scenario name>``); an interrupted sweep resumes there.
+        The run folder (default ``runs/<scenario name>`` in the current folder, which a line on stderr
+        names); an interrupted sweep resumes there.
     force, resume, dry_run : bool
         Replace another scenario's results in ``out``; require a run to resume; only plan.
     progress : bool
@@ -96,9 +109,9 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
         print(f"note: {note}", file=sys.stderr)
     shown = ProgressCallback("cells", progress)
     try:
-        return sweep_study(loaded, path.read_text(encoding="utf-8"), Path(out or Path("runs") / loaded.name),
-                           workers=workers, scheduler=scheduler, force=force, resume=resume, dry_run=dry_run,
-                           progress=shown)
+        return _told(sweep_study(loaded, path.read_text(encoding="utf-8"), Path(out or Path("runs") / loaded.name),
+                                 workers=workers, scheduler=scheduler, force=force, resume=resume,
+                                 dry_run=dry_run, progress=shown), None if dry_run else out)
     finally:
         shown.close()
 
@@ -167,7 +180,8 @@ def reproduce(name: str | Path = "all", *, out: str | Path | None = None, repeat
         A reproduction's name (``"sdldp-fig5"``, ``"rr-survey"``; ``ldpsim scenarios`` lists them), a
         reproduction ``.toml`` file, or ``"all"``.
     out : str or Path, optional
-        The folder (default ``runs/reproduce``); figures of earlier reproductions there are kept.
+        The folder (default ``runs/reproduce`` in the current folder, which a line on stderr names);
+        figures of earlier reproductions there are kept.
     repeats : int, optional
         Repeats per setting (default: the file's).
     quick : bool
@@ -184,7 +198,7 @@ def reproduce(name: str | Path = "all", *, out: str | Path | None = None, repeat
     result = reproduce_into(name, Path(out or Path("runs") / "reproduce"), repeats=repeats, quick=quick, seed=seed)
     for note in result.notes:
         print(note, file=sys.stderr)
-    return result
+    return _told(result, out)
 
 
 def scenarios_table():

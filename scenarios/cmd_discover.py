@@ -7,6 +7,8 @@ per-protocol summary and writes its tables and figure into ``--out``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ldpsim.scenarios import options
 
 
@@ -22,11 +24,17 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from ldpsim.evaluation.report.console_table import console_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.api import discover
     make_out_folder(args.out or "runs/discovery-days", create=False)  # a bad --out is refused before the work
     result = discover(args.scenario, seeds=args.seeds)
-    print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    for path in result.to_folder(args.out or "runs/discovery-days", force=args.force):
+    out = args.out or "runs/discovery-days"
+    paths = result.to_folder(out, force=args.force)
+    first = ["protocol", "days_to_discovery_median", "found_share", "first_day_found_median", "f1_last_day"]
+    cols = first + [c for c in result.summary.columns if c not in first]   # the answers, then the privacy
+    print("\n".join(console_lines(result.summary, cols, title="Days until the new word is found, by protocol",
+                                   full=str(Path(out) / "discovery_days_summary.csv"))))
+    for path in paths:
         options.say(args, path)
     return 0

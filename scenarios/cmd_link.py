@@ -19,9 +19,17 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from ldpsim.evaluation.adversary.linking import memo_linking
+    from ldpsim.evaluation.report.console_table import console_lines
     result = memo_linking(args.devices, args.epsilon, 0 if args.seed is None else args.seed)
-    print(result.summary().round(3).to_string())
-    for path in result.to_folder(args.out or "runs/link", force=args.force):
+    out = args.out or "runs/link"
+    paths = result.to_folder(out, force=args.force)
+    summary = result.summary().reset_index()
+    summary.columns = [c if isinstance(c, str) else f"day {c}" for c in summary.columns]
+    print("\n".join(console_lines(summary, title="Share of devices whose favourite the linking observer guesses",
+                                   full=str(Path(out) / "linking.csv"))))
+    for path in paths:
         print(path)
     return 0

@@ -42,10 +42,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    import pandas as pd
-
     from ldpsim.evaluation.privacy.trust_compare import compare_trust_models, comparison_plan
     from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
+    from ldpsim.evaluation.privacy.trust_tables import comparison_lines, scenario_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve
 
@@ -66,12 +65,9 @@ def run(args) -> int:
     if args.compare:
         comparison = compare_trust_models(fleet, **study, rng=result.settings["seed"])
     out = write_trust_results(args.out or f"runs/{result.settings['name']}", result, comparison, force=args.force)
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(result.table.drop(columns=["trusted"]).to_string(index=False))
-        if comparison is not None:
-            cols = ["model", "epsilon_run", "epsilon_day", "mse_theory", "top_k_precision", "min_frequency",
-                    "discovery", "days_to_discovery", "bytes_per_device", "if_misbehaving"]
-            print()
-            print(comparison.table[cols].to_string(index=False))
+    print("\n".join(scenario_lines(result, full=str(out / "trust.csv"))))
+    if comparison is not None:
+        print()
+        print("\n".join(comparison_lines(comparison, full=str(out / "comparison.csv"))))
     print(f"\nwrote {out}")
     return 0

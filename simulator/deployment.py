@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import simpy
 
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.simulator.channel import UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.device import DAY_S, Devices
@@ -25,8 +26,8 @@ from ldpsim.simulator.report_store import ReportStore
 from ldpsim.simulator.server import Server
 
 
-@dataclass
-class DeploymentResult:
+@dataclass(repr=False)
+class DeploymentResult(BriefRepr):
     """What a run produced: mergeable by :meth:`merge` (aggregates and truth add, records concatenate).
 
     Attributes

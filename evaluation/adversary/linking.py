@@ -30,6 +30,7 @@ import pandas as pd
 
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.memo import keyed_perturb
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.simulator.memoization import device_keys, report_keys
 
 
@@ -162,8 +163,8 @@ def plot_linking(df: pd.DataFrame, path) -> None:
     fig.savefig(path, dpi=100, format="png")
 
 
-@dataclass(frozen=True)
-class LinkingResult:
+@dataclass(frozen=True, repr=False)
+class LinkingResult(BriefRepr):
     """What :func:`memo_linking` returns: the tidy table of :func:`linking_study` and its parameters."""
 
     table: pd.DataFrame

@@ -24,6 +24,8 @@ device keys and values, and S is the joint event "all T reports in S" (:mod:`.re
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 
@@ -287,13 +289,28 @@ def audit_reports(reports_x, reports_x_prime, epsilon: float, x=0, x_prime=1, su
     return _best(subject, epsilon, confidence, x, x_prime, events, c_x, c_xp, n_x, n_xp, "reports", start)
 
 
+def _import_from_cwd(module: str):
+    """Import ``module`` as ``python -c`` would: the current folder is searched first (it is put on
+    ``sys.path`` for this import only, unless it is there already)."""
+    cwd = os.getcwd()
+    on_path = {os.path.abspath(p or os.curdir) for p in sys.path}
+    if cwd in on_path:
+        return importlib.import_module(module)
+    sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module)
+    finally:
+        sys.path.remove(cwd)
+
+
 def load_callable(spec: str, kwargs: dict | None = None):
-    """``"package.module:function"`` → the function; with ``kwargs``, the function is a factory called with them."""
+    """``"package.module:function"`` → the function; with ``kwargs``, the function is a factory called with
+    them. The module is imported as ``python -c`` would: a module in the current folder is found."""
     module, sep, name = spec.partition(":")
     if not sep or not module or not name:
         raise InputError(f"A client must be given as MODULE:FUNCTION. Got {spec!r} instead.")
     try:
-        obj = importlib.import_module(module)
+        obj = _import_from_cwd(module)
         for part in name.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ldpsim.evaluation.bench import cases as bench_cases
 from ldpsim.evaluation.bench import discovery_peers, peers
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 EQUAL_P = 0.01
@@ -145,8 +146,8 @@ def machine_load() -> dict:
             "python": platform.python_version()}
 
 
-@dataclass
-class BenchResult:
+@dataclass(repr=False)
+class BenchResult(BriefRepr):
     """What :func:`bench` measured: ``table`` (one row per case), ``peers`` and ``discovery`` (empty
     without ``peers``), the settings and the machine's load before and after (:func:`machine_load`)."""
 

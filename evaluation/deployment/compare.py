@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: aggregation models a design may name (the trust models add theirs here)
@@ -125,8 +126,8 @@ def designs_from_variants(path) -> tuple[Design, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Comparison:
+@dataclass(frozen=True, repr=False)
+class Comparison(BriefRepr):
     """What :func:`compare` returns.
 
     Attributes
@@ -179,16 +180,19 @@ class Comparison:
         fig.tight_layout()
         return fig
 
-    def lines(self) -> list[str]:
-        """The comparison as text (what ``ldpsim compare`` prints)."""
-        cols = [c for c in ("design", "mechanism", "memoize", "epsilon", "epsilon_report", "epsilon_permanent",
-                            "epsilon_device", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
-                            "top10_precision", "rank_error", "slang_first_day", "bytes_per_device", "server_cells",
-                            "linked", "stripped", "linking_linked") if c in self.table and self.table[c].notna().any()]
-        with pd.option_context("display.width", 250, "display.max_columns", 30):
-            text = self.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
-        return [f"budget: {self.budget_text()}; {self.budget['devices']:,} devices, seed {self.budget['seed']}",
-                *text.splitlines()]
+    def lines(self, width: int | None = None) -> list[str]:
+        """The comparison as text (what ``ldpsim compare`` prints): the columns that fit ``width`` characters
+        (default: the terminal's; :func:`~ldpsim.evaluation.report.console_table.console_lines`), the full
+        table being ``compare.csv``."""
+        from ldpsim.evaluation.report.console_table import console_lines
+        cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
+                            "mse_high", "top10_precision", "mechanism", "memoize", "epsilon", "epsilon_report",
+                            "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
+                            "bytes_per_device", "server_cells", "linked", "stripped", "linking_linked")
+                if c in self.table and self.table[c].notna().any()]
+        return console_lines(self.table, cols, width=width, full="compare.csv", title=(
+            f"Designs at the same budget: {self.budget_text()}; {self.budget['devices']:,} devices, "
+            f"seed {self.budget['seed']}"))
 
     def to_folder(self, out, force: bool = False) -> Path:
         """Write ``compare.csv``, ``spend.csv``, ``compare.png``, ``config.json`` and ``report.html`` into
@@ -213,7 +217,7 @@ class Comparison:
             write_report_html(folder.path("report.html"), "Designs at the same privacy budget",
                               [("Budget", self.budget_text()), ("Designs side by side", [self.table, fig]),
                                ("What one device spends (the accountant)", self.spend),
-                               ("As printed", Preformatted("\n".join(self.lines())))],
+                               ("As printed", Preformatted("\n".join(self.lines(width=10_000))))],
                               config=self.budget, seed=self.budget["seed"])
             folder.record("report.html")
             folder.finalize()

@@ -33,6 +33,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ldpsim.runtime.brief_repr import BriefRepr
+
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
                "readings": "readings", "pooled_readings": "readings_pooled", "words": "words",
@@ -67,8 +69,8 @@ class DeploymentPlan:
         return "\n".join([*lines, f"run folder: {self.out}"])
 
 
-@dataclass(frozen=True)
-class DeploymentStudy:
+@dataclass(frozen=True, repr=False)
+class DeploymentStudy(BriefRepr):
     """What :func:`run_deployment` returns.
 
     Attributes

@@ -44,6 +44,7 @@ from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.prefix_tree import PrefixTree
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE, make
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.simulator.discovery_rounds import interactive_passes, nightly_one_shot, online_holders
 
 #: shipped corpora by language, and a slang word each holds nowhere
@@ -190,8 +191,8 @@ def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int,
     return rows
 
 
-@dataclass(frozen=True)
-class DaysResult:
+@dataclass(frozen=True, repr=False)
+class DaysResult(BriefRepr):
     """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true) and the
     per-protocol ``summary``."""
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ldpsim.evaluation.cost import MAX_REPORT_USERS, CostError, deployment_plan, memory_budget
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: most cell repeats of a population sweep (cells × repeats): each draws the genuine and fake aggregates
@@ -45,8 +46,8 @@ POWER = 0.8
 FAKES, EPSILONS, TARGET_RANK = (0, 10, 20, 40, 80), (2.0, 4.0, 8.0), 80
 
 
-@dataclass(frozen=True)
-class PoisonResult:
+@dataclass(frozen=True, repr=False)
+class PoisonResult(BriefRepr):
     """What :func:`poison` returns.
 
     Attributes
@@ -66,15 +67,18 @@ class PoisonResult:
     check: dict = field(default_factory=dict)
     out: Path | None = None
 
-    def lines(self) -> list[str]:
-        """The table and the check, as ``ldpsim poison`` prints them."""
+    def lines(self, width: int | None = None) -> list[str]:
+        """The table and the check, as ``ldpsim poison`` prints them: the first rows and the columns that fit
+        ``width`` characters (default: the terminal's), the full table being the folder's CSV."""
+        from ldpsim.evaluation.report.console_table import console_lines
         if self.kind == "population":
             cols = ["mechanism", "attack", "epsilon", "beta", "defense", "gain", "gain_se", "closed_form"]
         else:
             cols = [c for c in self.table.columns if c not in (
                 "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
-        out = self.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}").splitlines()
+        full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
+        out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full)
         return out + ([self.check["message"]] if self.check else [])
 
     def to_folder(self, out, force: bool = False) -> Path:

@@ -204,7 +204,8 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
     delta : float in (0, 1)
         δ of the (ε, δ) per device (PLD composition) and of the central ε.
     shuffled_among : int, optional
-        Reports each report is shuffled among (per use case and day): adds the central ε.
+        Reports each report is shuffled among (per use case and day): adds the central ε, with the
+        ⌈n / daily_limit⌉ devices those reports come from at least as the shuffle's users.
 
     Returns
     -------
@@ -232,8 +233,11 @@ def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None =
         basic = min(basic_composition(e * n for e, n in spent.items()), cap)
         central = math.nan
         if shuffled_among is not None:
-            day_eps = uc.ledger_cost * (1 if joint else uc.daily_limit)
-            per_day = shuffle_step(day_eps, shuffled_among, delta / (2 * cfg.n_days))
+            # a device's day of reports is one randomizer at the day's ε; the n reports it is shuffled among
+            # come from at least ⌈n / L⌉ devices, the users of the shuffle bound (docs/math.md §8.4)
+            per_device = 1 if joint else uc.daily_limit
+            per_day = shuffle_step(uc.ledger_cost * per_device, -(-shuffled_among // per_device),
+                                   delta / (2 * cfg.n_days))
             central = min(compose([(per_day, delta / (2 * cfg.n_days))] * cfg.n_days, delta).epsilon, basic)
             central_by_kind.setdefault(g.label, []).append((per_day, cfg.n_days))
         rows.append({"use_case": uc.name, "mechanism": uc.mechanism, "kind": g.label, "memoize": uc.memoize,
@@ -463,8 +467,10 @@ def client_rappor_epsilon(client_epsilon: float, n: int, delta: float, compositi
     """Central ε at δ of n summed symmetric-RAPPOR vectors (SUE at ``client_epsilon``: every bit flipped
     w.p. q = 1/(e^{ε/2} + 1)), for ``compositions`` changed coordinates (docs/math.md §9.7).
 
-    Exact PLD of one coordinate — the count is Bern(q or 1 − q) + Bin(n − 1, q), the other devices
-    holding 0 there — composed over the changed coordinates with dp-accounting.
+    A changed coordinate's count is Bern(1 − q) + Bin(n − 1, q) on the side where the device holds the
+    item and Bern(q) + Bin(n − 1, q) on the other, the other devices holding 0 there. Replacing the
+    device's item changes two coordinates in opposite directions (1 → 0 and 0 → 1): their exact PLDs,
+    one of each direction, are composed with dp-accounting; an odd count takes the worse orientation.
     """
     from scipy import stats
 
@@ -474,9 +480,20 @@ def client_rappor_epsilon(client_epsilon: float, n: int, delta: float, compositi
     y, y_prev = others.pmf(k), others.pmf(k - 1)
     with_one, with_zero = q * y + (1 - q) * y_prev, (1 - q) * y + q * y_prev
     keep = (with_one > 0) & (with_zero > 0)
-    pld = _pld_of_pair(k[keep], with_one[keep], k[keep], with_zero[keep], 1e-4)
+    one_to_zero = _pld_of_pair(k[keep], with_one[keep], k[keep], with_zero[keep], 1e-4)
+    zero_to_one = _pld_of_pair(k[keep], with_zero[keep], k[keep], with_one[keep], 1e-4)
+
+    def paired(first, second) -> float:
+        up, down = (compositions + 1) // 2, compositions // 2
+        pld = first.self_compose(up) if up > 1 else first
+        if down:
+            pld = pld.compose(second.self_compose(down) if down > 1 else second)
+        return float(pld.get_epsilon_for_delta(delta))
+
     with np.errstate(over="ignore"):      # dp-accounting's tail bound overflows harmlessly for large losses
-        eps = float((pld.self_compose(compositions) if compositions > 1 else pld).get_epsilon_for_delta(delta))
+        eps = paired(one_to_zero, zero_to_one)
+        if compositions % 2:
+            eps = max(eps, paired(zero_to_one, one_to_zero))
     return math.inf if eps > EPS_CAP else eps
 
 

@@ -33,6 +33,7 @@ from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secagg_cost import secagg_bytes
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.mechanisms.aggregation.two_server import TwoServer
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: starting parameters of each model before calibration (the noise families production uses)
@@ -109,6 +110,12 @@ def _theory(model: TrustModel, counts: np.ndarray) -> tuple[np.ndarray, float]:
     return model.sampler().moments(counts)[1], math.nan
 
 
+def counted_reports(model: TrustModel, total: int) -> float:
+    """The expected number of reports a day's estimate covers: every report, but under secure aggregation
+    only those that arrive before the round closes (ARRIVAL of them) — the denominator of its frequencies."""
+    return ARRIVAL * total if model.kind == "secagg" else float(total)
+
+
 def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
     """Smallest count detected with probability POWER at a family-wise false-alarm rate FALSE_ALARM over
     the d items (normal approximation; threshold models: their release threshold)."""
@@ -178,8 +185,8 @@ def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int
     return {"mse_measured": float(np.mean(errs)), "top_k_precision": float(np.mean(precision))}
 
 
-@dataclass
-class TrustComparison:
+@dataclass(repr=False)
+class TrustComparison(BriefRepr):
     """What :func:`compare_trust_models` returns: one row per (model, ε over the run); the error curves."""
 
     table: pd.DataFrame
@@ -193,9 +200,9 @@ class TrustComparison:
 
         fig = Figure(figsize=(8.8, 4.4))
         ax = fig.subplots()
-        n = self.params["reports"]
         for model, rows in self.table.groupby("model", sort=False):
             rows = rows.sort_values("epsilon_run")
+            n = rows["reports_counted"].to_numpy()       # frequencies of the reports each estimate covers
             line, = ax.plot(rows["epsilon_run"], rows["rmse_frequency_theory"], label=f"{model} ({rows['design'].iloc[0]})")
             ax.plot(rows["epsilon_run"], np.sqrt(rows["mse_measured"]) / n, "o", color=line.get_color(), ms=4)
             low, high = rows["mse_low"].to_numpy(), rows["mse_high"].to_numpy()
@@ -301,8 +308,9 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     -------
     TrustComparison
         ``table`` columns: model, design, epsilon_target, epsilon_run, parameter, epsilon_report, epsilon_day,
-        mse_theory, mse_low, mse_high, mse_measured, rmse_frequency_theory, top_k_precision, min_frequency,
-        discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving.
+        mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
+        min_frequency, discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving. Units and
+        what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COMPARISON_COLUMNS`.
     """
     repeats = check_int("compare_trust_models", "repeats", repeats, low=1)
     fleet = _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabulary, devices, n, domain_size,
@@ -321,6 +329,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
                 continue                   # no sampling rate reaches this ε: no row
             g = {x.scope: x for x in guarantees(model, m, days, delta, fleet.reports_per_day)}
             mse_th, sd0 = _theory(model, counts)
+            counted = counted_reports(model, total)
             low, high = _mse_interval(mse_th, repeats) if name not in ("threshold", "sample_threshold") \
                 else (math.nan, math.nan)   # biased, non-normal errors: no interval stated
             param = model.local_epsilon if name in ("ldp", "shuffle", "secagg_local") else (
@@ -330,8 +339,9 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
                          "epsilon_report": g["report"].epsilon, "epsilon_day": g["day"].epsilon,
                          "mse_theory": float(np.mean(mse_th)), "mse_low": low, "mse_high": high,
                          **measure_cell(model, counts, repeats, top_k, rng),
-                         "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / total,
-                         "min_frequency": _detection_floor(model, sd0, d, total) / total,
+                         "reports_counted": counted,
+                         "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / counted,
+                         "min_frequency": _detection_floor(model, sd0, d, total) / counted,
                          "discovery": found[name][0], "days_to_discovery": found[name][1],
                          "bytes_per_device": upload_bytes(model, d), "trusted": model.trusted,
                          "if_misbehaving": g["misbehaving server"].epsilon})

@@ -8,7 +8,8 @@ File layout (see ``scenarios/trust_models.toml``)::
     [trust.collectors] the CollectorSetup fields; crash = {collector, hour, hours}
     [trust.use_case.NAME]
         aggregation = "ldp" | "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold"
-        epsilon_run = ε per device over the run (the model is calibrated to it; not for sample_threshold)
+        epsilon_run = ε per device over the run (the model is calibrated to it; sample_threshold: its
+                      threshold is, at its rate; without epsilon_run its ε follows from rate and threshold)
         noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon  (as the model needs)
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, guarantees
+from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
 from ldpsim.evaluation.privacy.trust_compare import DEFAULTS, local_oracle, release_threshold, two_server, upload_bytes
 from ldpsim.evaluation.scenario.schema import REQUIRED, Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads.synthetic import zipf
@@ -114,8 +115,26 @@ def configured_model(table: dict, where: str, file, n: int, days: int, delta: fl
     uc = parse_table(table, spec, where, file)
     model = _model(uc, table, where, file)
     if model.kind != "sample_threshold":
-        model = release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
-    return model
+        return release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
+    if "epsilon_run" not in table:
+        return model                               # ε follows from the rate and threshold given
+    if "threshold" in table:
+        raise ScenarioError(file, f"{where}.threshold", "is calibrated from epsilon_run under aggregation = "
+                            "'sample_threshold': give epsilon_run or threshold, not both")
+    tuned = calibrate_threshold(model, uc["epsilon_run"], n, days, delta)
+    if tuned is None:
+        raise ScenarioError(file, f"{where}.epsilon_run", f"no threshold keeps ε per device over {days} days at "
+                            f"{uc['epsilon_run']:g} with rate = {model.rate:g} (sampling alone spends more): "
+                            "lower the rate")
+    return tuned
+
+
+def stated_epsilon(table: dict) -> float:
+    """The ε per device over the run a use-case table asks for: its ``epsilon_run`` (the default for a
+    calibrated model), NaN for a ``sample_threshold`` table that gives its rate and threshold instead."""
+    if table.get("aggregation") == "sample_threshold" and "epsilon_run" not in table:
+        return math.nan
+    return float(table.get("epsilon_run", USE_CASE["epsilon_run"].default))
 
 
 def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
@@ -143,8 +162,10 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     Returns
     -------
     TrustRun
-        ``table``: use_case, aggregation, epsilon_report / _day / _run, delta, if_misbehaving, trusted, devices,
-        counted, rmse (of the counted reports' counts), bytes_per_device.
+        ``table``: use_case, aggregation, epsilon_target (the use case's ``epsilon_run``; NaN where a
+        sample_threshold's ε follows from its rate and threshold), epsilon_report / _day / _run, delta,
+        if_misbehaving, trusted, devices, counted, rmse (of the counted reports' counts, in reports),
+        bytes_per_device (:mod:`~ldpsim.evaluation.privacy.trust_tables` says each column's unit).
     """
     file = Path(path)
     raw = load_toml(file)
@@ -169,7 +190,8 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
         rng = np.random.default_rng(child)
         got = simulate_collection(protocol(model, d), items[rng.permutation(n)], d, setup, rng)
         g = {x.scope: x for x in guarantees(model, n, days, delta)}
-        rows.append({"use_case": name, "aggregation": model.kind, "epsilon_report": g["report"].epsilon,
+        rows.append({"use_case": name, "aggregation": model.kind, "epsilon_target": stated_epsilon(table),
+                     "epsilon_report": g["report"].epsilon,
                      "epsilon_day": g["day"].epsilon, "epsilon_run": g["run"].epsilon, "delta": g["run"].delta,
                      "if_misbehaving": g["misbehaving server"].epsilon, "trusted": model.trusted,
                      "devices": n, "counted": got.counters["counted"], "rejected": got.counters["rejected"],

@@ -122,6 +122,7 @@ def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
 def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figure:
     """Reports per day per use case (with the top-``k`` threshold n*), and the share of donating devices
     whose budget is exhausted, by day."""
+    from ldpsim.evaluation.report.run_summary import budget_caps
     fig = Figure(figsize=(9, 6.5))
     top, bottom = fig.subplots(2, 1, sharex=True)
     for i, uc in enumerate(cfg.use_cases):
@@ -135,8 +136,7 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
         top.axhline(n_star, color="black", ls="--", lw=1,
                     label=f"top-{k} distinguishable above {n_star:,.0f} emoji reports (n*)")
     top.set(yscale="log", ylabel="reports received that day (gap: none)",
-            title=f"Reports per day and privacy budget (ε per device: {cfg.budget_total:g} over the run, "
-                  f"{cfg.budget_daily:g} per day)")
+            title=f"Reports per day and privacy budget ({budget_caps(cfg)})")
     top.legend(fontsize=7, loc=quiet_corner(top))
     bottom.plot(budget["day"], 100 * budget["daily_full"], ":", color="black", label="daily budget full that day")
     _day_axis(bottom)

@@ -12,6 +12,7 @@ a server crash) is stated as outside the run, never as "not found".
 
 from __future__ import annotations
 
+import math
 import textwrap
 import unicodedata
 from dataclasses import dataclass
@@ -181,20 +182,39 @@ def budget(tables: dict, cfg) -> list[Block]:
     n = b.attrs.get("donating_devices", 0)
     lines = []
     for uc in cfg.use_cases:
+        per = "a night of rounds" if uc.interactive else "a donation"
+        if math.isinf(cfg.budget_total):           # nothing to exhaust: the ledger only records the spend
+            lines.append((_name(uc), f"ε {uc.ledger_cost:.3g} charged {per}; no total budget to exhaust"))
+            continue
         share = b[f"exhausted_{uc.name}"]
         m = milestones(share)
         reached = [f"{100 * lv:.0f}% of donating devices by day {d}" if i == 0 else f"{100 * lv:.0f}% by day {d}"
                    for i, (lv, d) in enumerate((lv, d) for lv, d in m.items() if d is not None)]
         what = (", ".join(reached) + f"; {100 * share.iloc[-1]:.0f}% on the last day") if reached else \
             f"below 10% on every day ({100 * share.iloc[-1]:.0f}% on the last day)"
-        per = "a night of rounds" if uc.interactive else "a donation"
         lines.append((_name(uc), f"ε {uc.ledger_cost:.3g} charged {per}: total budget exhausted for {what}"))
     full = b["daily_full"]
-    lines.append(("daily budget", "never full" if full.max() == 0 else
+    lines.append(("daily budget", "none: no cap on the ε a device spends in a day" if math.isinf(cfg.budget_daily)
+                  else "never full" if full.max() == 0 else
                   f"full for up to {100 * full.max():.0f}% of donating devices (day {int(full.idxmax())})"))
-    return [Block("Privacy budget", f"Privacy budget: ε {cfg.budget_total:g} per device over the run, "
-                                    f"{cfg.budget_daily:g} per device per day; {n:,} devices donated "
+    unbounded = "" if math.isfinite(cfg.budget_total) else \
+        " (with no cap, what a device spends grows with its donations: see ε spent)"
+    return [Block("Privacy budget", f"Privacy budget: {budget_caps(cfg)}{unbounded}; {n:,} devices donated "
                                     "(days count from 0).", lines=tuple(lines))]
+
+
+def budget_caps(cfg) -> str:
+    """The ledger's two caps in words ("ε 8 per device over the run, 4 per device per day"; an infinite one
+    is "no cap", never "ε inf")."""
+    total = (f"ε {cfg.budget_total:g} per device over the run" if math.isfinite(cfg.budget_total) else
+             "no cap on ε per device over the run")
+    daily = f"{cfg.budget_daily:g} per device per day" if math.isfinite(cfg.budget_daily) else "none per day"
+    return f"{total}, {daily}"
+
+
+def _cap(budget: float) -> str:
+    """A ledger budget as the summary states it: its value, or "no cap" when it is infinite."""
+    return f"budget {budget:g}" if math.isfinite(budget) else "no cap"
 
 
 def per_day(tables: dict, cfg) -> list[Block]:
@@ -218,7 +238,7 @@ def per_day(tables: dict, cfg) -> list[Block]:
     table = pd.DataFrame({"day": [str(d) for d in days]})
     for u in ucs:
         table[_name(u)] = [f"{int(v):,}" for v in rows[f"reports_{u.name}"]]
-    if event is not None:
+    if event is not None and math.isfinite(cfg.budget_total):
         table[f"budget gone ({event.name})"] = [f"{100 * v:.0f}%" for v in rows[f"exhausted_{event.name}"]]
     notes = ()
     if var is not None:
@@ -309,8 +329,8 @@ def operations(tables: dict, cfg) -> list[Block]:
         ("bandwidth", f"{s['bytes_per_uploading_device_day']:.0f} B per uploading device-day, "
                       f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
         ("ε spent", f"one device over the run: mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} "
-                    f"(budget {s['budget_total']:g}); one device on one day: max {s['epsilon_daily_max']:.2f} "
-                    f"(budget {s['budget_daily']:g}); {s['donations_refused']:,} donations refused"
+                    f"({_cap(s['budget_total'])}); one device on one day: max {s['epsilon_daily_max']:.2f} "
+                    f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
                        if s.get("epsilon_saved_mean", 0) > 0 else "")),
     ))]

@@ -20,6 +20,7 @@ from ldpsim.evaluation.report.html import report_from_run_dir
 from ldpsim.evaluation.scenario.grid import Scenario
 from ldpsim.evaluation.sweep.runner import SweepReport, run_sweep
 from ldpsim.evaluation.sweep.store import read_results
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import hold, make_out_folder, read_manifest, verify_folder
 
@@ -93,8 +94,8 @@ def placement(cells, workers: int | None = None, scheduler: str | None = None) -
     return Placement(False, cores, None, f"estimated {seconds:.0f} s of cells, one worker per core")
 
 
-@dataclass(frozen=True)
-class SweepResult:
+@dataclass(frozen=True, repr=False)
+class SweepResult(BriefRepr):
     """What :func:`sweep_study` returns.
 
     Attributes

@@ -36,6 +36,7 @@ import pandas as pd
 from scipy import stats
 
 from ldpsim.evaluation.report.html import versions
+from ldpsim.runtime.brief_repr import BriefRepr
 
 #: version of the baseline file layout
 FORMAT = 1
@@ -125,8 +126,8 @@ def _entry_problem(entry) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class CheckResult:
+@dataclass(frozen=True, repr=False)
+class CheckResult(BriefRepr):
     """The comparison: one row per (cell, metric) of either side, with its verdict."""
 
     table: pd.DataFrame  # label, metric, base_mean, base_se, base_n, mean, se, n, z, limit, verdict

@@ -21,6 +21,7 @@ from ldpsim.evaluation.cost import CostError, memory_budget
 from ldpsim.evaluation.sweep.cell_metrics import CELL_METRICS
 from ldpsim.evaluation.scenario.grid import scenario_from_dict
 from ldpsim.evaluation.sweep.runner import run_cell
+from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 DEFAULT_K = (256, 1024, 4096, 16384, 65535)
@@ -58,8 +59,8 @@ class Target:
         return bool(bound <= self.threshold) if self.op == "<=" else bool(bound >= self.threshold)
 
 
-@dataclass(frozen=True)
-class TuneResult:
+@dataclass(frozen=True, repr=False)
+class TuneResult(BriefRepr):
     """What :func:`tune` returns.
 
     Attributes

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import xlogy
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate, FrequencyOracle
@@ -145,12 +146,15 @@ class RAPPOR(FrequencyOracle):
         r = int(reports)
         if r <= 0:
             return 0.0
+        # in logs: q^j (1−q)^(r−j) underflows to 0 for r of a few hundred, which dropped the extreme
+        # patterns j (the ones that set the loss) and raised on an empty list past r ≈ 2 000
         j = np.arange(r + 1)
-        a = self.q ** j * (1 - self.q) ** (r - j)
-        b = self.p ** j * (1 - self.p) ** (r - j)
-        keep, flip = 1 - self.f / 2, self.f / 2
-        with np.errstate(divide="ignore", invalid="ignore"):  # patterns impossible under both inputs
-            ratio = np.log(keep * a + flip * b) - np.log(flip * a + keep * b)
+        log_a = xlogy(j, self.q) + xlogy(r - j, 1 - self.q)
+        log_b = xlogy(j, self.p) + xlogy(r - j, 1 - self.p)
+        log_keep, log_flip = math.log1p(-self.f / 2), math.log(self.f / 2)
+        with np.errstate(invalid="ignore"):  # −inf − (−inf): patterns impossible under both inputs
+            ratio = np.logaddexp(log_keep + log_a, log_flip + log_b) - np.logaddexp(log_flip + log_a,
+                                                                                    log_keep + log_b)
         ratio = ratio[np.isfinite(ratio)]
         return float(min(self.num_hashes * (ratio.max() - ratio.min()), self.epsilon_permanent))
 

@@ -117,12 +117,18 @@ def test_interactive_lists_are_ranked_by_votes_before_the_top_k():
     assert r.days["found"].tolist() == [True] and r.days["f1"].tolist() == [1.0]
 
 
-def test_the_discover_command_runs_a_scenario_into_its_folder(tmp_path, monkeypatch):
-    """``ldpsim discover`` is the thin layer over discovery_days_from_file: same table, a run folder."""
+def test_the_discover_command_runs_a_scenario_into_its_folder(tmp_path, monkeypatch, capsys):
+    """``ldpsim discover`` is the thin layer over discovery_days_from_file: same table, a run folder; the
+    printed table fits the terminal and leads with the answer."""
     from ldpsim.scenarios.cli import main
+    monkeypatch.setenv("COLUMNS", "100")
     scenario = tmp_path / "days.toml"
     scenario.write_text("[discovery_days]\nn_devices = 20000\nn_days = 4\nstart_day = 1\nseeds = [0]\n"
                         "protocols = [\"triehh\", \"pem\"]\n", encoding="utf-8")
     assert main(["discover", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 0
     assert (tmp_path / "out" / "discovery_days_summary.csv").is_file()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("Days until the new word is found")
+    assert printed[1].split()[:2] == ["protocol", "days_to_discovery_median"]
+    assert all(len(line) <= 100 for line in printed[1:]), max(printed, key=len)
     assert main(["discover", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 2  # finished: --force
