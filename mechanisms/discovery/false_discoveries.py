@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from scipy import stats
 
 from ldpsim.mechanisms._validation import check_real
@@ -48,6 +49,49 @@ def selection_cut(n: int, q0: float, tested: int, rate: float) -> tuple[int, flo
     candidates at ``rate`` invented words per run (module docstring)."""
     t = count_threshold(n, q0, tested, rate)
     return t, expected_false(n, q0, tested, t)
+
+
+def peel_collisions(sums: np.ndarray, t: int, excess_of, holders, limit: int) -> np.ndarray:
+    """Which candidates still reach t once the hash-collision excess of the words kept before them is
+    taken off (docs/math.md §10.10). ``sums``: the candidates' counts, in decreasing order;
+    ``excess_of(j)``: the j × j matrix whose [a, b] is the expected extra count of candidate a per
+    holder of candidate b under the fixed hash pool or family ((p − q)(γ_ab − 1/g) for PEM,
+    (1 − 2f)(γ_ab − 1/m) for a count-mean sketch) for the first j; ``holders(s)``: the holders
+    estimated from a corrected count s. Returns the positions of the first ``limit`` kept (a greedy
+    pass over a prefix of the list keeps what it would keep over the whole list, so the prefix grows
+    only until ``limit`` are kept)."""
+    size = min(sums.size, 2 * limit + 16)
+    while size:
+        excess = excess_of(size)
+        keep, held = np.zeros(size, dtype=bool), np.zeros(size)
+        for i in range(size):  # the candidates above t, largest first: a few dozen
+            corrected = sums[i] - excess[i, keep] @ held[keep]
+            if corrected >= t:
+                keep[i], held[i] = True, holders(corrected)
+        if keep.sum() >= limit or size == sums.size:
+            return np.flatnonzero(keep)[:limit]
+        size = min(sums.size, 2 * size)
+    return np.zeros(0, dtype=np.int64)
+
+
+def above(sums: np.ndarray, t: int) -> np.ndarray:
+    """Positions of the counts that reach t (up to rounding of counts recovered from estimates),
+    largest first."""
+    passed = np.flatnonzero(sums >= t - 1e-9 * max(t, 1))
+    return passed[np.argsort(-sums[passed], kind="stable")]
+
+
+def sketch_kept(cms, codes: np.ndarray, est: np.ndarray, n: int, t: int, limit: int) -> np.ndarray:
+    """Positions in ``codes`` (estimates ``est`` from the count-mean sketch ``cms`` over n users), largest
+    first, of at most ``limit`` whose sketch sum reaches t once the family's collisions with the words
+    kept before them are taken off (:func:`peel_collisions`: excess (1 − 2f)(γ − 1/m) per holder, γ the
+    share of rows where two codes collide)."""
+    c, m = cms.c_eps, cms.m
+    sums = (np.asarray(est) * (m - 1) / m + (c - 1) / 2 * n + n / m) / c  # estimates_from_sums, inverted
+    order = above(sums, t)
+    kept = peel_collisions(sums[order], t, lambda j: (1 - 2 * cms.flip) * (
+        cms.collision_fractions(codes[order[:j]]) - 1.0 / m), lambda s: cms.estimates_from_sums(n, s), limit)
+    return order[kept]
 
 
 def count_threshold(n: int, q0: float, tested: int, alpha: float) -> int:

@@ -16,7 +16,7 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.sketches.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
-                                                           sketch_null_share)
+                                                           sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
                                      cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
@@ -280,7 +280,7 @@ class SFP(DiscoveryProtocol):
         word_agg, _ = self.parts(agg)
         est = self.word_cms.estimate(word_agg, cand) if cand.size else np.zeros(0)
         t, invented = selection_cut(word_agg.n, sketch_null_share(self.word_cms.flip, self.word_m), cand.size, rate)
-        keep = est >= self.word_cms.estimates_from_sums(word_agg.n, t)
+        keep = sketch_kept(self.word_cms, cand, est, word_agg.n, t, top_k)
         words, est = top(cand[keep], est[keep], top_k)
         return DiscoveryResult(self.codec.decode(words, self.length), est, agg.n, invented)
 

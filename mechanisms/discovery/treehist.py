@@ -15,7 +15,7 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints
 from ldpsim.mechanisms.sketches.cms import CMSReports
 from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
-                                                           sketch_null_share)
+                                                           sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec, cms_log_likelihood,
                                      grouped_counts, split_counts, top, word_rows)
@@ -172,7 +172,8 @@ class TreeHist(DiscoveryProtocol):
             ok = est >= threshold * self.noise_sd(level_agg.n)
             if last:
                 t, invented = selection_cut(level_agg.n, sketch_null_share(self.cms.flip, self.m), cand.size, rate)
-                ok &= est >= self.cms.estimates_from_sums(level_agg.n, t)
+                cand, est = cand[ok], est[ok]
+                ok = sketch_kept(self.cms, cand, est, level_agg.n, t, top_k)
             alive, est = top(cand[ok], est[ok], top_k if last else survivors)
         scale = agg.n / max(level_agg.n, 1)
         return DiscoveryResult(self.codec.decode(alive, self.length), est * scale, agg.n, invented)

@@ -170,3 +170,18 @@ def test_a_dropped_live_prefix_is_counted(make):
     protocol = make()
     res = protocol.run(items=["a", "b"], true_counts=[5000, 4000], rng=1)
     assert res.words.tolist() == ["a"] and res.dropped == 1
+
+
+@pytest.mark.slow  # ~45 s: four seeds of each at ε = 2, 200 words asked for
+@pytest.mark.parametrize("case", ["pem", "treehist"])
+def test_one_shot_protocols_asked_for_more_words_than_they_hear_invent_none(case, held):
+    """At ε = 2 only a dozen words are loud enough; asked for 200, PEM and TreeHist must not fill the list
+    with empty candidates — neither noise (the count threshold) nor words that merely collide with a
+    frequent one under the fixed hash pool or family (the collision correction)."""
+    kw = {"length": held.codec.length, "alphabet": held.codec.alphabet}
+    if case == "pem":
+        protocol, discover = PEM(epsilon=2.0, start=1, **kw), {"top_k": 200, "survivors": 60}
+    else:
+        protocol, discover = TreeHist(epsilon=2.0, **kw), {"top_k": 200}
+    total, stated = _one_shot_invented(protocol, held, **discover)
+    assert total <= poisson_bound(stated), total
