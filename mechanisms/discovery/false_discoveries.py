@@ -14,6 +14,8 @@ lets through |C₀|·P[Bin(n, q₀) ≥ t] ≤ α empty candidates on average (|
 whatever n, ε and |C| (Bonferroni: a union bound, with no assumption on the dependence between
 candidates). An invented word is an empty candidate that passed the test of the round that completed
 it, so a run whose R tests get α = rate/R each publishes at most ``rate`` invented words on average.
+A fixed hash pool or family adds to an empty candidate's count the excess of its collisions with
+frequent words; :func:`peel_collisions` takes off that of the words kept before it.
 
 >>> t = count_threshold(1_000_000, 1e-4, 50_000, 0.05)
 >>> bool(expected_false(1_000_000, 1e-4, 50_000, t) <= 0.05 < expected_false(1_000_000, 1e-4, 50_000, t - 1))

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from ldpsim.mechanisms import PEM, SFP, GboardTrie, LDPTrie, PrefixTree, TreeHist, TrieHH, TrieHHPP
-from ldpsim.mechanisms.discovery.false_discoveries import count_threshold, expected_false
+from ldpsim.mechanisms.discovery.false_discoveries import count_threshold, expected_false, peel_collisions
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.runtime.errors import InputError
 from tests.heldout_words import heldout, invented
@@ -185,3 +185,18 @@ def test_one_shot_protocols_asked_for_more_words_than_they_hear_invent_none(case
         protocol, discover = TreeHist(epsilon=2.0, **kw), {"top_k": 200}
     total, stated = _one_shot_invented(protocol, held, **discover)
     assert total <= poisson_bound(stated), total
+
+
+def test_peeling_takes_off_the_collisions_with_the_words_kept_before():
+    """Candidate 1 reaches t only through its collisions with candidate 0 (0.1 of a count per holder of
+    candidate 0, which holds 100): it is dropped; candidate 2, clear of both, stays; the limit cuts."""
+    sums, t = np.array([1000.0, 108.0, 104.0]), 100
+    excess = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    holders = {1000.0: 100.0}
+
+    def kept(limit, ex):
+        return peel_collisions(sums, t, lambda j: ex[:j, :j], lambda s: holders.get(s, s / 10), limit).tolist()
+
+    assert kept(3, excess) == [0, 2]
+    assert kept(3, np.zeros((3, 3))) == [0, 1, 2] and kept(2, np.zeros((3, 3))) == [0, 1]
+    assert peel_collisions(np.zeros(0), t, lambda j: np.zeros((j, j)), float, 5).tolist() == []
