@@ -55,8 +55,9 @@ def interactive_passes(protocol, words, online: np.ndarray, rounds_per_day: int,
     -------
     list of dict
         One per completed pass: ``pass``, ``start_day``, ``day`` (when it publishes), ``words``
-        (object array), ``votes``, ``counts`` (estimated holders; NaN for TrieHH) and ``online`` (the
-        online devices of its last day).
+        (object array), ``votes``, ``counts`` (estimated holders; NaN for TrieHH), ``online`` (the
+        online devices of its last day), ``expected_false`` (invented words to expect in the pass, at
+        most: docs/math.md §10.10) and ``dropped`` (prefixes that passed a round but were cut).
     """
     rng = as_generator(rng)
     rounds_per_day = check_int("interactive_passes", "rounds_per_day", rounds_per_day, low=1)
@@ -68,15 +69,17 @@ def interactive_passes(protocol, words, online: np.ndarray, rounds_per_day: int,
     for t in range(n_rounds):
         day, level = t // rounds_per_day, t % protocol.rounds + 1
         if level == 1:
-            trie, found, votes, start = protocol.root(), [], [], day
+            trie, found, votes, start, dropped = protocol.root(), [], [], day, 0
         codes, v = protocol.sample_votes(rows, per_day[day], trie, level, rng)
         trie, done, done_votes = protocol.advance(codes, v, level)
+        dropped += protocol.passing(codes, v) - trie.size - done.size
         found.append(protocol.decode_found(done, level))
         votes.append(done_votes)
         if level == protocol.rounds:
             v_all = np.concatenate(votes)
             passes.append({"pass": len(passes), "start_day": start, "day": day, "words": np.concatenate(found),
-                           "votes": v_all, "counts": protocol.estimates(v_all), "online": int(online[day].sum())})
+                           "votes": v_all, "counts": protocol.estimates(v_all), "online": int(online[day].sum()),
+                           "expected_false": protocol.false_bound(), "dropped": dropped + int(trie.size)})
     return passes
 
 
@@ -87,7 +90,8 @@ def nightly_one_shot(protocol, words, online: np.ndarray, top_k: int, rng=None) 
     -------
     list of dict
         One per day with reports: ``day``, ``words``, ``counts`` (estimated holders among the reports),
-        ``reports`` (all reports so far).
+        ``reports`` (all reports so far), ``expected_false`` (invented words to expect in the list, at
+        most: docs/math.md §10.10).
     """
     rng = as_generator(rng)
     items = list(words)
@@ -99,5 +103,6 @@ def nightly_one_shot(protocol, words, online: np.ndarray, top_k: int, rng=None) 
         if running is None:
             continue
         res = protocol.discover(running, top_k=top_k)
-        nights.append({"day": day, "words": res.words, "counts": res.counts, "reports": int(running.n)})
+        nights.append({"day": day, "words": res.words, "counts": res.counts, "reports": int(running.n),
+                       "expected_false": res.expected_false})
     return nights

@@ -26,7 +26,8 @@ from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 
 
 def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
-    """(one row per day: reports, slang found / estimated share / true share, F1; summary dict)."""
+    """(one row per day: reports, slang found / estimated share / true share, F1, the invented words the list
+    states to expect (docs/math.md §10.10); summary dict)."""
     uc = cfg.use_case("word")
     if uc is None:
         return pd.DataFrame(), {}
@@ -50,7 +51,8 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
         found = dict(zip(res.words.tolist(), res.frequencies.tolist()))
         rows.append({"day": day, "reports": running.n, "slang_found": bool(scores["found"]),
                      "slang_estimate": found.get(slang, np.nan), "slang_true": truth[-1] / max(truth.sum(), 1),
-                     "f1": scores["f1"], "ncr": scores["ncr"], "relative_error": scores["relative_error"]})
+                     "f1": scores["f1"], "ncr": scores["ncr"], "relative_error": scores["relative_error"],
+                     "expected_false": res.expected_false})
     table = pd.DataFrame(rows)
     summary = {"words_mechanism": uc.mechanism, "words_epsilon_report": uc.guarantee.epsilon_report, "words_report_bytes": mech.report_bytes,
                "slang_word": slang, "slang_start_day": cfg.slang_start_day, "slang_share_typed": cfg.slang_share,

@@ -18,7 +18,9 @@ one-shot (SFP, PEM, TreeHist) discovery on the same fleet, at equal ε per devic
 * :func:`discovery_days`: runs them on the same draws of the fleet (one per seed) and scores every
   day: ``found`` (the slang word is in the list published by that day), F1 of the list against the
   true top-k, the slang word's estimated and true share. Interactive lists are scored against the
-  online devices of the day their pass ended, one-shot lists against all reports so far. The
+  online devices of the day their pass ended, one-shot lists against all reports so far; and each
+  list's ``invented`` words (in no device's vocabulary) beside the ``expected_false`` it states
+  (docs/math.md §10.10) and, for interactive lists, the ``dropped`` prefixes of its pass. The
   summary gives, per protocol, the first day from which the slang word stays found (median over
   seeds, and the share of seeds where it is), the last day's F1 and the privacy.
 
@@ -168,12 +170,14 @@ def _pld_epsilon(steps, delta: float) -> float:
         return float("nan")
 
 
-def _score(day, words, holders, found, counts, n, top_k, slang) -> dict:
+def _score(day, words, holders, found, counts, n, top_k, slang, expected_false) -> dict:
     order = np.argsort(-holders, kind="stable")
     s = run_scores(np.asarray(words, dtype=object)[order], holders[order], found, counts, top_k, planted=slang)
     est = dict(zip(np.asarray(found).tolist(), (np.asarray(counts, float) / max(n, 1)).tolist()))
+    typed = set(np.asarray(words, dtype=object).tolist())
     return {"day": day, "found": bool(s["found"]), "f1": s["f1"], "slang_estimate": est.get(slang, np.nan),
-            "slang_true": holders[-1] / max(holders.sum(), 1)}
+            "slang_true": holders[-1] / max(holders.sum(), 1),
+            "invented": sum(w not in typed for w in np.asarray(found).tolist()), "expected_false": expected_false}
 
 
 def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int, top_k: int, slang, rng) -> list[dict]:
@@ -187,14 +191,15 @@ def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int,
             continue
         order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
         rows.append(_score(day, words, online[last["day"]], last["words"][order], last["counts"][order],
-                           last["online"], top_k, slang))
+                           last["online"], top_k, slang, last["expected_false"]) | {"dropped": last["dropped"]})
     return rows
 
 
 @dataclass(frozen=True, repr=False)
 class DaysResult(BriefRepr):
-    """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true) and the
-    per-protocol ``summary``."""
+    """Per-day scores (``days``: protocol, seed, day, found, f1, slang_estimate, slang_true, invented,
+    expected_false, dropped) and the per-protocol ``summary`` (with ``invented_mean`` per list beside the
+    ``invented_expected`` the lists state, and ``dropped_mean``)."""
 
     days: pd.DataFrame
     summary: pd.DataFrame
@@ -272,8 +277,9 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
                 for night in nightly_one_shot(proto, slang_days.words, online, top_k, rng):
                     rows.append({"protocol": name, "seed": seed, **_score(
                         night["day"], slang_days.words, cumulative[night["day"]], night["words"],
-                        night["counts"], night["reports"], top_k, slang_days.slang)})
-    days = pd.DataFrame(rows, columns=["protocol", "seed", "day", "found", "f1", "slang_estimate", "slang_true"])
+                        night["counts"], night["reports"], top_k, slang_days.slang, night["expected_false"])})
+    days = pd.DataFrame(rows, columns=["protocol", "seed", "day", "found", "f1", "slang_estimate", "slang_true",
+                                       "invented", "expected_false", "dropped"])
     summary = []
     for name, (_, privacy) in protocols.items():
         g = days[days["protocol"] == name] if len(days) else days
@@ -283,7 +289,10 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
         summary.append({"protocol": name, **privacy, "seeds": len(seeds), "found_share": len(hit) / len(seeds),
                         "first_day_found_median": float(np.median(hit)) if hit else np.nan,
                         "days_to_discovery_median": float(np.median(hit)) - slang_days.start_day if hit else np.nan,
-                        "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan})
+                        "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan,
+                        "invented_mean": float(g["invented"].mean()) if len(g) else np.nan,
+                        "invented_expected": float(g["expected_false"].max()) if len(g) else np.nan,
+                        "dropped_mean": float(g["dropped"].mean()) if len(g) else np.nan})
     return DaysResult(days, pd.DataFrame(summary))
 
 

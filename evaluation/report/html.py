@@ -109,6 +109,7 @@ HEADERS = {
     "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
     "slang_true": "new word: true share", "slang_found": "new word found", "ncr": "NCR",
     "f1": "F1", "relative_error": "relative error", "daily_full": "daily budget full",
+    "expected_false": "invented words to expect (at most)", "invented": "invented words",
 }
 
 

@@ -16,7 +16,8 @@ period. Round r of a pass (r = 1..L):
   device's data, so the report is ε₀-LDP about the device's whole word list, whatever it holds.
 * **aggregation**: secure aggregation of the one-hot reports over a cohort of at least
   ``min_cohort`` devices; a smaller round is not published (nothing survives it).
-* **server**: as :class:`~.ldp_trie.LDPTrie` (estimates past threshold·σ₀, at most ``survivors``).
+* **server**: as :class:`~.ldp_trie.LDPTrie` (counts past the round's threshold t_r, at most
+  ``survivors``); ``false_discoveries`` is shared by the passes·L rounds of the run.
 * **passes**: ``passes`` runs of the L rounds; the words found by earlier passes leave every device's
   eligible set, so later passes reach the words that were hidden behind them.
 
@@ -66,8 +67,8 @@ class GboardTrie(LDPTrie):
         Runs of the L rounds; later ones exclude the words found before.
     min_cohort : int ≥ 1
         Fewest reports a secure-aggregation round needs to be published.
-    threshold, survivors, alphabet
-        As :class:`~.ldp_trie.LDPTrie`.
+    false_discoveries, survivors, alphabet
+        As :class:`~.ldp_trie.LDPTrie` (``false_discoveries``: per run of all passes).
     """
 
     sampler: str = "random"
@@ -130,6 +131,11 @@ class GboardTrie(LDPTrie):
         return self.oracle(candidates).perturb(cat, rng)
 
     # server ----------------------------------------------------------------------------------------
+    @property
+    def tests(self) -> int:
+        """R = passes·L rounds share ``false_discoveries``."""
+        return self.passes * self.rounds
+
     def read(self, candidates: np.ndarray, agg) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`LDPTrie.read`, but a round of fewer than ``min_cohort`` reports is not published."""
         if agg.n < self.min_cohort:
@@ -175,7 +181,7 @@ class GboardTrie(LDPTrie):
         device, counts = device[order], counts[order]
         excluded = np.zeros(rows.shape[0], dtype=bool)
         full = self.codec.decode(self.codec.prefix_codes(rows, self.length), self.length)
-        words_out, votes, sizes = [], [], []
+        words_out, votes, sizes, dropped = [], [], [], 0
         for _ in range(self.passes):
             trie = self.root()
             for level in range(1, self.rounds + 1):
@@ -185,13 +191,15 @@ class GboardTrie(LDPTrie):
                 else:
                     codes, est = trie, np.zeros(0)
                 trie, done, done_est = self.advance(codes, est, level)
+                dropped += self.passing(codes, est) - trie.size - done.size
                 found = self.codec.decode(done, level)
                 words_out.append(found)
                 votes.append(done_est)
                 sizes.append(trie.size)
                 excluded |= np.isin(full, found)
         votes = np.concatenate(votes)
-        return TrieResult(np.concatenate(words_out), votes, self.estimates(votes), np.array(sizes, dtype=np.int64))
+        return TrieResult(np.concatenate(words_out), votes, self.estimates(votes), np.array(sizes, dtype=np.int64),
+                          self.false_bound(), dropped)
 
     def run(self, values=None, rng=None, *, items=None, true_counts=None) -> TrieResult:
         """All passes over devices holding one word each: ``values`` (one word per device, per-device

@@ -12,9 +12,12 @@ guarantee is pure ε-LDP per round, whatever the server or the aggregation does:
   ε per round.
 * **aggregation**: secure aggregation of one-hot reports is the vector of output counts — GRR's
   aggregate; the direct path draws it exactly from the category counts (``GRR.sample_aggregate``).
-* **server**: unbiased estimates (c − n·q)/(p − q); a candidate survives when its estimate is at least
-  ``threshold``·σ₀, σ₀ = √(n·q(1 − q))/(p − q) the estimate's noise s.d. for a prefix nobody holds,
-  at most ``survivors`` of them (largest first); completed words leave the trie as in TrieHH.
+* **server**: a candidate nobody holds has the output count c ~ Bin(n, q) exactly, so a candidate
+  survives when its count reaches t_r, the smallest count with |C_r|·P[Bin(n, q) ≥ t_r] ≤ φ/R
+  (φ = ``false_discoveries``, R the run's rounds; docs/math.md §10.10): the run publishes at most φ
+  invented words on average, however many candidates its rounds test. At most ``survivors`` of them
+  stay (largest unbiased estimates (c − n·q)/(p − q) first; the others are counted in
+  ``TrieResult.dropped``); completed words leave the trie as in TrieHH.
 
 Privacy: ε-LDP per round (GRR's ratio p/q = e^ε exactly, :meth:`LDPTrie.privacy_parts`); a device
 answers every round, so R rounds cost R·ε, pure (δ = 0). Secure aggregation and the threshold only
@@ -33,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
+from ldpsim.mechanisms.discovery.false_discoveries import DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold
 from ldpsim.mechanisms.discovery.triehh import TrieHH
 from ldpsim.mechanisms.discovery.words import DEFAULT_ALPHABET, WordCodec, top
 from ldpsim.mechanisms.frequency.grr import GRR
@@ -50,8 +54,8 @@ class LDPTrie(TrieHH):
     length : int in [2, L_max]
         Longest word, in symbols; also the number of rounds.
     alphabet : str, or sequence of str (graphemes; see :class:`~.words.WordCodec`)
-    threshold : float ≥ 0
-        A candidate survives with an estimate of at least threshold·σ₀.
+    false_discoveries : float in (0, inf)
+        Expected invented words (typed by no device) per run, at most; default 0.05 (docs/math.md §10.10).
     survivors : int ≥ 1
         At most this many prefixes survive a round.
     """
@@ -61,15 +65,14 @@ class LDPTrie(TrieHH):
     theta: int = 1
     length: int = 8
     alphabet: str | tuple = DEFAULT_ALPHABET
-    threshold: float = 3.0
+    false_discoveries: float = DEFAULT_FALSE_DISCOVERIES
     survivors: int = 64
     codec: WordCodec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "epsilon", check_epsilon(self.name, self.epsilon))
-        object.__setattr__(self, "threshold", check_real(self.name, "threshold", self.threshold, 0.0, math.inf,
-                                                         low_open=False))
+        object.__setattr__(self, "false_discoveries", check_rate(self.name, self.false_discoveries))
         object.__setattr__(self, "survivors", check_int(self.name, "survivors", self.survivors, low=1))
         if self.gamma != 1.0 or self.theta != 1:
             raise ValueError(f"{self.name}: every device answers every round (gamma = 1, theta = 1); got "
@@ -92,13 +95,25 @@ class LDPTrie(TrieHH):
         candidates, cat = self.categories(rows, trie, level)
         return self.oracle(candidates).perturb(cat, as_generator(rng))
 
+    @property
+    def tests(self) -> int:
+        """R, the rounds of a run whose tests share ``false_discoveries`` (LDPTrie: one pass, L rounds)."""
+        return self.rounds
+
     def read(self, candidates: np.ndarray, agg) -> tuple[np.ndarray, np.ndarray]:
-        """(candidates, estimates) of those whose estimate passes threshold·σ₀ (module docstring)."""
+        """(candidates, estimates) of those whose count reaches t_r (module docstring)."""
         grr = self.oracle(candidates)
-        est = grr.estimate(agg)[:-1]
-        sigma0 = math.sqrt(agg.n * grr.q * (1 - grr.q)) / (grr.p - grr.q)
-        keep = est >= self.threshold * sigma0
-        return candidates[keep], est[keep]
+        t = count_threshold(agg.n, grr.q, candidates.size, self.false_discoveries / self.tests)
+        keep = agg.data[:-1] >= t
+        return candidates[keep], grr.estimate(agg)[:-1][keep]
+
+    def passing(self, codes: np.ndarray, votes: np.ndarray) -> int:
+        """Every prefix :meth:`read` returns has passed the round's test."""
+        return int(np.shape(votes)[0])
+
+    def false_bound(self) -> float:
+        """Expected invented words per run, at most: ``false_discoveries`` (docs/math.md §10.10)."""
+        return self.false_discoveries
 
     def direct_aggregate(self, rows: np.ndarray, counts: np.ndarray, trie: np.ndarray, level: int, rng=None):
         """(candidates, the round's GRR aggregate drawn exactly from the category counts)."""

@@ -8,7 +8,9 @@ answers every round. Round r, with the trie T of live prefixes, all of length �
 * **segment** (:meth:`PrefixTree.segment`): the server extends every prefix by the largest number s of
   symbols (1 ≤ s ≤ L − ℓ) whose candidate set C = all s-symbol extensions of T stays within
   ``max_candidates`` — the communication cap (a report is |C| + 1 bits) and the server's computation.
-  Short tries jump several symbols in one round.
+  Short tries jump several symbols in one round. The number of rounds is chosen so that a pass reaches
+  every word length the codec allows even when every round's trie is full (:meth:`PrefixTree.reach`);
+  a ``rounds`` too small for that is refused, naming the lengths it would reach.
 * **client**: each device's category is the candidate its word starts with, or "none" when its
   ℓ-prefix left the trie or its word is on the deny list (data selection: a device reports only a word
   not found before). It reports the category through optimized unary encoding
@@ -17,9 +19,10 @@ answers every round. Round r, with the trie T of live prefixes, all of length �
   exactly on the direct path: c_j = Bin(N_j, ½) + Bin(n − N_j, q), q = 1/(e^ε + 1).
 * **server** (:meth:`PrefixTree.threshold_count`): a candidate held by nobody has c_j ~ Bin(n, q)
   exactly, so the server keeps the candidates with c_j ≥ t, t the smallest count with
-  |C|·P[Bin(n, q) ≥ t] ≤ ``false_positives`` — at most that many empty candidates pass a round on
-  average, whatever n, ε and |C|. At most ``survivors`` (largest estimates) stay; those ending in ∅, and
-  all at length L, are words; a word's estimate is OUE's unbiased (c_j − nq)/(½ − q).
+  |C|·P[Bin(n, q) ≥ t] ≤ φ/R (φ = ``false_discoveries``, R = ``rounds``) — at most φ invented words per
+  run on average, whatever n, ε and |C| (docs/math.md §10.10). At most ``survivors`` (largest
+  estimates) stay, the others counted in ``TrieResult.dropped``; those ending in ∅, and all at length L,
+  are words; a word's estimate is OUE's unbiased (c_j − nq)/(½ − q).
 
 Codes: a live prefix p of length ℓ is kept as its word code padded with ∅ to L (p·b^{L−ℓ}); it holds no
 ∅, so ℓ is L minus its trailing ∅ digits. A round's tally is a (2, k) array: padded codes and the
@@ -46,18 +49,21 @@ reports, so the round is also central (ε_c, δ)-DP by amplification by shufflin
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy import stats
 
-from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
+from ldpsim.mechanisms.discovery.false_discoveries import DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.triehh import TrieHH, TrieResult
 from ldpsim.mechanisms.discovery.words import DEFAULT_ALPHABET, WordCodec, top
 from ldpsim.mechanisms.frequency.oue import OUE
 from ldpsim.runtime.errors import InputError
+
+
+#: the default ``max_candidates`` when survivors·b is smaller: 2¹⁶ candidates, an 8 KiB report a round
+MAX_CANDIDATES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -71,14 +77,16 @@ class PrefixTree(TrieHH):
     length : int in [2, L_max]
         Longest word, in symbols.
     alphabet : str, or sequence of str (graphemes; see :class:`~.words.WordCodec`)
-    rounds : int in [1, L]
-        Rounds in a pass.
-    max_candidates : int ≥ survivors·b
-        Most candidates a round may ask about (report bits − 1).
+    rounds : int in [1, L], optional
+        Rounds in a pass; default the fewest that reach words of L symbols (:meth:`reach`). Fewer are
+        refused (an ``InputError`` naming the word lengths they reach).
+    max_candidates : int ≥ survivors·b, optional
+        Most candidates a round may ask about (report bits − 1); default max(2¹⁶, survivors·b), so that
+        one symbol always fits whatever the alphabet's size.
     survivors : int ≥ 1
         At most this many prefixes survive a round.
-    false_positives : float in (0, inf)
-        Expected number of candidates held by nobody that pass a round's threshold.
+    false_discoveries : float in (0, inf)
+        Expected invented words (typed by no device) per run, at most; default 0.05 (docs/math.md §10.10).
     deny : tuple of str
         Words no device reports (found by earlier runs).
     selection : {"random", "top"}
@@ -90,10 +98,10 @@ class PrefixTree(TrieHH):
     theta: int = 1
     length: int = 8
     alphabet: str | tuple = DEFAULT_ALPHABET
-    rounds: int = 4
-    max_candidates: int = 1 << 16
+    rounds: int | None = None
+    max_candidates: int | None = None
     survivors: int = 64
-    false_positives: float = 0.1
+    false_discoveries: float = DEFAULT_FALSE_DISCOVERIES
     deny: tuple = ()
     selection: str = "random"
     codec: WordCodec = field(init=False, repr=False, compare=False)
@@ -102,12 +110,28 @@ class PrefixTree(TrieHH):
         super().__post_init__()
         name = self.name
         object.__setattr__(self, "epsilon", check_epsilon(name, self.epsilon))
-        object.__setattr__(self, "rounds", check_int(name, "rounds", self.rounds, low=1, high=self.length))
         object.__setattr__(self, "survivors", check_int(name, "survivors", self.survivors, low=1))
-        object.__setattr__(self, "max_candidates", check_int(name, "max_candidates", self.max_candidates,
-                                                             low=self.survivors * self.codec.base))
-        object.__setattr__(self, "false_positives", check_real(name, "false_positives", self.false_positives,
-                                                               0.0, math.inf))
+        fits = self.survivors * self.codec.base  # a full trie's one-symbol extensions
+        if self.max_candidates is None:
+            object.__setattr__(self, "max_candidates", max(MAX_CANDIDATES, fits))
+        elif check_int(name, "max_candidates", self.max_candidates, low=1) < fits:
+            raise InputError(f"{name}: 'max_candidates' must be at least survivors·b = {self.survivors}·"
+                             f"{self.codec.base} = {fits} (a round must fit one symbol after every live prefix "
+                             f"of an alphabet of {self.codec.base - 1} symbols); got {self.max_candidates}. "
+                             f"Leave it unset (default max({MAX_CANDIDATES}, survivors·b)), raise it, or lower "
+                             f"'survivors'.")
+        needed = next(r for r in range(1, self.length + 1) if self.reach(r) == self.length)
+        if self.rounds is None:
+            object.__setattr__(self, "rounds", needed)
+        elif check_int(name, "rounds", self.rounds, low=1, high=self.length) < needed:
+            depth = self.reach(self.rounds)
+            raise InputError(f"{name}: with rounds = {self.rounds}, a pass whose tries hold survivors = "
+                             f"{self.survivors} prefixes reaches prefixes of {depth} symbols (alphabet of "
+                             f"{self.codec.base - 1} symbols, max_candidates = {self.max_candidates}), so it finds "
+                             f"words of 1 to {depth - 1} symbols only; the codec allows words of up to "
+                             f"{self.length}. Leave 'rounds' unset (the fewest that reach them all: {needed}), "
+                             f"pass rounds >= {needed}, or a smaller 'length'.")
+        object.__setattr__(self, "false_discoveries", check_rate(name, self.false_discoveries))
         object.__setattr__(self, "deny", tuple(self.deny))
         if self.selection not in ("random", "top"):
             raise InputError(f"{name}: 'selection' must be 'random' or 'top'; got {self.selection!r}.")
@@ -131,6 +155,17 @@ class PrefixTree(TrieHH):
         before ∅ fills the rest (j ≥ 1 at the root: no word is empty)."""
         return sum((self.codec.base - 1) ** j for j in range(1 if depth == 0 else 0, s + 1))
 
+    def reach(self, rounds: int) -> int:
+        """The prefix length a pass of ``rounds`` rounds reaches whatever the data: round 1 extends the root,
+        every later round a trie of at most ``survivors`` prefixes. A smaller trie takes segments at least
+        as long, and ℓ + s = min(L, ℓ + s_free) grows with ℓ, so a real pass is never behind this one."""
+        depth = 0
+        for r in range(rounds):
+            if depth == self.length:
+                break
+            depth += self.segment(1 if r == 0 else self.survivors, depth)
+        return depth
+
     def segment(self, size: int, depth: int) -> int:
         """s: the most symbols (≤ L − ``depth``) whose candidates for ``size`` prefixes fit ``max_candidates``."""
         for s in range(self.length - depth, 1, -1):
@@ -150,10 +185,14 @@ class PrefixTree(TrieHH):
         step = b ** (self.length - depth - s)
         return np.add.outer(np.sort(trie), offsets * step).ravel(), depth + s
 
+    @property
+    def tests(self) -> int:
+        """R, the rounds of a run whose tests share ``false_discoveries`` (one pass)."""
+        return self.rounds
+
     def threshold_count(self, n: int, n_candidates: int) -> int:
-        """t: the smallest count with n_candidates·P[Bin(n, q) ≥ t] ≤ ``false_positives`` (module docstring)."""
-        q = self.oracle(1).q
-        return int(stats.binom.isf(self.false_positives / n_candidates, n, q)) + 1
+        """t: the smallest count with n_candidates·P[Bin(n, q) ≥ t] ≤ φ/R (module docstring)."""
+        return count_threshold(n, self.oracle(1).q, n_candidates, self.false_discoveries / self.tests)
 
     def oracle(self, n_candidates: int) -> OUE:
         """The round's randomizer: OUE over the candidates and "none"."""
@@ -223,6 +262,8 @@ class PrefixTree(TrieHH):
 
     estimates = LDPTrie.estimates
     privacy = LDPTrie.privacy
+    passing = LDPTrie.passing
+    false_bound = LDPTrie.false_bound
 
     def privacy_parts(self) -> dict[str, float]:
         """ε of one round's report: OUE's log(p(1 − q)/(q(1 − p))) (exactly ε for any number of candidates)."""

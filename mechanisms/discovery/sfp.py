@@ -15,6 +15,8 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.sketches.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
+from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
+                                                           sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
                                      cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
@@ -257,9 +259,13 @@ class SFP(DiscoveryProtocol):
         out[:, :, :keep] = np.where(ok, best, -1)
         return out
 
-    def discover(self, agg: Aggregate, top_k: int = 20, threshold: float = 1.5, per_slot: int = 4) -> DiscoveryResult:
-        """Fragments → candidate words → word sketch (class docstring)."""
+    def discover(self, agg: Aggregate, top_k: int = 20, threshold: float = 1.5, per_slot: int = 4,
+                 false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> DiscoveryResult:
+        """Fragments → candidate words → word sketch (class docstring). A candidate word is kept only if its
+        word-sketch sum reaches t, the smallest with |C|·P[Bin(n, q₀) ≥ t] ≤ ``false_discoveries``
+        (expected invented words per run; q₀ = f + (1 − 2f)/m of the word sketch, docs/math.md §10.10)."""
         top_k = check_int(self.name, "top_k", top_k, low=1)
+        rate = check_rate(self.name, false_discoveries)
         threshold = check_real(self.name, "threshold", threshold, 0.0, math.inf, low_open=False)
         per_slot = check_int(self.name, "per_slot", per_slot, low=1, high=16)
         frags = self.frequent_fragments(agg, threshold, per_slot)
@@ -273,8 +279,10 @@ class SFP(DiscoveryProtocol):
         cand = np.unique(codes[(self._word_hash(codes) == r) & _valid_words(codes, self.codec)])
         word_agg, _ = self.parts(agg)
         est = self.word_cms.estimate(word_agg, cand) if cand.size else np.zeros(0)
-        words, est = top(cand, est, top_k)
-        return DiscoveryResult(self.codec.decode(words, self.length), est, agg.n)
+        t, invented = selection_cut(word_agg.n, sketch_null_share(self.word_cms.flip, self.word_m), cand.size, rate)
+        keep = sketch_kept(self.word_cms, cand, est, word_agg.n, t, top_k)
+        words, est = top(cand[keep], est[keep], top_k)
+        return DiscoveryResult(self.codec.decode(words, self.length), est, agg.n, invented)
 
     def privacy_parts(self) -> dict[str, float]:
         """ε of each part of one report: the word CMS and the fragment CMS (position: input-independent)."""

@@ -14,6 +14,8 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate, decode_uints
 from ldpsim.mechanisms.sketches.cms import CMSReports
+from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
+                                                           sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec, cms_log_likelihood,
                                      grouped_counts, split_counts, top, word_rows)
@@ -153,11 +155,14 @@ class TreeHist(DiscoveryProtocol):
         return m / (m - 1) * math.sqrt(n_level * (c * c - 1) / 4 + n_level / m)
 
     def discover(self, agg: Aggregate, top_k: int = 20, threshold: float = 3.0,
-                 survivors: int | None = None) -> DiscoveryResult:
-        """Walk the tree (class docstring); ``survivors`` defaults to 4·top_k."""
+                 survivors: int | None = None, false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> DiscoveryResult:
+        """Walk the tree (class docstring); ``survivors`` defaults to 4·top_k. A whole word of the last level
+        is kept only if, besides, its sketch sum reaches t, the smallest with |C|·P[Bin(n_L, q₀) ≥ t] ≤
+        ``false_discoveries`` (expected invented words per run; q₀ = f + (1 − 2f)/m, docs/math.md §10.10)."""
         top_k = check_int(self.name, "top_k", top_k, low=1)
         threshold = check_real(self.name, "threshold", threshold, 0.0, math.inf, low_open=False)
         survivors = check_int(self.name, "survivors", 4 * top_k if survivors is None else survivors, low=1)
+        rate = check_rate(self.name, false_discoveries)
         alive = np.zeros(0, dtype=np.int64)
         for l in range(self.levels):
             level_agg = self.level_aggregate(agg, l)
@@ -165,9 +170,13 @@ class TreeHist(DiscoveryProtocol):
             est = self.cms.estimate(level_agg, cand) if cand.size else np.zeros(0)
             last = l == self.levels - 1
             ok = est >= threshold * self.noise_sd(level_agg.n)
+            if last:
+                t, invented = selection_cut(level_agg.n, sketch_null_share(self.cms.flip, self.m), cand.size, rate)
+                cand, est = cand[ok], est[ok]
+                ok = sketch_kept(self.cms, cand, est, level_agg.n, t, top_k)
             alive, est = top(cand[ok], est[ok], top_k if last else survivors)
         scale = agg.n / max(level_agg.n, 1)
-        return DiscoveryResult(self.codec.decode(alive, self.length), est * scale, agg.n)
+        return DiscoveryResult(self.codec.decode(alive, self.length), est * scale, agg.n, invented)
 
     def privacy_parts(self) -> dict[str, float]:
         """ε of each part of one report: the level (input-independent) and the CMS report."""

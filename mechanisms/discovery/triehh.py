@@ -43,12 +43,17 @@ from ldpsim.mechanisms.discovery.words import DEFAULT_ALPHABET, WordCodec, group
 
 
 class TrieResult(NamedTuple):
-    """What :meth:`TrieHH.run` returns: the discovered words, with their votes and estimates."""
+    """What :meth:`TrieHH.run` returns: the discovered words, with their votes and estimates, how many
+    invented words (typed by no device) to expect among them, and how many live prefixes were dropped."""
 
     words: np.ndarray     #: object array of str, in the order found (round, then most votes)
     votes: np.ndarray     #: the votes each word had in the round that completed it (LDPTrie: estimates)
     counts: np.ndarray    #: float, estimated holders (NaN where the protocol publishes none)
     trie_sizes: np.ndarray  #: int64, prefixes alive after each round
+    #: expected invented words per run, an upper bound (docs/math.md §10.10; 0 for TrieHH: votes are true prefixes)
+    expected_false: float = 0.0
+    #: prefixes that passed a round's test but were cut (``survivors``) or still alive after the last round
+    dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,16 @@ class TrieHH:
         order = np.lexsort((codes[done], -votes[done]))
         return codes[~done], codes[done][order], votes[done][order]
 
+    def passing(self, codes: np.ndarray, votes: np.ndarray) -> int:
+        """How many of a round's tallied prefixes pass its test (TrieHH: ≥ θ votes); those that pass but do
+        not enter the next trie or the words are dropped (:meth:`walk` counts them)."""
+        return int((np.asarray(votes) >= self.theta).sum())
+
+    def false_bound(self) -> float:
+        """Expected invented words per run: 0 — every vote is a device's true prefix, so every survivor
+        of the last round that completes it is a word some device typed (docs/math.md §10.10)."""
+        return 0.0
+
     def decode_found(self, codes: np.ndarray, level: int) -> np.ndarray:
         """The words of the codes completed in round ``level`` (prefix codes of ``level`` symbols)."""
         return self.codec.decode(codes, level)
@@ -161,15 +176,17 @@ class TrieHH:
 
     def walk(self, tally) -> TrieResult:
         """The rounds of one pass from the root, ``tally(trie, level)`` giving each round's (codes, votes)."""
-        trie, words, votes, sizes = self.root(), [], [], []
+        trie, words, votes, sizes, dropped = self.root(), [], [], [], 0
         for level in range(1, self.rounds + 1):
             codes, v = tally(trie, level)
             trie, done, done_votes = self.advance(codes, v, level)
+            dropped += self.passing(codes, v) - trie.size - done.size
             words.append(self.decode_found(done, level))
             votes.append(done_votes)
             sizes.append(trie.size)
         votes = np.concatenate(votes)
-        return TrieResult(np.concatenate(words), votes, self.estimates(votes), np.array(sizes, dtype=np.int64))
+        return TrieResult(np.concatenate(words), votes, self.estimates(votes), np.array(sizes, dtype=np.int64),
+                          self.false_bound(), dropped + int(trie.size))
 
     # privacy -----------------------------------------------------------------------------------
     def privacy(self, epsilon_total: float, rounds: int | None = None) -> dict[str, float]:

@@ -70,6 +70,8 @@ class DiscoveryResult(NamedTuple):
     words: np.ndarray   #: object array of str
     counts: np.ndarray  #: estimated number of users holding each word (float)
     n: int              #: users in the aggregate
+    #: expected invented words (typed by no user) among ``words``, an upper bound (docs/math.md §10.10)
+    expected_false: float = 0.0
 
     @property
     def frequencies(self) -> np.ndarray:

@@ -126,8 +126,8 @@ def test_direct_and_per_device_rounds_agree_in_distribution():
     assert_z(np.mean(dev_s, axis=0), share, sd, what="survival probability")
 
 
-def test_the_threshold_bounds_the_expected_false_positives():
-    t, rows = _setup(epsilon=1.0, false_positives=0.5)
+def test_the_threshold_bounds_the_expected_false_positives_of_a_round():
+    t, rows = _setup(epsilon=1.0, false_discoveries=1.5)  # 0.5 a round over its 3 rounds
     q = t.oracle(1).q
     for n, k in [(650, 12), (650, 26), (10_000, 12), (10 ** 6, 60_000)]:
         thr = t.threshold_count(n, k)
@@ -138,7 +138,7 @@ def test_the_threshold_bounds_the_expected_false_positives():
 
 @pytest.mark.slow  # ~1.5 s: 4000 rounds
 def test_empty_candidates_pass_as_often_as_the_threshold_allows():
-    t, rows = _setup(epsilon=1.0, false_positives=0.5)
+    t, rows = _setup(epsilon=1.0, false_discoveries=1.5)  # 0.5 a round over its 3 rounds
     q = t.oracle(1).q
     trie = t.root()
     candidates, _, cat = t.categories(rows, trie)
@@ -210,7 +210,7 @@ def test_bad_parameters_name_themselves():
     with pytest.raises(InputError, match="gamma"):
         PrefixTree(epsilon=1.0, gamma=0.5)
     with pytest.raises(InputError, match="rounds"):
-        PrefixTree(epsilon=1.0, length=3, alphabet="ab", rounds=4, max_candidates=64)
+        PrefixTree(epsilon=1.0, length=3, alphabet="ab", rounds=4, max_candidates=64, survivors=4)
 
 
 PROFILE_WORDS = ["ab", "ba", "b", "cab"]
