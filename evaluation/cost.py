@@ -8,7 +8,7 @@ Memory of a deployment run (``ldpsim run``): :data:`RUN_BASE_BYTES` plus :data:`
 item in every process, :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day (bundles, ledger, truth and the
 reports read back), and per simulated day :data:`RUN_BYTES_PER_DAY` plus :data:`RUN_BYTES_PER_DAY_ITEM` per
 item and :data:`RUN_BYTES_PER_DAY_WORD` per word in every shard and the merged result. Each constant is a
-slope of peak RSS measured by :mod:`ldpsim.evaluation.bench.cost_calibration` (``ldpsim bench
+slope of peak RSS measured by :mod:`ldpsim.scenarios.studies.bench.cost_calibration` (``ldpsim bench
 --calibrate``: fresh processes, one worker, one dimension grown at a time, on
 a 2-core Linux machine with Python 3.11 and numpy 2) times a margin of 1.5 (``MARGIN`` there).
 

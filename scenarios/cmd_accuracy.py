@@ -1,6 +1,6 @@
 """``ldpsim accuracy``: each deployed design's measured MSE beside its own theory (a markdown table).
 
-A thin layer over :func:`ldpsim.evaluation.bench.accuracy.accuracy_table`.
+A thin layer over :func:`ldpsim.scenarios.studies.bench.accuracy.accuracy_table`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.bench.accuracy import accuracy_table
+    from ldpsim.scenarios.studies.bench.accuracy import accuracy_table
     print(f"| mechanism | MSE measured (n = {args.devices:,}, {args.repeats} runs) | MSE theory | ratio |")
     print("|---|---|---|---|")
     accuracy_table(args.devices, args.repeats, 0 if args.seed is None else args.seed,

@@ -41,9 +41,9 @@ def add_arguments(parser):
 
 
 def _run_trust(args) -> int:
-    """``--trust``: :func:`~ldpsim.evaluation.privacy.trust_compare.compare_trust_models` at the budget."""
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
-    from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
+    """``--trust``: :func:`~ldpsim.scenarios.studies.trust.trust_compare.compare_trust_models` at the budget."""
+    from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
+    from ldpsim.scenarios.studies.trust.trust_scenario import write_trust_results
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve
 
@@ -67,7 +67,7 @@ def run(args) -> int:
     if args.trust:
         return _run_trust(args)
     import ldpsim
-    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, designs_from_variants
+    from ldpsim.scenarios.studies.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, designs_from_variants
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve
 

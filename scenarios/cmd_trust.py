@@ -33,8 +33,8 @@ def add_arguments(parser):
 def run(args) -> int:
     import pandas as pd
 
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
-    from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
+    from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
+    from ldpsim.scenarios.studies.trust.trust_scenario import run_trust_scenario, write_trust_results
     from ldpsim.runtime.errors import InputError
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve

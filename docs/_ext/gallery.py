@@ -80,7 +80,7 @@ def _discover(tmp: Path):
          'result = compare_trust_models("keyboard", epsilons=(0.5, 1, 2, 4, 8), repeats=5, discovery=False, rng=2026)\n'
          "result.figure()")
 def _trust(tmp: Path):
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+    from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
     result = compare_trust_models("keyboard", epsilons=(0.5, 1, 2, 4, 8), repeats=5, discovery=False, rng=2026)
     return [("trust_models.png", "Each trust model's error on the keyboard fleet's emoji against ε per device over "
              "30 days at δ ≤ 1e-9 against the released output: exact theory (line), measured (dots) and the "

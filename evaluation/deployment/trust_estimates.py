@@ -26,8 +26,8 @@ import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import Z95
 from ldpsim.evaluation.privacy.trust_accounting import guarantees
-from ldpsim.evaluation.privacy.trust_compare import upload_bytes
-from ldpsim.evaluation.privacy.trust_scenario import model_from, protocol
+from ldpsim.scenarios.studies.trust.trust_compare import upload_bytes
+from ldpsim.scenarios.studies.trust.trust_scenario import model_from, protocol
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 
 

@@ -217,7 +217,7 @@ def _seed_of(config: dict):
 def _sweep_results(run_dir: Path) -> pd.DataFrame:
     """One row per cell of a sweep: its varying parameters and every aggregate metric as "mean ± se"."""
     from ldpsim.evaluation.report.plots import BOOKKEEPING
-    from ldpsim.evaluation.sweep.store import RunStore
+    from ldpsim.scenarios.studies.sweep.store import RunStore
 
     summary = RunStore(run_dir).read("summary")
     if summary.empty:

@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.evaluation.report.legend import quiet_corner
 
 
@@ -348,8 +348,8 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
 
 def _cells(store) -> dict:
     """cell id → Cell of the stored scenario ({} when it cannot be rebuilt)."""
-    from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.scenario.schema import ScenarioError
+    from ldpsim.scenarios.studies.scenario.grid import load_scenario
+    from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 
     try:
         return {c.id: c for c in load_scenario(Path(store.root) / "scenario.toml").cells()}

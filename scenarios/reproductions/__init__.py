@@ -17,7 +17,7 @@ import pandas as pd
 
 from ldpsim.scenarios.reproductions import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
 from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree, triehh_sfp
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.reproductions.sdldp import Kind, load_reproduction, shrink, write_outputs
 
@@ -81,7 +81,7 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
 
     ``repeats`` overrides the file's repeats; ``quick`` shrinks repeats, n, EM bins and the ε grid
     (see :func:`.sdldp.shrink`) for a smoke run; ``seed`` overrides the file's root entropy. Raises
-    :class:`ldpsim.evaluation.scenario.schema.ScenarioError` for a broken file, ``InputError`` for an
+    :class:`ldpsim.scenarios.studies.scenario.schema.ScenarioError` for a broken file, ``InputError`` for an
     unknown name or a bad ``repeats`` or ``seed``.
     """
     path, _ = reproduction_file(name_or_path)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM

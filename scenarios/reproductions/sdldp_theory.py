@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.types import largest_remainder
 from ldpsim.mechanisms import GRR, PM, SDGRR, SDPM
 

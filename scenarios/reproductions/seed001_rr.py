@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import signal, stats
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.mechanisms import RR
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive, shares

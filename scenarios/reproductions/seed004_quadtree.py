@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms.central.quadtree import NoisyQuadtree, arithmetic_allocation, cormode_allocation, geometric_allocation, \
     level_errors, uniform_allocation, worst_case_nodes_per_level

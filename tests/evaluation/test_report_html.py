@@ -11,8 +11,8 @@ import pytest
 
 from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
                                     write_report_html)
-from ldpsim.evaluation.scenario.grid import scenario_from_dict
-from ldpsim.evaluation.sweep.runner import run_sweep
+from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
+from ldpsim.scenarios.studies.sweep.runner import run_sweep
 from tests.conftest import HOSTILE, make_run_dir, put, small_figure  # shared with the browser test
 
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},
