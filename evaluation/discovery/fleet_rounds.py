@@ -13,7 +13,7 @@ the devices of the day the pass ended, the slang word's estimated and true share
 
 :func:`fleet_word_rounds` lets the donors of a run with a one-shot words use case answer an
 interactive protocol after the run instead, set as the days comparison sets it
-(:func:`~ldpsim.scenarios.studies.discovery.days.equal_privacy_protocols`: ε per device over the run; θ the
+(:func:`~ldpsim.evaluation.discovery.equal_privacy.equal_privacy_protocols`: ε per device over the run; θ the
 smallest threshold whose δ over all the run's rounds, composed through their privacy-loss distribution,
 is ≤ ``delta`` — docs/math.md §10.9; Gboard's trie and the prefix tree central after secure aggregation
 of the smallest day's devices).
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.scenarios.studies.discovery.days import equal_privacy_protocols, interactive_scores
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, interactive_scores
 from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE

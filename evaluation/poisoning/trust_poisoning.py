@@ -29,7 +29,7 @@ import pandas as pd
 
 from ldpsim.evaluation.poisoning.gains import ATTACKS, check_attack, expected_gain
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate
-from ldpsim.scenarios.studies.trust.trust_compare import DEFAULTS, local_oracle
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, local_oracle
 from ldpsim.mechanisms._validation import check_counts, check_int
 
 #: models whose server can check each report's validity (two aggregators' proof, or trusted hardware)

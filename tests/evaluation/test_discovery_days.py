@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.scenarios.studies.discovery.days import (discovery_days, discovery_days_from_file, equal_privacy_protocols,
-                                                     growing_slang)
+from ldpsim.scenarios.studies.discovery.days import discovery_days, discovery_days_from_file, growing_slang
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.evaluation.privacy.threshold_composition import composed_delta
 from ldpsim.mechanisms.discovery.threshold_privacy import run_privacy

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from ldpsim.scenarios.studies.discovery.days import equal_privacy_protocols, growing_slang, round_cohort
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, round_cohort
+from ldpsim.scenarios.studies.discovery.days import growing_slang
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.evaluation.privacy.secagg_rounds import round_guarantees, local_epsilon_for

@@ -67,6 +67,8 @@ from ldpsim.evaluation.cost import check_workload_size
 from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, plain_name,
                                                       require_kind, seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import vocabulary_workload_table
+from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, DEPLOYMENT_USE_CASE, configured_model
+from ldpsim.evaluation.privacy.trust_models import model_params
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.mechanisms.registry import INTERACTIVE
@@ -191,7 +193,6 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
     ``epsilon_run`` per device over the run's days (planning n = devices · opt_in · p_online devices a
     night), its parameters kept in ``UseCase.trust``, one donation charged the model's ε per device-day."""
     from ldpsim.evaluation.privacy.trust_accounting import guarantees
-    from ldpsim.scenarios.studies.trust.trust_scenario import DEPLOYMENT_USE_CASE, configured_model, model_params
 
     if USE_CASES[name] != "event" or plan is None:
         raise ScenarioError(file, f"{where}.aggregation", f"{table['aggregation']!r} is for [use_case.emoji] "
@@ -357,7 +358,6 @@ def _events_per_day(value, given: dict, fleet: dict, file) -> dict:
 
 def _collectors(table, file) -> tuple:
     """The ``[collectors]`` table as CollectorSetup (key, value) pairs (the windows and channel are the fleet's)."""
-    from ldpsim.scenarios.studies.trust.trust_scenario import COLLECTOR_KEYS, CRASH
 
     spec = {k: f for k, f in COLLECTOR_KEYS.items() if k not in FLEET_COLLECTOR_KEYS}
     c = parse_table(table, spec, "collectors", file)

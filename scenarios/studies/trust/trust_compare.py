@@ -24,55 +24,17 @@ import pandas as pd
 from scipy import stats
 
 from ldpsim.evaluation.privacy.accountant import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
+from ldpsim.evaluation.privacy.trust_models import (DEFAULTS, FALSE_ALARM, POWER, local_oracle, release_threshold, two_server,
+                                                    upload_bytes)
 from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
-from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import as_generator, check_int
-from ldpsim.mechanisms.aggregation.field_shares import prio3_histogram_bytes
-from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
-from ldpsim.mechanisms.aggregation.secagg_cost import secagg_bytes
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
-from ldpsim.mechanisms.aggregation.two_server import TwoServer
 from ldpsim.runtime.errors import InputError
 
-#: starting parameters of each model before calibration (the noise families production uses)
-DEFAULTS = {
-    "ldp": TrustModel("ldp"),
-    "shuffle": TrustModel("shuffle"),
-    "secagg_local": TrustModel("secagg_local", min_cohort=10_000),
-    "secagg": TrustModel("secagg", noise=IntegerNoise("skellam", 1000.0), min_cohort=10_000, min_arrival=0.8),
-    "two_server": TrustModel("two_server", noise=IntegerNoise("discrete_gaussian", 30.0), noise_by="both"),
-    "threshold": TrustModel("threshold", noise=IntegerNoise("discrete_gaussian", 30.0)),
-    "sample_threshold": TrustModel("sample_threshold", rate=0.1, threshold=20),
-}
 #: share of devices whose upload arrives before the secure-aggregation round closes (channel dropouts)
 ARRIVAL = 0.9
 #: sampling rates tried by :func:`tune_sample_threshold` (geometric, 0.1 % to 50 %)
 RATES = tuple(float(x) for x in np.geomspace(0.001, 0.5, 13))
-#: family-wise false-alarm rate and power of the detection floor
-FALSE_ALARM, POWER = 0.05, 0.95
-
-
-def release_threshold(model: TrustModel, d: int) -> TrustModel:
-    """A ``threshold`` model with τ at the noise's family-wise false-alarm level over d items,
-    τ = ⌈z_{1−FALSE_ALARM/d}·sd⌉ (other models unchanged)."""
-    if model.kind != "threshold":
-        return model
-    return replace(model, threshold=int(math.ceil(stats.norm.isf(FALSE_ALARM / d) * model.noise.sd())))
-
-
-def two_server(model: TrustModel, d: int) -> TwoServer:
-    """The aggregators' protocol of a ``two_server`` model (with its client randomizer, if any)."""
-    client = local_oracle(model, d) if model.client_epsilon is not None else None
-    return TwoServer(model.noise, model.noise_by, client=client)
-
-
-def local_oracle(model: TrustModel, d: int):
-    """The local randomizer: OLH for pure LDP (small ε₀, large D), GRR under shuffling / aggregation,
-    symmetric RAPPOR (SUE) for two servers with client randomization."""
-    if model.kind == "two_server":
-        return make("sue", epsilon=model.client_epsilon, domain_size=d)
-    name = "olh" if model.kind == "ldp" else "grr"
-    return make(name, epsilon=min(model.local_epsilon, 50.0), domain_size=d)
 
 
 def _draw(model: TrustModel, counts: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -119,21 +81,6 @@ def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
         ok = stats.binom.sf(model.threshold - 1, c, model.rate) >= POWER
         return float(c[np.argmax(ok)]) if ok.any() else math.inf
     return (z_alarm + z_power) * sd0
-
-
-def upload_bytes(model: TrustModel, d: int) -> int:
-    """Bytes per device per report (docs/math.md §9.3 for the costs' sources; secure aggregation: sent and
-    received, :func:`~ldpsim.mechanisms.aggregation.secagg_cost.secagg_bytes`)."""
-    k = model.kind
-    if k in ("ldp", "shuffle"):
-        return local_oracle(model, d).report_bytes
-    if k in ("secagg", "secagg_local"):          # SecAgg+ messages; each bin's sum: s one-hots (+ noise within ±10 sd)
-        s = model.min_cohort
-        spread = 20 * model.noise.sd() if k == "secagg" else 0.0
-        return secagg_bytes(d, s, s + 1 + spread)
-    if k == "two_server":
-        return prio3_histogram_bytes(d)["upload"]
-    return 4
 
 
 def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rates=RATES) -> TrustModel | None:

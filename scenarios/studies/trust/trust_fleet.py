@@ -127,7 +127,7 @@ def zipf_fleet(n: int = 1_000_000, domain_size: int = 2000, s: float = 1.1, days
 def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec):
     """(protocol, privacy row) of the discovery design paired with trust model ``model`` (:data:`DISCOVERY`),
     at ε per device over ``fleet.days`` days, one round a day."""
-    from ldpsim.scenarios.studies.discovery.days import equal_privacy_protocols
+    from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
     from ldpsim.evaluation.privacy.accountant import TrustModel, calibrate
     from ldpsim.mechanisms.registry import make
 

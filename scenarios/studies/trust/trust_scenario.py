@@ -17,68 +17,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, guarantees
-from ldpsim.scenarios.studies.trust.trust_compare import (DEFAULTS, local_oracle, release_threshold, two_server,
-                                                          upload_bytes)
-from ldpsim.scenarios.studies.scenario.schema import REQUIRED, Field, ScenarioError, load_toml, parse_table
+from ldpsim.evaluation.privacy.trust_accounting import guarantees
+from ldpsim.evaluation.privacy.trust_models import protocol, upload_bytes
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError, load_toml, parse_table
+from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, TRUST, WORKLOAD, configured_model
 from ldpsim.evaluation.workloads.synthetic import zipf
-from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
-from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
-from ldpsim.simulator.collectors import COLLECTORS, CollectorSetup, simulate_collection
+from ldpsim.simulator.collectors import CollectorSetup, simulate_collection
 
 
-def _one_of(options):
-    return lambda v: None if v in options else f"must be one of {', '.join(options)}"
-
-
-def _positive(v):
-    return None if v > 0 else "must be > 0"
-
-
-TRUST = {"name": Field(str, "trust_models"), "seed": Field(int, 2026), "devices": Field(int, 50_000, _positive),
-         "days": Field(int, 30, _positive), "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)"),
-         "workload": Field(dict, {}), "collectors": Field(dict, {}),
-         "use_case": Field(dict, REQUIRED, help="one [trust.use_case.NAME] table per use case")}
-WORKLOAD = {"domain_size": Field(int, 2000, lambda v: None if v >= 2 else "must be ≥ 2"), "zipf_s": Field(float, 1.1)}
-CRASH = {"collector": Field(str, "helper", _one_of(COLLECTORS)), "hour": Field(float, 23.0),
-         "hours": Field(float, 2.0, _positive)}
-COLLECTOR_KEYS = {k: Field((int, float), getattr(CollectorSetup(), k)) for k in
-                  ("window_start_mean_h", "window_start_sd_h", "window_length_h", "loss", "latency_median_s",
-                   "latency_sigma", "round_s", "round_length_s", "job_s", "retry_s", "invalid_share")}
-COLLECTOR_KEYS["crash"] = Field(dict, None)
-USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Field(float, 2.0, _positive),
-            "noise": Field(str, None, _one_of(KINDS)), "min_cohort": Field(int, None, _positive),
-            "min_arrival": Field(float, None, lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
-            "noise_by": Field(str, None, _one_of(NOISE_BY)), "rate": Field(float, None, lambda v: None if 0 < v <= 1 else
-                                                                               "must be in (0, 1]"),
-            "threshold": Field(int, None, lambda v: None if v >= 0 else "must be ≥ 0"),
-            "client_epsilon": Field(float, None, _positive)}
-
-
-#: a deployment's use case under a trust model: the keys above and the δ of its guarantees
-DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)")}
-
-
-def model_params(model: TrustModel) -> tuple:
-    """A trust model as (key, value) pairs of plain values (hashable, JSON-ready); :func:`model_from` inverts it."""
-    noise = None if model.noise is None else (model.noise.kind, model.noise.scale, model.noise.copies)
-    return (("kind", model.kind), ("local_epsilon", model.local_epsilon), ("noise", noise),
-            ("min_cohort", model.min_cohort), ("min_arrival", model.min_arrival), ("noise_by", model.noise_by),
-            ("threshold", model.threshold), ("rate", model.rate), ("client_epsilon", model.client_epsilon))
-
-
-def model_from(params) -> TrustModel:
-    """The trust model of :func:`model_params` pairs (other keys are ignored)."""
-    p = dict(params)
-    noise = None if p["noise"] is None else IntegerNoise(*p["noise"])
-    return TrustModel(p["kind"], p["local_epsilon"], noise, p["min_cohort"], p["min_arrival"], p["noise_by"],
-                      p["threshold"], p["rate"], p["client_epsilon"])
 
 
 @dataclass
@@ -88,42 +40,6 @@ class TrustRun:
     table: pd.DataFrame
     records: pd.DataFrame
     settings: dict
-
-
-#: the optional keys each aggregation reads (any other one set in its table is an error, not ignored)
-USES = {"ldp": (), "shuffle": (), "secagg_local": ("min_cohort", "min_arrival"),
-        "secagg": ("noise", "min_cohort", "min_arrival"), "two_server": ("noise", "noise_by", "client_epsilon"),
-        "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold")}
-
-
-def configured_model(table: dict, where: str, file, n: int, days: int, delta: float, d: int,
-                     spec: dict = USE_CASE) -> TrustModel:
-    """The trust model of a use-case table (keys checked against ``spec`` and what its aggregation reads),
-    calibrated to its ``epsilon_run`` per device over ``days`` days of ``n`` devices at ``delta``
-    (sample_threshold: as given), with a ``threshold`` model's τ at the family-wise false-alarm level.
-
-    Raises
-    ------
-    ScenarioError
-        A key unknown, of the wrong type or out of range, or not read by the table's aggregation.
-    """
-    uc = parse_table(table, spec, where, file)
-    model = _model(uc, table, where, file)
-    if model.kind != "sample_threshold":
-        model = release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
-    return model
-
-
-def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
-    kind = uc["aggregation"]
-    for key in table:
-        if key not in ("aggregation", "epsilon_run", "delta", *USES[kind]):
-            raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
-                                f"{', '.join(('epsilon_run',) * (kind != 'sample_threshold') + USES[kind])})")
-    changes = {k: uc[k] for k in USES[kind] if k != "noise" and uc[k] is not None}
-    if uc["noise"] is not None:
-        changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))
-    return replace(DEFAULTS[kind], **changes)
 
 
 def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
@@ -173,24 +89,6 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
                      "bytes_per_device": upload_bytes(model, d)})
         logs += [{"use_case": name, **r} for r in got.records]
     return TrustRun(pd.DataFrame(rows), pd.DataFrame(logs), {**t, "workload": w, "collectors": c})
-
-
-def protocol(model: TrustModel, d: int):
-    """The collectors' protocol of a calibrated model (see simulate_collection)."""
-    k = model.kind
-    if k == "secagg":
-        return model.secure_sum()
-    if k == "secagg_local":                          # cohorts of the devices' local reports
-        return model.secure_sum(client=local_oracle(model, d))
-    if k == "two_server":
-        return two_server(model, d)
-    if k in ("ldp", "shuffle"):
-        oracle = local_oracle(model, d)
-        return lambda counts, rng: oracle.estimate(oracle.sample_aggregate(counts, rng=rng))
-    if k == "threshold":
-        return lambda counts, rng: np.where(counts + (z := model.noise.sample(counts.size, rng)) >= model.threshold,
-                                            counts + z, 0).astype(float)
-    return lambda counts, rng: model.sampler().release(counts, rng)
 
 
 def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, force: bool = False) -> Path:
