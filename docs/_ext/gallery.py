@@ -41,7 +41,8 @@ def _sweep(tmp: Path):
     from matplotlib.figure import Figure
 
     import ldpsim
-    from ldpsim.evaluation.report.plots import caption, plot_run
+    from ldpsim.evaluation.report.plots import caption
+    from ldpsim.scenarios.studies.sweep.sweep_report import plot_run
     result = ldpsim.sweep("smoke", out=tmp / "sweep", workers=1)
     out = []
     for path in plot_run(result.out):

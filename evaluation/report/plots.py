@@ -18,7 +18,6 @@ canvas, no pyplot state) and written as PNG and SVG; ``captions.json`` lists the
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.evaluation.report.legend import quiet_corner
 
 
@@ -346,17 +344,6 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
     return written
 
 
-def _cells(store) -> dict:
-    """cell id → Cell of the stored scenario ({} when it cannot be rebuilt)."""
-    from ldpsim.scenarios.studies.scenario.grid import load_scenario
-    from ldpsim.scenarios.studies.scenario.schema import ScenarioError
-
-    try:
-        return {c.id: c for c in load_scenario(Path(store.root) / "scenario.toml").cells()}
-    except (OSError, ScenarioError, ValueError, TypeError):  # no or a foreign scenario: empirical spread
-        return {}
-
-
 def _panels(summary: pd.DataFrame, metric: str, x: str, panel: str):
     rows = summary[summary["rank"].isna() & (summary["metric"] == metric)]
     if rows.empty or x not in rows or rows[x].nunique() < 2 or "mechanism" not in rows:
@@ -402,31 +389,6 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             if i % len(values) == 0:
                 ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, stem)
-    return written
-
-
-def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
-    """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``.
-
-    ``mark`` (e.g. ``{"k": 65535, "m": 32}``) overrides the scenario's ``[plots] mark``.
-    """
-    store = RunStore(run_dir)
-    summary, estimates = store.read("summary"), store.read("estimates")
-    if summary.empty:
-        raise FileNotFoundError(f"{run_dir}: no finished cells to plot")
-    if mark is None:
-        mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
-    from ldpsim.runtime.durable import make_dirs, write_text
-    out = make_dirs(Path(run_dir) / "plots")
-    written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
-               + metric_vs_epsilon(summary, out, prefix="adversary")
-               + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-               + frequency_bars(estimates, out, mark, _cells(store)) + discovery_curves(summary, out))
-    pngs = [p for p in written if p.suffix == ".png"]
-    order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
-    pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
-    write_text(out / "captions.json", json.dumps({p.name: caption(p.stem) for p in pngs}, indent=1,
-                                                 ensure_ascii=False))
     return written
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Callable
 
 from ldpsim.evaluation.cost import Plan, sweep_plan
-from ldpsim.evaluation.report.html import report_from_run_dir
 from ldpsim.scenarios.studies.scenario.grid import Scenario
 from ldpsim.scenarios.studies.sweep.runner import SweepReport, run_sweep
+from ldpsim.scenarios.studies.sweep.sweep_report import report_sweep
 from ldpsim.scenarios.studies.sweep.store import read_results
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import hold, make_out_folder, read_manifest, verify_folder
@@ -209,5 +209,5 @@ def sweep_study(scenario: Scenario, scenario_text: str, out, *, workers: int | N
                                folder_state=state)
     report = run_sweep(scenario, scenario_text, out, serial=where.serial, scheduler=scheduler,
                        n_workers=where.workers, force=force, progress=progress)
-    html = report_from_run_dir(out, title=f"sweep {scenario.name}") if report.n_run else None
+    html = report_sweep(out, title=f"sweep {scenario.name}") if report.n_run else None
     return SweepResult(out, scenario.name, plan, where, report, html, state)
