@@ -30,7 +30,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 #: central δ of a run (per device, over the whole run) unless the caller chooses another
 DEFAULT_DELTA = 1e-6

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.plots import item_label
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 DAY = "day of the run (0 = first)"
 

@@ -26,7 +26,7 @@ from ldpsim.mechanisms import GRR, SDGRR, URR
 
 from ldpsim.scenarios.reproductions.sdldp import (GUARANTEE_OF, HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind,
                                                  epsilons, high_ids, new_figure, one_of_each, shares)
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 ATTRIBUTES = ("census-education", "census-marital")
 

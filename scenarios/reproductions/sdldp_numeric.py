@@ -29,7 +29,7 @@ from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM
 
 from ldpsim.scenarios.reproductions.sdldp import MIXED_EPSILON_AXIS, Kind, marked, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 ATTRIBUTES = ("weights", "heights")
 

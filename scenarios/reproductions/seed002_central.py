@@ -27,7 +27,7 @@ from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_latti
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, one_of_each, positive
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 WORKLOADS = ("emoji", "census-education", "census-marital")
 LOCAL = ("GRR", "OUE", "OLH")

@@ -33,7 +33,7 @@ from ldpsim.mechanisms.central.quadtree import NoisyQuadtree, arithmetic_allocat
     level_errors, uniform_allocation, worst_case_nodes_per_level
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 
 def d_bound(epsilon: float, h: int) -> float:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.slang import carried_words
 from ldpsim.evaluation.workloads.types import Workload

@@ -157,7 +157,7 @@ class Comparison:
         """Error against design at the budget, each design's ε stated under its bar (a matplotlib Figure)."""
         from matplotlib.figure import Figure
 
-        from ldpsim.evaluation.report.legend import quiet_corner
+        from ldpsim.evaluation.legend import quiet_corner
 
         t = self.table
         fig = Figure(figsize=(max(6.4, 1.3 * len(t)), 4.4))

@@ -33,7 +33,7 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.simulator.deployment import run as run_deployment
 from ldpsim.simulator.fakes import FakeFleet
 from ldpsim.runtime.durable import write_file
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 #: defense settings of the sweep: name → FakeFleet keyword arguments
 DEFENSES = {"none": {}, "attestation 50%": {"attested": 0.5},
