@@ -18,6 +18,7 @@ import pytest
 
 from ldpsim.scenarios.studies.sweep.store import read_results
 from ldpsim.scenarios.cli import main
+from ldpsim.scenarios.studies.sweep.store import LAYOUT as SWEEP_LAYOUT
 from tests.conftest import SWEEP, TINY  # shared helpers
 
 
@@ -272,10 +273,10 @@ def test_lock_and_manifest_of_a_finished_sweep(tmp_path, sweep_toml):
     assert manifest["kind"] == "sweep" and manifest["status"] == "complete" and manifest["seed"] == 5
     assert len([p for p in manifest["files"] if p.startswith("summary/")]) == 4
     assert not (out / ".lock").exists()
-    with RunFolder.open(out, "sweep", {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True):
+    with RunFolder.open(out, SWEEP_LAYOUT, {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True):
         assert read_manifest(out)["status"] == "running"
         with pytest.raises(ValueError, match="already open in this process"):
-            RunFolder.open(out, "sweep", {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True)
+            RunFolder.open(out, SWEEP_LAYOUT, {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True)
 
 
 def test_a_folder_whose_run_finished_nothing_does_not_block_the_corrected_scenario(tmp_path, sweep_toml,

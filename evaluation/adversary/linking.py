@@ -31,6 +31,10 @@ import pandas as pd
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.memo import keyed_perturb
 from ldpsim.simulator.memoization import device_keys, report_keys
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim link``: the memoization linking study
+LAYOUT = Layout("link", ("linking.csv", "linking.png"))
 
 
 def _report_rows(mech, reports) -> np.ndarray:
@@ -184,7 +188,7 @@ class LinkingResult:
         from ldpsim.runtime import durable
         from ldpsim.runtime.runfolder import RunFolder
         identity = {"fingerprint": f"link-{self.devices}-{self.epsilon!r}", "seed": self.seed}
-        with RunFolder.open(out, "link", identity, replace=force) as folder:
+        with RunFolder.open(out, LAYOUT, identity, replace=force) as folder:
             csv = folder.path("linking.csv")
             durable.write_file(csv, lambda tmp: self.table.to_csv(tmp, index=False))
             png = folder.path("linking.png")

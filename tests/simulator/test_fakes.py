@@ -10,6 +10,7 @@ from ldpsim.scenarios.studies.poisoning.deployment_attack import fake_sweep, mga
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fakes import FakeFleet
+from ldpsim.scenarios.studies.poisoning.experiment import LAYOUT as POISON_LAYOUT
 from tests.conftest import TINY
 
 
@@ -157,14 +158,14 @@ def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
         if done == 1:
             raise KeyboardInterrupt
 
-    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True) as folder:
+    with RunFolder.open(out, POISON_LAYOUT, {"fingerprint": "f", "seed": 0}, resume=True) as folder:
         with pytest.raises(KeyboardInterrupt):
             fake_sweep(cfg, "xqzw", progress=stop, folder=folder, **kw)
     torn = out / "stores" / "eps4-fakes60-none" / "use_case=words" / "day=0" / "part-s0-0.parquet"
     torn.parent.mkdir(parents=True)
     torn.write_bytes(b"torn")
     assert sorted(p.name for p in (out / "cells").iterdir()) == ["eps4-fakes0-none.json"]
-    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True, log=lambda m: None) as folder:
+    with RunFolder.open(out, POISON_LAYOUT, {"fingerprint": "f", "seed": 0}, resume=True, log=lambda m: None) as folder:
         assert not torn.exists() and folder.finished("cells/") == {"cells/eps4-fakes0-none.json"}
         table = fake_sweep(cfg, "xqzw", folder=folder, **kw)
         folder.finalize(adopt=True)

@@ -41,6 +41,10 @@ from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
 from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim audit --out``: the verdicts and the detection table
+LAYOUT = Layout("audit", ("audit.csv", "detection.csv"))
 
 MODES = ("sample", "declared", "repeated")
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -160,7 +164,7 @@ def write_audit_folder(out, files: dict, fingerprint_text: str, force: bool) -> 
     from ldpsim.runtime.runfolder import RunFolder
     out = Path(out)
     identity = {"fingerprint": hashlib.sha256(fingerprint_text.encode()).hexdigest()[:16]}
-    with RunFolder.open(out, "audit", identity, resume=False, replace=force) as folder:
+    with RunFolder.open(out, LAYOUT, identity, resume=False, replace=force) as folder:
         for name, content in files.items():
             if callable(content):
                 write_file(out / name, content)

@@ -17,6 +17,10 @@ import shutil
 import tempfile
 import threading
 import time
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim scale --out``: the measured deployment's report store
+LAYOUT = Layout("scale", dirs={"store": ("use_case=*/day=*/part-*.parquet",)})
 
 
 def _tree_rss(proc) -> int:
@@ -82,7 +86,7 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
     folder = out or tempfile.mkdtemp(prefix="ldpsim-scale-")
     load_before = os.getloadavg()
     # an --out is owned like every run folder (lock, manifest; never through a symbolic link)
-    with RunFolder.open(folder, "scale", {"fingerprint": "scale", "seed": cfg.seed}) as owned:
+    with RunFolder.open(folder, LAYOUT, {"fingerprint": "scale", "seed": cfg.seed}) as owned:
         t0 = time.perf_counter()
         with MemorySampler() as mem:
             result = deployment.run(cfg, folder, shards, "local" if workers > 1 else None,

@@ -28,6 +28,10 @@ import pandas as pd
 from ldpsim.scenarios.studies.bench import cases as bench_cases
 from ldpsim.scenarios.studies.bench import discovery_peers, peers
 from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim bench --out``: the measured tables and their floor ratios as a baseline for --check
+LAYOUT = Layout("bench", ("bench.csv", "baseline.json"))
 
 EQUAL_P = 0.01
 #: the floor ratios shipped with the package (``ldpsim bench --check`` without a file)
@@ -168,7 +172,7 @@ class BenchResult:
         rows = pd.concat(frames, ignore_index=True)
         rows = rows[["table", *[c for c in rows.columns if c != "table"]]]
         identity = {"fingerprint": "bench", "seed": self.settings.get("seed")}
-        with RunFolder.open(out, "bench", identity, replace=force, keep_finished=True) as folder:
+        with RunFolder.open(out, LAYOUT, identity, replace=force, keep_finished=True) as folder:
             write_file(out / "bench.csv", lambda tmp: rows.to_csv(tmp, index=False))
             write_text(out / "baseline.json", json.dumps(self.baseline(), indent=1, default=str) + "\n")
             folder.finalize(adopt=True)

@@ -45,6 +45,10 @@ import pandas as pd
 
 from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
 from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim compare``: designs side by side at one budget
+LAYOUT = Layout("compare", ("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"))
 
 #: aggregation models a design may name (the trust models add theirs here)
 AGGREGATIONS = ("ldp", "shuffle")
@@ -201,7 +205,7 @@ class Comparison:
 
         out = Path(out)
         fingerprint = json.dumps(self.budget, sort_keys=True, default=str)
-        with RunFolder.open(out, "compare", {"fingerprint": fingerprint, "seed": self.budget["seed"]},
+        with RunFolder.open(out, LAYOUT, {"fingerprint": fingerprint, "seed": self.budget["seed"]},
                             replace=force, keep_finished=True) as folder:
             for name, frame in (("compare.csv", self.table), ("spend.csv", self.spend)):
                 durable.write_file(folder.path(name), lambda p, f=frame: f.to_csv(p, index=False, encoding="utf-8"))

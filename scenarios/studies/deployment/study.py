@@ -31,6 +31,14 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+from ldpsim.runtime.runfolder import Layout
+
+#: a deployment run's folder: the summary and tables of :func:`write_tables`, the report store, the figures
+LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
+                      "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
+                      "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
+                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
+                {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
@@ -188,7 +196,7 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
     config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
     identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": cfg.seed}
     # shards append to the store: whatever an earlier run wrote there is deleted first
-    with RunFolder.open(plan.out, "run", identity, resume=False, replace=force) as folder:
+    with RunFolder.open(plan.out, LAYOUT, identity, resume=False, replace=force) as folder:
         folder.write_text("scenario.toml", plan.scenario.read_text(encoding="utf-8"))
         folder.write_text("config.json", config_json)
         if log is not None:

@@ -35,6 +35,10 @@ from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.simulator.discovery_rounds import nightly_one_shot, online_holders
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim discover``: days until a new word is found, protocol by protocol
+LAYOUT = Layout("discover", ("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"))
 
 #: shipped corpora by language, and a slang word each holds nowhere
 CORPORA = {"en": ("chat_en.corpus.txt", "rizz"), "zh": ("chat_zh.corpus.txt", "绝绝子")}
@@ -115,7 +119,7 @@ class DaysResult:
         from ldpsim.runtime.runfolder import RunFolder
 
         tables = {"discovery_days.csv": self.days, "discovery_days_summary.csv": self.summary}
-        with RunFolder.open(out, "discover", {"fingerprint": "discovery-days"}, replace=force,
+        with RunFolder.open(out, LAYOUT, {"fingerprint": "discovery-days"}, replace=force,
                             keep_finished=True) as folder:
             paths = [folder.write_text(name, table.to_csv(index=False)) for name, table in tables.items()]
             buf = io.BytesIO()

@@ -31,6 +31,12 @@ import numpy as np
 
 from ldpsim.evaluation.cost import MAX_REPORT_USERS, CostError, deployment_plan, memory_budget
 from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim poison``: one table and its figures (fake devices in a deployment: one journaled row per cell,
+#: and each cell's store until its row is)
+LAYOUT = Layout("poison", ("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
+                                                   "stores": ("*/use_case=*/day=*/part-*.parquet",)})
 
 #: most cell repeats of a population sweep (cells × repeats): each draws the genuine and fake aggregates
 MAX_REPEATS = 2 * 10**6
@@ -92,7 +98,7 @@ def _fingerprint(text: str) -> str:
 def _open_folder(out: Path, fingerprint: str, seed, resume: bool, force: bool):
     from ldpsim.runtime.runfolder import RunFolder
     identity = {"fingerprint": fingerprint} if seed is None else {"fingerprint": fingerprint, "seed": seed}
-    return RunFolder.open(out, "poison", identity, resume=resume, replace=force)
+    return RunFolder.open(out, LAYOUT, identity, resume=resume, replace=force)
 
 
 def _write(result: PoisonResult, folder) -> None:

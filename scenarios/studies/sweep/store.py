@@ -24,8 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ldpsim.runtime.runfolder import RunFolder, RunFolderError, read_journal, read_manifest
+from ldpsim.runtime.runfolder import Layout, RunFolder, RunFolderError, read_journal, read_manifest
 from ldpsim.runtime import durable
+
+#: the sweep's run folder: its config, scenario and report, one Parquet part per cell, and the figures
+LAYOUT = Layout("sweep", ("config.json", "scenario.toml", "report.html"),
+                {"summary": ("*.parquet",), "estimates": ("*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
 TABLES = ("summary", "estimates")
 
@@ -102,7 +106,7 @@ class RunStore:
         """
         self.close()
         identity = {"fingerprint": config["fingerprint"], "seed": config.get("root_entropy")}
-        self.folder = RunFolder.open(self.root, "sweep", identity, resume=True, replace=force, log=log)
+        self.folder = RunFolder.open(self.root, LAYOUT, identity, resume=True, replace=force, log=log)
         self.folder.write_text("scenario.toml", scenario_text)
         self.folder.write_text("config.json", json.dumps(config, indent=1, default=str))
         return self.folder

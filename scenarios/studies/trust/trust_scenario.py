@@ -29,6 +29,10 @@ from ldpsim.scenarios.studies.scenario.schema import ScenarioError, load_toml, p
 from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, TRUST, WORKLOAD, configured_model
 from ldpsim.evaluation.workloads.synthetic import zipf
 from ldpsim.simulator.collectors import CollectorSetup, simulate_collection
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim trust``: a trust-model scenario's tables and the comparison's table and figure
+LAYOUT = Layout("trust", ("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)})
 
 
 
@@ -106,7 +110,7 @@ def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, f
     settings = {"scenario": run.settings if run is not None else None,
                 "comparison": comparison.params if comparison is not None else None}
     fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    with RunFolder.open(root, "trust", {"fingerprint": fingerprint, "seed": seed}, replace=force,
+    with RunFolder.open(root, LAYOUT, {"fingerprint": fingerprint, "seed": seed}, replace=force,
                         keep_finished=True) as folder:
         if run is not None:
             folder.write_text("trust.csv", run.table.to_csv(index=False))
