@@ -31,31 +31,18 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.frequency.olh import OLH, OLHReports
+from ldpsim.mechanisms.hashing import PHI, fmix64
 from ldpsim.mechanisms.frequency.oue import OUE
 from ldpsim.mechanisms.sketches.cms import CMS, CMSReports
 from ldpsim.mechanisms.sketches.hcms import HCMS, HCMSReports, hadamard_sign
 
-_PHI = np.uint64(0x9E3779B97F4A7C15)
-_C1 = np.uint64(0xFF51AFD7ED558CCD)
-_C2 = np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
-
-
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> _S33)
-    x = x * _C1
-    x = x ^ (x >> _S33)
-    x = x * _C2
-    return x ^ (x >> _S33)
-
-
 def keyed_words(keys, *words) -> np.ndarray:
     """64-bit hash of (key, word_1, ..., word_m), elementwise with broadcasting (uint64)."""
     with np.errstate(over="ignore"):
-        h = _fmix64(np.asarray(keys, dtype=np.uint64) * _PHI + np.uint64(1))
+        h = fmix64(np.asarray(keys, dtype=np.uint64) * PHI + np.uint64(1))
         for i, w in enumerate(words):
             w = np.asarray(w).astype(np.uint64)
-            h = _fmix64(h ^ _fmix64(w * _PHI + np.uint64(2 * i + 3)))
+            h = fmix64(h ^ fmix64(w * PHI + np.uint64(2 * i + 3)))
     return h
 
 

@@ -29,7 +29,8 @@ def add_arguments(parser):
     parser.add_argument("--vocabulary", metavar="FILE", help="the items and their weights (default: the scenario's)")
     options.add_devices(parser, "4000; with --trust the scenario's")
     parser.add_argument("--days", type=options.positive_int, help="days of the run (default: the scenario's)")
-    parser.add_argument("--delta", type=float, default=1e-6, help="δ of the (ε, δ) per device and the central ε")
+    parser.add_argument("--delta", type=float, help="δ of the (ε, δ) per device and the central ε (default: 1e-06, "
+                        "ldpsim.mechanisms.deltas.DELTA_SPEND)")
     parser.add_argument("--force", action="store_true", help="replace a finished comparison in --out")
     parser.add_argument("--trust", action="store_true",
                         help="compare the trust models instead (ldp, shuffle, secure aggregation, two servers, "
@@ -50,7 +51,7 @@ def _run_trust(args) -> int:
     if args.epsilon_report is not None or args.own_epsilon:
         raise InputError("--trust compares at ε per device over the run: use --epsilon-device, not "
                          "--epsilon-report or --own-epsilon.")
-    result = compare_trust_models(resolve(args.scenario), days=args.days or 30, delta=args.delta,
+    result = compare_trust_models(resolve(args.scenario), days=args.days or 30, delta=_delta(args),
                                   epsilons=(8.0 if args.epsilon_device is None else args.epsilon_device,),
                                   vocabulary=args.vocabulary, devices=args.devices,
                                   rng=args.seed if args.seed is not None else 2026)
@@ -61,6 +62,12 @@ def _run_trust(args) -> int:
     print(result.table[cols].to_string(index=False))
     options.say(args, f"\nrun folder: {out}")
     return 0
+
+
+
+def _delta(args) -> float:
+    from ldpsim.mechanisms.deltas import DELTA_SPEND
+    return DELTA_SPEND if args.delta is None else args.delta
 
 
 def run(args) -> int:
@@ -83,7 +90,7 @@ def run(args) -> int:
     device = None if args.own_epsilon or args.epsilon_report is not None else \
         (8.0 if args.epsilon_device is None else args.epsilon_device)
     result = ldpsim.compare(path, designs, epsilon_device=device, epsilon_report=args.epsilon_report,
-                            delta=args.delta, devices=args.devices or DEFAULT_DEVICES, days=args.days, seed=args.seed,
+                            delta=_delta(args), devices=args.devices or DEFAULT_DEVICES, days=args.days, seed=args.seed,
                             vocabulary=args.vocabulary)
     out = Path(args.out) if args.out else Path("runs") / f"compare-{path.stem}"
     result.to_folder(out, force=args.force)

@@ -29,6 +29,7 @@ from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
 def rounds_table(cfg, result, protocol, rounds_per_day: int, top_k: int, rng=None) -> pd.DataFrame:
@@ -65,7 +66,7 @@ def first_found(table: pd.DataFrame) -> tuple[int | None, float, float]:
 
 
 def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_total: float = 4.0,
-                      delta: float = 1e-9, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
+                      delta: float = DELTA_RELEASE, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
     """(one row per day: found, f1, slang_estimate, slang_true; summary dict) — module docstring.
 
     Parameters

@@ -70,9 +70,8 @@ from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum, cohort_sizes, quorum
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
 from ldpsim.runtime.errors import InputError
+from ldpsim.mechanisms.deltas import DELTA_RELEASE, DELTA_SPEND
 
-#: δ of the (ε, δ) per device over a run unless the caller chooses another
-DEFAULT_DELTA = 1e-6
 
 
 def memo_classes(cfg, uc) -> int | None:
@@ -194,7 +193,7 @@ class DeviceSpend:
         return out
 
 
-def device_spend(cfg, delta: float = DEFAULT_DELTA, shuffled_among: int | None = None) -> DeviceSpend:
+def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = None) -> DeviceSpend:
     """What one device spends over the run of the deployment ``cfg``, per use case and in total.
 
     Parameters
@@ -326,7 +325,7 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
     return low
 
 
-def spend_summary(cfg, delta: float = DEFAULT_DELTA) -> dict:
+def spend_summary(cfg, delta: float = DELTA_SPEND) -> dict:
     """The run's bound on one device's spend, flat for a run's ``summary.json``: per guarantee kind k
     (``ldp``, ``sdldp``, ``uldp``), ``epsilon_device_<k>`` (δ = 0) and ``epsilon_device_<k>_at_delta``,
     with ``epsilon_device_delta``."""
@@ -511,7 +510,7 @@ def _composed_pairs(model: TrustModel, n: int, steps: int, delta: float, bins: i
     return compose([(eps, delta_r)] * steps, delta).epsilon
 
 
-def guarantees(model: TrustModel, n: int, days: int, delta: float = 1e-9, reports_per_day: int = 1,
+def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEASE, reports_per_day: int = 1,
                neighbour: str = "replace") -> list[Guarantee]:
     """The device's (ε, δ) per report, per day, over the run, and when the trusted party misbehaves.
 
@@ -575,7 +574,7 @@ def run_epsilon(model: TrustModel, n: int, days: int, delta: float, reports_per_
     return next(g.epsilon for g in guarantees(model, n, days, delta, reports_per_day, neighbour) if g.scope == "run")
 
 
-def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = 1e-9,
+def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
               reports_per_day: int = 1, neighbour: str = "replace", rel_tol: float = 0.01) -> TrustModel:
     """The model with its privacy parameter set so that ε per device over the run ≈ ``target_epsilon``.
 
@@ -621,7 +620,7 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
     return build(high)
 
 
-def calibrate_threshold(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = 1e-9,
+def calibrate_threshold(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
                         reports_per_day: int = 1, neighbour: str = "replace") -> TrustModel | None:
     """A ``sample_threshold`` model at its rate p with the smallest threshold τ whose ε per device over the
     run is at most ``target_epsilon`` at ``delta`` (docs/math.md §9.6); None if no τ reaches it at this p.
@@ -664,7 +663,7 @@ def calibrate_threshold(model: TrustModel, target_epsilon: float, n: int, days: 
     return replace(model, threshold=high)
 
 
-def dropout_epsilon(target: IntegerNoise, provisioned_for: int, arrived: int, delta: float = 1e-9,
+def dropout_epsilon(target: IntegerNoise, provisioned_for: int, arrived: int, delta: float = DELTA_RELEASE,
                     changes: int = 2) -> float:
     """ε of one published cohort sum when each device's share was provisioned for ``provisioned_for``
     arrivals but only ``arrived`` shares made it (docs/math.md §9.2).

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsim.mechanisms.deltas import DELTA_SPEND
+
 #: the deployment measured: one worker, no fsync, two small use cases (grown one dimension at a time)
 BASE = """[deployment]
 name = "calibration"
@@ -130,7 +132,7 @@ def workload_bytes_per_item(sizes=(100_000, 500_000, 1_000_000)) -> float:
     return _slope(sizes, peaks)
 
 
-def epsilon_break(ns=(2, 1000, 10**6, 10**9), delta: float = 1e-6) -> float:
+def epsilon_break(ns=(2, 1000, 10**6, 10**9), delta: float = DELTA_SPEND) -> float:
     """The smallest day ε (to 0.01) at which the central ε of a shuffled batch of n devices raises or is not
     finite, over ``ns``."""
     from ldpsim.evaluation.privacy.amplification import numerical_epsilon

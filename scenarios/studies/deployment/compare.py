@@ -46,6 +46,7 @@ import pandas as pd
 from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
+from ldpsim.mechanisms.deltas import DELTA_SPEND
 
 #: ``ldpsim compare``: designs side by side at one budget
 LAYOUT = Layout("compare", ("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"))
@@ -315,7 +316,7 @@ def _linking(cfg, uc) -> dict:
 
 
 def compare(scenario, designs=None, *, epsilon_device: float | None = None,
-            epsilon_report: float | None = None, delta: float = 1e-6, devices: int | None = DEFAULT_DEVICES,
+            epsilon_report: float | None = None, delta: float = DELTA_SPEND, devices: int | None = DEFAULT_DEVICES,
             days: int | None = None, seed: int | None = None, vocabulary=None) -> Comparison:
     """Run several designs on the same fleet at the same end-to-end privacy (docs/math.md §8.5).
 

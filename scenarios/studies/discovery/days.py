@@ -36,6 +36,7 @@ from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.simulator.discovery_rounds import nightly_one_shot, online_holders
 from ldpsim.runtime.runfolder import Layout
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 #: ``ldpsim discover``: days until a new word is found, protocol by protocol
 LAYOUT = Layout("discover", ("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"))
@@ -170,7 +171,7 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
 #: the keys of a ``[discovery_days]`` table, with defaults (``scenarios/discovery_days.toml``)
 FILE_KEYS = {"vocabulary": "en", "slang": "", "n_days": 14, "start_day": 2, "peak_share": 0.05, "ramp_days": 7,
              "n_devices": 1_000_000, "p_online": 0.5, "rounds_per_day": 0, "top_k": 10, "epsilon": 4.0,
-             "delta": 1e-9, "gamma": 0.05, "seeds": [0], "protocols": [*INTERACTIVE, *ONE_SHOT]}
+             "delta": DELTA_RELEASE, "gamma": 0.05, "seeds": [0], "protocols": [*INTERACTIVE, *ONE_SHOT]}
 
 
 def discovery_days_from_file(path, seeds=None) -> DaysResult:

@@ -15,6 +15,7 @@ from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
 from ldpsim.scenarios.studies.scenario.schema import REQUIRED, Field, ScenarioError, parse_table
 from ldpsim.simulator.collectors import COLLECTORS, CollectorSetup
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
 def _one_of(options):
@@ -26,7 +27,7 @@ def _positive(v):
 
 
 TRUST = {"name": Field(str, "trust_models"), "seed": Field(int, 2026), "devices": Field(int, 50_000, _positive),
-         "days": Field(int, 30, _positive), "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)"),
+         "days": Field(int, 30, _positive), "delta": Field(float, DELTA_RELEASE, lambda v: None if 0 < v < 1 else "must be in (0, 1)"),
          "workload": Field(dict, {}), "collectors": Field(dict, {}),
          "use_case": Field(dict, REQUIRED, help="one [trust.use_case.NAME] table per use case")}
 
@@ -54,7 +55,7 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
 
 
 #: a deployment's use case under a trust model: the keys above and the δ of its guarantees
-DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, 1e-9, lambda v: None if 0 < v < 1 else "must be in (0, 1)")}
+DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, DELTA_RELEASE, lambda v: None if 0 < v < 1 else "must be in (0, 1)")}
 
 
 #: the optional keys each aggregation reads (any other one set in its table is an error, not ignored)

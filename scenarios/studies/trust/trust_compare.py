@@ -30,6 +30,7 @@ from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, Fleet, days_to
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.runtime.errors import InputError
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 #: share of devices whose upload arrives before the secure-aggregation round closes (channel dropouts)
 ARRIVAL = 0.9
@@ -173,7 +174,7 @@ def _mse_interval(var: np.ndarray, repeats: int, z: float = 1.96) -> tuple[float
 
 
 def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS,
-                         days: int = 30, delta: float = 1e-9, top_k: int = 10, repeats: int = 20,
+                         days: int = 30, delta: float = DELTA_RELEASE, top_k: int = 10, repeats: int = 20,
                          discovery: bool = True, vocabulary=None, devices: int | None = None,
                          n: int = 1_000_000, domain_size: int = 2000, zipf_s: float = 1.1,
                          rng=None) -> TrustComparison:
