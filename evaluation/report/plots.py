@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from ldpsim.evaluation.legend import quiet_corner
+from ldpsim.evaluation.confidence import Z95
 
 
 def item_label(item) -> str:
@@ -186,7 +187,7 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
             ax = fig.add_subplot(1, len(panels), i + 1)
             for label, sub in _groups(panel, {"epsilon"}):
                 sub = sub.sort_values(x)
-                ax.errorbar(sub[x], sub["mean"], yerr=1.96 * sub["se"], marker="o", capsize=2,
+                ax.errorbar(sub[x], sub["mean"], yerr=Z95 * sub["se"], marker="o", capsize=2,
                             label=(label or metric) + " (mean ± 95%)")
             ax.set_xscale("log")
             grid = np.sort(panel[x].unique())
@@ -303,7 +304,7 @@ def _theory_sd(cells: dict, cell_id: str, rows: pd.DataFrame):
 
 def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict | None = None) -> list[Path]:
     """True vs mean estimated counts of the stored top items for chosen cells, with the theory's 95%
-    interval of one estimate around the truth (when computable, else ± 1.96 sd over the repeats)."""
+    interval of one estimate around the truth (when computable, else ± Z95·sd over the repeats, Z95 ≈ 1.96)."""
     if estimates.empty:
         return []
     chosen = estimates
@@ -329,7 +330,7 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
         else:
             sd = top["sd"].fillna(0).to_numpy()
             what = "truth ± 1.96 sd of the estimates over the repeats (empirical)"
-        ax.bar(x - 0.2, top["true"], width=0.4, yerr=1.96 * sd, capsize=2, label=what)
+        ax.bar(x - 0.2, top["true"], width=0.4, yerr=Z95 * sd, capsize=2, label=what)
         ax.bar(x + 0.2, top["mean"], width=0.4, label=f"mean estimate over {rows['repeat'].nunique()} repeats")
         ax.set_xticks(x, [item_label(i) for i in top["item"]], rotation=60, ha="right", fontsize=7)
         first = rows.iloc[0]

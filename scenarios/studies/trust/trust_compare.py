@@ -31,6 +31,7 @@ from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.runtime.errors import InputError
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
+from ldpsim.evaluation.confidence import Z95
 
 #: share of devices whose upload arrives before the secure-aggregation round closes (channel dropouts)
 ARRIVAL = 0.9
@@ -165,7 +166,7 @@ class TrustComparison:
         return fig
 
 
-def _mse_interval(var: np.ndarray, repeats: int, z: float = 1.96) -> tuple[float, float]:
+def _mse_interval(var: np.ndarray, repeats: int, z: float = Z95) -> tuple[float, float]:
     """The theory's interval of the measured MSE: the mean of ``repeats`` × D squared errors, each error
     zero-mean normal with variance var_i, has mean Σvar_i/D and sd √(2Σvar_i²/repeats)/D (docs/math.md §9.6)."""
     mean = float(np.mean(var))
