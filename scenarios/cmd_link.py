@@ -1,6 +1,6 @@
 """``ldpsim link``: the linking observer over 30 days, fresh reports against memoized ones.
 
-A thin layer over :func:`ldpsim.evaluation.adversary.linking.memo_linking`: prints the linked
+A thin layer over :func:`ldpsim.scenarios.studies.link.linking_study.memo_linking`: prints the linked
 observer's accuracy on a few days and writes ``linking.csv`` and ``linking.png`` into ``--out``.
 """
 
@@ -19,7 +19,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.adversary.linking import memo_linking
+    from ldpsim.scenarios.studies.link.linking_study import memo_linking
     result = memo_linking(args.devices, args.epsilon, 0 if args.seed is None else args.seed)
     print(result.summary().round(3).to_string())
     for path in result.to_folder(args.out or "runs/link", force=args.force):
