@@ -193,7 +193,8 @@ def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
 
 
 def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
-    from ldpsim.evaluation.privacy.accountant import shuffle_step, shuffled_epsilon
+    from ldpsim.evaluation.privacy.accountant import shuffle_step
+    from ldpsim.evaluation.privacy.trust_accounting import shuffled_epsilon
     from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
     from ldpsim.evaluation.privacy.composition import advanced_composition
     e0, n, days, delta = 1.5, 20_000, 30, 1e-9

@@ -52,7 +52,7 @@ from ldpsim.mechanisms.numeric.em import EM
 
 from ldpsim.scenarios.studies.bench.floors import FLOORS, Stopwatch
 from ldpsim.evaluation.discovery.scores import run_scores
-from ldpsim.evaluation.privacy.accountant import MODELS as TRUST_MODELS
+from ldpsim.evaluation.privacy.trust_accounting import MODELS as TRUST_MODELS
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import harmonic
 

@@ -1,6 +1,6 @@
 """Trust models side by side at equal (ε, δ) per device over the run — docs/math.md §9.6.
 
-:func:`compare_trust_models` calibrates every model of :data:`~ldpsim.evaluation.privacy.accountant.MODELS`
+:func:`compare_trust_models` calibrates every model of :data:`~ldpsim.evaluation.privacy.trust_accounting.MODELS`
 to the same ε per device over ``days`` days at one δ (sample-and-threshold: the (rate, threshold) of least
 error at that ε, :func:`tune_sample_threshold`), then measures one day of a fleet's use case at the count
 level (exact laws, ``repeats`` draws; default: the keyboard scenario's emoji,
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ldpsim.evaluation.privacy.accountant import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
+from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
 from ldpsim.evaluation.privacy.trust_models import (DEFAULTS, FALSE_ALARM, POWER, local_oracle, release_threshold, two_server,
                                                     upload_bytes)
 from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
@@ -88,7 +88,7 @@ def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
 def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rates=RATES) -> TrustModel | None:
     """The sample-and-threshold model at ``target_epsilon`` per device over the run with the least exact MSE
     on ``fleet``'s counts: for each sampling rate p of ``rates`` the smallest threshold τ meeting the target
-    (:func:`~ldpsim.evaluation.privacy.accountant.calibrate_threshold`), then the (p, τ) of least mean MSE
+    (:func:`~ldpsim.evaluation.privacy.trust_accounting.calibrate_threshold`), then the (p, τ) of least mean MSE
     (docs/math.md §9.6). None if no rate reaches the target."""
     best, best_mse = None, math.inf
     for rate in rates:
@@ -190,7 +190,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     epsilons : sequence of float
         Targets for ε per device over the run.
     models : sequence of str
-        A subset of :data:`~ldpsim.evaluation.privacy.accountant.MODELS`.
+        A subset of :data:`~ldpsim.evaluation.privacy.trust_accounting.MODELS`.
     days : int
         Length of the run the ε is spent over.
     delta : float

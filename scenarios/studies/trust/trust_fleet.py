@@ -128,7 +128,7 @@ def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, cod
     """(protocol, privacy row) of the discovery design paired with trust model ``model`` (:data:`DISCOVERY`),
     at ε per device over ``fleet.days`` days, one round a day."""
     from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
-    from ldpsim.evaluation.privacy.accountant import TrustModel, calibrate
+    from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
     from ldpsim.mechanisms.registry import make
 
     name, amplified_as = DISCOVERY[model]
