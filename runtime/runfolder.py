@@ -159,6 +159,8 @@ class RunFolder:
     """An open, locked run folder; use :meth:`open` (a context manager releases the lock)."""
 
     def __init__(self, root: Path, layout: Layout, identity: dict, command: str, log=None):
+        if not isinstance(layout, Layout):
+            raise TypeError(f"RunFolder takes the study's Layout (its module's LAYOUT), not {layout!r}")
         self.root, self.kind, self.identity, self.command = root, layout.kind, identity, command
         self.layout = layout
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
