@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @functools.lru_cache(maxsize=1)
 def _facts() -> dict[str, list[str]]:
     """One walk over the package's source: where 1.96 is written, where a δ default or DELTA constant is
-    written, where fmix64/fwht are defined, where the rule of a plain file name is written."""
-    facts = {"z": [], "delta": [], "kernels": [], "names": []}
+    written, where fmix64/fwht are defined."""
+    facts = {"z": [], "delta": [], "kernels": []}
     for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
         for p in (ROOT / top).rglob("*.py"):
             path = p.relative_to(ROOT).as_posix()
@@ -21,8 +21,6 @@ def _facts() -> dict[str, list[str]]:
                 elif isinstance(node, ast.Assign):
                     facts["delta"] += [f"{path}:{node.lineno} assigns {t.id}" for t in node.targets
                                        if isinstance(t, ast.Name) and "DELTA" in t.id]
-                    facts["names"] += [f"{t.id} in {path}" for t in node.targets
-                                       if isinstance(t, ast.Name) and t.id == "PLAIN_NAME"]
                 elif isinstance(node, ast.FunctionDef):
                     if node.name in ("fmix64", "_fmix64", "fwht", "_fwht"):
                         facts["kernels"].append(f"{node.name} in {path}")
@@ -55,8 +53,3 @@ def test_default_deltas_live_in_mechanisms_deltas():
 def test_shared_kernels_are_defined_once():
     """MurmurHash3's finalizer and the fast Walsh–Hadamard transform: one definition each."""
     assert sorted(_facts()["kernels"]) == ["fmix64 in mechanisms/hashing.py", "fwht in mechanisms/hadamard.py"]
-
-
-def test_one_rule_of_a_plain_name():
-    """Every name that becomes a file or folder name (scenarios, reproductions, poisoning runs) obeys one rule."""
-    assert _facts()["names"] == ["PLAIN_NAME in scenarios/studies/scenario/schema.py"]
