@@ -1,5 +1,6 @@
 """The package is one importable name whose build lists every subpackage of the repository."""
 
+import functools
 import subprocess
 import sys
 import tomllib
@@ -53,6 +54,7 @@ EVALUATION_WINGS = ("workloads", "metrics", "confidence", "legend", "cost", "adv
                     "poisoning", "discovery", "deployment", "report")
 
 
+@functools.lru_cache(maxsize=1)
 def _import_graph() -> dict[str, set[str]]:
     """module → the ldpsim modules it imports, at module level or inside a function (``from ldpsim.x import y``
     counts as an import of ``ldpsim.x.y`` when that is a module, else of ``ldpsim.x``)."""
