@@ -36,14 +36,14 @@ _LAZY = {
     "run": ("ldpsim.scenarios.api", "run"),
     "sweep": ("ldpsim.scenarios.api", "sweep"),
     "compare": ("ldpsim.scenarios.api", "compare"),
-    "tune": ("ldpsim.evaluation.sweep.tune", "tune"),
+    "tune": ("ldpsim.scenarios.studies.sweep.tune", "tune"),
     "check": ("ldpsim.scenarios.api", "check"),
     "reproduce": ("ldpsim.scenarios.api", "reproduce"),
     "scenarios_table": ("ldpsim.scenarios.api", "scenarios_table"),
-    "audit": ("ldpsim.evaluation.audit.gate", "audit"),
+    "audit": ("ldpsim.scenarios.studies.audit.gate", "audit"),
     "poison": ("ldpsim.scenarios.api", "poison"),
     "discover": ("ldpsim.scenarios.api", "discover"),
-    "bench": ("ldpsim.evaluation.bench.suite", "bench"),
+    "bench": ("ldpsim.scenarios.studies.bench.suite", "bench"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -8,7 +8,7 @@ Memory of a deployment run (``ldpsim run``): :data:`RUN_BASE_BYTES` plus :data:`
 item in every process, :data:`RUN_BYTES_PER_DEVICE_DAY` per device-day (bundles, ledger, truth and the
 reports read back), and per simulated day :data:`RUN_BYTES_PER_DAY` plus :data:`RUN_BYTES_PER_DAY_ITEM` per
 item and :data:`RUN_BYTES_PER_DAY_WORD` per word in every shard and the merged result. Each constant is a
-slope of peak RSS measured by :mod:`ldpsim.evaluation.bench.cost_calibration` (``ldpsim bench
+slope of peak RSS measured by :mod:`ldpsim.scenarios.studies.bench.cost_calibration` (``ldpsim bench
 --calibrate``: fresh processes, one worker, one dimension grown at a time, on
 a 2-core Linux machine with Python 3.11 and numpy 2) times a margin of 1.5 (``MARGIN`` there).
 
@@ -125,7 +125,7 @@ def discovery_plan(n_protocols: int, n_days: int, seeds: int, where="discovery_d
 
 def trust_comparison_plan(fleet, epsilons: int, models: int, discovery: bool, where="the trust comparison") -> Plan:
     """Plan of a trust-model comparison (``ldpsim trust --compare``) on ``fleet``
-    (:class:`~ldpsim.evaluation.privacy.trust_fleet.Fleet`) at ``epsilons`` targets of ``models`` models: per ε
+    (:class:`~ldpsim.scenarios.studies.trust.trust_fleet.Fleet`) at ``epsilons`` targets of ``models`` models: per ε
     (measured with all seven models, and used for fewer) :data:`TRUST_SECONDS_PER_EPSILON` plus :data:`TRUST_SECONDS_PER_EPSILON_DAY` per day of the run; memory
     :data:`RUN_BASE_BYTES` plus, with discovery on a fleet with words, :data:`TRUST_BYTES_PER_DAY_WORD` per day
     and word. Raise :class:`CostError` beyond :data:`MAX_STUDY_SECONDS` or the memory budget."""

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.evaluation.privacy.accountant import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.central.quadtree import geometric_allocation

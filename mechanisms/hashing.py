@@ -43,7 +43,8 @@ from scipy import sparse
 
 from ldpsim.mechanisms._validation import check_int
 
-_PHI = np.uint64(0x9E3779B97F4A7C15)
+#: 2^64 / golden ratio: the increment that spreads consecutive counters and keys before mixing (fmix64)
+PHI = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xFF51AFD7ED558CCD)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
@@ -54,8 +55,10 @@ MAX_K = 1 << 24
 MAX_M = 1 << 32
 
 
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer on a uint64 array (in place; wraps mod 2^64)."""
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer on a uint64 array (in place on an array: pass a fresh one; wraps
+    mod 2^64) — the mixer of the hash families' parameters here and of the memoized clients' keyed draws
+    (:mod:`ldpsim.mechanisms.memo`)."""
     x ^= x >> _S33
     x *= _C1
     x ^= x >> _S33
@@ -156,9 +159,9 @@ class HashFamily:
         object.__setattr__(self, "m", check_int("HashFamily", "m", self.m, low=2, high=MAX_M))
         object.__setattr__(self, "seed", check_int("HashFamily", "seed", self.seed, low=0, high=2**32 - 1))
         with np.errstate(over="ignore"):
-            offset = _fmix64(np.array([self.seed + 1], dtype=np.uint64))
+            offset = fmix64(np.array([self.seed + 1], dtype=np.uint64))
             counter = np.arange(1, 3 * self.k + 1, dtype=np.uint64).reshape(self.k, 3).T
-            params = np.ascontiguousarray(_fmix64(counter * _PHI + offset))
+            params = np.ascontiguousarray(fmix64(counter * PHI + offset))
         params.setflags(write=False)
         object.__setattr__(self, "row_params", params)
 

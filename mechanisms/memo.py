@@ -25,29 +25,24 @@ True
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-_PHI = np.uint64(0x9E3779B97F4A7C15)
-_C1 = np.uint64(0xFF51AFD7ED558CCD)
-_C2 = np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
-
-
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> _S33)
-    x = x * _C1
-    x = x ^ (x >> _S33)
-    x = x * _C2
-    return x ^ (x >> _S33)
-
+from ldpsim.mechanisms._validation import check_real
+from ldpsim.mechanisms.frequency.olh import OLH, OLHReports
+from ldpsim.mechanisms.hashing import PHI, fmix64
+from ldpsim.mechanisms.frequency.oue import OUE
+from ldpsim.mechanisms.sketches.cms import CMS, CMSReports
+from ldpsim.mechanisms.sketches.hcms import HCMS, HCMSReports, hadamard_sign
 
 def keyed_words(keys, *words) -> np.ndarray:
     """64-bit hash of (key, word_1, ..., word_m), elementwise with broadcasting (uint64)."""
     with np.errstate(over="ignore"):
-        h = _fmix64(np.asarray(keys, dtype=np.uint64) * _PHI + np.uint64(1))
+        h = fmix64(np.asarray(keys, dtype=np.uint64) * PHI + np.uint64(1))
         for i, w in enumerate(words):
             w = np.asarray(w).astype(np.uint64)
-            h = _fmix64(h ^ _fmix64(w * _PHI + np.uint64(2 * i + 3)))
+            h = fmix64(h ^ fmix64(w * PHI + np.uint64(2 * i + 3)))
     return h
 
 
@@ -79,8 +74,6 @@ def sample_subsets(n: int, k: int, d: int, uniform) -> np.ndarray:
 
 def check_gamma(owner: str, gamma) -> float:
     """The output-perturbation rate γ of a memoized bit, a float in [0, 0.5) (docs/math.md §7.3)."""
-    from ldpsim.mechanisms._validation import check_real
-
     return check_real(owner, "gamma", gamma, 0.0, 0.5, low_open=False)
 
 
@@ -133,7 +126,6 @@ def _oue(mech, x, keys):
 
 
 def _olh(mech, x, keys):
-    from ldpsim.mechanisms.frequency.olh import OLHReports
     seed = (_keyed_ints(keys, 1 << 32, 0)).astype(np.uint32)
     h = mech.hash_items(seed, x).astype(np.int64)
     keep = key_streams(keys, 1, 1)[:, 0] < mech.p
@@ -142,7 +134,6 @@ def _olh(mech, x, keys):
 
 
 def _cms(mech, tokens, keys):
-    from ldpsim.mechanisms.sketches.cms import CMSReports
     rows = _keyed_ints(keys, mech.k, 0)
     pos = mech.family.evaluate(rows, mech._value_keys(tokens))
     bits = np.empty((keys.size, -(-mech.m // 8)), np.uint8)
@@ -154,7 +145,6 @@ def _cms(mech, tokens, keys):
 
 
 def _hcms(mech, tokens, keys):
-    from ldpsim.mechanisms.sketches.hcms import HCMSReports, hadamard_sign
     rows = _keyed_ints(keys, mech.k, 0)
     pos = mech.family.evaluate(rows, mech._value_keys(tokens))
     col = _keyed_ints(keys, mech.m, 1)
@@ -184,11 +174,9 @@ def keyed_perturb(mech, values: np.ndarray, keys: np.ndarray, tokens=None, rng=N
     own = getattr(mech, "perturb_memoized", None)
     if own is not None:  # the mechanism's own memoization (RAPPOR's permanent response, dBitFlip)
         arg = tokens if getattr(mech, "takes_tokens", False) else x
-        import inspect
         takes_rng = "rng" in inspect.signature(own).parameters
         k = keys if dev_keys is None else np.asarray(dev_keys, np.uint64)
         return own(arg, k, rng=rng) if takes_rng else own(arg, k)
-    from ldpsim.mechanisms import CMS, HCMS, OLH, OUE  # here: the mechanisms import this module
     if isinstance(mech, CMS):
         return _cms(mech, tokens, keys)
     if isinstance(mech, HCMS):

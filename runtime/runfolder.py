@@ -1,7 +1,7 @@
 """Run folders you can trust: one owner at a time, a manifest, checksummed parts, no deletion of others' files.
 
-Both ``ldpsim run`` (kind ``"run"``) and ``ldpsim sweep``/``check`` (kind ``"sweep"``) write their
-output folder through :class:`RunFolder`:
+Every study writes its output folder through :class:`RunFolder` (``ldpsim run``: kind ``"run"``,
+``ldpsim sweep``/``check``: kind ``"sweep"``, …), opened with the :class:`Layout` the study declares:
 
 * **Lock.** ``.lock`` is created atomically (written to a temporary name, then hard-linked: the link
   fails when a lock exists) and holds the owner's pid, host and command. A second run into the folder
@@ -17,7 +17,7 @@ output folder through :class:`RunFolder`:
   run says which.
 * **Ownership.** A folder is adopted only when it is new, empty, or holds a manifest of the same
   kind; an unrelated non-empty folder (or another kind's run folder) is refused. Clearing deletes
-  only files ldpsim writes — the manifest's and journal's entries, the kind's known output names and
+  only files ldpsim writes — the manifest's and journal's entries, the layout's output names and
   part patterns inside its own sub-folders — one ``unlink`` at a time, never ``rmtree``, never
   following a symbolic link (a link where ldpsim expects its own file or folder is an error). The
   manifest of a finished folder lists only files this process wrote (:func:`ldpsim.runtime.durable.wrote`)
@@ -37,7 +37,7 @@ import socket
 import stat
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ldpsim.runtime import durable
@@ -58,41 +58,13 @@ class RunFolderLocked(RunFolderError):
 
 @dataclass(frozen=True)
 class Layout:
-    """What a kind of run folder holds: top-level file names (glob) and its own sub-folders' part patterns."""
+    """What a kind of run folder holds, declared by the study that writes it: the folder's ``kind`` (named in
+    its manifest), top-level file names (glob) and its own sub-folders' part patterns. Clearing deletes only
+    these (and what the manifest and journal list); the run folder itself knows no study's file names."""
 
-    files: tuple[str, ...]
-    dirs: dict
-
-
-LAYOUTS = {
-    "sweep": Layout(("config.json", "scenario.toml", "report.html"),
-                    {"summary": ("*.parquet",), "estimates": ("*.parquet",),
-                     "plots": ("*.png", "*.svg", "captions.json")}),
-    "run": Layout(("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
-                   "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
-                   "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
-                   "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
-                  {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")}),
-    # reproductions accumulate figures by name in one folder: resumed, never cleared
-    "reproduce": Layout(("*.csv", "*.png", "*.svg", "*.json", "report.html"), {}),
-    # `ldpsim poison` and `ldpsim audit`: one table each, plus figures
-    # (fake devices in a deployment: one journaled row per cell, and each cell's store until its row is)
-    "poison": Layout(("poisoning.csv", "fakes.csv"), {"plots": ("*.png",), "cells": ("*.json",),
-                                                      "stores": ("*/use_case=*/day=*/part-*.parquet",)}),
-    "audit": Layout(("audit.csv", "detection.csv"), {}),
-    # `ldpsim compare`: designs side by side at one budget
-    "compare": Layout(("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"), {}),
-    # `ldpsim link`: the memoization linking study
-    "link": Layout(("linking.csv", "linking.png"), {}),
-    # `ldpsim discover`: days until a new word is found, protocol by protocol
-    "discover": Layout(("discovery_days.csv", "discovery_days_summary.csv", "discovery_days.png"), {}),
-    # `ldpsim bench --out`: the measured tables and their floor ratios as a baseline for --check
-    "bench": Layout(("bench.csv", "baseline.json"), {}),
-    # `ldpsim scale --out`: the measured deployment's report store
-    "scale": Layout((), {"store": ("use_case=*/day=*/part-*.parquet",)}),
-    # `ldpsim trust`: a trust-model scenario's tables and the comparison's table and figure
-    "trust": Layout(("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)}),
-}
+    kind: str
+    files: tuple[str, ...] = ()
+    dirs: dict = field(default_factory=dict)
 
 
 def read_manifest(root) -> dict | None:
@@ -190,9 +162,11 @@ def _holder_text(holder: dict) -> str:
 class RunFolder:
     """An open, locked run folder; use :meth:`open` (a context manager releases the lock)."""
 
-    def __init__(self, root: Path, kind: str, identity: dict, command: str, log=None):
-        self.root, self.kind, self.identity, self.command = root, kind, identity, command
-        self.layout = LAYOUTS[kind]
+    def __init__(self, root: Path, layout: Layout, identity: dict, command: str, log=None):
+        if not isinstance(layout, Layout):
+            raise TypeError(f"RunFolder takes the study's Layout (its module's LAYOUT), not {layout!r}")
+        self.root, self.kind, self.identity, self.command = root, layout.kind, identity, command
+        self.layout = layout
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
         self.parts: dict[str, dict] = {}
         self.notes: list[str] = []
@@ -202,16 +176,16 @@ class RunFolder:
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
-    def open(cls, root, kind: str, identity: dict, *, resume: bool = False, replace: bool = False,
+    def open(cls, root, layout: Layout, identity: dict, *, resume: bool = False, replace: bool = False,
              keep_finished: bool = False, command: str | None = None, log=None) -> "RunFolder":
-        """Lock and adopt ``root`` for a run of ``kind`` with ``identity`` (``fingerprint``, ``seed``).
+        """Lock and adopt ``root`` for a run of ``layout.kind`` with ``identity`` (``fingerprint``, ``seed``).
 
         Parameters
         ----------
         root : path-like
             The output folder; created when missing.
-        kind : {"run", "sweep"}
-            The folder's kind (see :data:`LAYOUTS`).
+        layout : Layout
+            The folder's kind and the files it holds, declared by the study (its module's ``LAYOUT``).
         identity : dict
             ``{"fingerprint": str, "seed": int}``: which results the folder will hold.
         resume : bool
@@ -232,7 +206,7 @@ class RunFolder:
         """
         root = make_out_folder(root)
         try:
-            folder = cls(root, kind, dict(identity), command or " ".join(sys.argv), log)
+            folder = cls(root, layout, dict(identity), command or " ".join(sys.argv), log)
             folder._lock()
         except OSError as exc:
             raise RunFolderError(f"--out {root} cannot be used as an output folder: {_os_reason(exc)}") from None
@@ -532,7 +506,7 @@ def hold(root, command: str | None = None) -> RunFolder:
     manifest = read_manifest(root)
     if manifest is None:
         raise RunFolderError(f"{root} is not an ldpsim run folder (no {MANIFEST})")
-    folder = RunFolder(root, manifest.get("kind", "sweep"), {}, command or " ".join(sys.argv))
+    folder = RunFolder(root, Layout(manifest.get("kind", "sweep")), {}, command or " ".join(sys.argv))
     folder._lock()
     return folder
 

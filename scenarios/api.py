@@ -30,7 +30,7 @@ def run(scenario: str | Path = "keyboard", **options):
         A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
     **options
         ``devices``, ``days``, ``seed``, ``workers``, ``scheduler``, ``out``, ``force``, ``progress``,
-        ``log``, ``vocabulary``: as :func:`ldpsim.evaluation.deployment.study.run_deployment`. Without
+        ``log``, ``vocabulary``: as :func:`ldpsim.scenarios.studies.deployment.study.run_deployment`. Without
         ``out`` the folder is ``runs/<name>-<devices>x<days>d-seed<seed>`` in the current folder, and a
         line on stderr names it.
 
@@ -39,7 +39,7 @@ def run(scenario: str | Path = "keyboard", **options):
     DeploymentStudy
         The run folder, its summary and tables, the figures and the printed summary.
     """
-    from ldpsim.evaluation.deployment.study import run_deployment
+    from ldpsim.scenarios.studies.deployment.study import run_deployment
     return _told(run_deployment(_resolved(scenario), **options), options.get("out"))
 
 
@@ -75,7 +75,7 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     workers : int, optional
         Worker processes; 1 runs in this process; default: in this process when the cost estimate is
         small, else a local Dask cluster of one worker per core
-        (:func:`ldpsim.evaluation.sweep.grid_run.placement`).
+        (:func:`ldpsim.scenarios.studies.sweep.grid_run.placement`).
     scheduler : str, optional
         Address of an existing Dask scheduler.
     out : str or Path, optional
@@ -99,8 +99,8 @@ def sweep(scenario: str | Path, *, seed: int | None = None, workers: int | None 
     ScenarioError, CostError, RunFolderError, InputError
         Bad scenario, a grid too large for this machine, a folder holding something else, bad options.
     """
-    from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.sweep.grid_run import sweep_study
+    from ldpsim.scenarios.studies.scenario.grid import load_scenario
+    from ldpsim.scenarios.studies.sweep.grid_run import sweep_study
     from ldpsim.scenarios.options import ProgressCallback
 
     path = _resolved(scenario)
@@ -162,8 +162,8 @@ def check(scenario: str | Path, baseline: str | Path, *, update: bool = False, a
     CheckRun
         ``.passed``, ``.result.table`` (one row per (cell, metric) with its verdict), ``.describe()``.
     """
-    from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.sweep.baseline_check import check_against_baseline
+    from ldpsim.scenarios.studies.scenario.grid import load_scenario
+    from ldpsim.scenarios.studies.sweep.baseline_check import check_against_baseline
     path = _resolved(scenario)
     loaded = _seeded(load_scenario(path), seed)
     return check_against_baseline(loaded, path.read_text(encoding="utf-8"), _baseline_path(baseline, update),
@@ -212,7 +212,7 @@ def scenarios_table():
     """
     import pandas as pd
 
-    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    from ldpsim.scenarios.studies.scenario.schema import KIND_COMMANDS
     from ldpsim.scenarios.catalog import listing, shipped
     paths = shipped()
     return pd.DataFrame([{"name": name, "kind": kind, "command": KIND_COMMANDS.get(kind, ""), "description": text,
@@ -230,14 +230,14 @@ def compare(scenario: str | Path = "keyboard", designs=None, **options):
         Default: the scenario's ``[variants.*]``, else Apple's CMS, RAPPOR, dBitFlip, OLH and HR.
     **options
         ``epsilon_device`` or ``epsilon_report`` (the budget), ``delta``, ``devices``, ``days``,
-        ``seed``, ``vocabulary``: see :func:`ldpsim.evaluation.deployment.compare.compare`.
+        ``seed``, ``vocabulary``: see :func:`ldpsim.scenarios.studies.deployment.compare.compare`.
 
     Returns
     -------
     Comparison
         Its ``table``, ``spend``, ``figure()`` and ``to_folder(out)``.
     """
-    from ldpsim.evaluation.deployment.compare import compare as compare_designs
+    from ldpsim.scenarios.studies.deployment.compare import compare as compare_designs
     return compare_designs(_resolved(scenario), designs, **options)
 
 
@@ -250,7 +250,7 @@ def poison(scenario: str | Path = "poisoning", **options):
     scenario : str or Path
         A poisoning or deployment scenario file, or a shipped name.
     **options
-        As :func:`ldpsim.evaluation.poisoning.experiment.poison` (``repeats``, ``seed``, ``out``, ``force``, …).
+        As :func:`ldpsim.scenarios.studies.poisoning.experiment.poison` (``repeats``, ``seed``, ``out``, ``force``, …).
 
     Returns
     -------
@@ -263,7 +263,7 @@ def poison(scenario: str | Path = "poisoning", **options):
     >>> result = ldpsim.poison("poisoning", repeats=40, out="runs/p")  # doctest: +SKIP
     >>> result.check["message"]                                       # doctest: +SKIP
     """
-    from ldpsim.evaluation.poisoning.experiment import poison as run_poison
+    from ldpsim.scenarios.studies.poisoning.experiment import poison as run_poison
     from ldpsim.scenarios.catalog import resolve
     return run_poison(scenario, resolve=resolve, **options)
 
@@ -284,5 +284,5 @@ def discover(scenario: str | Path = "discovery_days", seeds=None):
     DaysResult
         Its per-day ``days`` and per-protocol ``summary`` tables, ``figure()`` and ``to_folder(out)``.
     """
-    from ldpsim.evaluation.discovery.days import discovery_days_from_file
+    from ldpsim.scenarios.studies.discovery.days import discovery_days_from_file
     return discovery_days_from_file(_resolved(scenario), seeds)

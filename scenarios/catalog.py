@@ -15,7 +15,7 @@ import functools
 import re
 from pathlib import Path
 
-from ldpsim.evaluation.scenario.schema import KIND_MARKERS, ScenarioError, load_toml, scenario_kind
+from ldpsim.scenarios.studies.scenario.schema import KIND_MARKERS, ScenarioError, load_toml, scenario_kind
 
 #: the folder holding the shipped ``*.toml`` files (inside the installed package)
 SHIPPED = Path(__file__).resolve().parent

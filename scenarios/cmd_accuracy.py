@@ -1,6 +1,6 @@
 """``ldpsim accuracy``: each deployed design's measured MSE beside its own theory (a markdown table).
 
-A thin layer over :func:`ldpsim.evaluation.bench.accuracy.accuracy_table`, which refuses more than
+A thin layer over :func:`ldpsim.scenarios.studies.bench.accuracy.accuracy_table`, which refuses more than
 :data:`~ldpsim.evaluation.cost.MAX_REPORT_USERS` users per mechanism (``--devices × --repeats``) before any row.
 """
 
@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.bench.accuracy import accuracy_table
+    from ldpsim.scenarios.studies.bench.accuracy import accuracy_table
     header = [f"| mechanism | MSE measured (n = {args.devices:,}, {args.repeats} runs) | MSE theory | ratio |",
               "|---|---|---|---|"]
 

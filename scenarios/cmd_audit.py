@@ -1,6 +1,6 @@
 """``ldpsim audit``: an empirical lower bound on ε for our mechanisms or any client (Arcolezi & Gambs 2024).
 
-A thin layer over :func:`ldpsim.evaluation.audit.gate.audit` (``ldpsim.audit`` in a notebook: the same
+A thin layer over :func:`ldpsim.scenarios.studies.audit.gate.audit` (``ldpsim.audit`` in a notebook: the same
 numbers and messages). Four ways in (exactly one):
 
 * ``--mechanism NAME [--param K=V ...] [--target T]`` — one of ours; ``--mode sample`` (default) runs
@@ -114,17 +114,17 @@ def _kv(pairs: list[str], flag: str) -> dict:
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.audit.gate import AuditReport, audit, detection_table
+    from ldpsim.scenarios.studies.audit.gate import AuditReport, audit, detection_table
     if args.detection_table:
         table = detection_table(args.epsilons, confidence=args.confidence)
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         if args.out:
-            from ldpsim.evaluation.audit.gate import write_audit_folder
+            from ldpsim.scenarios.studies.audit.gate import write_audit_folder
             write_audit_folder(args.out, {"detection.csv": lambda tmp: table.to_csv(tmp, index=False)},
                                table.to_csv(index=False), args.force)
         return 0
     if args.pure_ldp:
-        from ldpsim.evaluation.audit.peers_audit import audit_pure_ldp
+        from ldpsim.scenarios.studies.audit.peers_audit import audit_pure_ldp
         results = audit_pure_ldp(args.epsilons, args.trials or 100_000, seed=args.seed or 0, confidence=args.confidence,
                                  log=lambda msg: options.say(args, msg))
         report = AuditReport(results, "sample")

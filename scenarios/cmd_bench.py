@@ -1,7 +1,7 @@
 """``ldpsim bench``: time the mechanisms' paths and their physical floors; ``--peers`` adds pure-ldp and
 multi-freq-ldpy; ``--check`` compares the floor ratios with a baseline.
 
-A thin layer over :func:`ldpsim.evaluation.bench.suite.bench` (``ldpsim.bench`` in a notebook): it parses
+A thin layer over :func:`ldpsim.scenarios.studies.bench.suite.bench` (``ldpsim.bench`` in a notebook): it parses
 the options, prints the tables and writes ``--out`` through the result's ``to_folder``. Times are
 reported, never graded; the exit status is 1 only when ``--check`` finds a floor ratio grown past
 ``--factor`` times the baseline's, or a peer run failed.
@@ -34,7 +34,7 @@ def add_arguments(parser):
                         "OLH, SUE, SHE, THE, BLH (default: --devices; their per-10⁶ time is then extrapolated)")
     parser.add_argument("--calibrate", action="store_true",
                         help="measure the memory and arithmetic limits of `ldpsim run` instead (a few minutes; "
-                             "JSON; ldpsim.evaluation.bench.cost_calibration)")
+                             "JSON; ldpsim.scenarios.studies.bench.cost_calibration)")
     parser.add_argument("--peers-venv", metavar="DIR", help="the peers' venv (default: ~/.cache/ldpsim/peers-venv)")
     parser.add_argument("--force", action="store_true",
                         help="replace a finished bench result in --out (default: refuse)")
@@ -108,14 +108,14 @@ def _load_text(load: dict) -> str:
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.bench import suite
+    from ldpsim.scenarios.studies.bench import suite
     seed = 0 if args.seed is None else args.seed
     checking = args.check is not None
     factor = suite.CHECK_FACTOR if args.factor is None else args.factor
     if args.calibrate:
         import json
 
-        from ldpsim.evaluation.bench.cost_calibration import calibrate
+        from ldpsim.scenarios.studies.bench.cost_calibration import calibrate
         print(json.dumps(calibrate(), indent=1))
         return 0
     if args.out:
@@ -129,7 +129,7 @@ def run(args) -> int:
           f"harmonic workload over {args.items} items, seed {seed}, {args.repeats} timed pairs per case")
     print("timed: perturb_aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em), discovery; "
           "each case in a fresh process after a warm-up call; times are medians; ÷ floor = least path CPU time ÷ "
-          "least floor CPU time over back-to-back pairs (floors: ldpsim.evaluation.bench.floors)")
+          "least floor CPU time over back-to-back pairs (floors: ldpsim.scenarios.studies.bench.floors)")
     print_header(BENCH_COLUMNS)
     result = suite.bench(args.devices, args.items, args.only, quick=quick, peers=args.peers, peer_users=args.peer_users,
                          peers_venv=args.peers_venv, seed=seed, repeats=args.repeats,

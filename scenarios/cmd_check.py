@@ -1,6 +1,6 @@
 """``ldpsim check SCENARIO --baseline FILE``: rerun a small scenario and compare it with a stored baseline.
 
-Exit codes: 0 every (cell, metric) within its statistical tolerance (see :mod:`ldpsim.evaluation.sweep.regression`),
+Exit codes: 0 every (cell, metric) within its statistical tolerance (see :mod:`ldpsim.scenarios.studies.sweep.regression`),
 1 a regression (a metric moved beyond tolerance, or a cell or metric missing or new), 2 a usage or
 scenario error. ``--update-baseline`` (re)writes the baseline from this run instead and exits 0. A thin
 layer over :func:`ldpsim.scenarios.api.check` (``ldpsim.check``).

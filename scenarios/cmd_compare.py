@@ -69,7 +69,8 @@ def run(args) -> int:
               f"`ldpsim {shlex.join(argv)}`", file=sys.stderr)
         return main(argv)
     import ldpsim
-    from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, DEFAULT_DEVICES, compare_plan, designs_from_variants
+    from ldpsim.scenarios.studies.deployment.compare import (DEFAULT_DESIGNS, DEFAULT_DEVICES, compare_plan,
+                                                             designs_from_variants)
     from ldpsim.runtime.errors import InputError
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve

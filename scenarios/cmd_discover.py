@@ -1,7 +1,7 @@
 """``ldpsim discover SCENARIO``: days until a new slang word is found, interactive against one-shot
 discovery, every protocol at the same ε per device over the run.
 
-A thin layer over :func:`ldpsim.evaluation.discovery.days.discovery_days_from_file`: prints the
+A thin layer over :func:`ldpsim.scenarios.studies.discovery.days.discovery_days_from_file`: prints the
 per-protocol summary and writes its tables and figure into ``--out``.
 """
 

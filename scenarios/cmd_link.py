@@ -1,6 +1,6 @@
 """``ldpsim link``: the linking observer over 30 days, fresh reports against memoized ones.
 
-A thin layer over :func:`ldpsim.evaluation.adversary.linking.memo_linking`: prints the linked
+A thin layer over :func:`ldpsim.scenarios.studies.link.linking_study.memo_linking`: prints the linked
 observer's accuracy on a few days and writes ``linking.csv`` and ``linking.png`` into ``--out``.
 """
 
@@ -21,7 +21,7 @@ def add_arguments(parser):
 def run(args) -> int:
     from pathlib import Path
 
-    from ldpsim.evaluation.adversary.linking import memo_linking
+    from ldpsim.scenarios.studies.link.linking_study import memo_linking
     from ldpsim.evaluation.report.console_table import console_lines
     result = memo_linking(args.devices, args.epsilon, 0 if args.seed is None else args.seed)
     out = args.out or "runs/link"

@@ -31,8 +31,7 @@ def _mark(pairs):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.report.html import report_from_run_dir
-    from ldpsim.evaluation.report.plots import plot_run
+    from ldpsim.scenarios.studies.sweep.sweep_report import plot_run, report_sweep
     from ldpsim.runtime.runfolder import hold, read_manifest
     try:
         mark = _mark(args.mark)
@@ -44,7 +43,7 @@ def run(args) -> int:
         written = plot_run(args.run_dir, mark)
         for path in written:
             print(path)
-        print(report_from_run_dir(args.run_dir))
+        print(report_sweep(args.run_dir))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

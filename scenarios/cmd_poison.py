@@ -1,6 +1,6 @@
 """``ldpsim poison [SCENARIO]``: the poisoning sweep (default: the shipped ``poisoning`` scenario).
 
-A thin layer over :func:`ldpsim.evaluation.poisoning.experiment.poison` (``ldpsim.poison`` in a notebook:
+A thin layer over :func:`ldpsim.scenarios.studies.poisoning.experiment.poison` (``ldpsim.poison`` in a notebook:
 the same numbers and messages).
 
 A scenario with a ``[poisoning_fleet]`` table (``scenarios/poisoning_fleet.toml``,
@@ -53,9 +53,9 @@ def default_out(scenario="poisoning", deployment: bool = False, word: str | None
     """The default folder: ``runs/<[poisoning] name>``, or ``runs/<deployment name>-fakes[-words]``."""
     from pathlib import Path
 
-    from ldpsim.evaluation.poisoning.sweep import load_poisoning
-    from ldpsim.evaluation.scenario.schema import plain_name
-    from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.scenarios.studies.poisoning.sweep import load_poisoning
+    from ldpsim.scenarios.studies.scenario.schema import plain_name
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve
     name = "keyboard" if str(scenario) == "poisoning" else scenario

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.scenarios import options
 
 

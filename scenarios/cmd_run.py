@@ -1,6 +1,6 @@
 """``ldpsim run [SCENARIO]``: simulate a deployment (default: the keyboard fleet), measure it, write a run folder.
 
-A thin layer over :func:`ldpsim.evaluation.deployment.study.run_deployment` (the folder, its files and
+A thin layer over :func:`ldpsim.scenarios.studies.deployment.study.run_deployment` (the folder, its files and
 its rules are described there): parse the options, show progress, print the summary and where the run
 went. Errors are the library's (:mod:`ldpsim.runtime.errors`); the command line prints them and exits 2.
 """
@@ -28,7 +28,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.deployment.study import plan_deployment, run_deployment
+    from ldpsim.scenarios.studies.deployment.study import plan_deployment, run_deployment
     from ldpsim.scenarios.catalog import resolve
     scenario = resolve(args.scenario)
     chosen = dict(devices=args.devices, days=args.days, seed=args.seed, workers=args.workers, out=args.out,

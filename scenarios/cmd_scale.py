@@ -1,6 +1,6 @@
 """``ldpsim scale``: device-days per second and peak memory of a deployment run on a local Dask cluster.
 
-A thin layer over :func:`ldpsim.evaluation.bench.fleet_scale.measure_scale`; prints one JSON line.
+A thin layer over :func:`ldpsim.scenarios.studies.bench.fleet_scale.measure_scale`; prints one JSON line.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import json
 
-    from ldpsim.evaluation.bench.fleet_scale import measure_scale
+    from ldpsim.scenarios.studies.bench.fleet_scale import measure_scale
     from ldpsim.scenarios.api import _resolved
     print(json.dumps(measure_scale(str(_resolved(args.scenario)), args.devices, args.days, args.shards,
                                    args.workers, args.out, False if args.no_fsync else None, args.keep)))

@@ -32,7 +32,7 @@ def run(args) -> int:
 
 def footer() -> str:
     """The line under the table: the command of every kind of scenario (:data:`KIND_COMMANDS`)."""
-    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    from ldpsim.scenarios.studies.scenario.schema import KIND_COMMANDS
     return "run a scenario with the command of its kind: " + ", ".join(
         f"`{command} NAME` ({kind})" for kind, command in KIND_COMMANDS.items()) + \
         "; a deployment also runs with `ldpsim compare NAME` and `ldpsim scale NAME`"

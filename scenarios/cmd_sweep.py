@@ -1,6 +1,6 @@
 """``ldpsim sweep SCENARIO``: run a scenario's grid into a folder of Parquet results (resumable).
 
-The folder is a locked run folder of kind ``"sweep"`` (:mod:`ldpsim.evaluation.sweep.store`): the same
+The folder is a locked run folder of kind ``"sweep"`` (:mod:`ldpsim.scenarios.studies.sweep.store`): the same
 scenario and seed resume from their verified cells, another scenario or seed is refused unless
 ``--force`` (which deletes only files ldpsim wrote), an unrelated non-empty folder is always refused.
 ``--dry-run`` prints the cell count, memory estimate and where the cells would run; an absurd grid is

@@ -42,8 +42,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models, comparison_plan
-    from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
+    from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models, comparison_plan
+    from ldpsim.scenarios.studies.trust.trust_scenario import run_trust_scenario, write_trust_results
     from ldpsim.evaluation.privacy.trust_tables import comparison_lines, scenario_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.catalog import resolve

@@ -1,7 +1,7 @@
 """``ldpsim tune``: the cheapest CMS setting (bandwidth, then k·m memory) meeting an accuracy target.
 
 Example: ``ldpsim tune --workload harmonic --domain-size 2000 --devices 1000000 --epsilon 4
---target "rank_deviation<=1" --top 20``. A thin layer over :func:`ldpsim.evaluation.sweep.tune.tune`
+--target "rank_deviation<=1" --top 20``. A thin layer over :func:`ldpsim.scenarios.studies.sweep.tune.tune`
 (``ldpsim.tune`` in a notebook).
 """
 
@@ -37,7 +37,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.sweep.tune import DEFAULT_EPSILONS, DEFAULT_K, DEFAULT_M, tune
+    from ldpsim.scenarios.studies.sweep.tune import DEFAULT_EPSILONS, DEFAULT_K, DEFAULT_M, tune
     result = tune(args.target, workload=args.workload, devices=args.devices, domain_size=args.domain_size,
                   words=args.top_words, mechanism=args.mechanism, epsilon=args.epsilon, ks=args.k or DEFAULT_K,
                   ms=args.m or DEFAULT_M, epsilons=(args.epsilons or DEFAULT_EPSILONS) if args.search_epsilon else None, top=args.top, repeats=args.repeats,

@@ -100,7 +100,7 @@ def name_list(value: str) -> list[str]:
 
 def seed(text: str) -> int:
     """argparse type: a seed, an integer in 0 … 2⁶³ − 1 (seeds are stored as int64)."""
-    from ldpsim.evaluation.scenario.schema import MAX_SEED
+    from ldpsim.scenarios.studies.scenario.schema import MAX_SEED
     value = non_negative_int(text)
     if value > MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63 - 1] (stored as int64); got {value}")

@@ -2,7 +2,7 @@
 
 Every field carries its unit in its name (``*_s`` seconds, ``*_h`` hours, ``*_days``). Values are
 validated once, here, with messages naming the parameter, the allowed range and the value; the
-scenario layer (:mod:`ldpsim.evaluation.scenario.deployment_file`) turns a TOML file into this object.
+scenario layer (:mod:`ldpsim.scenarios.studies.scenario.deployment_file`) turns a TOML file into this object.
 """
 
 from __future__ import annotations

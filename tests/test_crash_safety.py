@@ -66,7 +66,7 @@ def _run(cmd, kill_after: float | None = None) -> int | None:
 
 def _result(kind: str, out: Path) -> pd.DataFrame:
     if kind == "sweep":
-        from ldpsim.evaluation.sweep.store import read_results
+        from ldpsim.scenarios.studies.sweep.store import read_results
         return read_results(out).drop(columns="elapsed_s")
     if kind == "poison":
         return pd.read_csv(out / "fakes.csv")

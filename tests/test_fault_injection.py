@@ -24,8 +24,8 @@ import math
 
 import pytest
 
-from ldpsim.evaluation.scenario.deployment_file import READING_SPEC, SPEC, USE_CASE_SPEC
-from ldpsim.evaluation.scenario.grid import SCENARIO_SPEC
+from ldpsim.scenarios.studies.scenario.deployment_file import READING_SPEC, SPEC, USE_CASE_SPEC
+from ldpsim.scenarios.studies.scenario.grid import SCENARIO_SPEC
 from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
 from tests.conftest import TINY

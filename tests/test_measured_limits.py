@@ -1,5 +1,5 @@
 """The limits of a deployment scenario and of a run's memory plan, at their boundary: just above is refused
-with the key named, just below is accepted. Their measured basis: :mod:`ldpsim.evaluation.bench.cost_calibration`
+with the key named, just below is accepted. Their measured basis: :mod:`ldpsim.scenarios.studies.bench.cost_calibration`
 (docs/explanation/promises.md, "Limits and their basis")."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 import pytest
 
 from ldpsim.evaluation import cost
-from ldpsim.evaluation.scenario import deployment_file as df
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario import deployment_file as df
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
 from tests.conftest import TINY, write_scenario
 
@@ -74,7 +74,7 @@ def test_the_memory_plan_refuses_just_above_the_budget_and_accepts_just_below(tm
 def test_the_limits_sit_below_where_the_arithmetic_breaks():
     """Rerun the arithmetic half of ``ldpsim bench --calibrate`` (seconds): each limit is below its break and
     each per-item constant covers its measurement with the stated margin."""
-    from ldpsim.evaluation.bench.cost_calibration import MARGIN, calibrate
+    from ldpsim.scenarios.studies.bench.cost_calibration import MARGIN, calibrate
     found = calibrate(memory=False)
     assert df.DAY_EPSILON_MAX < found["epsilon_break"]
     assert df.SIGMA_MAX < found["sigma_break"]

@@ -1,5 +1,6 @@
 """The package is one importable name whose build lists every subpackage of the repository."""
 
+import functools
 import subprocess
 import sys
 import tomllib
@@ -44,16 +45,93 @@ def test_no_two_modules_share_a_name():
     assert sorted({n for n in names if names.count(n) > 1}) == []
 
 
-def test_imports_point_one_way():
-    """scenarios → evaluation → simulator → mechanisms → runtime: no module imports a layer above its own."""
+#: the floors, lowest first: a module may import its own floor and the floors below, never one above
+FLOORS = (("ldpsim.runtime",), ("ldpsim.mechanisms",), ("ldpsim.simulator",), ("ldpsim.evaluation",),
+          ("ldpsim.scenarios.studies",), ("ldpsim.scenarios.catalog",), ("ldpsim.scenarios.reproductions",),
+          ("ldpsim.scenarios.api", "ldpsim.scenarios.options"), ("ldpsim.scenarios",))
+#: the wings of the measurement floor, lowest first
+EVALUATION_WINGS = ("workloads", "metrics", "confidence", "legend", "cost", "adversary", "audit", "privacy",
+                    "poisoning", "discovery", "deployment", "report")
+
+
+@functools.lru_cache(maxsize=1)
+def _import_graph() -> dict[str, set[str]]:
+    """module → the ldpsim modules it imports, at module level or inside a function (``from ldpsim.x import y``
+    counts as an import of ``ldpsim.x.y`` when that is a module, else of ``ldpsim.x``)."""
     import ast
-    layers = ["runtime", "mechanisms", "simulator", "evaluation", "scenarios"]
-    wrong = []
-    for rank, top in enumerate(layers):
-        above = tuple(f"ldpsim.{name}" for name in layers[rank + 1:])
+    paths = {}
+    for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
         for path in (ROOT / top).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
-                    [a.name for a in node.names] if isinstance(node, ast.Import) else []
-                wrong += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.startswith(above)]
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            paths[".".join(("ldpsim",) + (parts[:-1] if parts[-1] == "__init__" else parts))] = path
+
+    def module_of(name):
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for module, path in paths.items():
+        graph[module] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{path}: relative import"
+                base = node.module or ""
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+            else:
+                continue
+            graph[module] |= {m for n in names if n.startswith("ldpsim.") and (m := module_of(n)) not in ("", module)}
+    return graph
+
+
+def _floor(module: str, floors) -> int:
+    return next(i for i, prefixes in enumerate(floors) for p in prefixes if module == p or module.startswith(p + "."))
+
+
+def test_imports_point_one_way():
+    """runtime → mechanisms → simulator → evaluation (measurements) → scenarios/studies → the command line:
+    no module imports a floor above its own, at module level or inside a function."""
+    wrong = [f"{a} imports {b}" for a, bs in _import_graph().items() for b in sorted(bs)
+             if _floor(b, FLOORS) > _floor(a, FLOORS)]
     assert wrong == []
+
+
+def test_evaluation_wings_point_one_way():
+    """Inside the measurement floor, a wing imports only the wings listed below it."""
+    floors = [(f"ldpsim.evaluation.{w}",) for w in EVALUATION_WINGS]
+    graph = {a: {b for b in bs if b.startswith("ldpsim.evaluation.")} for a, bs in _import_graph().items()
+             if a.startswith("ldpsim.evaluation.")}
+    assert sorted(a.split(".")[2] for a in graph) and {a.split(".")[2] for a in graph} <= set(EVALUATION_WINGS)
+    wrong = [f"{a} imports {b}" for a, bs in graph.items() for b in sorted(bs) if _floor(b, floors) > _floor(a, floors)]
+    assert wrong == []
+
+
+def test_no_import_cycles():
+    """No two modules import each other, directly or through others (function-local imports included)."""
+    graph = _import_graph()
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+                on.discard(component[-1])
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == []

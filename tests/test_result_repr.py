@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 import ldpsim
-from ldpsim.evaluation.deployment.compare import Comparison
-from ldpsim.evaluation.deployment.study import DeploymentStudy
-from ldpsim.evaluation.discovery.days import DaysResult
-from ldpsim.evaluation.poisoning.experiment import PoisonResult
-from ldpsim.evaluation.privacy.trust_compare import TrustComparison
-from ldpsim.evaluation.sweep.grid_run import SweepResult
+from ldpsim.scenarios.studies.deployment.compare import Comparison
+from ldpsim.scenarios.studies.deployment.study import DeploymentStudy
+from ldpsim.scenarios.studies.discovery.days import DaysResult
+from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
+from ldpsim.scenarios.studies.trust.trust_compare import TrustComparison
+from ldpsim.scenarios.studies.sweep.grid_run import SweepResult
 from ldpsim.runtime.brief_repr import FIELD_CHARS, BriefRepr, brief
 from ldpsim.simulator.deployment import DeploymentResult
 

@@ -16,8 +16,9 @@ import sys
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.sweep.store import read_results
+from ldpsim.scenarios.studies.sweep.store import read_results
 from ldpsim.scenarios.cli import main
+from ldpsim.scenarios.studies.sweep.store import LAYOUT as SWEEP_LAYOUT
 from tests.conftest import SWEEP, TINY  # shared helpers
 
 
@@ -72,7 +73,7 @@ def test_1_symlinked_store_is_refused_not_double_counted(tmp_path, deployment, c
 
 # finding 2 ------------------------------------------------------------------------------------
 def test_2_peers_venv_that_ldpsim_did_not_create_is_never_deleted(tmp_path, monkeypatch):
-    from ldpsim.evaluation.bench import peers
+    from ldpsim.scenarios.studies.bench import peers
 
     def no_processes(*a, **k):
         raise OSError("no subprocesses in this test")
@@ -272,15 +273,15 @@ def test_lock_and_manifest_of_a_finished_sweep(tmp_path, sweep_toml):
     assert manifest["kind"] == "sweep" and manifest["status"] == "complete" and manifest["seed"] == 5
     assert len([p for p in manifest["files"] if p.startswith("summary/")]) == 4
     assert not (out / ".lock").exists()
-    with RunFolder.open(out, "sweep", {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True):
+    with RunFolder.open(out, SWEEP_LAYOUT, {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True):
         assert read_manifest(out)["status"] == "running"
         with pytest.raises(ValueError, match="already open in this process"):
-            RunFolder.open(out, "sweep", {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True)
+            RunFolder.open(out, SWEEP_LAYOUT, {"fingerprint": manifest["fingerprint"], "seed": 5}, resume=True)
 
 
 def test_a_folder_whose_run_finished_nothing_does_not_block_the_corrected_scenario(tmp_path, sweep_toml,
                                                                                     monkeypatch, capsys):
-    from ldpsim.evaluation.sweep import runner
+    from ldpsim.scenarios.studies.sweep import runner
 
     def broken(cell, seed):
         raise RuntimeError("a bug in the first cell")

@@ -14,6 +14,7 @@ from ldpsim.runtime.runfolder import RunFolder, read_manifest
 from ldpsim.simulator import report_store
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.report_store import ReportStore
+from ldpsim.scenarios.studies.deployment.study import LAYOUT as RUN_LAYOUT
 from tests.conftest import same_aggregates, tiny_config
 
 
@@ -50,7 +51,7 @@ def test_a_planted_part_is_not_read_back_by_the_recovering_server(tmp_path, monk
 
 def test_finalize_adopts_the_shards_parts_by_checksum_and_leaves_a_planted_one_out(tmp_path):
     notes = []
-    with RunFolder.open(tmp_path / "r", "run", {"fingerprint": "f", "seed": 0}, log=notes.append) as folder:
+    with RunFolder.open(tmp_path / "r", RUN_LAYOUT, {"fingerprint": "f", "seed": 0}, log=notes.append) as folder:
         store = ReportStore(folder.root / "store", "s1", fsync=False)
         ours = store.append("emoji", 1, np.zeros((2, 3), np.uint8), np.arange(2))
         durable._WRITTEN.pop(os.path.abspath(ours))  # as if a worker process had written it

@@ -41,7 +41,8 @@ def _sweep(tmp: Path):
     from matplotlib.figure import Figure
 
     import ldpsim
-    from ldpsim.evaluation.report.plots import caption, plot_run
+    from ldpsim.evaluation.report.plots import caption
+    from ldpsim.scenarios.studies.sweep.sweep_report import plot_run
     result = ldpsim.sweep("smoke", out=tmp / "sweep", workers=1)
     out = []
     for path in plot_run(result.out):
@@ -80,7 +81,7 @@ def _discover(tmp: Path):
          'result = compare_trust_models("keyboard", epsilons=(0.5, 1, 2, 4, 8), repeats=5, discovery=False, rng=2026)\n'
          "result.figure()")
 def _trust(tmp: Path):
-    from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+    from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
     result = compare_trust_models("keyboard", epsilons=(0.5, 1, 2, 4, 8), repeats=5, discovery=False, rng=2026)
     return [("trust_models.png", "Each trust model's error on the keyboard fleet's emoji against ε per device over "
              "30 days at δ ≤ 1e-9 against the released output: exact theory (line), measured (dots) and the "

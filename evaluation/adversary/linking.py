@@ -23,14 +23,12 @@ a change its accuracy for the new value recovers only as new reports outweigh th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.memo import keyed_perturb
-from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.simulator.memoization import device_keys, report_keys
 
 
@@ -163,68 +161,3 @@ def plot_linking(df: pd.DataFrame, path) -> None:
     fig.savefig(path, dpi=100, format="png")
 
 
-@dataclass(frozen=True, repr=False)
-class LinkingResult(BriefRepr):
-    """What :func:`memo_linking` returns: the tidy table of :func:`linking_study` and its parameters."""
-
-    table: pd.DataFrame
-    devices: int
-    epsilon: float
-    seed: int
-
-    def summary(self) -> pd.DataFrame:
-        """Linked-observer accuracy on days 1, 7, 14, 15 and 30 per mechanism, memo setting and value model."""
-        return self.table[self.table["day"].isin([1, 7, 14, 15, 30])].pivot_table(
-            index=["mechanism", "memoize", "value"], columns="day", values="linked")
-
-    def to_folder(self, out, force: bool = False) -> list:
-        """Write ``linking.csv`` and ``linking.png`` into the run folder ``out`` (kind ``"link"``).
-
-        A folder holding another study's results (other devices, ε or seed) is refused unless ``force``.
-        """
-        from ldpsim.runtime import durable
-        from ldpsim.runtime.runfolder import RunFolder
-        identity = {"fingerprint": f"link-{self.devices}-{self.epsilon!r}", "seed": self.seed}
-        with RunFolder.open(out, "link", identity, replace=force) as folder:
-            csv = folder.path("linking.csv")
-            durable.write_file(csv, lambda tmp: self.table.to_csv(tmp, index=False))
-            png = folder.path("linking.png")
-            durable.write_file(png, lambda tmp: plot_linking(self.table, tmp))
-            paths = [folder.record("linking.csv"), folder.record("linking.png")]
-            folder.finalize()
-        return paths
-
-
-def memo_linking(devices: int = 2000, epsilon: float = 1.0, seed: int = 0, days: int = 30,
-                 change_day: int = 15) -> LinkingResult:
-    """The linking study of the memoization section: GRR, OUE and CMS (k = m = 64) on the emoji workload.
-
-    Parameters
-    ----------
-    devices : int
-        Devices, each holding one value of the emoji workload's top 20 (≥ 1).
-    epsilon : float
-        ε of one report (> 0).
-    seed : int
-        Root seed (≥ 0).
-    days, change_day : int
-        Days observed, and the day the changing value changes (docs/math.md §7.5).
-
-    Returns
-    -------
-    LinkingResult
-    """
-    from ldpsim.evaluation.workloads.make import make_workload
-    from ldpsim.mechanisms import make
-    from ldpsim.runtime.errors import InputError
-    check_int("memo_linking", "devices", devices, low=1)
-    check_int("memo_linking", "seed", seed, low=0)
-    if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"memo_linking: epsilon (--epsilon) must be finite and > 0; got {epsilon!r}")
-    wl = make_workload("emoji", 1000, top=20)
-    d = len(wl.items)
-    cases = {"grr": make("grr", epsilon=epsilon, domain_size=d), "oue": make("oue", epsilon=epsilon, domain_size=d),
-             "cms": make("cms", epsilon=epsilon, k=64, m=64, seed=3)}
-    df = linking_study(cases, list(wl.items), wl.counts, devices, days, change_day, seed)
-    df.attrs["change_day"] = change_day
-    return LinkingResult(df, int(devices), float(epsilon), int(seed))

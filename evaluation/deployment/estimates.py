@@ -30,10 +30,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ldpsim.evaluation.confidence import Z95
+from ldpsim.evaluation.deployment.trust_estimates import trust_daily, trust_guarantees, trust_pooled, trust_summary
 from ldpsim.simulator.attributes import debias_mean, debias_shares
 
-#: two-sided 95% standard normal quantile
-Z95 = 1.959963984540054
 
 #: units of the numeric readings (raw units of their value_range)
 READING_UNITS = {"typing_speed": "wpm", "session_length": "s"}
@@ -115,7 +115,6 @@ def daily_estimates(cfg, result) -> pd.DataFrame:
     if uc is None:
         return pd.DataFrame()
     if uc.collected:  # a trust model's nightly releases
-        from ldpsim.evaluation.deployment.trust_estimates import trust_daily
         return trust_daily(cfg, result)
     t = result.truth
     rows, running = [], None
@@ -141,7 +140,6 @@ def pooled_estimates(cfg, result) -> pd.DataFrame:
     the true shares over the run, ranks and whether the interval holds the truth (``covered``)."""
     uc, mech, items = event_mechanism(cfg)
     if uc is not None and uc.collected:
-        from ldpsim.evaluation.deployment.trust_estimates import trust_pooled
         return trust_pooled(cfg, result)
     aggs = [a for (name, _), a in sorted(result.aggregates.items()) if uc is not None and name == uc.name]
     if not aggs or sum(a.n for a in aggs) == 0:
@@ -319,7 +317,6 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
                         for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
     budget = budget_by_day(cfg, result)
     words, words_summary = word_discovery(cfg, result)
-    from ldpsim.evaluation.deployment.trust_estimates import trust_guarantees, trust_summary
     for part in (trust_summary(cfg, result), trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
                  ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):
         summary.update(part)

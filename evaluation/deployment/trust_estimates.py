@@ -24,10 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.deployment.estimates import Z95
+from ldpsim.evaluation.confidence import Z95
 from ldpsim.evaluation.privacy.trust_accounting import guarantees
-from ldpsim.evaluation.privacy.trust_compare import upload_bytes
-from ldpsim.evaluation.privacy.trust_scenario import model_from, protocol
+from ldpsim.evaluation.privacy.trust_models import model_from, protocol, upload_bytes
 from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 
 

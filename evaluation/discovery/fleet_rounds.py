@@ -13,7 +13,7 @@ the devices of the day the pass ended, the slang word's estimated and true share
 
 :func:`fleet_word_rounds` lets the donors of a run with a one-shot words use case answer an
 interactive protocol after the run instead, set as the days comparison sets it
-(:func:`~ldpsim.evaluation.discovery.days.equal_privacy_protocols`: ε per device over the run; θ the
+(:func:`~ldpsim.evaluation.discovery.equal_privacy.equal_privacy_protocols`: ε per device over the run; θ the
 smallest threshold whose δ over all the run's rounds, composed through their privacy-loss distribution,
 is ≤ ``delta`` — docs/math.md §10.9; Gboard's trie and the prefix tree central after secure aggregation
 of the smallest day's devices).
@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.discovery.days import equal_privacy_protocols, interactive_scores
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, interactive_scores
 from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.mechanisms.discovery.words import WordCodec
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
 def rounds_table(cfg, result, protocol, rounds_per_day: int, top_k: int, rng=None) -> pd.DataFrame:
@@ -65,7 +66,7 @@ def first_found(table: pd.DataFrame) -> tuple[int | None, float, float]:
 
 
 def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_total: float = 4.0,
-                      delta: float = 1e-9, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
+                      delta: float = DELTA_RELEASE, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
     """(one row per day: found, f1, slang_estimate, slang_true; summary dict) — module docstring.
 
     Parameters

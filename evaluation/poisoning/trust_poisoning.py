@@ -29,8 +29,9 @@ import pandas as pd
 
 from ldpsim.evaluation.poisoning.gains import ATTACKS, check_attack, expected_gain
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate
-from ldpsim.evaluation.privacy.trust_compare import DEFAULTS, local_oracle
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, local_oracle
 from ldpsim.mechanisms._validation import check_counts, check_int
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 #: models whose server can check each report's validity (two aggregators' proof, or trusted hardware)
 VALIDATED = ("two_server", "threshold", "sample_threshold")
@@ -92,7 +93,7 @@ def trust_model_gain(model: TrustModel, attack: str, targets, counts, m: int, id
     return {**row, "per_fake": per_fake, "gain": beta * (per_fake - genuine)}
 
 
-def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int = 30, delta: float = 1e-9,
+def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int = 30, delta: float = DELTA_RELEASE,
                     identities: int | None = None, limit: int | None = None, models=MODELS) -> pd.DataFrame:
     """One row per (model, attack): :func:`trust_model_gain` with every model's local ε₀ calibrated to the same
     ε per device over the run (the central models' unbiased noise does not enter the expected gain).

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate, guarantees
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
 def cohort_model(local_epsilon: float, cohort: int) -> TrustModel:
@@ -35,7 +36,7 @@ def cohort_model(local_epsilon: float, cohort: int) -> TrustModel:
     return TrustModel("secagg_local", local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
 
 
-def round_guarantees(protocol, cohort: int, delta: float = 1e-10, rounds: int | None = None) -> pd.DataFrame:
+def round_guarantees(protocol, cohort: int, delta: float = DELTA_RELEASE, rounds: int | None = None) -> pd.DataFrame:
     """Local and central (ε, δ) per device of one round and of the run (module docstring).
 
     Parameters

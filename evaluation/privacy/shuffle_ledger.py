@@ -30,10 +30,9 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
+from ldpsim.mechanisms.deltas import DELTA_SPEND
 
-#: central δ of a run (per device, over the whole run) unless the caller chooses another
-DEFAULT_DELTA = 1e-6
 
 
 @lru_cache(maxsize=4096)
@@ -80,7 +79,7 @@ def _composed(rows: pd.DataFrame, which: str, delta: float) -> tuple[float, str]
     return min(got.epsilon, float(rows["epsilon_local"].sum())), got.method
 
 
-def central_summary(cfg, result, delta: float = DEFAULT_DELTA) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Window table, per-day table and a flat summary of the central ε of a run at ``delta``.
 
     Two readings of every partition: ``worst`` (its least amplified window: a bound for every device)
@@ -149,7 +148,7 @@ def format_central(summary: dict) -> list[str]:
             f"[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: {summary['central_accounting']}]"]
 
 
-def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DEFAULT_DELTA, windows=None,
+def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DELTA_SPEND, windows=None,
                    run_delta: float | None = None):
     """Central ε of one report shuffled among n reports, against n, for several local ε₀ (a Figure).
 

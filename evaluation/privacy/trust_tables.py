@@ -1,8 +1,8 @@
 """The trust-model tables as a team reads them: a title, each column's unit, what NaN and inf mean, and a
 flag on every row that is not at the privacy the table states (docs/math.md §9.6).
 
-:func:`scenario_lines` prints :func:`~ldpsim.evaluation.privacy.trust_scenario.run_trust_scenario`'s table,
-:func:`comparison_lines` :func:`~ldpsim.evaluation.privacy.trust_compare.compare_trust_models`'s; both
+:func:`scenario_lines` prints :func:`~ldpsim.scenarios.studies.trust.trust_scenario.run_trust_scenario`'s table,
+:func:`comparison_lines` :func:`~ldpsim.scenarios.studies.trust.trust_compare.compare_trust_models`'s; both
 through :func:`~ldpsim.evaluation.report.console_table.console_lines` (the columns that fit the terminal;
 the full table is the CSV file named on the last line).
 """
@@ -98,7 +98,7 @@ def _budget(table) -> str:
 
 
 def scenario_lines(run, *, width: int | None = None, full: str | None = "trust.csv") -> list[str]:
-    """A :class:`~ldpsim.evaluation.privacy.trust_scenario.TrustRun`'s table as ``ldpsim trust`` prints it."""
+    """A :class:`~ldpsim.scenarios.studies.trust.trust_scenario.TrustRun`'s table as ``ldpsim trust`` prints it."""
     s, t = run.settings, run.table
     cols = ["use_case", "aggregation", "epsilon_target", "epsilon_run", "epsilon_day", "rmse", "counted",
             "if_misbehaving", "bytes_per_device", "epsilon_report", "delta", "devices", "rejected"]
@@ -109,7 +109,7 @@ def scenario_lines(run, *, width: int | None = None, full: str | None = "trust.c
 
 
 def comparison_lines(comparison, *, width: int | None = None, full: str | None = "comparison.csv") -> list[str]:
-    """A :class:`~ldpsim.evaluation.privacy.trust_compare.TrustComparison`'s table as ``ldpsim trust --compare``
+    """A :class:`~ldpsim.scenarios.studies.trust.trust_compare.TrustComparison`'s table as ``ldpsim trust --compare``
     and ``ldpsim compare --trust`` print it."""
     p, t = comparison.params, comparison.table
     cols = ["model", "epsilon_target", "epsilon_run", "rmse_frequency_theory", "min_frequency", "top_k_precision",

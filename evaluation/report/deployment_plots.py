@@ -18,7 +18,8 @@ from matplotlib.figure import Figure
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.plots import item_label
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
+from ldpsim.evaluation.confidence import Z95
 
 DAY = "day of the run (0 = first)"
 
@@ -152,7 +153,7 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     r = readings[readings["use_case"] == uc.name]
     fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
-    ax.errorbar(r["day"], r["estimate"], yerr=1.96 * r["sd"], fmt="o", ms=3, capsize=2,
+    ax.errorbar(r["day"], r["estimate"], yerr=Z95 * r["sd"], fmt="o", ms=3, capsize=2,
                 label=f"estimate ± 95% interval ({r['sd_method'].iloc[0]})")
     ax.plot(r["day"], r["true_donated"], "--", label="true mean of donated readings (clipped to range)")
     ax.plot(r["day"], r["true_event"], ":", label="true mean of all sessions")
@@ -160,7 +161,7 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
     if not p.empty:
         ax.axhline(p["estimate"].iloc[0], color="C2", lw=1,
                    label=f"pooled estimate, all days: {p['estimate'].iloc[0]:.2f} {unit}")
-    ax.set_ylim(*_limits(r["estimate"] - 1.96 * r["sd"], r["estimate"] + 1.96 * r["sd"], r["true_event"],
+    ax.set_ylim(*_limits(r["estimate"] - Z95 * r["sd"], r["estimate"] + Z95 * r["sd"], r["true_event"],
                          r["true_donated"], p["estimate"]))
     ax.set(ylabel=f"mean {uc.name.replace('_', ' ')} ({unit})",
            title=f"Daily mean {uc.name.replace('_', ' ')} ({mechanism_label(uc)})")

@@ -215,23 +215,6 @@ def _seed_of(config: dict):
     return config.get("scenario", {}).get("seed") if isinstance(config.get("scenario"), dict) else None
 
 
-def _sweep_results(run_dir: Path) -> pd.DataFrame:
-    """One row per cell of a sweep: its varying parameters and every aggregate metric as "mean ± se"."""
-    from ldpsim.evaluation.report.plots import BOOKKEEPING
-    from ldpsim.evaluation.sweep.store import RunStore
-
-    summary = RunStore(run_dir).read("summary")
-    if summary.empty:
-        return summary
-    agg = summary[summary["rank"].isna()].copy()
-    params = ["mechanism"] + [c for c in agg.columns if c not in BOOKKEEPING | {"mechanism"}
-                              and agg[c].astype(str).nunique() > 1]
-    agg["value"] = [f"{m:.4g} ± {s:.2g}" for m, s in zip(agg["mean"], agg["se"])]
-    wide = agg.pivot_table(index="cell_index", columns="metric", values="value", aggfunc="first")
-    labels = agg.groupby("cell_index")[params].first().astype(str)
-    return labels.join(wide[list(dict.fromkeys(agg["metric"]))]).reset_index()
-
-
 def _figures(run_dir: Path, own: set[Path]) -> list:
     """Figures of the folder and its plots/ (PNG; SVG only where no PNG twin exists) among ``own``. Where a
     folder has ``captions.json`` (file name → caption, in reading order), its figures come in that order with
@@ -288,11 +271,12 @@ def _summary_text(run_dir: Path, own: set[Path]) -> str | None:
     return None
 
 
-def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, summary=None) -> Path:
+def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, summary=None,
+                        results: pd.DataFrame | None = None) -> Path:
     """Write ``RUN_DIR/report.html`` from what the run folder holds, and return its path.
 
-    Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), a sweep's
-    ``summary/`` (one row per cell), figures (``*.png`` in the folder and ``plots/``, ordered and
+    Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), ``results`` (a table
+    the study gives: a sweep's one row per cell, :mod:`ldpsim.scenarios.studies.sweep.sweep_report`), figures (``*.png`` in the folder and ``plots/``, ordered and
     captioned by ``captions.json`` where present), tables (``*.csv``; ``*.parquet`` without a CSV
     twin; a deployment's known tables first, each with a note), other ``*.json`` files,
     ``scenario.toml``; ``config.json`` is the resolved config and gives the seed / root entropy.
@@ -320,11 +304,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
         sections += [(f"Summary: {heading}", items) for heading, items in summary]
     elif (text := _summary_text(run_dir, own)) is not None:
         sections.append(("Summary", Preformatted(text)))
-    if (run_dir / "summary").is_dir():
-        results = _sweep_results(run_dir)
-        if not results.empty:
-            sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)",
-                             Table(results, "summary/")))
+    if results is not None and not results.empty:
+        sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)", Table(results, "summary/")))
     if figures := _figures(run_dir, own):
         sections.append(("Figures", figures))
     for path in _tables(run_dir, own):

@@ -18,7 +18,6 @@ canvas, no pyplot state) and written as PNG and SVG; ``captions.json`` lists the
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +25,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ldpsim.evaluation.sweep.store import RunStore
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
+from ldpsim.evaluation.confidence import Z95
 
 
 def item_label(item) -> str:
@@ -188,7 +187,7 @@ def metric_vs_epsilon(summary: pd.DataFrame, out: Path, prefix: str = "") -> lis
             ax = fig.add_subplot(1, len(panels), i + 1)
             for label, sub in _groups(panel, {"epsilon"}):
                 sub = sub.sort_values(x)
-                ax.errorbar(sub[x], sub["mean"], yerr=1.96 * sub["se"], marker="o", capsize=2,
+                ax.errorbar(sub[x], sub["mean"], yerr=Z95 * sub["se"], marker="o", capsize=2,
                             label=(label or metric) + " (mean ± 95%)")
             ax.set_xscale("log")
             grid = np.sort(panel[x].unique())
@@ -305,7 +304,7 @@ def _theory_sd(cells: dict, cell_id: str, rows: pd.DataFrame):
 
 def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict | None = None) -> list[Path]:
     """True vs mean estimated counts of the stored top items for chosen cells, with the theory's 95%
-    interval of one estimate around the truth (when computable, else ± 1.96 sd over the repeats)."""
+    interval of one estimate around the truth (when computable, else ± Z95·sd over the repeats, Z95 ≈ 1.96)."""
     if estimates.empty:
         return []
     chosen = estimates
@@ -331,7 +330,7 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
         else:
             sd = top["sd"].fillna(0).to_numpy()
             what = "truth ± 1.96 sd of the estimates over the repeats (empirical)"
-        ax.bar(x - 0.2, top["true"], width=0.4, yerr=1.96 * sd, capsize=2, label=what)
+        ax.bar(x - 0.2, top["true"], width=0.4, yerr=Z95 * sd, capsize=2, label=what)
         ax.bar(x + 0.2, top["mean"], width=0.4, label=f"mean estimate over {rows['repeat'].nunique()} repeats")
         ax.set_xticks(x, [item_label(i) for i in top["item"]], rotation=60, ha="right", fontsize=7)
         first = rows.iloc[0]
@@ -344,17 +343,6 @@ def frequency_bars(estimates: pd.DataFrame, out: Path, mark: dict, cells: dict |
                         (("mechanism", ""), ("epsilon", "eps"), ("workload", "")) if k in first)
         written += _save(fig, out, f"top_items_{stem}_{cell_id[:6]}")
     return written
-
-
-def _cells(store) -> dict:
-    """cell id → Cell of the stored scenario ({} when it cannot be rebuilt)."""
-    from ldpsim.evaluation.scenario.grid import load_scenario
-    from ldpsim.evaluation.scenario.schema import ScenarioError
-
-    try:
-        return {c.id: c for c in load_scenario(Path(store.root) / "scenario.toml").cells()}
-    except (OSError, ScenarioError, ValueError, TypeError):  # no or a foreign scenario: empirical spread
-        return {}
 
 
 def _panels(summary: pd.DataFrame, metric: str, x: str, panel: str):
@@ -402,31 +390,6 @@ def discovery_curves(summary: pd.DataFrame, out: Path) -> list[Path]:
             if i % len(values) == 0:
                 ax.legend(fontsize=7, loc=quiet_corner(ax))
         written += _save(fig, out, stem)
-    return written
-
-
-def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
-    """Write every applicable figure of the run in ``run_dir`` into ``run_dir/plots``.
-
-    ``mark`` (e.g. ``{"k": 65535, "m": 32}``) overrides the scenario's ``[plots] mark``.
-    """
-    store = RunStore(run_dir)
-    summary, estimates = store.read("summary"), store.read("estimates")
-    if summary.empty:
-        raise FileNotFoundError(f"{run_dir}: no finished cells to plot")
-    if mark is None:
-        mark = store.read_config()["scenario"].get("plots", {}).get("mark", {})
-    from ldpsim.runtime.durable import make_dirs, write_text
-    out = make_dirs(Path(run_dir) / "plots")
-    written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
-               + metric_vs_epsilon(summary, out, prefix="adversary")
-               + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-               + frequency_bars(estimates, out, mark, _cells(store)) + discovery_curves(summary, out))
-    pngs = [p for p in written if p.suffix == ".png"]
-    order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
-    pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
-    write_text(out / "captions.json", json.dumps({p.name: caption(p.stem) for p in pngs}, indent=1,
-                                                 ensure_ascii=False))
     return written
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
+from ldpsim.evaluation.confidence import Z95
 
 #: the printed summary's line width (longer values wrap, indented under the value column)
 WIDTH = 110
@@ -243,7 +244,7 @@ def per_day(tables: dict, cfg) -> list[Block]:
     notes = ()
     if var is not None:
         n = rows[f"reports_{event.name}"]
-        table["± 95% of the 10th share"] = [f"{1.96 * (var / v) ** 0.5:.4f}" if v else "no reports" for v in n]
+        table["± 95% of the 10th share"] = [f"{Z95 * (var / v) ** 0.5:.4f}" if v else "no reports" for v in n]
         notes = (f"(± 95% of the 10th share: the theory's half-width 1.96·sqrt(σ²/n) of the 10th share's "
                  f"estimate from that day's n emoji reports; σ² = {var:.3g} per report)",)
     return [Block("Reports per day", f"Reports per day (all days in daily_reports.csv{note})", table, notes=notes)]
@@ -297,7 +298,7 @@ def readings(tables: dict, cfg) -> list[Block]:
     for _, r in p.iterrows():
         uc = next(u for u in cfg.readings() if u.name == r["use_case"])
         unit = READING_UNITS.get(uc.name, "raw units")
-        interval = f"± {1.96 * r['sd']:.2f} (95%, {r['sd_method']})"
+        interval = f"± {Z95 * r['sd']:.2f} (95%, {r['sd_method']})"
         lines.append((_name(uc), f"pooled ({int(r['reports']):,} reports; {mechanism_label(uc)}): "
                                  f"{r['estimate']:.2f} {unit} {interval}; true {r['true_donated']:.2f} (donated, "
                                  f"clipped to range), {r['true_event']:.2f} (all sessions)"))

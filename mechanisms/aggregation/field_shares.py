@@ -208,7 +208,7 @@ def prio3_bytes(vdaf: str = "histogram", length: int = 1, bound: int = 1,
     """Bytes of one Prio3 report with two aggregators, at the VDAF level (docs/math.md §9.3).
 
     Sizes follow draft-irtf-cfrg-vdaf-20 §7 and were checked against its Python reference
-    implementation (``evaluation/bench/vdaf_poc.py``). Every gadget has degree 2; a gadget of arity A
+    implementation (``scenarios/studies/bench/vdaf_poc.py``). Every gadget has degree 2; a gadget of arity A
     called C times gives an FLP proof of A + 2(P − 1) + 1 field elements, P the next power of 2 ≥ 1 + C,
     and a verifier of 1 + A + 1 elements. The leader's input share holds the encoded measurement and the
     proof; the helper's one seed from which both are expanded; circuits with joint randomness (all but

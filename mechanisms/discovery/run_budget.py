@@ -33,9 +33,8 @@ from dataclasses import dataclass
 
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.base import Guarantee
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
-#: δ per device over the run of a threshold protocol unless the use case gives ``delta`` or ``theta``
-DEFAULT_DELTA = 1e-9
 #: what ε means for each kind, as reports and tables state it
 MEANING = {"ldp": "pure ε-LDP per device over the run (the rounds composed)",
            "central": "central (ε, δ)-DP per device over the run, about what the server publishes (trusts the "
@@ -149,7 +148,7 @@ def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | Non
     rounds_per_day : int ≥ 1, optional
         Default: the protocol's rounds of one pass (L, one pass a day).
     delta : float in (0, 1), optional
-        Threshold protocols: the largest δ per device over the run (default :data:`DEFAULT_DELTA`);
+        Threshold protocols: the largest δ per device over the run (default :data:`~ldpsim.mechanisms.deltas.DELTA_RELEASE`);
         θ is then the smallest threshold that meets it.
     theta : int ≥ 1, optional
         Threshold protocols: the threshold instead of ``delta`` (δ follows from it).
@@ -200,7 +199,7 @@ def run_rounds(name: str, epsilon: float, n_days: int, rounds_per_day: int | Non
         kind = getattr(cls, "privacy_kind", "ldp")
     else:
         if theta is None:
-            delta = check_real(owner, "delta", DEFAULT_DELTA if delta is None else delta, 0.0, 1.0)
+            delta = check_real(owner, "delta", DELTA_RELEASE if delta is None else delta, 0.0, 1.0)
             theta = probe.threshold_for(epsilon, delta, rounds)
         protocol = cls(theta=theta, **params)
         p = protocol.privacy(epsilon, rounds)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, decode_uints, encode_uints, uint_bytes
+from ldpsim.mechanisms.hadamard import fwht
 
 _MULTINOMIAL_CELLS = 1 << 22  # items × |C_x| cells per step of the direct sampler
 
@@ -48,21 +49,6 @@ def paper_blocks(epsilon: float, domain_size: int) -> int:
     if epsilon <= 1.0:
         return 1
     return 1 << int(math.floor(math.log2(min(math.exp(epsilon), 2.0 * domain_size))))
-
-
-def fwht(a: np.ndarray) -> np.ndarray:
-    """Unnormalised fast Walsh–Hadamard transform along the last axis (length a power of two):
-    out[..., r] = Σ_y (−1)^popcount(r & y)·a[..., y]."""
-    out = np.array(a, dtype=np.float64, copy=True)
-    n = out.shape[-1]
-    h = 1
-    while h < n:
-        v = out.reshape(*out.shape[:-1], n // (2 * h), 2, h)
-        top, bottom = v[..., 0, :].copy(), v[..., 1, :]
-        v[..., 0, :] += bottom
-        v[..., 1, :] = top - bottom
-        h *= 2
-    return out
 
 
 def _parity(a: np.ndarray) -> np.ndarray:
@@ -188,7 +174,7 @@ class HR(DiscreteOracle):
         numpy.ndarray of float, shape (len(items),)
         """
         self._check_aggregate(agg)
-        signed = fwht(agg.data.reshape(self.blocks, self.block_size))[:, 1:].ravel()
+        signed = fwht(agg.data.reshape(self.blocks, self.block_size).astype(np.float64))[:, 1:].ravel()
         return self.kappa * signed[self._items(items)]
 
     # theory ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.sketches.cms import Sketch
+from ldpsim.mechanisms.hadamard import fwht
 
 
 class HCMSReports(NamedTuple):
@@ -33,24 +34,6 @@ def hadamard_sign(l, c) -> np.ndarray:
     for s in (32, 16, 8, 4, 2, 1):
         x ^= x >> np.uint64(s)
     return 1 - 2 * (x & np.uint64(1)).astype(np.int64)
-
-
-def fwht(a: np.ndarray) -> np.ndarray:
-    """a · H_m along the last axis (m a power of two), O(m log m) per row, exact for integers.
-
-    >>> fwht(np.array([1, 0, 0, 0])).tolist()
-    [1, 1, 1, 1]
-    """
-    a = np.array(a)
-    m = a.shape[-1]
-    h = 1
-    while h < m:
-        v = a.reshape(*a.shape[:-1], m // (2 * h), 2, h)
-        x, y = v[..., 0, :].copy(), v[..., 1, :]
-        v[..., 0, :] += y
-        v[..., 1, :] = x - y
-        h *= 2
-    return a
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,13 @@ import pandas as pd
 
 from ldpsim.scenarios.reproductions import sdldp_adversary, sdldp_frequency, sdldp_numeric, sdldp_theory
 from ldpsim.scenarios.reproductions import seed001_rr, seed002_central, seed004_quadtree, triehh_sfp
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.reproductions.sdldp import Kind, load_reproduction, shrink, write_outputs
+from ldpsim.runtime.runfolder import Layout
+
+#: reproductions accumulate figures by name in one folder: resumed, never cleared
+LAYOUT = Layout("reproduce", ("*.csv", "*.png", "*.svg", "*.json", "report.html"))
 
 #: kind (as written in a scenario file) → how to compute, draw and summarize it
 KINDS: dict[str, Kind] = {
@@ -81,7 +85,7 @@ def reproduce(name_or_path, out, repeats: int | None = None, quick: bool = False
 
     ``repeats`` overrides the file's repeats; ``quick`` shrinks repeats, n, EM bins and the ε grid
     (see :func:`.sdldp.shrink`) for a smoke run; ``seed`` overrides the file's root entropy. Raises
-    :class:`ldpsim.evaluation.scenario.schema.ScenarioError` for a broken file, ``InputError`` for an
+    :class:`ldpsim.scenarios.studies.scenario.schema.ScenarioError` for a broken file, ``InputError`` for an
     unknown name or a bad ``repeats`` or ``seed``.
     """
     path, _ = reproduction_file(name_or_path)
@@ -134,7 +138,7 @@ def reproduce_into(names, out, *, repeats: int | None = None, quick: bool = Fals
         load_reproduction(path, KINDS)
     notes = [note for _, note in files if note]
     out = Path(out)
-    with RunFolder.open(out, "reproduce", {"fingerprint": "reproductions"}, resume=True) as folder:
+    with RunFolder.open(out, LAYOUT, {"fingerprint": "reproductions"}, resume=True) as folder:
         runs = [reproduce(path, out, repeats=repeats, quick=quick, seed=seed) for path, _ in files]
         html = report_from_run_dir(out, title="ldpsim reproductions")
         folder.finalize(adopt=True)

@@ -1,7 +1,7 @@
 """Shared machinery of the SDLDP paper reproductions (seed 000): scenario files, high sets, outputs.
 
 A reproduction scenario file (``scenarios/sdldp_*.toml``) has two tables, both validated by
-:func:`ldpsim.evaluation.scenario.schema.parse_table` before anything runs::
+:func:`ldpsim.scenarios.studies.scenario.schema.parse_table` before anything runs::
 
     [reproduction]            # what is reproduced (common to every figure)
     name = "sdldp-fig5"
@@ -15,7 +15,7 @@ A reproduction scenario file (``scenarios/sdldp_*.toml``) has two tables, both v
 Mechanism labels follow the paper (section 5.1.3): ``GRR``, ``URR-25`` (|X_S| = 25 % of the domain),
 ``SDGRR-25`` (|X_H| = 25 %), ``SDGRR-Personalized``, ``PM``, ``PM+EM``, ``SDPM-50`` (high range 50 %),
 ``SDPM-Personalized``. A share s of a D-value domain means ``round(s·D)`` values (as
-:mod:`ldpsim.evaluation.scenario.grid` rounds ``high_fraction``); which values is the scenario's ``high_choice``.
+:mod:`ldpsim.scenarios.studies.scenario.grid` rounds ``high_fraction``); which values is the scenario's ``high_choice``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Callable
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ldpsim.evaluation.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
+from ldpsim.scenarios.studies.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.report.plots import FORMATS
 
 #: how the high-sensitivity (or URR-sensitive) values are chosen among the categories
@@ -146,7 +146,7 @@ TOP_SPEC = {"reproduction": Field(dict), "parameters": Field(dict)}
 class Kind:
     """One kind of reproduction: its parameter spec and its three steps (compute, draw, summarize)."""
 
-    spec: dict  # parameter name → ldpsim.evaluation.scenario.schema.Field
+    spec: dict  # parameter name → ldpsim.scenarios.studies.scenario.schema.Field
     compute: Callable[[dict], pd.DataFrame]  # resolved config → tidy table
     figure: Callable[[pd.DataFrame, dict], Figure]
     summary: Callable[[pd.DataFrame, dict], pd.DataFrame]  # the short table printed after a run

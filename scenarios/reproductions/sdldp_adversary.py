@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR
 
 from ldpsim.scenarios.reproductions.sdldp import (GUARANTEE_OF, HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind,
                                                  epsilons, high_ids, new_figure, one_of_each, shares)
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 ATTRIBUTES = ("census-education", "census-marital")
 

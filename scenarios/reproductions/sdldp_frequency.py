@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.metrics import mse, with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
@@ -35,7 +35,7 @@ from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind, marked, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
     positive, same_length, shares, weights
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 ATTRIBUTES = ("census-education", "census-marital")
 

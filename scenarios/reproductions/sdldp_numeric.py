@@ -23,13 +23,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import EM, PM, SDPM, PersonalizedSDPM
 
 from ldpsim.scenarios.reproductions.sdldp import MIXED_EPSILON_AXIS, Kind, marked, epsilons, labels, new_figure, parse_label, positive, same_length, shares, weights
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 ATTRIBUTES = ("weights", "heights")
 

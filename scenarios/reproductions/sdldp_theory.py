@@ -19,12 +19,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.types import largest_remainder
 from ldpsim.mechanisms import GRR, PM, SDGRR, SDPM
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, n_of, new_figure, positive, shares
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 
 def grr_variance_eq2(epsilon: float, domain_size: int, n: int) -> float:

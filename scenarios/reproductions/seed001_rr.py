@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 from scipy import signal, stats
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.mechanisms import RR
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive, shares
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 
 def exact_coverage(n: int, n_yes: int, epsilon: float, confidence: float) -> float:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import make
@@ -27,7 +27,7 @@ from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_latti
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, one_of_each, positive
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 WORKLOADS = ("emoji", "census-education", "census-marital")
 LOCAL = ("GRR", "OUE", "OLH")

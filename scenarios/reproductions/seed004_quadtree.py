@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms.central.quadtree import NoisyQuadtree, arithmetic_allocation, cormode_allocation, geometric_allocation, \
     level_errors, uniform_allocation, worst_case_nodes_per_level
 
 from ldpsim.scenarios.reproductions.sdldp import Kind, epsilons, new_figure, positive
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 
 def d_bound(epsilon: float, h: int) -> float:

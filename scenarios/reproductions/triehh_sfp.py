@@ -32,8 +32,8 @@ import pandas as pd
 
 from ldpsim.evaluation.metrics import with_standard_error
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
-from ldpsim.evaluation.report.legend import quiet_corner
-from ldpsim.evaluation.scenario.schema import Field
+from ldpsim.evaluation.legend import quiet_corner
+from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.slang import carried_words
 from ldpsim.evaluation.workloads.types import Workload
 from ldpsim.mechanisms.discovery.sfp import SFP

@@ -118,8 +118,8 @@ def test_cli(tmp_path, capsys):
 @pytest.mark.slow
 def test_pure_ldp_clients_pass_in_the_peers_venv():
     """pure-ldp's clients, audited black-box in the benchmark's peers venv (skipped when it is absent)."""
-    from ldpsim.evaluation.audit.peers_audit import audit_pure_ldp
-    from ldpsim.evaluation.bench.peers import default_venv, venv_ok
+    from ldpsim.scenarios.studies.audit.peers_audit import audit_pure_ldp
+    from ldpsim.scenarios.studies.bench.peers import default_venv, venv_ok
     if not venv_ok(default_venv()):
         pytest.skip("no peers venv (ldpsim bench --peers creates it)")
     results = audit_pure_ldp(epsilons=(2.0,), trials=20_000, log=lambda _: None)
@@ -128,7 +128,7 @@ def test_pure_ldp_clients_pass_in_the_peers_venv():
 
 
 def test_peers_audit_script_imports_no_ldpsim():
-    from ldpsim.evaluation.audit.peers_audit import SCRIPT
+    from ldpsim.scenarios.studies.audit.peers_audit import SCRIPT
     imports = [line for line in SCRIPT.read_text().splitlines() if line.strip().startswith(("import ", "from "))]
     assert imports and not any("ldpsim" in line for line in imports)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.audit import audit_plan, plan_for, plan_targets
-from ldpsim.evaluation.audit.gate import audit
+from ldpsim.scenarios.studies.audit.gate import audit
 from ldpsim.evaluation.audit.planted import (DoubledEpsilonGboardTrie, DoubledEpsilonLDPTrie, DoubledEpsilonPrefixTree,
                                              LowThresholdTrieHH)
 from ldpsim.evaluation.audit.plans_interactive import round_one, round_outputs

@@ -15,7 +15,7 @@ from ldpsim.evaluation.audit.planted import buggy_blh
 from ldpsim.mechanisms import (BLH, FLH, INTERACTIVE, MECHANISMS, PEM, RAPPOR, SFP, SHE, SUE, THE, DBitFlip, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.scenarios.cli import main
-from ldpsim.evaluation.audit.gate import DEFAULTS
+from ldpsim.scenarios.studies.audit.gate import DEFAULTS
 from tests.stats import z_bound
 
 WORDS = dict(length=4, alphabet="abcd")

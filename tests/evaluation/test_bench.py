@@ -17,7 +17,7 @@ import pytest
 
 import ldpsim
 from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
-from ldpsim.evaluation.bench import cases as bench, floors, peers, suite
+from ldpsim.scenarios.studies.bench import cases as bench, floors, peers, suite
 from ldpsim.mechanisms import GRR
 from ldpsim.scenarios.cli import main
 from tests.stats import ALPHA
@@ -188,7 +188,7 @@ def test_mse_comparison_equal_and_different():
 
 def test_accuracy_rows_measure_against_theory():
     """The README accuracy table's runner: every row runs at a tiny size and its theory is finite."""
-    from ldpsim.evaluation.bench import accuracy
+    from ldpsim.scenarios.studies.bench import accuracy
     for label, name, params, d in accuracy.ROWS:
         small = {k: (min(v, 16) if k in ("num_bits", "pool_size") else v) for k, v in params.items()}
         row = accuracy.measure(name, small, min(d, 12) or 0, 400, 2)
@@ -203,7 +203,7 @@ def _tiny_discovery(case):
 def test_discovery_peer_rows_with_a_fake_peer(capsys):
     """The --peers discovery table's wiring: ours runs both paths per repeat, the peer's runs become F1
     and times, one row per case. The fake peer returns the true top 20 (F1 = 1) in 100 s."""
-    from ldpsim.evaluation.bench import discovery_peers as dp
+    from ldpsim.scenarios.studies.bench import discovery_peers as dp
     from ldpsim.scenarios import cmd_bench
 
     cases = [_tiny_discovery(c) for c in dp.select(["sfp", "pem", "treehist"])]
@@ -232,7 +232,7 @@ def test_discovery_peer_rows_with_a_fake_peer(capsys):
 def test_paired_f1_sign_flip_is_exact():
     """Identical F1s: p = 1. Ten repeats all in our favour: only 2 of the 2^10 sign patterns reach the
     observed |mean|, so p = 2/1024 (< 0.01: "better"); a brute-force count agrees on a mixed case."""
-    from ldpsim.evaluation.bench.discovery_peers import paired_f1
+    from ldpsim.scenarios.studies.bench.discovery_peers import paired_f1
 
     assert paired_f1([0.8] * 10, [0.8] * 10)["p"] == 1.0
     better = paired_f1(np.linspace(0.8, 0.9, 10), np.full(10, 0.5))
@@ -246,7 +246,7 @@ def test_paired_f1_sign_flip_is_exact():
 def test_peer_script_pads_and_indexes_words():
     """Words reach pure-ldp padded to L with '_' (ldpsim's ∅); the index of fixed-length strings is
     injective and below |Σ|^L, as pure-ldp's local-hashing oracles need."""
-    from ldpsim.evaluation.bench.peers_script import PAD, base_index, pad_words
+    from ldpsim.scenarios.studies.bench.peers_script import PAD, base_index, pad_words
 
     assert pad_words(["a", "the"], 4) == ["a___", "the_"]
     symbols = list("abc" + PAD)

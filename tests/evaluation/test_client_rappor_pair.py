@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.privacy.accountant import client_rappor_epsilon
+from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon
 
 
 def _exact_epsilon(client_epsilon: float, n: int, delta: float) -> float:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.deployment.compare import DEFAULT_DESIGNS, Design, compare, designs_from_variants
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.deployment.compare import DEFAULT_DESIGNS, Design, compare, designs_from_variants
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.cli import main
 

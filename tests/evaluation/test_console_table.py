@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.deployment.compare import Comparison
-from ldpsim.evaluation.poisoning.experiment import PoisonResult
+from ldpsim.scenarios.studies.deployment.compare import Comparison
+from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
 from ldpsim.evaluation.report.console_table import HEAD_ROWS, cell, console_lines, fitted_columns
 
 

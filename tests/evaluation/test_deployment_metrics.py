@@ -12,7 +12,8 @@ import pytest
 from scipy.stats import norm
 
 from ldpsim.evaluation.deployment.budget import budget_by_day, day_ranges, milestones, top_k_threshold
-from ldpsim.evaluation.deployment.estimates import Z95, daily_estimates, measure, pooled_estimates, share_theory
+from ldpsim.evaluation.confidence import Z95
+from ldpsim.evaluation.deployment.estimates import daily_estimates, measure, pooled_estimates, share_theory
 from ldpsim.mechanisms.frequency.grr import GRR
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run

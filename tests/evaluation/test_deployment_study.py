@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import ldpsim
-from ldpsim.evaluation.deployment.study import default_out, run_deployment
+from ldpsim.scenarios.studies.deployment.study import default_out, run_deployment
 from ldpsim.runtime.errors import LdpsimError
 from ldpsim.scenarios.cli import main
 from tests.simulator.test_scenario import TINY as BASE

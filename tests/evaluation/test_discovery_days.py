@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.discovery.days import (discovery_days, discovery_days_from_file, equal_privacy_protocols,
-                                              growing_slang)
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.discovery.days import discovery_days, discovery_days_from_file, growing_slang
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.evaluation.privacy.threshold_composition import composed_delta
 from ldpsim.mechanisms.discovery.threshold_privacy import run_privacy
 from ldpsim.runtime.runfolder import RunFolderError
@@ -107,7 +107,7 @@ def test_scenario_file_errors_name_the_key(tmp_path, body, key):
 
 def test_interactive_lists_are_ranked_by_votes_before_the_top_k():
     """'cab' completes in the last round, after 'a' and 'b', but has the most votes: it heads the list."""
-    from ldpsim.evaluation.discovery.days import SlangDays
+    from ldpsim.scenarios.studies.discovery.days import SlangDays
     from ldpsim.mechanisms.discovery.words import WordCodec
 
     words = ("a", "b", "cab")

@@ -11,9 +11,9 @@ import pytest
 
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS, first_reaching, run_scores, summarize_runs
 from ldpsim.evaluation.report.plots import discovery_curves
-from ldpsim.evaluation.scenario.grid import scenario_from_dict
-from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.sweep.runner import run_cell
+from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.sweep.runner import run_cell
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms.discovery.words import WordCodec
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.discovery.fleet_rounds import fleet_word_rounds
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.deployment import run
 from tests.simulator.test_scenario import _write

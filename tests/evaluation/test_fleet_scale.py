@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ldpsim.evaluation.bench.fleet_scale import measure_scale
+from ldpsim.scenarios.studies.bench.fleet_scale import measure_scale
 from ldpsim.scenarios.catalog import shipped
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from ldpsim.evaluation.distribution_metrics import heatmap_error
 from ldpsim.evaluation.heatmap_designs import _secagg_devices, heatmap_designs
-from ldpsim.evaluation.privacy.accountant import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
 from ldpsim.evaluation.workloads.key_taps import key_taps
 from ldpsim.evaluation.workloads.types import largest_remainder
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise

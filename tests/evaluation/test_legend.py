@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 import ldpsim
-from ldpsim.evaluation.report.legend import quiet_corner
+from ldpsim.evaluation.legend import quiet_corner
 
 PACKAGE = Path(ldpsim.__file__).resolve().parent
 

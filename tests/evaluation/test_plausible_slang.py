@@ -57,7 +57,7 @@ def test_a_vocabulary_without_letters_is_refused():
 
 
 def test_the_keyboard_scenarios_slang_looks_like_an_english_word():
-    from ldpsim.evaluation.scenario.deployment_file import load_deployment
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
     for seed in (1, 2, 2026):
         cfg, _ = load_deployment(SCENARIOS / "keyboard.toml", seed=seed)
         slang = cfg.words[-1]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from ldpsim.evaluation.report.plots import km_heatmaps
-from ldpsim.evaluation.scenario.grid import load_scenario
-from ldpsim.evaluation.sweep.runner import run_sweep
+from ldpsim.scenarios.studies.scenario.grid import load_scenario
+from ldpsim.scenarios.studies.sweep.runner import run_sweep
 from ldpsim.scenarios.cli import main
 
 TINY = """
@@ -85,7 +85,7 @@ def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir,
     import json
 
     from ldpsim.evaluation.report.plots import _cells, _theory_sd
-    from ldpsim.evaluation.sweep.store import RunStore
+    from ldpsim.scenarios.studies.sweep.store import RunStore
     from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.mechanisms.frequency.grr import GRR
 
@@ -135,7 +135,7 @@ def test_one_epsilon_axis_holds_one_guarantee_kind(name):
 def test_rappor_is_drawn_at_the_epsilon_of_one_report(tmp_path):
     """A RAPPOR and a GRR sweep: RAPPOR's points sit at ε₁, below its parameter ε_∞."""
     from ldpsim.evaluation.report.plots import epsilon_panels
-    from ldpsim.evaluation.scenario.grid import scenario_from_dict
+    from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
 
     sc = scenario_from_dict({"scenario": {"name": "r", "seed": 1, "repeats": 2, "top": 3},
                              "workload": {"name": "words", "n": 1000, "top": 20},

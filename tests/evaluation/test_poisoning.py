@@ -152,7 +152,7 @@ def test_ldpsim_poison_runs_a_tiny_sweep(tmp_path, capsys):
     assert len(table) == 8  # 3 oracles × (none, normalization) + OUE detection + RAPPOR decoder
     none = table[table["defense"] == "none"]
     assert (abs(none["gain"] - none["closed_form"]) < 6 * none["gain_se"] + 1e-9).all()
-    from ldpsim.evaluation.poisoning.sweep import closed_form_check
+    from ldpsim.scenarios.studies.poisoning.sweep import closed_form_check
     check = closed_form_check(table)
     assert check["agree"] and check["cells"] == 3 and check["bound"] > 6  # t with 3 df, α = 0.01 over 3 cells
     assert (tmp_path / "out" / "plots" / "poisoning_gain_eps1.png").exists()
@@ -162,7 +162,7 @@ def test_ldpsim_poison_runs_a_tiny_sweep(tmp_path, capsys):
 
 
 def test_shipped_poisoning_scenario_loads():
-    from ldpsim.evaluation.poisoning.sweep import load_poisoning
+    from ldpsim.scenarios.studies.poisoning.sweep import load_poisoning
     from ldpsim.scenarios.catalog import resolve
     cfg = load_poisoning(resolve("poisoning"))
     assert cfg["targets"] == 3 and "mga" in cfg["attacks"]

@@ -12,8 +12,8 @@ from scipy import stats
 
 import ldpsim
 from ldpsim.evaluation.cost import CostError
-from ldpsim.evaluation.poisoning.experiment import power_check
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.poisoning.experiment import power_check
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.runtime.runfolder import RunFolderError
 from ldpsim.scenarios.cli import main
 

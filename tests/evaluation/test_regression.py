@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ldpsim.evaluation.sweep.runner as sweep
-from ldpsim.evaluation.sweep.regression import compare, format_check, make_baseline, read_baseline, write_baseline
-from ldpsim.evaluation.scenario.grid import scenario_from_dict
-from ldpsim.evaluation.sweep.store import RunStore
+import ldpsim.scenarios.studies.sweep.runner as sweep
+from ldpsim.scenarios.studies.sweep.regression import (compare, format_check, make_baseline, read_baseline,
+                                                       write_baseline)
+from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
+from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.scenarios.cli import main
 from ldpsim.simulator.population import items_for
 
@@ -120,7 +121,7 @@ def test_baseline_round_trip(tmp_path, power_baseline):
 def test_derived_hash_seed_is_not_part_of_the_match():
     raw = {"scenario": {"name": "cms", "seed": 1, "repeats": 2}, "workload": {"name": "harmonic", "n": 100,
            "domain_size": 20}, "mechanism": [{"name": "cms", "epsilon": 2.0, "k": 4, "m": 16}]}
-    from ldpsim.evaluation.sweep.regression import cell_params
+    from ldpsim.scenarios.studies.sweep.regression import cell_params
 
     a, b = (scenario_from_dict({**raw, "scenario": {**raw["scenario"], "seed": s}}).cells()[0] for s in (1, 2))
     assert a.params["seed"] != b.params["seed"]

@@ -9,10 +9,11 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
+from ldpsim.scenarios.studies.sweep.sweep_report import report_sweep
 from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html, report_from_run_dir, versions,
                                     write_report_html)
-from ldpsim.evaluation.scenario.grid import scenario_from_dict
-from ldpsim.evaluation.sweep.runner import run_sweep
+from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
+from ldpsim.scenarios.studies.sweep.runner import run_sweep
 from tests.conftest import HOSTILE, make_run_dir, put, small_figure  # shared with the browser test
 
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},
@@ -108,7 +109,7 @@ def test_figures_follow_captions_json_and_known_tables_come_first(tmp_path):
 def test_report_from_sweep_folder(tmp_path):
     scenario = scenario_from_dict(TINY_SWEEP)
     run_sweep(scenario, "", tmp_path / "sweep", serial=True, progress=False)
-    page = report_from_run_dir(tmp_path / "sweep", title="tiny sweep").read_text(encoding="utf-8")
+    page = report_sweep(tmp_path / "sweep", title="tiny sweep").read_text(encoding="utf-8")
     assert "<title>tiny sweep</title>" in page and "Results (aggregate metrics per cell" in page
     results = page.split("<h2>Results", 1)[1].split("</h2>", 1)[1].split("</section>", 1)[0]
     assert results.count("<tr") == 1 + 2 and results.count("± ") == 2 * 2  # header + 2 cells × 2 metrics

@@ -7,8 +7,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.scenario.grid import build_workload, child_seed, load_scenario
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.grid import build_workload, child_seed, load_scenario
 
 BASE = """
 [scenario]

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
-from ldpsim.evaluation.scenario.grid import load_scenario
-from ldpsim.evaluation.scenario.schema import ScenarioError
-from ldpsim.evaluation.sweep.runner import run_cell
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.grid import load_scenario
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.sweep.runner import run_cell
 from ldpsim.evaluation.workloads import load_vocabulary
 from ldpsim.scenarios.cli import main
 

@@ -7,12 +7,13 @@ import math
 
 import pytest
 
-from ldpsim.evaluation.discovery.days import equal_privacy_protocols, growing_slang, round_cohort
+from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, round_cohort
+from ldpsim.scenarios.studies.discovery.days import growing_slang
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.evaluation.privacy.secagg_rounds import round_guarantees, local_epsilon_for
-from ldpsim.evaluation.privacy.trust_reproductions import (GBOARD_2024, gboard_2024_table, gboard_central_epsilon,
-                                                           gboard_local_epsilon)
+from ldpsim.scenarios.studies.trust.trust_reproductions import (GBOARD_2024, gboard_2024_table, gboard_central_epsilon,
+                                                                gboard_local_epsilon)
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.sweep.store import RunExistsError, RunStore, read_results
+from ldpsim.scenarios.studies.sweep.store import RunExistsError, RunStore, read_results
 
 
 def frames(cell_index):

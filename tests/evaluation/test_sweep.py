@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.sweep import runner as sweep
-from ldpsim.evaluation.scenario.grid import load_scenario
-from ldpsim.evaluation.sweep.store import RunStore
+from ldpsim.scenarios.studies.sweep import runner as sweep
+from ldpsim.scenarios.studies.scenario.grid import load_scenario
+from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.scenarios.cli import main
 
 SMOKE = Path(__file__).parents[2] / "scenarios" / "smoke.toml"

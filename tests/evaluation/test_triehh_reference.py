@@ -1,11 +1,11 @@
-"""ldpsim's TrieHH beside the reference TrieHH (evaluation/bench/triehh_reference.py)."""
+"""ldpsim's TrieHH beside the reference TrieHH (scenarios/studies/bench/triehh_reference.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.bench import triehh_reference as ref
+from ldpsim.scenarios.studies.bench import triehh_reference as ref
 
 
 def test_without_the_reference_the_comparison_is_skipped(monkeypatch, tmp_path):

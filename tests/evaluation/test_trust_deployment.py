@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.deployment.study import plan_deployment, run_deployment
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.deployment.study import plan_deployment, run_deployment
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from tests.conftest import TINY
 from tests.stats import assert_variance
 

@@ -8,7 +8,7 @@ import pytest
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.trust_accounting import (TrustModel, calibrate, guarantees, noise_epsilon,
                                                         run_epsilon)
-from ldpsim.evaluation.privacy.trust_compare import compare_trust_models
+from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.runtime.errors import InputError
 
@@ -89,8 +89,8 @@ def test_comparison_measures_what_theory_says():
 
 
 def test_dp_draft_client_example_is_reproduced():
-    from ldpsim.evaluation.privacy.trust_reproductions import (DRAFT_CLIENT, ldp_sd_at, rappor_sd,
-                                                               symmetric_rappor_central_epsilon)
+    from ldpsim.scenarios.studies.trust.trust_reproductions import (DRAFT_CLIENT, ldp_sd_at, rappor_sd,
+                                                                    symmetric_rappor_central_epsilon)
     for eps, _, sd, eps0 in DRAFT_CLIENT:
         assert rappor_sd(eps0, 100_000) == pytest.approx(sd, abs=1e-4)
     # the exact pair accounting is tighter than the draft's stated 0.317 (its argument is a TODO there)
@@ -101,7 +101,7 @@ def test_dp_draft_client_example_is_reproduced():
 
 @pytest.mark.slow
 def test_dp_draft_aggregator_sigma_is_reproduced():
-    from ldpsim.evaluation.privacy.trust_reproductions import dp_draft_aggregator_table
+    from ldpsim.scenarios.studies.trust.trust_reproductions import dp_draft_aggregator_table
     t = dp_draft_aggregator_table()
     # exact discrete-Gaussian accounting vs the draft's continuous analytic Gaussian: within 0.5 %
     assert np.allclose(t["sd_one_ours"], t["sd_one_draft"], rtol=5e-3)
@@ -136,7 +136,7 @@ def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_coll
 
 
 def test_comparison_is_written_to_a_run_folder(tmp_path):
-    from ldpsim.evaluation.privacy.trust_scenario import write_trust_results
+    from ldpsim.scenarios.studies.trust.trust_scenario import write_trust_results
     r = compare_trust_models("zipf", n=5000, domain_size=20, days=5, epsilons=(4.0,), models=("ldp", "two_server"),
                              discovery=False, repeats=2, rng=7)
     out = write_trust_results(tmp_path / "c", comparison=r)
@@ -193,7 +193,8 @@ def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
 
 
 def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
-    from ldpsim.evaluation.privacy.accountant import shuffle_step, shuffled_epsilon
+    from ldpsim.evaluation.privacy.accountant import shuffle_step
+    from ldpsim.evaluation.privacy.trust_accounting import shuffled_epsilon
     from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
     from ldpsim.evaluation.privacy.composition import advanced_composition
     e0, n, days, delta = 1.5, 20_000, 30, 1e-9
@@ -212,8 +213,8 @@ def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
 
 @pytest.mark.slow
 def test_discovery_designs_are_paired_and_amplified():
-    from ldpsim.evaluation.discovery.days import growing_slang
-    from ldpsim.evaluation.privacy.trust_fleet import DISCOVERY, discovery_design, keyboard_fleet
+    from ldpsim.scenarios.studies.discovery.days import growing_slang
+    from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, discovery_design, keyboard_fleet
     assert {k: v[0] for k, v in DISCOVERY.items()} == {
         "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
         "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh"}
@@ -228,7 +229,7 @@ def test_discovery_designs_are_paired_and_amplified():
 
 
 def test_the_fleet_and_a_users_vocabulary(tmp_path):
-    from ldpsim.evaluation.privacy.trust_fleet import keyboard_fleet
+    from ldpsim.scenarios.studies.trust.trust_fleet import keyboard_fleet
     f = keyboard_fleet()
     assert (f.name, f.devices, f.counts.sum(), f.counts.size, f.days) == ("keyboard", 10_800, 10_800, 100, 30)
     vocab = tmp_path / "mine.csv"

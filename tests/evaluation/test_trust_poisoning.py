@@ -8,7 +8,7 @@ import pytest
 from ldpsim.evaluation.poisoning.gains import expected_gain
 from ldpsim.evaluation.poisoning.trust_poisoning import fakes_admitted, poisoning_table, trust_model_gain
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel
-from ldpsim.evaluation.privacy.trust_compare import local_oracle
+from ldpsim.evaluation.privacy.trust_models import local_oracle
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import TwoServer
 from tests.stats import assert_z

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from ldpsim.evaluation.privacy.trust_accounting import guarantees
-from ldpsim.evaluation.privacy.trust_compare import ARRIVAL, comparison_model, compare_trust_models
-from ldpsim.evaluation.privacy.trust_fleet import zipf_fleet
-from ldpsim.evaluation.privacy.trust_scenario import configured_model
+from ldpsim.scenarios.studies.trust.trust_compare import ARRIVAL, comparison_model, compare_trust_models
+from ldpsim.scenarios.studies.trust.trust_fleet import zipf_fleet
+from ldpsim.scenarios.studies.scenario.trust_keys import configured_model
 from ldpsim.evaluation.privacy.trust_tables import COLUMNS, EPSILON_SLACK, comparison_lines, scenario_lines
-from ldpsim.evaluation.scenario.schema import ScenarioError, load_toml
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError, load_toml
 from ldpsim.scenarios.catalog import resolve
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ldpsim.evaluation.sweep.tune import Target, tune
+from ldpsim.scenarios.studies.sweep.tune import Target, tune
 from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
 

@@ -1,4 +1,4 @@
-"""ldpsim's Prio3 model against the VDAF draft's reference implementation (evaluation/bench/vdaf_poc.py).
+"""ldpsim's Prio3 model against the VDAF draft's reference implementation (scenarios/studies/bench/vdaf_poc.py).
 
 The committed table of the PoC's sizes is checked always; the live PoC run only where
 ``LDPSIM_VDAF_POC`` names the draft repository's ``poc/`` folder (and ``LDPSIM_VDAF_PYTHON`` an
@@ -10,7 +10,7 @@ import copy
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.bench import vdaf_poc
+from ldpsim.scenarios.studies.bench import vdaf_poc
 from ldpsim.mechanisms.aggregation.field_shares import FIELD64, FIELD128, prio3_bytes, split
 
 

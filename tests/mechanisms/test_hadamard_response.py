@@ -11,7 +11,8 @@ from scipy.linalg import hadamard
 
 from ldpsim.mechanisms import HR, make
 from ldpsim.mechanisms.base import Aggregate
-from ldpsim.mechanisms.frequency.hadamard_response import fwht, layout, paper_blocks
+from ldpsim.mechanisms.hadamard import fwht
+from ldpsim.mechanisms.frequency.hadamard_response import layout, paper_blocks
 from ldpsim.mechanisms.linear_theory import linear_estimator_variance
 
 

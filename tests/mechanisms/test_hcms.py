@@ -10,7 +10,8 @@ import pytest
 from scipy.linalg import hadamard
 
 from ldpsim.mechanisms import HCMS
-from ldpsim.mechanisms.sketches.hcms import fwht, hadamard_sign
+from ldpsim.mechanisms.hadamard import fwht
+from ldpsim.mechanisms.sketches.hcms import hadamard_sign
 from tests.stats import assert_chisquare_gof, assert_z
 
 ITEMS = ("the", "of", "and", "to", "a", "in")

@@ -66,7 +66,7 @@ def test_every_interactive_protocol_discovers_words_in_any_script(name):
     held by ≥ 7 000 of 10⁵ devices: far above every protocol's threshold (docs/math.md §10). The tries of
     local reports admit a few false positives by design (a 3σ cut-off, or 0.1 expected per round): up
     to two extra strings are allowed."""
-    from ldpsim.evaluation.discovery.days import equal_privacy_protocols
+    from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
 
     codec = WordCodec.for_words(MIXED)
     proto, _ = equal_privacy_protocols(codec, 40.0, 1e-9, 1, codec.length, gamma=0.5, names=(name,),

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ldpsim.evaluation.bench import suite
+from ldpsim.scenarios.studies.bench import suite
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios import options
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
@@ -188,7 +188,7 @@ def test_check_refuses_a_run_that_compares_nothing():
 
 # ---- ldpsim scenarios --------------------------------------------------------------------------------------
 def test_scenarios_names_the_command_of_every_kind(capsys):
-    from ldpsim.evaluation.scenario.schema import KIND_COMMANDS
+    from ldpsim.scenarios.studies.scenario.schema import KIND_COMMANDS
     from ldpsim.scenarios.api import scenarios_table
     assert main(["scenarios"]) == 0
     out = " ".join(capsys.readouterr().out.split())

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ldpsim
-from ldpsim.evaluation.sweep import grid_run, runner
+from ldpsim.scenarios.studies.sweep import grid_run, runner
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.catalog import listing, lookup, shipped
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
@@ -166,10 +166,10 @@ def test_reproduction_name_must_be_a_plain_name(name, tmp_path, capsys):
 #: modules that keep a __main__ block: scripts run inside a peer library's (or a reference implementation's)
 #: own interpreter, and the
 #: deployment comparison that `ldpsim compare` replaces
-SCRIPT_MODULES = {"evaluation/audit/peers_audit_script.py", "evaluation/bench/peers_script.py",
-                  "evaluation/bench/vdaf_poc_script.py",
-                  "evaluation/bench/triehh_reference_script.py",
-                  "evaluation/deployment/compare.py", "scenarios/cli.py"}
+SCRIPT_MODULES = {"scenarios/studies/audit/peers_audit_script.py", "scenarios/studies/bench/peers_script.py",
+                  "scenarios/studies/bench/vdaf_poc_script.py",
+                  "scenarios/studies/bench/triehh_reference_script.py",
+                  "scenarios/studies/deployment/compare.py", "scenarios/cli.py"}
 
 
 def test_no_python_m_entry_point_outside_the_command_table():

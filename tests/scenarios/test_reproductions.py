@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.reproductions import KINDS, available, reproduce
 from ldpsim.scenarios.reproductions import sdldp_frequency, sdldp_numeric

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.mechanisms.central.central_dp import LaplaceHistogram, project_lattice, project_simplex_l1, synthetic_data
 from ldpsim.mechanisms.central.quadtree import level_errors, worst_case_nodes_per_level
 from ldpsim.scenarios.cli import main

@@ -45,7 +45,7 @@ def test_sweep_on_a_workerless_cluster_fails_then_resumes(tmp_path, monkeypatch,
     from dask.distributed import LocalCluster
 
     from ldpsim.runtime.runfolder import read_manifest
-    from ldpsim.evaluation.sweep import runner
+    from ldpsim.scenarios.studies.sweep import runner
     from ldpsim.scenarios.cli import main
     from tests.conftest import SWEEP
     scenario = tmp_path / "s.toml"

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from ldpsim.evaluation.privacy.trust_accounting import MODELS
-from ldpsim.evaluation.privacy.trust_scenario import run_trust_scenario, write_trust_results
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.trust.trust_scenario import run_trust_scenario, write_trust_results
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
 from ldpsim.mechanisms.aggregation.two_server import TwoServer

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep, mga_reports
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.poisoning.deployment_attack import fake_sweep, mga_reports
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fakes import FakeFleet
+from ldpsim.scenarios.studies.poisoning.experiment import LAYOUT as POISON_LAYOUT
 from tests.conftest import TINY
 
 
@@ -54,7 +55,7 @@ def test_deployment_share_matches_the_closed_form(tiny_cfg, tmp_path):
     over N: its mean over days matches the closed form within z = 4 sd of the genuine estimates' noise
     (the oracle's theoretical sd given each day's donated counts, ``sd``)."""
     from ldpsim.evaluation.deployment.estimates import daily_estimates
-    from ldpsim.evaluation.poisoning.deployment_attack import target_ranks
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import target_ranks
     fleet = FakeFleet(25, 10, mga_reports)
     result = run(tiny_cfg, tmp_path, components=(fleet.component,))
     got = target_ranks(tiny_cfg, result, 10, 10, fleet.accepted_per_day(), fleet.start_day)
@@ -122,7 +123,7 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
     walk's estimate of it plus m_R·c, scaled by N/n_R (the fakes' reports are deterministic supports),
     the nights agree with the cut-off prediction, and 1 or 3 shards give the same aggregates."""
     from ldpsim.evaluation.poisoning import word_attack
-    from ldpsim.evaluation.poisoning.deployment_attack import word_nights, word_reports
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import word_nights, word_reports
     from tests.conftest import same_aggregates
     cfg = _words_cfg(tmp_path)
     fleet = FakeFleet(70, "xqzw", word_reports, use_case="word")
@@ -146,7 +147,7 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
 def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
     """A sweep stopped after its first deployment (and a torn store part of the next one left behind)
     resumes from the journaled cell, deletes the leftover, and ends with the uninterrupted table."""
-    from ldpsim.evaluation.poisoning.deployment_attack import fake_sweep
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import fake_sweep
     from ldpsim.runtime.runfolder import RunFolder, verify_folder
     cfg = _words_cfg(tmp_path, devices=600, days=2)
     kw = dict(fakes=(0, 60), epsilons=(4.0,), defenses=("none", "attestation 50%"), use_case="word")
@@ -157,14 +158,14 @@ def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
         if done == 1:
             raise KeyboardInterrupt
 
-    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True) as folder:
+    with RunFolder.open(out, POISON_LAYOUT, {"fingerprint": "f", "seed": 0}, resume=True) as folder:
         with pytest.raises(KeyboardInterrupt):
             fake_sweep(cfg, "xqzw", progress=stop, folder=folder, **kw)
     torn = out / "stores" / "eps4-fakes60-none" / "use_case=words" / "day=0" / "part-s0-0.parquet"
     torn.parent.mkdir(parents=True)
     torn.write_bytes(b"torn")
     assert sorted(p.name for p in (out / "cells").iterdir()) == ["eps4-fakes0-none.json"]
-    with RunFolder.open(out, "poison", {"fingerprint": "f", "seed": 0}, resume=True, log=lambda m: None) as folder:
+    with RunFolder.open(out, POISON_LAYOUT, {"fingerprint": "f", "seed": 0}, resume=True, log=lambda m: None) as folder:
         assert not torn.exists() and folder.finished("cells/") == {"cells/eps4-fakes0-none.json"}
         table = fake_sweep(cfg, "xqzw", folder=folder, **kw)
         folder.finalize(adopt=True)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.scenarios.cli import main
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.catalog import shipped
 
 from tests.conftest import TINY, write_scenario as _write  # noqa: E402 - shared helpers

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.deployment.estimates import measure
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
 from tests.conftest import TINY, WORDS, write_scenario as _write  # noqa: F401 - shared helpers
 

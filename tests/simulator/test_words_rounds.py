@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.deployment.estimates import measure
-from ldpsim.evaluation.scenario.deployment_file import load_deployment
-from ldpsim.evaluation.scenario.schema import ScenarioError
+from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
 from tests.conftest import WORDS, write_scenario
 
@@ -99,7 +99,7 @@ def test_bad_interactive_keys_are_refused(tmp_path, use_case, key, match):
 
 
 def test_a_fake_word_attack_needs_a_one_shot_words_protocol(tmp_path):
-    from ldpsim.evaluation.poisoning.experiment import poison
+    from ldpsim.scenarios.studies.poisoning.experiment import poison
 
     path = write_scenario(tmp_path, WORDS.replace(PEM, TRIEHH))
     with pytest.raises(ScenarioError, match="interactive protocol 'triehh'.*one-shot protocol") as err:

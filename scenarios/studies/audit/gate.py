@@ -1,0 +1,460 @@
+"""``ldpsim.audit(...)``: the audit as a library call with a verdict a gate can trust (docs/math.md §11).
+
+One function for every way in — a mechanism of ours (by name or object), every mechanism (``"all"``),
+any client callable, or reports made elsewhere — and one result, :class:`AuditReport`: the table (one
+row per audit), the verdict, the lines the command line prints, and :meth:`AuditReport.to_folder`.
+``ldpsim audit`` is a thin layer over it: same numbers, same messages.
+
+Modes (for our mechanisms; a client is always sampled, reports are what they are):
+
+* ``"sample"`` (default) — run the mechanism's real client ``trials`` times per input: checks the code;
+* ``"declared"`` — draw the two event counts from Binomial(N, P[S|·]) with the mechanism's *declared*
+  probabilities: checks only the math the mechanism states, never its code (any N, no time);
+* ``"repeated"`` — audit the ``days`` reports of one device jointly (memoizing clients; :mod:`.repeated`).
+
+Verdicts: FAIL (ε_lb > claimed ε at the stated confidence), INCONCLUSIVE (the trials were too few for
+any outcome to exceed the claim: :func:`~.bounds.largest_lower_bound`), PASS. The gate passes only when
+every audit PASSES (exit code 0); FAIL or INCONCLUSIVE give 1. A PASS means: at this confidence, these
+trials found no event whose frequency ratio exceeds e^ε; a client whose true ε is larger may still pass
+with too few trials (``ldpsim audit --detection-table`` says how many are needed).
+
+Cost before spending: the sample and repeated modes run at most :data:`MAX_SAMPLE_REPORTS` client
+reports per audit call (reports in chunks of :data:`~.auditor.CHUNK`, so memory stays bounded), and
+the declared mode at most :data:`MAX_DECLARED_TRIALS` trials; beyond, the call is refused
+(:class:`~ldpsim.evaluation.cost.CostError`) with the trials that fit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ldpsim.evaluation.audit.auditor import (AuditResult, audit_client, audit_mechanism, audit_plan, audit_reports,
+                                             load_callable)
+from ldpsim.evaluation.audit.bounds import trials_for_power, trials_to_detect
+from ldpsim.evaluation.audit.plans import plan_targets
+from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
+from ldpsim.evaluation.cost import CostError
+from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
+from ldpsim.runtime.errors import InputError
+from ldpsim.runtime.runfolder import Layout
+
+#: ``ldpsim audit --out``: the verdicts and the detection table
+LAYOUT = Layout("audit", ("audit.csv", "detection.csv"))
+
+MODES = ("sample", "declared", "repeated")
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+#: most client reports one audit call may draw (sample and repeated modes): at the ~10⁷ reports/s of the
+#: fastest clients a few minutes; the slowest (discovery protocols, Python clients) take far longer
+MAX_SAMPLE_REPORTS = 4 * 10**9
+#: most trials of the declared mode: counts stay exact in float64 (2⁵³ ≈ 9·10¹⁵)
+MAX_DECLARED_TRIALS = 10**15
+DEFAULT_TRIALS = 1_000_000
+#: devices per input of the repeated mode (each sends ``days`` reports; memoized CMS draws its m bits from
+#: keyed hashes, about 15 s for 10⁵ devices × 7 reports × 2 inputs)
+DEFAULT_DEVICES = 100_000
+DEFAULT_DAYS = 7
+
+#: parameters of every mechanism of the registry besides ε (small domains and sketches: an audit's cost
+#: is its trials; the plans sit on the privacy boundary whatever the size)
+DEFAULTS = {
+    "grr": {"domain_size": 10}, "rr": {}, "urr": {"domain_size": 10, "sensitive": [0, 1, 2]},
+    "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]},
+    "personalized-sdgrr": {"domain_size": 10, "partitions": [[0, 1, 2, 3, 4], [0, 1]]},
+    "oue": {"domain_size": 10}, "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
+    "pm": {}, "sdpm": {"low": [-0.5, 0.5]}, "sw": {},
+    "personalized-sdpm": {"ranges": [[-0.5, 0.5], [-0.25, 0.25]], "bins": 64},
+    "rappor": {"num_bits": 16, "num_hashes": 2, "cohorts": 8},
+    "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "she": {"domain_size": 6}, "the": {"domain_size": 6},
+    "blh": {"domain_size": 10}, "flh": {"domain_size": 6}, "dbitflip": {"domain_size": 6, "d": 2},
+    "onebitmean": {"m": 10.0},
+    "sfp": {"length": 4, "alphabet": "abcd", "hash_bits": 4, "word_k": 16, "word_m": 64, "fragment_k": 16,
+            "fragment_m": 64},
+    "pem": {"length": 4, "alphabet": "abcd", "start": 1, "pool": 64},
+    "treehist": {"length": 4, "alphabet": "abcd", "k": 16, "m": 64},
+    # interactive protocols: one round (the threshold ones at the claim's ε, which is not a parameter)
+    "triehh": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "triehh_pp": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
+    "ldp_trie": {"length": 4, "alphabet": "abcd"},
+    "gboard": {"length": 4, "alphabet": "abcd", "min_cohort": 10},
+    "prefix_tree": {"length": 4, "alphabet": "abcd", "max_candidates": 64, "survivors": 4},
+}
+
+COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",
+           "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict", "event", "seconds")
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What :func:`audit` returns.
+
+    Attributes
+    ----------
+    results : list of AuditResult
+        One per audit (a battery has many).
+    mode : str
+        What was done: ``"sample"`` (the client ran), ``"declared"`` (declared probabilities only),
+        ``"repeated"`` (T reports of one device jointly) or ``"reports"`` (given reports).
+    notes : list of str
+        What the numbers mean (printed by the command line after the table).
+    """
+
+    results: list
+    mode: str
+    notes: list = field(default_factory=list)
+
+    @property
+    def table(self):
+        """One row per audit (pandas.DataFrame, columns :data:`COLUMNS`)."""
+        import pandas as pd
+        rows = [{**r.as_row(), "x": repr(r.x), "x_prime": repr(r.x_prime)} for r in self.results]
+        return pd.DataFrame(rows, columns=list(COLUMNS))
+
+    @property
+    def verdict(self) -> str:
+        """FAIL if any audit FAILS, else INCONCLUSIVE if any is, else PASS."""
+        verdicts = {r.verdict for r in self.results}
+        return next(v for v in ("FAIL", "INCONCLUSIVE", "PASS") if v in verdicts or v == "PASS")
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every audit PASSES; 1 for a FAIL or an INCONCLUSIVE audit (no evidence never passes)."""
+        return 0 if self.verdict == "PASS" else 1
+
+    def lines(self) -> list[str]:
+        """The table and the notes, as ``ldpsim audit`` prints them."""
+        return self.table_lines() + self.notes
+
+    def table_lines(self) -> list[str]:
+        """The table: one line per audit under a header."""
+        out = [f"{'subject':<44}{'ε claimed':>10}{'ε lower':>10}{'conf':>8}  {'pair':<12}{'trials':>12}  "
+               f"{'verdict':<13}event"]
+        for r in self.results:
+            suffix = f" [{r.target}]" if r.target else ""
+            name = r.subject + suffix
+            if len(name) > 43:
+                name = r.subject[:40 - len(suffix)] + "..." + suffix
+            out.append(f"{name:<44}{r.epsilon_claimed:>10g}{r.epsilon_lower_bound:>10.4f}{r.confidence:>8.5g}  "
+                       f"{f'{r.x!r},{r.x_prime!r}':<12}{r.trials:>12,}  {r.verdict:<13}{r.event}")
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def to_folder(self, out, force: bool = False) -> Path:
+        """Write ``audit.csv`` and ``audit.json`` (verdict, mode, notes) into the audit folder ``out``
+        (new, empty or an earlier audit's; another audit's results are replaced only with ``force``)."""
+        table = self.table
+        summary = json.dumps({"verdict": self.verdict, "mode": self.mode, "notes": self.notes}, indent=1,
+                             ensure_ascii=False)
+        identity = table.drop(columns="seconds").to_csv(index=False)  # the same audit again is the same results
+        return write_audit_folder(out, {"audit.csv": lambda tmp: table.to_csv(tmp, index=False),
+                                        "audit.json": summary}, identity, force)
+
+
+def write_audit_folder(out, files: dict, fingerprint_text: str, force: bool) -> Path:
+    """Write ``files`` (name → text or ``writer(tmp_path)``) durably into the locked audit folder ``out``."""
+    import hashlib
+
+    from ldpsim.runtime.durable import write_file, write_text
+    from ldpsim.runtime.runfolder import RunFolder
+    out = Path(out)
+    identity = {"fingerprint": hashlib.sha256(fingerprint_text.encode()).hexdigest()[:16]}
+    with RunFolder.open(out, LAYOUT, identity, resume=False, replace=force) as folder:
+        for name, content in files.items():
+            if callable(content):
+                write_file(out / name, content)
+            else:
+                write_text(out / name, content)
+        folder.finalize(adopt=True)
+    return out
+
+
+def check_epsilons(epsilons, name: str = "epsilons") -> tuple:
+    """A non-empty list of ε in [EPSILON_MIN, EPSILON_MAX], each checked (InputError naming ``name``)."""
+    values = tuple(epsilons) if isinstance(epsilons, (list, tuple)) else (epsilons,)
+    if not values:
+        raise InputError(f"The '{name}' parameter of audit must list at least one ε. Got none.")
+    return tuple(check_epsilon("audit", e, name) for e in values)
+
+
+def check_trials(trials, high: int = MAX_DECLARED_TRIALS) -> int:
+    """Trials: a whole number in [1, ``high``] (floats such as 1e6 accepted when whole and finite)."""
+    if isinstance(trials, float) and math.isfinite(trials) and trials == int(trials):
+        trials = int(trials)
+    if isinstance(trials, float):
+        raise InputError(f"The 'trials' parameter of audit must be a whole number in [1, {high:.0e}]. "
+                         f"Got {trials!r} instead.")
+    return check_int("audit", "trials", trials, low=1, high=high)
+
+
+def make_mechanism(name: str, epsilon: float, params: dict | None = None):
+    """One of ours by registry name (or an interactive protocol's) with :data:`DEFAULTS` under ``params``
+    (lists become tuples); ``epsilon`` goes to the constructor of those that take one."""
+    from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
+
+    params = dict(params or {})
+    key = str(name).lower()
+    registered = {**MECHANISMS, **INTERACTIVE}
+    if key not in registered:
+        make(key)  # raises the registry's message with the closest name
+    merged = {**DEFAULTS.get(key, {}), **params}
+    if "epsilon" in getattr(registered[key], "__dataclass_fields__", {"epsilon": None}):
+        merged["epsilon"] = epsilon  # a threshold round's ε is the claim's, not a parameter
+    for k in ("sensitive", "high", "low", "partitions", "ranges"):
+        if isinstance(merged.get(k), list):
+            merged[k] = tuple(tuple(v) if isinstance(v, list) else v for v in merged[k])
+    return make(key, **merged)
+
+
+def _guard_samples(trials: int, audits: int, days: int, devices: int = 0) -> None:
+    """Refuse more than MAX_SAMPLE_REPORTS client reports; ``devices``: the reports of whole fleets (one
+    interactive round's trial is a fleet, :mod:`.plans_interactive`) counted beyond one per trial."""
+    reports = 2 * trials * (audits + devices) * days
+    if reports > MAX_SAMPLE_REPORTS:
+        fit = MAX_SAMPLE_REPORTS // (2 * (audits + devices) * days)
+        fleets = f" + {devices} device(s) of the audited fleets" if devices else ""
+        raise CostError(f"audit: trials = {trials:,} × 2 inputs × ({audits} audit(s){fleets}) × {days} report(s) "
+                        f"per device = {reports:,} client reports, more than the {MAX_SAMPLE_REPORTS:,} an audit "
+                        f"may draw (memory stays bounded, time does not); at most trials = {fit:,} fit, or use "
+                        f"mode='declared' to check the declared probabilities only")
+
+
+def _fleet_devices(mech, target, epsilon) -> int:
+    """Devices beyond the first in one trial of an interactive round's audit (the larger of its two fleets)."""
+    from ldpsim.evaluation.audit.plans_interactive import is_threshold_round
+    from ldpsim.mechanisms.discovery.threshold_privacy import worst_holders
+    if not is_threshold_round(mech):
+        return 0
+    if target == "below-threshold":
+        return max(0, mech.theta - 2)
+    return worst_holders(1.0 if epsilon is None else epsilon, mech.gamma, mech.theta, mech.counts_released)
+
+
+def audit(mechanism=None, *, client=None, reports=None, epsilon=None, params=None, target=None,
+          mode: str = "sample", days: int | None = None, trials=None, confidence: float = 0.95,
+          seed: int = 0, epsilons=EPSILONS, domain_size: int | None = None, pair=(0, 1), support=None,
+          client_args: dict | None = None) -> AuditReport:
+    """Audit a mechanism of ours, every one of them, any client, or reports made elsewhere.
+
+    Exactly one of ``mechanism``, ``client``, ``reports``.
+
+    Parameters
+    ----------
+    mechanism : str or Mechanism, optional
+        A registry name (with ``params`` over :data:`DEFAULTS`), a mechanism object, or ``"all"``: every
+        mechanism at each of ``epsilons``, every target, each audit at confidence 1 − (1 − c)/K for K
+        audits (family-wise: a correct battery FAILS with probability ≤ 1 − c).
+    client : callable or str, optional
+        ``perturb(values, rng) -> reports`` (``mode="repeated"``: ``perturb(values, keys, rng)``, called
+        ``days`` times with the same device keys), or ``"MODULE:FUNC"``: imported and called — it runs
+        the user's code, as ``python -c`` would; with ``client_args`` it is a factory called with them.
+    reports : str, Path or (array, array), optional
+        Reports of x and of x′: a ``.npz`` with ``reports_x``, ``reports_x_prime`` (optional ``x``,
+        ``x_prime``) or the two arrays.
+    epsilon : float, optional
+        The claimed ε (required for ``client`` and ``reports``; a mechanism's default 1). Repeated mode:
+        the ε of a device's ``days`` reports together (ε_∞ of a memoizing client).
+    params, target
+        Mechanism parameters; what of it to audit (:func:`~.plans.plan_targets`).
+    mode : {"sample", "declared", "repeated"}
+        Module docstring. ``client`` accepts "sample" and "repeated"; ``reports`` ignores it.
+    days : int, optional
+        Reports per device of the repeated mode (default 7).
+    trials : int, optional
+        Trials per input: reports (default 10⁶), or devices in the repeated mode (default 10⁵).
+    confidence : float in (0, 1)
+    seed : int
+        One seed reproduces the audit.
+    epsilons : sequence of float
+        ε of the ``"all"`` battery.
+    domain_size, pair, support
+        A client's domain, the neighbouring inputs, ``support(reports, item) -> bool`` (or "MODULE:FUNC").
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    InputError
+        Anything outside what is allowed, named with the allowed values.
+    CostError
+        An audit too large to run (module docstring), with the trials that would fit.
+    """
+    given = [n for n, v in (("mechanism", mechanism), ("client", client), ("reports", reports)) if v is not None]
+    if len(given) != 1:
+        raise InputError(f"audit takes exactly one of mechanism, client, reports; got {given or 'none'}")
+    if mode not in MODES:
+        raise InputError(f"The 'mode' parameter of audit must be one of {MODES}. Got {mode!r} instead.")
+    confidence = check_real("audit", "confidence", confidence, 0.0, 1.0)
+    trials = check_trials((DEFAULT_DEVICES if mode == "repeated" else DEFAULT_TRIALS) if trials is None else trials)
+    seed = check_int("audit", "seed", seed, low=0)
+    if days is not None and mode != "repeated":
+        raise InputError(f"The 'days' parameter of audit goes with mode='repeated'. Got mode={mode!r}.")
+    days = check_int("audit", "days", DEFAULT_DAYS if days is None else days, low=2, high=10_000) \
+        if mode == "repeated" else None
+    if epsilon is not None:
+        epsilon = check_epsilon("audit", epsilon)
+    rng = np.random.default_rng(seed)
+    if isinstance(support, str):
+        support = load_callable(support)
+    if mechanism is not None:
+        return _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confidence, rng, epsilons)
+    if epsilon is None:
+        raise InputError(f"The 'epsilon' parameter (the claimed ε) is required to audit {given[0]}.")
+    x, xp = pair
+    if reports is not None and mode != "sample":
+        raise InputError(f"The 'mode' parameter does not apply to given reports (they are what they are). "
+                         f"Got mode={mode!r}.")
+    if client is not None:
+        return _audit_client(client, client_args, epsilon, mode, days, trials, confidence, rng, domain_size,
+                             x, xp, support)
+    return _audit_reports(reports, epsilon, x, xp, support, confidence)
+
+
+def _jobs(mechanism, epsilon, params, target, epsilons) -> list:
+    if isinstance(mechanism, str) and mechanism.lower() == "all":
+        if target is not None or params:
+            raise InputError("audit('all') audits every target with the default parameters; "
+                             "'target' and 'params' go with one mechanism")
+        mechs = [(make_mechanism(name, e), e) for name in DEFAULTS for e in check_epsilons(epsilons)]
+        return [(m, t, e) for m, e in mechs for t in plan_targets(m)]
+    if isinstance(mechanism, str):
+        if mechanism.lower() not in DEFAULTS:
+            from ldpsim.mechanisms.registry import _did_you_mean
+            raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(DEFAULTS)}"
+                             f"{_did_you_mean(mechanism.lower(), DEFAULTS)}")
+        params = dict(params or {})
+        epsilon = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
+        mechanism = make_mechanism(mechanism, epsilon, params)
+    elif params:
+        raise InputError("'params' goes with a mechanism given by name")
+    return [(mechanism, target, epsilon)]
+
+
+def _audit_ours(mechanism, epsilon, params, target, mode, days, trials, confidence, rng, epsilons) -> AuditReport:
+    jobs = _jobs(mechanism, epsilon, params, target, epsilons)
+    each = 1 - (1 - confidence) / len(jobs)  # Bonferroni over the battery: family-wise confidence
+    notes = []
+    if mode == "repeated":
+        if target is not None:
+            raise InputError("mode='repeated' audits a device's reports against the mechanism's ε_∞; "
+                             "'target' does not apply")
+        mechs = list({id(m): m for m, _, _ in jobs if len(jobs) == 1 or memoizes(m)}.values())  # "all": memoizing ones
+        each = 1 - (1 - confidence) / len(mechs)
+        _guard_samples(trials, len(mechs), days)
+        results = []
+        for mech in mechs:
+            plan = repeated_plan(mech, days)
+            results.append(audit_plan(plan, trials, rng, "sample", each, repr(mech), days=days))
+            notes.append(_redraw_note(mech, plan, days, each))
+    else:
+        if mode == "sample":
+            _guard_samples(trials, len(jobs), 1, sum(_fleet_devices(m, t, e) for m, t, e in jobs))
+        results = [audit_mechanism(mech, trials, rng, mode, each, target, eps) for mech, target, eps in jobs]
+    return AuditReport(results, mode, notes + _notes(results, mode, confidence, len(jobs)))
+
+
+def _redraw_note(mech, plan, days: int, confidence: float) -> str:
+    from ldpsim.evaluation.audit.repeated import redraw_probabilities
+    need = trials_to_detect(*redraw_probabilities(mech, days), float(mech.epsilon), 1 - confidence)
+    shown = f"{need:,}" if need <= 10**13 else "more than 10^13"
+    return (f"{mech.name}: a client that redraws its memoized response on each of the {days} reports is "
+            f"flagged by about half of the audits of {shown} devices per input (event: {plan.description})")
+
+
+def _audit_client(client, client_args, epsilon, mode, days, trials, confidence, rng, domain_size, x, xp,
+                  support) -> AuditReport:
+    if mode == "declared":
+        raise InputError("mode='declared' needs a mechanism's declared probabilities; a client can only be "
+                         "sampled (mode='sample' or 'repeated')")
+    if domain_size is None:
+        raise InputError("The 'domain_size' parameter is required to audit a client.")
+    domain_size = check_int("audit", "domain_size", domain_size, low=2)
+    if not (0 <= x < domain_size and 0 <= xp < domain_size) or x == xp:
+        raise InputError(f"The 'pair' parameter must be two different inputs in [0, {domain_size}); got {x} {xp}")
+    name = client if isinstance(client, str) else getattr(client, "__qualname__", repr(client))
+    if isinstance(client, str):
+        client = load_callable(client, client_args)
+    _guard_samples(trials, 4 if days else 1, days or 1)  # repeated: 4 events counted at k = 2 and k = T
+    result = audit_client(client, epsilon, trials, x, xp, support, rng, confidence, name, days)
+    return AuditReport([result], mode, _notes([result], mode, confidence, 1))
+
+
+def _audit_reports(reports, epsilon, x, xp, support, confidence) -> AuditReport:
+    if isinstance(reports, (str, Path)):
+        path = Path(reports)
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"reports file {str(path)!r}: cannot read it as .npz ({exc})") from None
+        with data:
+            missing = [k for k in ("reports_x", "reports_x_prime") if k not in data]
+            if missing:
+                raise InputError(f"reports file {str(path)!r} has no array {missing[0]!r} (it holds "
+                                 f"{sorted(data.files)}); it needs reports_x and reports_x_prime")
+            x = data["x"].item() if "x" in data else x
+            xp = data["x_prime"].item() if "x_prime" in data else xp
+            rx, rxp, subject = data["reports_x"], data["reports_x_prime"], path.name
+    else:
+        rx, rxp = reports
+        subject = "reports"
+    result = audit_reports(rx, rxp, epsilon, x, xp, support, confidence, subject)
+    return AuditReport([result], "reports", _notes([result], "reports", confidence, 1))
+
+
+def _notes(results, mode: str, confidence: float, n: int) -> list[str]:
+    what = {"sample": "the client's code ran for every trial",
+            "declared": "counts drawn from the mechanism's declared probabilities: its code did NOT run; "
+                        "this checks the stated math only",
+            "repeated": "each trial is one device whose client ran for all its reports (same key, same value)",
+            "reports": "the reports given"}[mode]
+    total = sum(r.seconds for r in results)
+    notes = [f"{len(results)} audit(s) in {total:.2f} s, {mode} mode: {what}; confidence {confidence:g}"
+             + (" family-wise (Bonferroni over the audits)" if n > 1 else "")
+             + "; FAIL = the lower bound exceeds the claimed ε (a correct client FAILs with probability "
+             f"≤ {1 - confidence:.2g})"]
+    for r in results:
+        if r.delta > 0:
+            notes.append(f"{r.subject} [{r.target}]: central (ε, δ) of one round at ε = {r.epsilon_claimed:g}, "
+                         f"δ = {r.delta:.4g} (exact, docs/math.md §10.2); neighbouring fleets: {r.x} and "
+                         f"{r.x_prime} holders of the device's prefix; bound ln((P[S|x] − δ)/P[S|x′])")
+        if r.verdict == "INCONCLUSIVE":
+            need = trials_for_power(r.epsilon_claimed, 1 - r.confidence)
+            notes.append(f"INCONCLUSIVE {r.subject}: {r.trials:,} trial(s) per input can show at most "
+                         f"ε ≥ {r.largest_bound:.3g}, not more than the claimed {r.epsilon_claimed:g}: no "
+                         f"evidence either way (at least {need:,} trials per input are needed to test it)")
+    return notes
+
+
+def detection_table(epsilons=EPSILONS, excesses=(0.05, 0.1, 0.25, 0.5, 1.0), domain_size: int = 10,
+                    confidence: float = 0.95):
+    """Median trials per input to flag GRR(domain_size) whose true ε is claimed·(1 + excess), and the
+    planted bug (flip probability 10 % too small), on the audit's own event (report == x)."""
+    import pandas as pd
+
+    from ldpsim.evaluation.audit.planted import true_epsilon
+
+    epsilons = check_epsilons(epsilons)
+    confidence = check_real("audit", "confidence", confidence, 0.0, 1.0)
+
+    def grr_probs(eps):
+        e = math.exp(eps)
+        return e / (e + domain_size - 1), 1 / (e + domain_size - 1)
+
+    rows = []
+    for eps in epsilons:
+        row = {"epsilon_claimed": eps}
+        for x in excesses:
+            row[f"+{100 * x:g}%"] = trials_to_detect(*grr_probs(eps * (1 + x)), eps, 1 - confidence)
+        p, q = grr_probs(eps)
+        row["planted bug: true ε"] = true_epsilon(eps, domain_size)
+        row["planted bug: trials"] = trials_to_detect(1 - 0.9 * (1 - p), 0.9 * q, eps, 1 - confidence)
+        rows.append(row)
+    return pd.DataFrame(rows)
+

@@ -1,0 +1,1 @@
+"""Poisoning studies: the population sweep and fake devices in a deployment (``ldpsim poison``)."""

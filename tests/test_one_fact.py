@@ -1,0 +1,55 @@
+"""One fact in one place: the constants and kernels several modules share are written once (read from source)."""
+
+import ast
+import functools
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=1)
+def _facts() -> dict[str, list[str]]:
+    """One walk over the package's source: where 1.96 is written, where a δ default or DELTA constant is
+    written, where fmix64/fwht are defined."""
+    facts = {"z": [], "delta": [], "kernels": []}
+    for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
+        for p in (ROOT / top).rglob("*.py"):
+            path = p.relative_to(ROOT).as_posix()
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, float) and abs(node.value - 1.96) < 5e-3:
+                    facts["z"].append(f"{path}:{node.lineno}")
+                elif isinstance(node, ast.Assign):
+                    facts["delta"] += [f"{path}:{node.lineno} assigns {t.id}" for t in node.targets
+                                       if isinstance(t, ast.Name) and "DELTA" in t.id]
+                elif isinstance(node, ast.FunctionDef):
+                    if node.name in ("fmix64", "_fmix64", "fwht", "_fwht"):
+                        facts["kernels"].append(f"{node.name} in {path}")
+                    args = node.args.args + node.args.kwonlyargs
+                    defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults + \
+                        node.args.kw_defaults
+                    facts["delta"] += [f"{path}:{node.lineno} {node.name}(delta={d.value})"
+                                       for a, d in zip(args, defaults) if a.arg == "delta"
+                                       and isinstance(d, ast.Constant) and isinstance(d.value, float) and d.value]
+                elif isinstance(node, ast.Dict):  # a scenario key's default: {"delta": Field(float, 1e-9, ...)}
+                    facts["delta"] += [f"{path}:{node.lineno} delta key = {v.args[1].value}"
+                                       for k, v in zip(node.keys, node.values)
+                                       if isinstance(k, ast.Constant) and k.value == "delta" and isinstance(v, ast.Call)
+                                       and getattr(v.func, "id", "") == "Field" and len(v.args) > 1
+                                       and isinstance(v.args[1], ast.Constant) and isinstance(v.args[1].value, float)]
+    return facts
+
+
+def test_the_95_percent_z_is_written_once():
+    """Every 95 % interval reads evaluation/confidence.py's Z95: no 1.96 (or Φ⁻¹(0.975) spelt out) elsewhere."""
+    assert _facts()["z"] == ["evaluation/confidence.py:11"]
+
+
+def test_default_deltas_live_in_mechanisms_deltas():
+    """A δ parameter's non-zero default, a scenario's ``delta`` key and any ``*DELTA*`` constant: written
+    only in mechanisms/deltas.py (a reproduction keeps its paper's own δ)."""
+    assert [f for f in _facts()["delta"] if not f.startswith(("mechanisms/deltas.py:", "scenarios/reproductions/"))] == []
+
+
+def test_shared_kernels_are_defined_once():
+    """MurmurHash3's finalizer and the fast Walsh–Hadamard transform: one definition each."""
+    assert sorted(_facts()["kernels"]) == ["fmix64 in mechanisms/hashing.py", "fwht in mechanisms/hadamard.py"]
