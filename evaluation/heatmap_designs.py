@@ -26,6 +26,7 @@ from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.central.quadtree import geometric_allocation
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.mechanisms.numeric.quadtree_heatmap import QuadtreeHeatmap
 from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 
@@ -63,7 +64,7 @@ def _secagg_devices(epsilon: float, delta: float, cells: int, target: float, min
     return hi, model.noise.variance()
 
 
-def heatmap_designs(shares, epsilon: float = 1.0, target_l2: float = 0.05, delta: float = 1e-9,
+def heatmap_designs(shares, epsilon: float = 1.0, target_l2: float = 0.05, delta: float = DELTA_RELEASE,
                     min_cohort: int = 1000) -> list[HeatmapDesign]:
     """Devices per key each design needs for √E‖p̂ − p‖₂² ≤ ``target_l2`` at ε per person (docs/math.md §9.10).
 

@@ -25,12 +25,11 @@ import os
 
 import numpy as np
 
+from ldpsim.mechanisms.deltas import DELTA_MAX
 from ldpsim.runtime.errors import InputError
 
 #: the supported range of every privacy budget ε (inclusive)
 EPSILON_MIN, EPSILON_MAX = 1e-6, 50.0
-#: the largest δ a user may choose for an (ε, δ) guarantee (module docstring)
-DELTA_MAX = 1e-3
 
 
 def _fail(owner: str, name: str, allowed: str, value, exc=InputError):

@@ -24,3 +24,5 @@ recomputed.
 DELTA_SPEND = 1e-6
 #: δ per device over the run of a calibrated release: thresholds, secure aggregation, trust models (§9, §10.9)
 DELTA_RELEASE = 1e-9
+#: the largest δ a user may choose for an (ε, δ) guarantee: δ must stay far below 1/devices
+DELTA_MAX = 1e-3

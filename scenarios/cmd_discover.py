@@ -24,7 +24,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.evaluation.report.console_table import console_lines
+    from ldpsim.evaluation.console_table import console_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.api import discover
     make_out_folder(args.out or "runs/discovery-days", create=False)  # a bad --out is refused before the work

@@ -22,7 +22,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ldpsim.scenarios.studies.link.linking_study import memo_linking
-    from ldpsim.evaluation.report.console_table import console_lines
+    from ldpsim.evaluation.console_table import console_lines
     result = memo_linking(args.devices, args.epsilon, 0 if args.seed is None else args.seed)
     out = args.out or "runs/link"
     paths = result.to_folder(out, force=args.force)

@@ -3,7 +3,7 @@ flag on every row that is not at the privacy the table states (docs/math.md §9.
 
 :func:`scenario_lines` prints :func:`~ldpsim.scenarios.studies.trust.trust_scenario.run_trust_scenario`'s table,
 :func:`comparison_lines` :func:`~ldpsim.scenarios.studies.trust.trust_compare.compare_trust_models`'s; both
-through :func:`~ldpsim.evaluation.report.console_table.console_lines` (the columns that fit the terminal;
+through :func:`~ldpsim.evaluation.console_table.console_lines` (the columns that fit the terminal;
 the full table is the CSV file named on the last line).
 """
 
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ldpsim.evaluation.report.console_table import console_lines, fitted_columns
+from ldpsim.evaluation.console_table import console_lines, fitted_columns
 
 #: ε off its target by more than this share is flagged (calibration lands at or just below the target)
 EPSILON_SLACK = 1e-3

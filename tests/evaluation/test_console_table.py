@@ -8,7 +8,7 @@ import pytest
 
 from ldpsim.scenarios.studies.deployment.compare import Comparison
 from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
-from ldpsim.evaluation.report.console_table import HEAD_ROWS, cell, console_lines, fitted_columns
+from ldpsim.evaluation.console_table import HEAD_ROWS, cell, console_lines, fitted_columns
 
 
 def _wide(rows: int, cols: int, seed: int = 0) -> pd.DataFrame:

@@ -187,9 +187,9 @@ class Comparison(BriefRepr):
 
     def lines(self, width: int | None = None) -> list[str]:
         """The comparison as text (what ``ldpsim compare`` prints): the columns that fit ``width`` characters
-        (default: the terminal's; :func:`~ldpsim.evaluation.report.console_table.console_lines`), the full
+        (default: the terminal's; :func:`~ldpsim.evaluation.console_table.console_lines`), the full
         table being ``compare.csv``."""
-        from ldpsim.evaluation.report.console_table import console_lines
+        from ldpsim.evaluation.console_table import console_lines
         cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
                             "mse_high", "top10_precision", "mechanism", "memoize", "epsilon", "epsilon_report",
                             "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",

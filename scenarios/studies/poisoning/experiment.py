@@ -76,7 +76,7 @@ class PoisonResult(BriefRepr):
     def lines(self, width: int | None = None) -> list[str]:
         """The table and the check, as ``ldpsim poison`` prints them: the first rows and the columns that fit
         ``width`` characters (default: the terminal's), the full table being the folder's CSV."""
-        from ldpsim.evaluation.report.console_table import console_lines
+        from ldpsim.evaluation.console_table import console_lines
         if self.kind == "population":
             cols = ["mechanism", "attack", "epsilon", "beta", "defense", "gain", "gain_se", "closed_form"]
         else:

@@ -200,7 +200,7 @@ def _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabula
 
 
 def comparison_plan(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS, days: int = 30,
-                    delta: float = 1e-9, discovery: bool = True, vocabulary=None, devices: int | None = None,
+                    delta: float = DELTA_RELEASE, discovery: bool = True, vocabulary=None, devices: int | None = None,
                     n: int = 1_000_000, domain_size: int = 2000, zipf_s: float = 1.1):
     """What :func:`compare_trust_models` would run with these arguments (the same parameters), and its
     CPU-time and memory estimates, without running it (``ldpsim trust --compare --dry-run``).
