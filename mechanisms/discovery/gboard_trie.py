@@ -128,7 +128,7 @@ class GboardTrie(LDPTrie):
         "none") for one round; ``device`` ids are 0..n−1, ``excluded`` marks distinct words found before."""
         candidates, cat_row = self.categories(rows, trie, level)
         cat_row = np.where(excluded, candidates.size, cat_row)
-        chosen = self._picks(device, counts, cat_row[entry_row] < candidates.size, rng)
+        chosen = self.choose(device, counts, cat_row[entry_row] < candidates.size, rng)
         cat = np.full(int(device[-1]) + 1 if device.size else 0, candidates.size, dtype=np.int64)
         cat[device[chosen]] = cat_row[entry_row[chosen]]
         return candidates, cat
