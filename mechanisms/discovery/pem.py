@@ -23,6 +23,22 @@ from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, DiscoveryProtoc
 #: aggregate: count by bincount over the whole table once the reports' cells reach 1/_DENSE_SHARE of it
 _DENSE_SHARE = 8
 
+#: the default ``start`` asks at most this many candidates in the first round (docs/math.md §7.4.1)
+START_CANDIDATES = 1 << 16
+
+
+def default_start(base: int, length: int) -> int:
+    """The largest s in [1, min(3, length)] whose first round asks at most :data:`START_CANDIDATES`
+    candidates: the (b − 1)·b^(s−1) valid prefixes of s symbols (b = |Σ| + 1; docs/math.md §7.4.1).
+
+    >>> default_start(43, 8), default_start(27, 8), default_start(1336, 6)
+    (2, 3, 1)
+    """
+    start = 1
+    while start < min(3, length) and (base - 1) * base ** start <= START_CANDIDATES:
+        start += 1
+    return start
+
 
 class PEMReports(NamedTuple):
     """One report per user: the group, the index of the hash function in the pool, the GRR'd bucket."""
@@ -68,8 +84,12 @@ class PEM(DiscoveryProtocol):
         Longest word, in symbols (``L_max``: b^L < 2^63).
     alphabet : str, or sequence of str (graphemes; see WordCodec)
         Distinct single code points (:data:`~ldpsim.mechanisms.discovery.words.DEFAULT_ALPHABET`).
-    start : int in [1, min(3, length)]
-        Prefix length of the first group (every valid prefix of it is a candidate).
+    start : int in [1, min(3, length)] or None
+        Prefix length of the first group (every valid prefix of it is a candidate). Default
+        (:func:`default_start`): the longest whose first round asks at most 2^16 candidates — 2 for
+        the default alphabet (1 806 candidates), 3 for a–z, 1 for alphabets of 256 symbols or more.
+        Each symbol more saves a group (the final estimate's variance grows with the number of
+        groups); the first round's cost is its candidates times ``pool`` hash evaluations.
     pool : int in [1, 2^16]
         Hash functions in the fixed pool.
     g : int in [2, 2^16] or None
@@ -86,7 +106,7 @@ class PEM(DiscoveryProtocol):
     epsilon: float
     length: int = 8
     alphabet: str | tuple = DEFAULT_ALPHABET
-    start: int = 2
+    start: int | None = None
     pool: int = 1024
     g: int | None = None
     seed: int = 0
@@ -99,7 +119,8 @@ class PEM(DiscoveryProtocol):
         eps = check_epsilon(self.name, self.epsilon)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "codec", WordCodec(self.alphabet, self.length))
-        object.__setattr__(self, "start", check_int(self.name, "start", self.start, low=1, high=min(3, self.length)))
+        start = default_start(self.codec.base, self.codec.length) if self.start is None else self.start
+        object.__setattr__(self, "start", check_int(self.name, "start", start, low=1, high=min(3, self.length)))
         object.__setattr__(self, "pool", check_int(self.name, "pool", self.pool, low=1, high=1 << 16))
         g = round(math.exp(eps)) + 1 if self.g is None else self.g
         object.__setattr__(self, "g", check_int(self.name, "g", g, low=2, high=1 << 16))

@@ -19,7 +19,7 @@ from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVE
                                                            sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
-                                     cms_log_likelihood, grouped_counts, sketch_sums, split_counts, top,
+                                     cms_log_likelihood, grouped_counts, range_sums, split_counts, top,
                                      word_rows)
 
 
@@ -235,29 +235,45 @@ class SFP(DiscoveryProtocol):
     def frequent_fragments(self, agg: Aggregate, threshold: float = 1.5, per_slot: int = 4) -> np.ndarray:
         """F[r, l, j]: the ``per_slot`` most frequent fragments of hash r at position l (−1: none).
 
-        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`), so one
-        vectorized sketch query over ``arange``, hashed once and read from every position's sketch, gives
-        every slot's sums; ranking uses the integer sums (within a position the estimate increases with
-        them), ties broken towards the smaller fragment code. Position l's estimates and cut-off
-        threshold·σ_l use its own n_l users (docs/math.md §7.4.1)."""
+        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); hash value r's
+        b² tokens are consecutive, so one query over that range (:func:`~.words.range_sums`), each key
+        hashed once and read from every position's sketch, gives every position's sums of slot r.
+        Within a position the estimate increases with the integer sum S, so the cut-off
+        threshold·σ_l is the least S whose estimate reaches it (position l's estimates and σ_l use
+        its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
+        of largest S above it, ties broken towards the smaller fragment code."""
         self._check_aggregate(agg)
         tables = self._fragment_tables(agg)
-        n = tables[:, :, -1].sum(axis=1)[None, :, None]  # n_l, shaped for the (R, L/2, ·) slots
+        n = tables[:, :, -1].sum(axis=1)  # n_l
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
-        n_r = 1 << self.hash_bits
-        keys = np.arange(n_r * b2, dtype=np.uint64)
-        sums = sketch_sums(self.fragment_cms.family, tables, keys).reshape(self.positions, n_r, b2).transpose(1, 0, 2)
-        rank = sums * b2 + (b2 - 1 - np.arange(b2))  # unique per slot: larger sum first, then smaller code
-        rank[:, ~self._valid_fragments()] = -1
-        keep = min(per_slot, b2)
-        best = np.argpartition(-rank, keep - 1, axis=2)[:, :, :keep]
-        best = np.take_along_axis(best, np.argsort(-np.take_along_axis(rank, best, axis=2), axis=2), axis=2)
-        est = self.fragment_cms.estimates_from_sums(n, np.take_along_axis(sums, best, axis=2))
         cut = threshold * m / (m - 1) * np.sqrt(n * (c * c - 1) / 4 + n / m)
-        ok = (est >= cut) & (n > 0) & np.take_along_axis(rank >= 0, best, axis=2)
-        out = np.full((n_r, self.positions, per_slot), -1, dtype=np.int64)
-        out[:, :, :keep] = np.where(ok, best, -1)
+        least = [self._least_sum(n_l, cut_l) for n_l, cut_l in zip(n, cut)]
+        valid = self._valid_fragments()
+        out = np.full((1 << self.hash_bits, self.positions, per_slot), -1, dtype=np.int64)
+        for r in range(out.shape[0]):
+            sums = range_sums(self.fragment_cms.family, tables, r * b2, (r + 1) * b2)  # (L/2, b²)
+            for l in range(self.positions):
+                frag = np.flatnonzero((sums[l] >= least[l]) & valid[l])
+                rank = sums[l, frag] * b2 + (b2 - 1 - frag)  # unique: larger sum first, then smaller code
+                if frag.size > per_slot:
+                    best = np.argpartition(-rank, per_slot - 1)[:per_slot]
+                    frag, rank = frag[best], rank[best]
+                out[r, l, :frag.size] = frag[np.argsort(-rank)]
         return out
+
+    def _least_sum(self, n_l: int, cut: float) -> int:
+        """The least sum S whose fragment estimate among n_l users reaches ``cut`` (n_l + 1: none; the
+        estimate is increasing in S and S ≤ n_l)."""
+        if n_l == 0:
+            return 1
+        low, high = 0, int(n_l) + 1  # est(high) ≥ cut is taken as true: S never exceeds n_l
+        while low < high:
+            mid = (low + high) // 2
+            if self.fragment_cms.estimates_from_sums(n_l, mid) >= cut:
+                high = mid
+            else:
+                low = mid + 1
+        return low
 
     def discover(self, agg: Aggregate, top_k: int = 20, threshold: float = 1.5, per_slot: int = 4,
                  false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> DiscoveryResult:

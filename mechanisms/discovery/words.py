@@ -227,47 +227,120 @@ def top(codes: np.ndarray, estimates: np.ndarray, keep: int) -> tuple[np.ndarray
     return codes[order], estimates[order]
 
 
+#: (row, key) pairs per block of the sketch queries: the block's temporaries stay in cache
+_PAIRS = 1 << 16
+
+
 def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Σ_l table[l, h_l(key)] for each 64-bit key (table: k rows of ≥ m columns, C-contiguous),
     vectorized over blocks of (row, key) pairs. A stack of P such tables (P × k × columns) gives the
     P × keys sums of every table, the keys hashed once (SFP's per-position fragment sketches).
 
-    Keys below 2^32 (SFP's fragment tokens, short prefixes) take a shortcut with the same result as
-    :meth:`HashFamily.evaluate`: their high half is 0, so g_l = ((A_l·x + C_l) mod 2^64) >> 32, and
-    for m = 2^w, ⌊g_l·m/2^32⌋ = ((A_l·x + C_l) mod 2^64) >> (64 − w) — one multiply-add and a shift.
+    The hash is :meth:`HashFamily.evaluate`'s, written out so that each block of ≈ 2^16 (row, key)
+    pairs — every row of a block of keys — stays in cache and the sum over rows runs along contiguous
+    rows: g_l = (A_l·x₀ + B_l·x₁ + C_l) mod 2^64 with x₀, x₁ the key's 32-bit halves (x₁ = 0 for keys
+    below 2^32 — SFP's fragment tokens, short prefixes — whose B_l term is skipped), then
+    ⌊(g_l >> 32)·m / 2^32⌋, which for m = 2^w is g_l >> (64 − w). How the tables are read:
+    :func:`_stack_sums`.
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    low, high = keys & np.uint64(0xFFFFFFFF), keys >> np.uint64(32)
+    wide = bool(high.any())
+    a, b, c = family.row_params
+
+    def blocks(rows, step):
+        for k0 in range(0, keys.size, step):
+            block = slice(k0, k0 + step)
+            v = a[rows, None] * low[None, block]
+            if wide:
+                v += b[rows, None] * high[None, block]
+            v += c[rows, None]
+            yield block, v
+
+    return _stack_sums(family, table, keys.size, blocks)
+
+
+def range_sums(family: HashFamily, table: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """:func:`sketch_sums` of the consecutive keys start … stop − 1 (stop ≤ 2^32; SFP's token codes):
+    g_l(x) = A_l·x + C_l mod 2^64 grows by A_l·j from the block's first key x₀ to x₀ + j, so a block
+    costs one addition per (row, key) instead of a multiply-add."""
+    if not 0 <= start <= stop <= 2 ** 32:
+        raise ValueError(f"range_sums: keys must satisfy 0 <= start <= stop <= 2^32; got {start}, {stop}.")
+    a, _, c = family.row_params
+
+    def blocks(rows, step):
+        with np.errstate(over="ignore"):
+            steps = a[rows, None] * np.arange(step, dtype=np.uint64)[None, :]
+            for k0 in range(0, stop - start, step):
+                width = min(step, stop - start - k0)
+                base = a[rows] * np.uint64(start + k0) + c[rows]
+                yield slice(k0, k0 + width), steps[:, :width] + base[:, None]
+
+    return _stack_sums(family, table, stop - start, blocks)
+
+
+def _stack_sums(family: HashFamily, table: np.ndarray, n_keys: int, blocks) -> np.ndarray:
+    """The sums of :func:`sketch_sums` from ``blocks(rows, step)``, which yields (key slice, g) with
+    g = A_l·x + … mod 2^64 of the block (rows × keys, uint64) for every key of the slice.
+
+    Reading the tables: integer tables whose counts fit in int32 are read as int32 (half the memory
+    traffic of the gathers; the sums stay int64). A stack of non-negative integer tables is packed:
+    with w the bits of the largest possible sum (Σ_l of each row's largest cell, over the tables),
+    ⌊63/w⌋ tables share one int64 word per cell, table i in bits [i·w, (i + 1)·w) — one gather and one
+    sum per (row, key) serve them all, and no field's sum can carry into the next, so unpacking the
+    summed words gives every table's sums exactly.
     """
     stack = table.reshape((-1,) + table.shape[-2:])           # (P, k, columns), P = 1 for one table
-    flats = stack.reshape(stack.shape[0], -1)
-    total = np.zeros((stack.shape[0], keys.size), dtype=table.dtype)
+    total = np.zeros((stack.shape[0], n_keys), dtype=table.dtype)
+    if not n_keys:
+        return total.reshape(table.shape[:-2] + (0,))
+    words, width, fields = _packed(stack)
     m, cols = family.m, stack.shape[2]
-    if keys.size and int(keys.max()) < 2 ** 32 and m & (m - 1) == 0:
-        if flats.size and np.issubdtype(flats.dtype, np.integer) and 0 <= flats.min() and flats.max() < 2 ** 31:
-            flats = flats.astype(np.int32)  # half the memory traffic of the gathers; sums stay int64
-        shift = np.uint64(64 - (m.bit_length() - 1))
-        a, _, c = family.row_params
-        offset = np.arange(family.k, dtype=np.uint64) * np.uint64(cols)
-        # blocks of ≈ 2^16 (row, key) pairs, every row of a block of keys at once: temporaries stay in
-        # cache and the sum over rows runs along contiguous rows
-        rows_step = min(family.k, 1 << 16)
-        keys_step = max(1, (1 << 16) // rows_step)
-        with np.errstate(over="ignore"):
-            for l0 in range(0, family.k, rows_step):
-                rows = slice(l0, min(l0 + rows_step, family.k))
-                a_l, c_l, off_l = a[rows, None], c[rows, None], offset[rows, None]
-                for k0 in range(0, keys.size, keys_step):
-                    v = a_l * keys[None, k0:k0 + keys_step]
-                    v += c_l
+    power = m & (m - 1) == 0
+    shift, s32, m64 = np.uint64(64 - (m.bit_length() - 1)), np.uint64(32), np.uint64(m)
+    offset = np.arange(family.k, dtype=np.uint64) * np.uint64(cols)
+    rows_step = min(family.k, _PAIRS)
+    keys_step = max(1, _PAIRS // rows_step)
+    sums = np.zeros((len(words), n_keys), dtype=total.dtype if fields == 1 else np.int64)
+    with np.errstate(over="ignore"):
+        for l0 in range(0, family.k, rows_step):
+            rows = np.arange(l0, min(l0 + rows_step, family.k))
+            off_l = offset[rows, None]
+            for block, v in blocks(rows, keys_step):
+                if power:
                     v >>= shift
-                    v += off_l
-                    cells = v.view(np.int64)
-                    for p, flat in enumerate(flats):
-                        total[p, k0:k0 + keys_step] += flat.take(cells).sum(axis=0, dtype=total.dtype)
-    else:
-        for rows, H in family.row_blocks(keys, 1 << 18):
-            H += (rows * cols)[:, None]
-            for p, flat in enumerate(flats):
-                total[p] += flat.take(H).sum(axis=0)
-    return total.reshape(table.shape[:-2] + (keys.size,))
+                else:
+                    v >>= s32
+                    v *= m64
+                    v >>= s32
+                v += off_l
+                cells = v.view(np.int64)
+                for p, word in enumerate(words):
+                    sums[p, block] += word.take(cells).sum(axis=0, dtype=sums.dtype)
+    if fields == 1:
+        return sums.reshape(table.shape[:-2] + (n_keys,))
+    mask = (1 << width) - 1
+    for p in range(stack.shape[0]):
+        total[p] = (sums[p // fields] >> (width * (p % fields))) & mask
+    return total.reshape(table.shape[:-2] + (n_keys,))
+
+
+def _packed(stack: np.ndarray) -> tuple[list, int, int]:
+    """(flat tables to gather from, field width w, tables per word) — :func:`_stack_sums`."""
+    flats = stack.reshape(stack.shape[0], -1)
+    if not (flats.size and np.issubdtype(flats.dtype, np.integer) and flats.min() >= 0):
+        return list(flats), 0, 1
+    width = int(stack.max(axis=2).sum(axis=1).max()).bit_length()
+    fields = 63 // max(width, 1)
+    if stack.shape[0] == 1 or fields < 2:
+        return [f.astype(np.int32) if f.max() < 2 ** 31 else f for f in flats], width, 1
+    words = []
+    for g in range(0, stack.shape[0], fields):
+        word = np.zeros(flats.shape[1], dtype=np.int64)
+        for i, flat in enumerate(flats[g:g + fields]):
+            word |= flat.astype(np.int64) << (width * i)
+        words.append(word)
+    return words, width, fields
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ def test_theory_rejects_bad_input():
         mech.variance([0, 0], ["ab", "ba"])
 
 
-@pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32)])
+@pytest.mark.parametrize("m, high", [(1024, 2 ** 32), (1024, 2 ** 62), (57, 2 ** 32), (57, 2 ** 62)])
 def test_sketch_sums_match_the_hash_family(m, high):
     """The 32-bit-key shortcut (m a power of two) and the general path give Σ_l table[l, h_l(key)],
     for one table and for each of a stack of tables (SFP's per-position sketches)."""
@@ -342,3 +342,52 @@ def test_pem_aggregate_equals_the_dense_count_table(params, n):
     half = n // 2
     parts = [mech.aggregate(type(reports)(*(a[sl] for a in reports))) for sl in (slice(0, half), slice(half, n))]
     np.testing.assert_array_equal(sum(parts).data, expect)
+
+
+@pytest.mark.parametrize("m, start", [(1024, 0), (57, 7), (1024, 2 ** 32 - 3000)])
+def test_range_sums_equal_the_sums_of_the_listed_keys(m, start):
+    """The consecutive-key query (one addition per (row, key)) gives sketch_sums' sums of the same keys,
+    for one table and for a packed stack, the last block shorter than the others."""
+    from ldpsim.mechanisms.hashing import HashFamily
+    from ldpsim.mechanisms.discovery.words import range_sums, sketch_sums
+
+    fam = HashFamily(37, m, 5)
+    tables = np.random.default_rng(1).integers(0, 100, (3, 37, m + 1))
+    keys = np.arange(start, start + 3000, dtype=np.uint64)
+    assert np.array_equal(range_sums(fam, tables, start, start + 3000), sketch_sums(fam, tables, keys))
+    assert np.array_equal(range_sums(fam, tables[1], start, start + 3000), sketch_sums(fam, tables[1], keys))
+    with pytest.raises(ValueError, match="start <= stop"):
+        range_sums(fam, tables, 5, 2 ** 32 + 1)
+
+
+def test_packed_tables_sum_without_carries_at_their_largest_sums():
+    """Stacked tables share one int64 word per cell in fields of w bits, w the bits of the largest
+    possible sum; keys that hit every row's largest cell reach sums of 2^w − 1 in every table, and each
+    table's sums still come out exactly."""
+    from ldpsim.mechanisms.hashing import HashFamily
+    from ldpsim.mechanisms.discovery.words import sketch_sums
+
+    fam = HashFamily(8, 64, 3)
+    keys = np.arange(4000, dtype=np.uint64)
+    cells = fam.evaluate(np.arange(8)[:, None], keys[None, :])
+    tables = np.zeros((5, 8, 65), dtype=np.int64)
+    tables[:, np.arange(8), cells[:, 0]] = [1023] * 7 + [2 ** 13 - 1 - 7 * 1023]  # row maxima sum to 2^13 − 1
+    assert tables[0].max(axis=1).sum() == 2 ** 13 - 1
+    expected = np.array([t[np.arange(8)[:, None], cells].sum(axis=0) for t in tables])
+    got = sketch_sums(fam, tables, keys)
+    assert got[:, 0].tolist() == [2 ** 13 - 1] * 5 and np.array_equal(got, expected)
+
+
+def test_pem_start_follows_the_alphabet():
+    """Default start: the longest first prefix whose (b − 1)·b^(s−1) candidates stay within 2^16
+    (docs/math.md §7.4.1); an explicit start is kept."""
+    from ldpsim.mechanisms.discovery.pem import START_CANDIDATES, default_start
+
+    for symbols, length, want in [(42, 8, 2), (26, 8, 3), (3, 2, 2), (255, 6, 2), (256, 6, 1), (1335, 6, 1)]:
+        base = symbols + 1
+        start = default_start(base, length)
+        assert start == want, (symbols, length)
+        assert (base - 1) * base ** (start - 1) <= START_CANDIDATES
+        assert start == min(3, length) or (base - 1) * base ** start > START_CANDIDATES
+    assert make("pem", epsilon=1.0, length=4, alphabet="abc").start == 3
+    assert make("pem", epsilon=1.0, length=4, alphabet="abc", start=1).start == 1

@@ -11,6 +11,8 @@ for the hot paths, its physical *floor* (:mod:`ldpsim.scenarios.studies.bench.fl
 * ``discover`` / ``discover-direct``: a discovery protocol (SFP, PEM, TreeHist; docs/math.md §7.4) on
   the words-slang workload — ``perturb`` + ``aggregate`` + ``discover`` of the top 20 for n users, or
   ``sample_aggregate`` + ``discover``; the row's note gives the F1 of the discovered top 20;
+* ``discover-big`` / ``gboard-round``: discovery on words of eight scripts over a 1 335-symbol
+  alphabet, and one round of Gboard's trie there (:mod:`ldpsim.scenarios.studies.bench.big_alphabet`);
 * ``trust-cell``: one cell of the trust-model comparison (docs/math.md §9.6): one day's count-level
   estimate of a Zipf(1.1) histogram by trust model ``name`` calibrated (untimed) to ε per device over 30
   days, with its MSE and top-10 precision
@@ -51,6 +53,7 @@ from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 
+from ldpsim.scenarios.studies.bench.big_alphabet import LENGTH, big_alphabet, discover_big, gboard_round
 from ldpsim.scenarios.studies.bench.floors import FLOORS, Stopwatch
 from ldpsim.evaluation.discovery.scores import run_scores
 from ldpsim.evaluation.privacy.trust_accounting import MODELS as TRUST_MODELS
@@ -92,7 +95,8 @@ class BenchCase:
     def make(self, domain_size: int):
         d = self.items(domain_size)
         params = {k: v(d) if callable(v) else v for k, v in self.params.items()}
-        cls = registry.MECHANISMS[self.name] if self.name in registry.MECHANISMS else UNREGISTERED[self.name]
+        cls = (registry.MECHANISMS.get(self.name) or registry.INTERACTIVE.get(self.name)
+               or UNREGISTERED[self.name])
         if dataclasses.is_dataclass(cls) and any(f.name == "domain_size" and f.init for f in dataclasses.fields(cls)):
             params.setdefault("domain_size", d)
         return cls(**params)
@@ -178,6 +182,12 @@ CASES: list[BenchCase] = [
       for path in ("discover", "discover-direct") for name in ("sfp", "pem", "treehist")],
     *[BenchCase(f"{name} ε4 n1e7", name, {"epsilon": 4.0}, "discover-direct", n=10 * PER)
       for name in ("sfp", "pem", "treehist")],
+    # the same on words of eight scripts over 1 335 graphemes (:mod:`.big_alphabet`), and one round of
+    # Gboard's trie at ε₀ = 2.9 over devices holding 3 words each
+    *[BenchCase(f"{name} ε4 1335 symbols", name, {"epsilon": 4.0, "length": LENGTH, "alphabet": big_alphabet},
+                "discover-big", floor="user-draws", n=PER) for name in ("sfp", "pem", "treehist")],
+    BenchCase("gboard ε2.9 1335 symbols", "gboard", {"epsilon": 2.9, "length": LENGTH, "alphabet": big_alphabet},
+              "gboard-round", floor="user-draws", n=PER, unit="devices"),
     # the trust models' comparison cell: n = 10⁶ devices, D = 2 000 items, one day, ε = 2 over 30 days
     *[BenchCase(f"trust {name} ε2", name, {"epsilon": 2.0}, "trust-cell", n=PER, domain=2000)
       for name in TRUST_MODELS],
@@ -313,7 +323,8 @@ def _trust_cell(case: BenchCase, n: int, domain_size: int, seed) -> tuple[Stopwa
 RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _counter,
            "counter-direct": _counter_direct, "discover": _discover,
            "discover-direct": functools.partial(_discover, direct=True), "trust-cell": _trust_cell,
-           "tree": _tree, "tree-direct": functools.partial(_tree, direct=True)}
+           "tree": _tree, "tree-direct": functools.partial(_tree, direct=True),
+           "discover-big": discover_big, "gboard-round": gboard_round}
 
 
 def peak_rss_bytes() -> int:
@@ -377,7 +388,7 @@ def skip_reason(case: BenchCase, domain_size: int) -> str | None:
     """Why ``case`` cannot run yet (mechanism not registered, parameters rejected), or None."""
     if case.path == "trust-cell":
         return None if case.name in TRUST_MODELS else f"{case.name!r} is not a trust model"
-    if case.name not in registry.MECHANISMS and case.name not in UNREGISTERED:
+    if case.name not in registry.MECHANISMS and case.name not in registry.INTERACTIVE and case.name not in UNREGISTERED:
         return f"{case.name!r} not registered yet"
     try:
         case.make(domain_size)
@@ -410,6 +421,8 @@ def bench_row(case: BenchCase, n: int, domain_size: int, seed=0, repeats: int = 
                 "note": "" if n == PER else f"extrapolated from n={n:,}"})
     if case.path.startswith("discover"):
         row["note"] = f"F1 of the top 20 = {float(out['estimates'][0]):.2f}" + ("" if n == PER else f"; n={n:,}")
+    if case.path == "gboard-round":
+        row["note"] = f"{int(out['estimates'][0])} prefixes kept"
     return row
 
 
