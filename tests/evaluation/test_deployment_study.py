@@ -15,7 +15,7 @@ import ldpsim
 from ldpsim.evaluation.deployment.study import default_out, run_deployment
 from ldpsim.runtime.errors import LdpsimError
 from ldpsim.scenarios.cli import main
-from tests.simulator.test_scenario import TINY as BASE
+from tests.fleets import TINY as BASE
 
 #: test_scenario's tiny fleet for 3 days, with the words use case (a new word from day 0) and a server crash
 TINY = (BASE.replace('name = "tiny"', 'name = "tinyw"').replace("days = 2", "days = 3")

@@ -186,6 +186,7 @@ def test_link_writes_its_table_and_figure_into_a_run_folder(tmp_path, capsys):
     assert main(["link", "--devices", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_rerunning_a_finished_sweep_keeps_its_figures(tmp_path):
     out = tmp_path / "s"
     ldpsim.sweep("smoke", out=out)
