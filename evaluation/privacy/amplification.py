@@ -95,7 +95,7 @@ def shuffle_delta(eps: float, eps0: float, n: int) -> float:
     return float(np.dot(mass, np.clip(per_c, 0.0, 1.0))) + left_out
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=32)  # one (ε₀, n) serves a whole bisection; the arrays reach 25 000 entries at n = 10⁷
 def _clone_counts(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     """C ~ Bin(n − 1, e^−ε₀) over its central range: the values c, their probabilities, and the mass of the
     two tails left out (each at most ``_C_TAIL``). The same for every ε of a bisection, so computed once."""
