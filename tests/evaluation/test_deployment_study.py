@@ -234,6 +234,7 @@ def test_a_proportion_is_drawn_on_a_linear_unit_axis(tmp_path, monkeypatch):
     assert drawn["mse_vs_epsilon"].axes[0].get_yscale() == "log"
 
 
+@pytest.mark.slow  # the module's tiny run (its study fixture)
 def test_the_run_states_the_time_of_each_phase(study, monkeypatch, capsys):
     """Where a run's time goes, the simulation or the work after it: each phase's wall-clock and CPU seconds
     in the result, and one line per phase in the command's output (not with -q)."""
