@@ -29,7 +29,7 @@ extensions = [
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_gallery", "README.md"]
+exclude_patterns = ["_build", "_gallery", "_gallery_cache", "README.md"]
 templates_path = ["_templates"]
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]

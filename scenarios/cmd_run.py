@@ -29,6 +29,7 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from ldpsim.scenarios.studies.deployment.study import plan_deployment, run_deployment
+    from ldpsim.runtime.phases import describe_phases
     from ldpsim.scenarios.catalog import resolve
     scenario = resolve(args.scenario)
     chosen = dict(devices=args.devices, days=args.days, seed=args.seed, workers=args.workers, out=args.out,
@@ -47,5 +48,6 @@ def run(args) -> int:
     finally:
         progress.close()
     print(study.text)
+    options.say(args, f"\n{describe_phases(study.timings)}")
     print(f"\nrun folder: {study.out}  (open report.html in a browser)")
     return 0

@@ -87,3 +87,19 @@ def assert_chisquare_gof(observed_counts, expected_probs, alpha: float = ALPHA, 
     dof = max(int(support.sum()) - 1, 1)
     pv = stats.chi2.sf(stat, dof)
     assert pv >= alpha, f"{what}: chi-square {stat:.1f} on {dof} dof, p = {pv:.3g} < {alpha:g}"
+
+
+# ---- the EM tests of the numeric mechanisms: samples with a known histogram, and the MLE's covariance ----
+def em_draw(f, edges, n, rng):
+    """n i.i.d. values: a bin from f, then uniform inside it (so π = Mᵀf holds exactly)."""
+    i = rng.choice(f.size, size=n, p=f)
+    return edges[i] + (edges[i + 1] - edges[i]) * rng.random(n)
+
+
+def fisher_covariance(em, f, n):
+    """Asymptotic covariance of the MLE f̂ on the simplex: J (Jᵀ I J)⁻¹ Jᵀ / n with I = M diag(1/π) Mᵀ
+    and J the (d × d−1) chart f_d = 1 − Σ_{i<d} f_i."""
+    m = em.matrix
+    info = (m / (f @ m)) @ m.T
+    jac = np.vstack([np.eye(f.size - 1), -np.ones(f.size - 1)])
+    return jac @ np.linalg.inv(jac.T @ info @ jac) @ jac.T / n

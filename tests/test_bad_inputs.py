@@ -9,19 +9,22 @@ sizes). Everything runs in-process with ``--dry-run`` where the command has it.
 
 from __future__ import annotations
 
-import argparse
 import math
+import tomllib
 
 import pytest
 
-from ldpsim.scenarios.cli import build_parser, main
+from ldpsim.scenarios.cli import main
 from ldpsim.scenarios import options
-from tests.simulator.test_scenario import TINY
-from tests.test_fault_injection import BASE_RUN, _set, to_toml
-from tests.test_run_folders import SWEEP
+from tests.cli_cases import command_parser as _parser, fill_placeholders as _fill
+from tests.fleets import SWEEP, TINY
+from tests.scenario_text import set_key as _set, to_toml
 
 #: a valid command line per command ({RUN}, {SWEEP}, {DIR}, {OUT} are filled in per test); the bad option is
 #: appended, so it overrides a value given here
+#: the tiny deployment scenario as a dict (each bad scenario edits one key of it)
+BASE_RUN = tomllib.loads(TINY)
+
 BASE = {
     "run": ["run", "{RUN}", "--dry-run"],
     "sweep": ["sweep", "{SWEEP}", "--dry-run"],
@@ -46,11 +49,6 @@ NUMERIC = {options.positive_int: ("x", "", "1.5", "-1", "0", "nan"),
            options.delta: ("x", "", "nan", "inf", "-1", "0", "0.5", "0.0011")}
 
 
-def _parser(command: str) -> argparse.ArgumentParser:
-    sub = next(a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
-    return sub.choices[command]
-
-
 def _option_cases():
     out = []
     for command in BASE:
@@ -66,14 +64,6 @@ def _option_cases():
             for value in values:
                 out.append(pytest.param(command, flag, value, id=f"{command}{flag}={value or 'empty'}"))
     return out
-
-
-def _fill(argv, tmp_path):
-    (tmp_path / "run.toml").write_text(TINY, encoding="utf-8")
-    (tmp_path / "sweep.toml").write_text(SWEEP, encoding="utf-8")
-    subst = {"{RUN}": str(tmp_path / "run.toml"), "{SWEEP}": str(tmp_path / "sweep.toml"), "{DIR}": str(tmp_path),
-             "{OUT}": str(tmp_path / "out")}
-    return [subst.get(a, a).replace("{DIR}", str(tmp_path)) for a in argv]
 
 
 def expect_clear_refusal(argv, names, capsys):

@@ -21,7 +21,7 @@ import pytest
 
 from ldpsim.scenarios import options
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
-from tests.test_bad_inputs import _fill, _parser
+from tests.cli_cases import command_parser as _parser, fill_placeholders as _fill
 
 #: a valid, cheap command line per command: (options, positional's default); the bad value replaces the
 #: positional or is appended (and so overrides the option given here)

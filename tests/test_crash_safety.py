@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import TINY
-from tests.conftest import WORDS
-from tests.conftest import SWEEP
+from tests.fleets import TINY
+from tests.fleets import WORDS
+from tests.fleets import SWEEP
 
 RUN_TOML = TINY.replace("devices = 150", "devices = 400").replace("days = 2", "days = 4")
 POISON_DEPLOYMENT = WORDS.replace("devices = 2000", "devices = 600")

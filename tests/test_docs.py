@@ -8,20 +8,17 @@ import pytest
 
 from ldpsim.mechanisms import (EM, MECHANISMS, Aggregate, HashFamily, LaplaceHistogram, NoisyQuadtree,
                                make)
+from tests.tree import own_files
 
 ROOT = Path(__file__).resolve().parents[1]
 MATH = ROOT / "docs" / "math.md"
 CITATION = re.compile(r"docs/math\.md §(\d+)(?:\.(\d+))?")
-SOURCES = ("*.py", "*.toml", "*.md")
+SOURCES = (".py", ".toml", ".md")
 
 
 def _repository_files():
-    for pattern in SOURCES:
-        for path in ROOT.rglob(pattern):
-            parts = path.relative_to(ROOT).parts
-            if not any(p.startswith(".") or p.endswith(".egg-info") or p in ("build", "dist", "runs")
-                       for p in parts[:-1]):
-                yield path
+    for suffix in SOURCES:
+        yield from own_files(ROOT, suffix)
 
 
 def _sections() -> set[str]:
@@ -115,10 +112,9 @@ def test_readme_names_only_commands_that_exist():
 
 def test_docs_speak_to_users_only():
     """No issue numbers, no notes on how the work was organised, in the manual or the README."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pages = [ROOT / "README.md", *own_files(ROOT / "docs", ".md")]
     pattern = re.compile(r"\b(?:issue|ticket) #?\d+|\bhelper (?:sessions?|engineers?|agents?)\b|\bworktrees?\b|"
                          r"\bseed 00X\b|\bother agents\b", re.I)
     found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}" for p in pages
-             if "_build" not in p.parts and "generated" not in p.parts
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert not found, found

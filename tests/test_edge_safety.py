@@ -13,7 +13,7 @@ import os
 import pytest
 
 from ldpsim.scenarios.cli import main
-from tests.simulator.test_scenario import TINY
+from tests.fleets import TINY
 
 
 @pytest.fixture
@@ -89,6 +89,7 @@ def _drop_user_files_during(monkeypatch, module, name, files):
 USER_FILES = {"notes.txt": b"my notes", "plots/mine.txt": b"keep me"}
 
 
+@pytest.mark.slow
 def test_a_file_the_user_writes_during_run_is_not_adopted_nor_deleted_by_a_rerun(tmp_path, deployment, monkeypatch):
     from ldpsim.evaluation.report import html
     from ldpsim.runtime.runfolder import read_manifest, verify_folder
@@ -119,6 +120,7 @@ def test_a_file_the_user_writes_during_audit_is_not_adopted(tmp_path, monkeypatc
     assert "audit.csv" in files and "notes.txt" not in files
 
 
+@pytest.mark.slow
 def test_the_report_embeds_only_files_the_run_wrote_never_through_a_symlink(tmp_path, deployment, monkeypatch):
     import base64
     secret = tmp_path / "secret.png"
@@ -194,6 +196,7 @@ def test_scheduler_security_is_said_at_run_time(capsys):
     assert "reached without TLS: anyone who can reach it can run code" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_folder_turned_read_only_mid_run_is_reported_as_read_only(tmp_path, deployment, monkeypatch, capsys):
     import errno
 

@@ -20,7 +20,6 @@ editing this file:
 from __future__ import annotations
 
 import inspect
-import math
 
 import pytest
 
@@ -28,8 +27,8 @@ from ldpsim.scenarios.studies.scenario.deployment_file import READING_SPEC, SPEC
 from ldpsim.scenarios.studies.scenario.grid import SCENARIO_SPEC
 from ldpsim.mechanisms.registry import MECHANISMS
 from ldpsim.scenarios.cli import main
-from tests.conftest import TINY
-from tests.conftest import SWEEP
+from tests.fleets import SWEEP, TINY
+from tests.scenario_text import set_key as _set, to_toml
 
 try:
     import tomllib
@@ -224,49 +223,6 @@ def test_sketch_memory_refused_at_construction():
 
 
 # ---- TOML files --------------------------------------------------------------------------------
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else ("inf" if v == INF else "-inf" if v == -INF else repr(v))
-    if isinstance(v, (int,)):
-        return str(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + "}"
-    raise TypeError(v)
-
-
-def to_toml(data: dict) -> str:
-    """A small TOML writer for scenario dicts (tables, nested tables, arrays of tables)."""
-    lines = []
-
-    def table(prefix, body):
-        scalars = {k: v for k, v in body.items() if not isinstance(v, dict) and not _is_table_list(v)}
-        lines.append(f"[{prefix}]")
-        lines.extend(f'"{k}" = {_toml_value(v)}' for k, v in scalars.items())
-        for k, v in body.items():
-            if isinstance(v, dict) and k != "grid" and k != "mark":
-                table(f"{prefix}.{k}", v)
-            elif isinstance(v, dict):
-                lines.append(f'"{k}" = {_toml_value(v)}')
-    for key, value in data.items():
-        if _is_table_list(value):
-            for t in value:
-                lines.append(f"[[{key}]]")
-                lines.extend(f'"{k}" = {_toml_value(v)}' for k, v in t.items())
-        elif isinstance(value, dict):
-            table(key, value)
-    return "\n".join(lines) + "\n"
-
-
-def _is_table_list(v) -> bool:
-    return isinstance(v, list) and v and all(isinstance(x, dict) for x in v)
-
-
 BASE_RUN = tomllib.loads(TINY)
 BASE_SWEEP = tomllib.loads(SWEEP)
 BASE_SWEEP["mechanism"].append({"name": "sdgrr", "high_fraction": 0.1})
@@ -325,16 +281,6 @@ def _run_cases():
     out.append(pytest.param(("server", "batch_window_s"), 1e-6, "batch_window_s", id="combo-tiny-batch-window"))
     out.append(pytest.param(("deployment", "devices"), 10**10, "devices", id="cost-devices"))
     return out
-
-
-def _set(data: dict, path: tuple, value) -> dict:
-    import copy
-    data = copy.deepcopy(data)
-    node = data
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-    return data
 
 
 def _expect_clear_exit(argv, key, capsys):

@@ -13,7 +13,7 @@ from ldpsim.evaluation import cost
 from ldpsim.scenarios.studies.scenario import deployment_file as df
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
-from tests.conftest import TINY, write_scenario
+from tests.fleets import TINY, write_scenario
 
 #: (key in TINY's table, the line it replaces or the table it goes into, limit)
 LIMITS = [

@@ -19,7 +19,7 @@ import pytest
 from ldpsim.scenarios.studies.sweep.store import read_results
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.studies.sweep.store import LAYOUT as SWEEP_LAYOUT
-from tests.conftest import SWEEP, TINY  # shared helpers
+from tests.fleets import SWEEP, TINY  # shared helpers
 
 
 # imported on use, so that this module also runs (and fails finding by finding) on the code before the fix
@@ -58,6 +58,7 @@ def files_under(path) -> dict:
 
 
 # finding 1 ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_1_symlinked_store_is_refused_not_double_counted(tmp_path, deployment, capsys):
     out = tmp_path / "runs" / "a"
     assert run("run", deployment, "--out", out) == 0
@@ -106,6 +107,7 @@ def test_3_a_second_sweep_cannot_write_into_a_locked_folder(tmp_path, sweep_toml
     assert "stale lock" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_3_results_belong_to_the_folder_scenario_and_seed_only(tmp_path, sweep_toml, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
     assert run("sweep", sweep_toml, "--workers", "1", "--out", a) == 0
@@ -120,6 +122,7 @@ def test_3_results_belong_to_the_folder_scenario_and_seed_only(tmp_path, sweep_t
 
 
 # finding 4 ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_4_an_interrupted_run_is_marked_incomplete_and_old_outputs_are_gone(tmp_path, deployment, monkeypatch):
     out = tmp_path / "c"
     assert run("run", deployment, "--out", out) == 0
@@ -183,6 +186,7 @@ def test_5_run_refuses_a_sweep_folder(tmp_path, sweep_toml, deployment, capsys):
     assert files_under(out) == before
 
 
+@pytest.mark.slow
 def test_5_symlinks_in_a_run_folder_are_never_written_through(tmp_path, deployment, capsys):
     out = tmp_path / "r"
     assert run("run", deployment, "--out", out) == 0
@@ -315,6 +319,7 @@ def test_a_lock_held_on_another_host_is_never_taken_over(tmp_path, sweep_toml, c
     assert "elsewhere.example" in capsys.readouterr().err and (out / ".lock").exists()
 
 
+@pytest.mark.slow
 def test_plot_refuses_a_folder_in_use(tmp_path, sweep_toml, capsys):
     out, _, _ = _sweep_done(tmp_path, sweep_toml)
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

@@ -15,7 +15,7 @@ from ldpsim.simulator import report_store
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.report_store import ReportStore
 from ldpsim.scenarios.studies.deployment.study import LAYOUT as RUN_LAYOUT
-from tests.conftest import same_aggregates, tiny_config
+from tests.fleets import same_aggregates, tiny_config
 
 
 def _plant_after_first_part(monkeypatch, planted: list):
@@ -73,7 +73,7 @@ def test_finalize_adopts_the_shards_parts_by_checksum_and_leaves_a_planted_one_o
 @pytest.mark.slow
 def test_a_run_leaves_a_part_planted_mid_run_out_of_its_results_and_manifest(tmp_path, monkeypatch):
     import ldpsim
-    from tests.conftest import TINY, write_scenario
+    from tests.fleets import TINY, write_scenario
     scenario = write_scenario(tmp_path, TINY)
     clean = ldpsim.run(scenario, out=tmp_path / "clean", log=lambda m: None)
     planted, notes = [], []

@@ -5,10 +5,22 @@ triples; the directive saves each figure under ``_gallery/`` in the source folde
 shows it with the code that drew it. A figure on this page is therefore always what the current code
 draws. With an argument (an example's title) the directive shows that example alone, so another page can
 show a figure the same build draws; each example runs once per build.
+
+Drawn figures are kept in ``_gallery_cache/`` (ignored by git), keyed by a SHA-256 of the installed
+package's source and data files, the example's own code and the versions of Python, NumPy, SciPy and
+matplotlib: a rebuild with the same code copies them instead of running the studies again, and any change
+to the code draws them anew. ``LDPSIM_GALLERY_CACHE=0`` turns the cache off.
 """
 
+import hashlib
+import inspect
 import io
+import json
+import os
+import platform
+import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from docutils import nodes
@@ -123,19 +135,71 @@ def _heatmap(tmp: Path):
 _DRAWN: dict = {}
 
 
-def _draw(i: int, fn, folder: Path) -> list:
-    if i not in _DRAWN:
-        with tempfile.TemporaryDirectory(prefix="ldpsim-gallery-") as tmp:
-            figures = fn(Path(tmp))
-        drawn = []
-        for j, (name, caption, fig) in enumerate(figures):
-            png = folder / f"{i}-{j}-{Path(name).stem}.png"
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=90)
-            png.write_bytes(buf.getvalue())
-            drawn.append((name, caption, png))
+#: the files of the package whose content decides what the examples draw
+_SOURCE_SUFFIXES = (".py", ".toml", ".csv", ".txt", ".json")
+
+
+@lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """SHA-256 of the installed package's own files (never a folder of environments, builds or runs), of
+    this extension, and of the versions of the libraries that draw."""
+    import matplotlib
+    import numpy
+    import scipy
+
+    import ldpsim
+    root = Path(ldpsim.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")) and d not in (
+            "tests", "docs", "build", "dist", "runs", "venv") and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            if name.endswith(_SOURCE_SUFFIXES):
+                path = Path(folder) / name
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(Path(__file__).read_bytes())
+    digest.update(" ".join((platform.python_version(), numpy.__version__, scipy.__version__,
+                            matplotlib.__version__)).encode())
+    return digest.hexdigest()
+
+
+def _cache_folder(srcdir: Path, i: int, fn) -> Path | None:
+    """The cache folder of example ``i`` at the current code, or None with ``LDPSIM_GALLERY_CACHE=0``."""
+    if os.environ.get("LDPSIM_GALLERY_CACHE", "1") == "0":
+        return None
+    key = hashlib.sha256((_code_hash() + inspect.getsource(fn)).encode()).hexdigest()[:20]
+    return srcdir / "_gallery_cache" / f"{i}-{key}"
+
+
+def _draw(i: int, fn, folder: Path, srcdir: Path) -> list:
+    if i in _DRAWN:
+        return _DRAWN[i]
+    cache = _cache_folder(srcdir, i, fn)
+    index = None if cache is None else cache / "figures.json"
+    if index is not None and index.is_file():
+        drawn = [(name, caption, folder / png) for name, caption, png in json.loads(index.read_text("utf-8"))]
+        for _, _, png in drawn:
+            shutil.copyfile(cache / png.name, png)
         _DRAWN[i] = drawn
-    return _DRAWN[i]
+        return drawn
+    with tempfile.TemporaryDirectory(prefix="ldpsim-gallery-") as tmp:
+        figures = fn(Path(tmp))
+    drawn = []
+    for j, (name, caption, fig) in enumerate(figures):
+        png = folder / f"{i}-{j}-{Path(name).stem}.png"
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90)
+        png.write_bytes(buf.getvalue())
+        drawn.append((name, caption, png))
+    if cache is not None:
+        for stale in sorted(cache.parent.glob(f"{i}-*")):
+            shutil.rmtree(stale, ignore_errors=True)  # one entry per example: the code's latest
+        cache.mkdir(parents=True, exist_ok=True)
+        for _, _, png in drawn:
+            shutil.copyfile(png, cache / png.name)
+        index.write_text(json.dumps([(name, caption, png.name) for name, caption, png in drawn]), "utf-8")
+    _DRAWN[i] = drawn
+    return drawn
 
 
 class Gallery(Directive):
@@ -161,7 +225,7 @@ class Gallery(Directive):
             block = nodes.literal_block(code, code)
             block["language"] = "python"
             section += block
-            for name, caption, png in _draw(i, fn, folder):
+            for name, caption, png in _draw(i, fn, folder, Path(env.srcdir)):
                 figure = nodes.figure()
                 figure += nodes.image(uri=f"/_gallery/{png.name}", alt=caption)
                 figure += nodes.caption(text=f"{name}: {caption}")

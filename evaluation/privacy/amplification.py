@@ -27,6 +27,8 @@ True
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+
 import numpy as np
 
 from ldpsim.mechanisms._validation import check_int, check_real
@@ -75,25 +77,37 @@ def shuffle_delta(eps: float, eps0: float, n: int) -> float:
     κ = (e^ε α − (1−α))/(α − e^ε(1−α)), so the divergence given c is
     α F(t) + (1−α) F(t−1) − e^ε [α F(t−1) + (1−α) F(t)], F the Bin(c, ½) CDF (docs/math.md §7.5).
     """
-    from scipy import stats
+    from scipy import special
 
     if eps >= eps0:
         return 0.0
     alpha = math.exp(eps0) / (math.exp(eps0) + 1)
     ee = math.exp(eps)
     kappa = (ee * alpha - (1 - alpha)) / (alpha - ee * (1 - alpha))
-    p_clone = math.exp(-eps0)
-    c_dist = stats.binom(n - 1, p_clone)
-    lo, hi = int(c_dist.ppf(_C_TAIL)), int(c_dist.isf(_C_TAIL))
-    lo, hi = max(lo, 0), min(hi, n - 1)
-    c = np.arange(lo, hi + 1)
+    c, mass, left_out = _clone_counts(eps0, n)
     t = np.floor((c + 1) / (1 + kappa))
-    f_t = stats.binom.cdf(t, c, 0.5)
-    f_t1 = stats.binom.cdf(t - 1, c, 0.5)
+
+    def cdf(k):  # the Bin(c, ½) CDF at k, 0 below the support and 1 above it
+        return np.where(k < 0, 0.0, np.where(k >= c, 1.0, special.bdtr(np.clip(k, 0, c), c, 0.5)))
+
+    f_t, f_t1 = cdf(t), cdf(t - 1)
     per_c = alpha * f_t + (1 - alpha) * f_t1 - ee * (alpha * f_t1 + (1 - alpha) * f_t)
-    mass = c_dist.pmf(c)
-    left_out = max(0.0, 1.0 - float(mass.sum()))
     return float(np.dot(mass, np.clip(per_c, 0.0, 1.0))) + left_out
+
+
+@lru_cache(maxsize=32)  # one (ε₀, n) serves a whole bisection; the arrays reach 25 000 entries at n = 10⁷
+def _clone_counts(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """C ~ Bin(n − 1, e^−ε₀) over its central range: the values c, their probabilities, and the mass of the
+    two tails left out (each at most ``_C_TAIL``). The same for every ε of a bisection, so computed once."""
+    from scipy import stats
+
+    p_clone = math.exp(-eps0)
+    lo = max(int(stats.binom.ppf(_C_TAIL, n - 1, p_clone)), 0)
+    hi = min(int(stats.binom.isf(_C_TAIL, n - 1, p_clone)), n - 1)
+    c = np.arange(lo, hi + 1)
+    mass = stats.binom.pmf(c, n - 1, p_clone)
+    c.flags.writeable = mass.flags.writeable = False
+    return c, mass, max(0.0, 1.0 - float(mass.sum()))
 
 
 def numerical_epsilon(eps0: float, n: int, delta: float, tol: float = 1e-6) -> float:

@@ -23,6 +23,7 @@ A central ε is never reported above the local one it amplifies (shuffling is po
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -149,18 +150,20 @@ def format_central(summary: dict) -> list[str]:
 
 
 def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DELTA_SPEND, windows=None,
-                   run_delta: float | None = None):
+                   run_delta: float | None = None, n_max: int = 10**7):
     """Central ε of one report shuffled among n reports, against n, for several local ε₀ (a Figure).
 
-    Numerical bound (solid) and closed form (dashed) at ``delta``; ``windows`` (optional) a window table
-    whose (n, epsilon_central) points are drawn on top (a run's actual windows). With ``run_delta`` the
-    title says that ``delta`` is the run's δ split over its partitions (δ_p = δ / (2·P)).
+    Numerical bound (solid) and closed form (dashed) at ``delta`` for n from 100 to ``n_max`` (rounded up
+    to a power of ten; five points a decade); ``windows`` (optional) a window table whose
+    (n, epsilon_central) points are drawn on top (a run's actual windows). With ``run_delta`` the title says
+    that ``delta`` is the run's δ split over its partitions (δ_p = δ / (2·P)).
     """
     from matplotlib.figure import Figure
 
     from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
 
-    ns = np.unique(np.round(np.logspace(2, 7, 26)).astype(int))
+    decades = max(1, math.ceil(math.log10(max(n_max, 1000)) - 2))
+    ns = np.unique(np.round(np.logspace(2, 2 + decades, 5 * decades + 1)).astype(int))
     fig = Figure(figsize=(7.2, 4.6))
     ax = fig.subplots()
     for eps0 in eps0s:

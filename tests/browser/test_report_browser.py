@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from ldpsim.evaluation.report.html import CSP, report_from_run_dir
-from tests.conftest import make_run_dir
+from tests.report_files import make_run_dir
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = [pytest.mark.slow,  # a Chromium start: 2-8 s on a loaded machine

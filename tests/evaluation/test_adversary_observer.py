@@ -9,7 +9,7 @@ from scipy.stats import norm
 
 from ldpsim.evaluation.adversary.observer import adversary, device_posteriors, guesses
 from ldpsim.simulator.deployment import run
-from tests.conftest import tiny_config
+from tests.fleets import tiny_config
 
 
 def test_linked_observer_is_at_least_as_good_as_its_prior(tmp_path):

@@ -15,7 +15,7 @@ from ldpsim.mechanisms import RAPPOR, DBitFlip
 from ldpsim.mechanisms.memo import device_keys
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
-from tests.conftest import ITEMS, tiny_config
+from tests.fleets import ITEMS, tiny_config
 from tests.stats import assert_chisquare_gof
 
 TOKENS = ("the", "of", "and", "to", "a")

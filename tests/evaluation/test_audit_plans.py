@@ -171,6 +171,7 @@ def test_the_battery_covers_the_whole_registry(capsys):
     assert main(["audit", "--all", "--target", "report", "-q"]) == 2
 
 
+@pytest.mark.slow
 def test_the_battery_passes_on_the_real_clients(capsys):
     """``--all --mode sample``: the 170 audits run every real client (RAPPOR's permanent response, each
     personalized group, one round of each interactive protocol) and PASS at family-wise 95 %."""

@@ -25,6 +25,7 @@ from tests.stats import ALPHA
 _TINY = ["bench", "--users", "3000", "--items", "50", "--only", "grr", "--repeats", "1"]
 
 
+@pytest.mark.slow
 def test_bench_prints_times_and_floor_ratios_without_grading(capsys, tmp_path):
     out = tmp_path / "bench"
     assert main([*_TINY, "--out", str(out)]) == 0
@@ -46,6 +47,7 @@ def test_bench_prints_times_and_floor_ratios_without_grading(capsys, tmp_path):
     assert json.loads((out / "manifest.json").read_text())["kind"] == "bench"
 
 
+@pytest.mark.slow
 def test_bench_owns_its_folder(capsys, tmp_path):
     """A folder with a user's files is refused (their bench.csv untouched); a finished bench result is
     replaced only with --force."""
@@ -63,6 +65,7 @@ def test_bench_owns_its_folder(capsys, tmp_path):
     assert main([*_TINY, "--out", str(ours), "--force"]) == 0
 
 
+@pytest.mark.slow
 def test_library_bench_returns_tables():
     result = ldpsim.bench(users=2000, items=20, only=["grr"], repeats=1)
     assert isinstance(result.table, pd.DataFrame) and list(result.table["status"]) == ["ok", "ok"]
@@ -87,6 +90,7 @@ def test_check_fails_a_ratio_grown_past_the_factor():
     assert suite.check(only_a, baseline)[["case", "ok"]].values.tolist() == [["a", False]]
 
 
+@pytest.mark.slow
 def test_check_command_exit_codes(tmp_path, capsys):
     """A baseline whose ratios are 100× smaller than anything measurable: --check exits 1 and names the
     paths; a missing or foreign baseline file, or a factor ≤ 1, exits 2 before anything runs."""
@@ -143,6 +147,9 @@ def _tiny(case: bench.BenchCase) -> bench.BenchCase:
 
 #: trust cells whose calibration takes seconds (the cell itself takes milliseconds)
 SLOW_CALIBRATION = ("shuffle", "secagg_local", "sample_threshold")
+#: RAPPOR cases that take seconds (labels and paths)
+SLOW_RAPPOR = {("rappor no-IRR d200", "direct"), ("rappor no-IRR d200", "per-user"),
+               ("rappor k128 h2 c8 d200", "per-user")}
 
 
 #: big-alphabet paths: the workload takes seconds to build and SFP's fragment search does not shrink with n
@@ -151,7 +158,8 @@ BIG_ALPHABET = ("discover-big", "gboard-round")
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow)
                                   if (c.path == "trust-cell" and c.name in SLOW_CALIBRATION) or c.path in BIG_ALPHABET
-                                  else c for c in bench.CASES], ids=lambda c: f"{c.label}-{c.path}")
+                                  or (c.label, c.path) in SLOW_RAPPOR else c
+                                  for c in bench.CASES], ids=lambda c: f"{c.label}-{c.path}")
 def test_every_case_runs_in_process(case):
     case = _tiny(case)
     reason = bench.skip_reason(case, 40)

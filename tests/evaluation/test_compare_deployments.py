@@ -59,6 +59,7 @@ def test_bad_designs_and_budgets_are_refused():
         compare(SCENARIOS / "keyboard.toml", (Design("grr", "grr"),), devices=100, days=2)
 
 
+@pytest.mark.slow
 def test_command_writes_a_run_folder_and_refuses_to_replace_it(tmp_path, capsys):
     out = tmp_path / "cmp"
     argv = ["compare", "keyboard", "--designs", "olh,hr", "--devices", "200", "--days", "3", "--epsilon-device", "3",

@@ -17,7 +17,7 @@ from ldpsim.evaluation.deployment.estimates import daily_estimates, measure, poo
 from ldpsim.mechanisms.frequency.grr import GRR
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
-from tests.conftest import ITEMS, tiny_config
+from tests.fleets import ITEMS, tiny_config
 
 #: a per-device budget that pays two full days of the tiny fleet (GRR ε 2 × 2 + PM ε 1 = 5 a day) and part
 #: of the third: days differ in their report counts, as when a budget runs out

@@ -15,7 +15,7 @@ import ldpsim
 from ldpsim.scenarios.studies.deployment.study import default_out, run_deployment
 from ldpsim.runtime.errors import LdpsimError
 from ldpsim.scenarios.cli import main
-from tests.simulator.test_scenario import TINY as BASE
+from tests.fleets import TINY as BASE
 
 #: test_scenario's tiny fleet for 3 days, with the words use case (a new word from day 0) and a server crash
 TINY = (BASE.replace('name = "tiny"', 'name = "tinyw"').replace("days = 2", "days = 3")
@@ -232,3 +232,21 @@ def test_a_proportion_is_drawn_on_a_linear_unit_axis(tmp_path, monkeypatch):
     precision = drawn["top_k_precision_vs_epsilon"].axes[0]
     assert precision.get_yscale() == "linear" and precision.get_ylim() == (0.0, 1.0)
     assert drawn["mse_vs_epsilon"].axes[0].get_yscale() == "log"
+
+
+@pytest.mark.slow  # the module's tiny run (its study fixture)
+def test_the_run_states_the_time_of_each_phase(study, monkeypatch, capsys):
+    """Where a run's time goes, the simulation or the work after it: each phase's wall-clock and CPU seconds
+    in the result, and one line per phase in the command's output (not with -q)."""
+    from ldpsim.scenarios.studies.deployment import study as library
+    assert [t.name for t in study.timings] == ["setup", "simulation", "measurement", "central ε", "tables",
+                                               "figures", "report page", "folder check"]
+    assert all(t.wall_s >= 0 and t.cpu_s >= 0 for t in study.timings)
+    monkeypatch.setattr(library, "run_deployment", lambda *a, **k: study)
+    assert main(["run", "--out", str(study.out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for t in study.timings:
+        assert f"  {t.name}  " in "\n".join(lines) and any(line.strip().startswith(t.name) and line.endswith(
+            f"{t.wall_s:.1f} s  (CPU {t.cpu_s:.1f} s)") for line in lines), t.name
+    assert main(["run", "--out", str(study.out), "-q"]) == 0
+    assert "time per phase" not in capsys.readouterr().out

@@ -30,6 +30,7 @@ def test_slang_word_already_in_the_vocabulary_is_refused():
         growing_slang("en", slang="the")
 
 
+@pytest.mark.slow
 def test_equal_privacy_spends_the_same_epsilon():
     sd = growing_slang("zh", n_days=5)
     prot = equal_privacy_protocols(sd.codec, 4.0, 1e-9, 5, 4, gamma=0.05,

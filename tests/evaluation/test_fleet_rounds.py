@@ -10,8 +10,8 @@ from ldpsim.evaluation.discovery.fleet_rounds import fleet_word_rounds
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.deployment import run
-from tests.simulator.test_scenario import _write
-from tests.simulator.test_words import WORDS
+from tests.fleets import write_scenario as _write
+from tests.fleets import WORDS
 
 pytestmark = pytest.mark.slow  # one small deployment, ~9 s
 

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 import ldpsim
 from ldpsim.evaluation.legend import quiet_corner
+from tests.tree import own_files
 
 PACKAGE = Path(ldpsim.__file__).resolve().parent
 
@@ -18,9 +19,7 @@ def test_every_legend_call_names_its_location():
     """matplotlib's default loc="best" warns when its search takes over a second (a loaded machine):
     with warnings as errors that failed figures, and `ldpsim run`, on load alone."""
     missing = []
-    for path in PACKAGE.rglob("*.py"):
-        if "tests" in path.relative_to(PACKAGE).parts:
-            continue
+    for path in own_files(PACKAGE, ".py", skip=("tests",)):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "legend"
                     and not any(k.arg == "loc" for k in node.keywords)):

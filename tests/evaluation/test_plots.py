@@ -47,6 +47,7 @@ def run_dir(tmp_path_factory):
     return tmp / "run"
 
 
+@pytest.mark.slow
 def test_plot_command_writes_png_and_svg(run_dir, capsys):
     assert main(["plot", str(run_dir)]) == 0
     written = capsys.readouterr().out.split()
@@ -79,6 +80,7 @@ def test_empty_run_and_bad_mark_are_errors(tmp_path, run_dir, capsys):
     assert "KEY=VALUE" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir, capsys):
     """GRR's variance of an item depends on n and its own count only, so the bars' interval is the
     theory's even though the run stores only the top 4 of 10 items."""
@@ -110,7 +112,7 @@ SWEEPS = [name for name, kind, _ in __import__("ldpsim.scenarios.catalog", froml
           if kind == "sweep"]
 
 
-@pytest.mark.parametrize("name", SWEEPS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "discovery" else n for n in SWEEPS])
 def test_one_epsilon_axis_holds_one_guarantee_kind(name):
     """For every shipped sweep scenario, each panel of an ε plot holds one guarantee kind, and each
     series sits at its mechanism's ε of one report (docs/math.md §8.1): never ε-SDLDP beside ε-LDP,

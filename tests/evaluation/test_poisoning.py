@@ -168,6 +168,7 @@ def test_shipped_poisoning_scenario_loads():
     assert cfg["targets"] == 3 and "mga" in cfg["attacks"]
 
 
+@pytest.mark.slow
 def test_fleet_scenario_runs_fake_devices(tmp_path, capsys):
     scenario = tmp_path / "f.toml"
     scenario.write_text('[poisoning_fleet]\nscenario = "keyboard"\ndevices = 300\ndays = 2\ntarget_rank = 60\n'

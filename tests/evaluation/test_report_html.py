@@ -14,7 +14,7 @@ from ldpsim.evaluation.report.html import (CSP, Preformatted, Table, render_html
                                     write_report_html)
 from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
 from ldpsim.scenarios.studies.sweep.runner import run_sweep
-from tests.conftest import HOSTILE, make_run_dir, put, small_figure  # shared with the browser test
+from tests.report_files import HOSTILE, make_run_dir, put, small_figure  # shared with the browser test
 
 TINY_SWEEP = {"scenario": {"name": "tiny", "seed": 5, "repeats": 3, "path": "direct", "top": 5},
               "workload": {"name": "harmonic", "n": 2000, "domain_size": 20},

@@ -54,6 +54,7 @@ def test_the_closed_form_is_fmt21_theorem_3_1():
     assert math.isnan(gboard_local_epsilon(cohort=300, rounds=1))    # outside Thm 3.1's range
 
 
+@pytest.mark.slow
 def test_calibrated_local_epsilon_spends_just_under_the_target():
     e0 = local_epsilon_for(2.0, 1e-9, 50_000, 10)
     run = round_guarantees(GboardTrie(epsilon=e0, length=5, passes=2), 50_000, 1e-9).set_index("scope")
@@ -61,6 +62,7 @@ def test_calibrated_local_epsilon_spends_just_under_the_target():
     assert e0 > 2.0 / 10                      # far more than the pure-LDP share of the same ε
 
 
+@pytest.mark.slow
 def test_days_comparison_runs_gboard_at_its_central_guarantee():
     sd = growing_slang("en", n_days=2)
     cohort = round_cohort(20_000, 0.5)

@@ -11,7 +11,7 @@ from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.shuffle_ledger import central_summary, format_central
 from ldpsim.scenarios.cli import main
 from ldpsim.simulator.config import UseCase
-from tests.conftest import TINY
+from tests.fleets import TINY
 
 
 def _fake_run(flushes, limit=1):
@@ -43,6 +43,7 @@ def test_daily_limit_counts_devices_not_reports():
     assert windows["n"].tolist() == [10_000] and windows["epsilon_local"].tolist() == [6.0]
 
 
+@pytest.mark.slow
 def test_ldpsim_run_prints_and_writes_the_central_epsilon(tmp_path, capsys):
     scenario = tmp_path / "s.toml"
     scenario.write_text(TINY.replace("devices = 150", "devices = 400"), encoding="utf-8")

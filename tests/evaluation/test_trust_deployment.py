@@ -8,7 +8,7 @@ import pytest
 from ldpsim.scenarios.studies.deployment.study import plan_deployment, run_deployment
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError
-from tests.conftest import TINY
+from tests.fleets import TINY
 from tests.stats import assert_variance
 
 SECAGG = """[use_case.emoji]
@@ -39,6 +39,7 @@ def scenario(tmp_path, emoji: str, devices: int = 1500, days: int = 4):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("emoji", [SECAGG, TWO_SERVER], ids=["secagg", "two_server"])
 def test_daily_estimates_match_their_exact_theory_and_the_guarantee_is_stated(tmp_path, emoji):
     study = run_deployment(scenario(tmp_path, emoji), out=tmp_path / "run")
@@ -99,6 +100,7 @@ def test_a_reading_cannot_be_collected(tmp_path):
         load_deployment(path)
 
 
+@pytest.mark.slow
 def test_dry_run_plans_a_trust_deployment(tmp_path, capsys):
     from ldpsim.scenarios.cli import main
     plan = plan_deployment(scenario(tmp_path, SECAGG), out=tmp_path / "p")
@@ -108,6 +110,7 @@ def test_dry_run_plans_a_trust_deployment(tmp_path, capsys):
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_two_workers_reproduce_the_serial_run(tmp_path):
     path = scenario(tmp_path, TWO_SERVER, devices=1500, days=3)
     serial = run_deployment(path, out=tmp_path / "one", workers=1)
@@ -116,6 +119,7 @@ def test_two_workers_reproduce_the_serial_run(tmp_path):
     assert serial.summary["trust_counted"] == parallel.summary["trust_counted"]
 
 
+@pytest.mark.slow
 def test_the_shipped_trust_deployment_runs(tmp_path, capsys):
     from ldpsim.scenarios.cli import main
     assert main(["run", "keyboard_trust", "--devices", "2000", "--days", "3", "--out", str(tmp_path / "k")]) == 0
@@ -124,9 +128,10 @@ def test_the_shipped_trust_deployment_runs(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("emoji", [
-    'aggregation = "threshold"\nepsilon_run = 3.0\nnoise = "discrete_gaussian"',
-    'aggregation = "sample_threshold"\nrate = 0.1\nthreshold = 20',
-], ids=["threshold", "sample_threshold"])
+    pytest.param('aggregation = "threshold"\nepsilon_run = 3.0\nnoise = "discrete_gaussian"', id="threshold",
+                 marks=pytest.mark.slow),
+    pytest.param('aggregation = "sample_threshold"\nrate = 0.1\nthreshold = 20', id="sample_threshold"),
+])
 def test_every_collected_model_runs_over_the_nights_with_its_theory(tmp_path, emoji):
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of, trust_daily, trust_pooled
     from ldpsim.simulator.deployment import run

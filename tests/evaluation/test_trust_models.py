@@ -73,6 +73,7 @@ def test_unknown_model_is_refused():
         TrustModel("secagg")
 
 
+@pytest.mark.slow
 def test_comparison_measures_what_theory_says():
     r = compare_trust_models("zipf", n=50_000, domain_size=40, days=10, epsilons=(2.0,), repeats=40, rng=3,
                              discovery=False, models=("ldp", "shuffle", "secagg", "two_server"))

@@ -42,6 +42,7 @@ def test_noise_is_laplace_with_the_stated_variance():
         assert pv >= ALPHA / 3
 
 
+@pytest.mark.slow
 def test_privacy_ratio_of_laplace_densities_is_exactly_e_eps():
     """Neighbouring histograms differ by Δ in L1; the density ratio of the release is at most e^ε, attained."""
     n, eps = 10, 0.7
@@ -71,6 +72,7 @@ def test_lattice_projection_hand_examples():
     np.testing.assert_array_equal(project_lattice([-1.0, -1.0], 3), [2, 1])
 
 
+@pytest.mark.slow
 def test_lattice_projection_is_l1_optimal():
     rng = np.random.default_rng(2)
     for _ in range(200):

@@ -125,6 +125,7 @@ def test_bias_averages_to_zero_over_families():
     assert_variance(biases, 0.0, var, what="bias variance over families")
 
 
+@pytest.mark.slow
 def test_family_averaged_variance_is_mean_mse_over_families():
     k, m, seeds = 4, 8, 2000
     mse = np.array([CMS(1.0, k, m, seed=s).mse(COUNTS, ITEMS) for s in range(seeds)])
@@ -146,7 +147,7 @@ def test_direct_sampler_on_guide_tables_matches_reports_path(monkeypatch):
     assert_same_distribution(np.array(direct), np.array(reports), what="guide-table sampler vs reports")
 
 
-@pytest.mark.parametrize("m", [16, 4096])  # occupied cells by bincount (k·m ≤ 2n); by sort, on guide tables
+@pytest.mark.parametrize("m", [16, pytest.param(4096, marks=pytest.mark.slow)])  # occupied cells by bincount (k·m ≤ 2n); by sort, on guide tables
 def test_direct_sampler_total_of_ones(m):
     """Every bit is an independent Bernoulli (1 − f at the user's cell, f elsewhere), so the sketch's
     total of ones has mean n(1 − f + (m−1)f) and variance n·m·f(1−f) however the cells are occupied.

@@ -76,6 +76,7 @@ def _repeat_estimates(case, path, repeats, seed):
     return mech, np.array(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["direct", "reports"])
 def test_estimator_mean_and_variance_match_theory(case, path):
     repeats = 20_000 if path == "direct" else 400

@@ -145,6 +145,7 @@ LARGE_WORDS = ("bad", "cafe", "head", "fac", "edge", "age", "bee", "dead", "ace"
 LARGE_COUNTS = (30000, 24000, 18000, 12000, 8000, 3000, 2000, 1500, 1000, 500)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LARGE))
 def test_discovered_estimates_unbiased(name):
     """Over random hash families (a new seed per repeat) the estimates of always-discovered heavy
@@ -183,6 +184,7 @@ def _check_moments(mech, estimates, counts, heavy, what):
     assert_variance(estimates, mean, var, alpha=1e-3, what=f"{what} variance")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LARGE))
 def test_discovered_estimates_match_closed_form_direct(name):
     """For one fixed hash family, the estimates of always-discovered words over 400 direct draws have
@@ -298,6 +300,7 @@ def test_sfp_position_sketches_hold_their_own_users():
             (reports.fragment_bits[mine], reports.fragment_row[mine])).data)
 
 
+@pytest.mark.slow
 def test_sfp_fragment_estimate_has_per_position_variance():
     """A fragment's estimate in position l's sketch is Σ over l's users of their CMS terms, each user in
     l w.p. 2/L: mean Σ_u w_u·2/L, variance Σ_u [(τ_u + w_u²)·2/L − w_u²·(2/L)²], (w_u, τ_u) the CMS

@@ -21,7 +21,7 @@ from scipy import stats
 from ldpsim.mechanisms.numeric.em import EM, _DenseOperator, _PiecewiseOperator, smooth
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
-from tests.conftest import em_draw as _draw, fisher_covariance as _fisher_covariance
+from tests.stats import em_draw as _draw, fisher_covariance as _fisher_covariance
 from tests.stats import assert_variance
 
 ALPHA = 1e-4
@@ -104,6 +104,7 @@ def test_em_recovers_known_distribution_wald(mech, dist):
     assert wald <= bound, f"{dist}: Wald {wald:.1f} > chi2_{D - 1}({1 - ALPHA}) = {bound:.1f}; f̂ = {res.f.round(3)}"
 
 
+@pytest.mark.slow
 def test_sdpm_em_mean_unbiased_with_fisher_variance():
     """R = 40 replications (fresh users and reports, spawned streams) of the EM mean for SDPM, run to
     the MLE, d = 8, n = 10⁵. The design keeps every f_i ≥ 5 Fisher sd from 0 (checked), so the
@@ -130,6 +131,7 @@ def test_sdpm_em_mean_unbiased_with_fisher_variance():
     assert_variance(means[:, None], [mu], [var], alpha=ALPHA / 2, what="EM mean variance vs Fisher")
 
 
+@pytest.mark.slow
 def test_ems_converges_to_a_fixed_point_of_smoothed_em():
     """EMS (Li et al. 2020): at convergence f = smooth(normalize(f ⊙ M(c/π))) — one more step moves
     nothing (up to the stopping tolerance) — and the result is smoother than plain EM's."""

@@ -84,6 +84,7 @@ def test_estimate_equals_spec_formula_on_the_matrix():
     np.testing.assert_allclose(h.estimate(agg, ITEMS), spec, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_family_averages():
     """Over 2000 seeds: mean bias 0 and mean MSE = family_averaged_variance (z-bounds, α = 1e-4)."""
     k, m, seeds = 4, 8, 2000

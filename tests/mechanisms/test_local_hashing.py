@@ -55,6 +55,7 @@ def test_flh_parameters():
         FLH(epsilon=1.0, domain_size=5, pool_size=0)
 
 
+@pytest.mark.slow
 def test_flh_direct_sampler_placement_branch_matches_theory():
     """Few kept users for a large pool (k′ = 1024): users placed one by one; mean and variance of the
     estimates against the exact given-pool theory (α = 1e-4)."""

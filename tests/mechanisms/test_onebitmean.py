@@ -61,7 +61,7 @@ def _estimates(mech, path: str, repeats: int) -> np.ndarray:
     return np.array(est)[:, None]
 
 
-@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
+@pytest.mark.parametrize("path", ["reports", pytest.param("direct", marks=pytest.mark.slow), "memoized"])
 def test_mean_and_variance_match_theory(path):
     mech = OneBitMean(epsilon=1.0, m=M, granularity=8)
     est = _estimates(mech, path, 2000 if path != "direct" else 20_000)
@@ -139,7 +139,7 @@ def test_gamma_exact_privacy_boundary():
     assert closed < mech.epsilon
 
 
-@pytest.mark.parametrize("path", ["reports", "direct", "memoized"])
+@pytest.mark.parametrize("path", ["reports", pytest.param("direct", marks=pytest.mark.slow), "memoized"])
 def test_gamma_mean_and_variance_match_theory(path):
     """Estimator mean and variance with γ = 0.2 against the closed form (α = 1e-4 each)."""
     mech = OneBitMean(epsilon=1.0, m=M, granularity=8, gamma=0.2)

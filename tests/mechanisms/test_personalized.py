@@ -164,6 +164,7 @@ def repeated_estimates():
     return m, counts, np.array(combined), np.array(per_group)
 
 
+@pytest.mark.slow
 def test_combination_is_unbiased(repeated_estimates):
     """z-test of the mean over R repeats against the true totals (α = 1e-4, Bonferroni over items).
 
@@ -175,6 +176,7 @@ def test_combination_is_unbiased(repeated_estimates):
     assert_mean(combined, counts.sum(axis=0), m.variance(counts), what="personalized mean")
 
 
+@pytest.mark.slow
 def test_combination_variance_and_beats_worst_group(repeated_estimates):
     """Combined variance matches theory (chi-square band, α = 1e-4) and is below every group's.
 

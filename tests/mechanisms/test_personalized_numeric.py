@@ -14,7 +14,7 @@ from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.frequency.personalized import combine_inverse_variance
 from ldpsim.mechanisms.numeric.personalized_numeric import PersonalizedSDPM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
-from tests.conftest import em_draw as _draw, fisher_covariance as _fisher_covariance
+from tests.stats import em_draw as _draw, fisher_covariance as _fisher_covariance
 from tests.stats import assert_variance
 
 RANGES = ((-0.75, 0.75), (-0.5, 0.5), (-0.25, 0.25))  # the paper's SDPM-Personalized (25/50/75 % high)
@@ -117,6 +117,7 @@ def test_group_estimates_and_combination(mech):
     assert mech.estimate_mean(agg) == mean
 
 
+@pytest.mark.slow
 def test_combined_mean_unbiased_with_fisher_variance(mech):
     """R = 30 replications with fixed group sizes (40/30/30 % of n = 1.5·10⁵) and fresh values drawn
     from f (uniform in bins). Design: ε = 2, d = 8, every group's f_i ≥ 5 Fisher sd from 0 (checked),

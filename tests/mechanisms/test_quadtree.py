@@ -63,6 +63,7 @@ def test_decomposition_covers_the_query_exactly_once():
     assert [m.sum() for m in tree.decomposition(0, 16, 0, 16)] == [0, 0, 0, 0, 1]
 
 
+@pytest.mark.slow
 def test_measured_query_error_matches_analytic():
     """Noisy answer − exact has mean 0 and variance Σ_i n_i·2/ε_i² (Laplace noise per node)."""
     pts = np.random.default_rng(3).uniform(-1, 1, size=(2000, 2))

@@ -113,6 +113,7 @@ def _population(m, rng, n_true=20, n_false=80, total=300_000):
     return cands, counts
 
 
+@pytest.mark.slow
 def test_decode_finds_frequent_candidates_and_no_absent_ones():
     """Zero-count candidates are significant with probability ≤ α overall (Bonferroni); the largest
     true ones are found; selected estimates sit within 5 standard errors of the truth."""
@@ -201,6 +202,7 @@ def test_memo_class_is_the_value():
     np.testing.assert_array_equal(prr[0], prr[2])
 
 
+@pytest.mark.slow
 def test_decode_standard_errors_are_calibrated():
     """For always-selected frequent candidates, (estimate − truth)/SE over 200 populations × 10 items
     has mean 0 and variance 1 (z on the mean, χ² on the sum of squares; α = 1e-4 each)."""

@@ -80,6 +80,7 @@ def test_proportion_rejects_empty_or_foreign_aggregate():
         m.proportion(RR(2.0).aggregate(np.array([0, 1])))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, share", [(0.5, 0.3), (2.0, 0.05)])
 def test_confidence_interval_coverage(epsilon, share):
     """Coverage of the 95% CI over R fixed-population repeats ~ Binomial(R, 0.95): two-sided test, α = 1e-4.

@@ -83,6 +83,7 @@ def test_exit_codes(monkeypatch, capsys, tmp_path):
         main(["scenarios", "-v"])                               # -v shows the traceback
 
 
+@pytest.mark.slow
 def test_shipped_scenarios_by_name_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert resolve("smoke") == shipped()["smoke"] == resolve("smoke.toml")
@@ -104,8 +105,8 @@ def test_listing_names_every_kind():
 
 def test_wrong_kind_names_the_right_command(capsys):
     assert main(["sweep", "keyboard"]) == 2
-    assert "deployment scenario" in capsys.readouterr().err and "ldpsim run" in capsys.readouterr().err + \
-        "ldpsim run"
+    err = capsys.readouterr().err
+    assert "deployment scenario" in err and "`ldpsim run`" in err
     assert main(["run", "smoke"]) == 2
     assert "`ldpsim sweep`" in capsys.readouterr().err
 
@@ -121,6 +122,7 @@ def test_progress_off_a_terminal_has_no_carriage_returns(capsys):
     assert 2 <= len(lines) <= 5 and lines[-1] == "simulated days: 16/16 done"
 
 
+@pytest.mark.slow
 def test_python_api(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = ldpsim.run("keyboard", devices=2000, days=2)
@@ -132,6 +134,7 @@ def test_python_api(tmp_path, monkeypatch):
         ldpsim.run("keyboard", devices=0)
 
 
+@pytest.mark.slow  # starts a Dask cluster
 def test_local_cluster_needs_no_fixed_port():
     """Port 8787 taken (a Jupyter Dask dashboard, say): a local cluster starts without a warning."""
     from ldpsim.runtime.cluster import local_cluster

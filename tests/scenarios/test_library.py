@@ -18,6 +18,7 @@ from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.catalog import listing, lookup, shipped
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
 from ldpsim.scenarios.reproductions import available
+from tests.tree import own_files
 
 PACKAGE = Path(ldpsim.__file__).resolve().parent
 
@@ -173,8 +174,8 @@ SCRIPT_MODULES = {"scenarios/studies/audit/peers_audit_script.py", "scenarios/st
 
 
 def test_no_python_m_entry_point_outside_the_command_table():
-    found = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-             if "tests" not in p.parts and '__name__ == "__main__"' in p.read_text(encoding="utf-8")}
+    found = {p.relative_to(PACKAGE).as_posix() for p in own_files(PACKAGE, ".py", skip=("tests",))
+             if '__name__ == "__main__"' in p.read_text(encoding="utf-8")}
     assert found <= SCRIPT_MODULES, sorted(found - SCRIPT_MODULES)
 
 
@@ -185,6 +186,7 @@ def test_link_writes_its_table_and_figure_into_a_run_folder(tmp_path, capsys):
     assert main(["link", "--devices", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_rerunning_a_finished_sweep_keeps_its_figures(tmp_path):
     out = tmp_path / "s"
     ldpsim.sweep("smoke", out=out)

@@ -39,6 +39,7 @@ def test_exact_gamma_is_the_largest_meeting_the_closed_forms_delta():
     assert gamma == pytest.approx(0.0347, abs=1e-4) and gamma > paper["gamma"]
 
 
+@pytest.mark.slow
 def test_paper_words_keep_the_papers_word_rule():
     work = paper_words(10_000, 3000, 10)
     assert work.n == 10_000 and work.domain_size > 2000
@@ -46,6 +47,7 @@ def test_paper_words_keep_the_papers_word_rule():
     assert list(work.counts) == sorted(work.counts, reverse=True)
 
 
+@pytest.mark.slow
 def test_quick_run_is_registered_and_writes_its_outputs(tmp_path):
     """Slow tier (~3 s): the quick mode end to end; TrieHH's words are all held (precision 1 or none found)."""
     assert "triehh-fig4" in available()

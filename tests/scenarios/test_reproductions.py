@@ -29,6 +29,7 @@ def test_shipped_files_validate(name):
     assert config["name"] == name and config["kind"] in KINDS
 
 
+@pytest.mark.slow  # every figure, --quick
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_run_writes_table_and_figure(name, quick_runs):
     out, results = quick_runs
@@ -77,6 +78,7 @@ def test_fig4_matches_hand_values():
 
 
 # ---- Fig. 9: expected accuracies are the paper's reference values (docs/math.md §3) -----------------------
+@pytest.mark.slow
 def test_fig9_expected_accuracy_equals_reference_values(quick_runs):
     table = quick_runs[1]["sdldp-fig9"].table
     np.testing.assert_allclose(table["expected"], table["reference"], rtol=1e-12)

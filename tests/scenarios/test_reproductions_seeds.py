@@ -33,6 +33,7 @@ def test_registered_and_files_validate():
         assert config["name"] == name and config["kind"] == name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_run_writes_table_and_figure(name, quick_runs):
     out, results = quick_runs
@@ -43,6 +44,7 @@ def test_quick_run_writes_table_and_figure(name, quick_runs):
     assert not results[name].summary.empty
 
 
+@pytest.mark.slow
 def test_cli_runs_a_seed_reproduction(tmp_path, capsys):
     assert main(["reproduce", "quadtree-budget", "--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

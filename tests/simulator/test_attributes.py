@@ -12,7 +12,7 @@ from ldpsim.mechanisms import make
 from ldpsim.simulator.attributes import apply_policy, debias_shares, rsfd_epsilon
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
-from tests.conftest import ITEMS, tiny_config
+from tests.fleets import ITEMS, tiny_config
 
 
 def _rsfd_joint(eps: float, sizes: tuple) -> dict:

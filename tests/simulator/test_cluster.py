@@ -41,13 +41,14 @@ def test_a_cluster_without_workers_fails_instead_of_hanging():
             client.close()
 
 
+@pytest.mark.slow
 def test_sweep_on_a_workerless_cluster_fails_then_resumes(tmp_path, monkeypatch, capsys):
     from dask.distributed import LocalCluster
 
     from ldpsim.runtime.runfolder import read_manifest
     from ldpsim.scenarios.studies.sweep import runner
     from ldpsim.scenarios.cli import main
-    from tests.conftest import SWEEP
+    from tests.fleets import SWEEP
     scenario = tmp_path / "s.toml"
     scenario.write_text(SWEEP)
     out = tmp_path / "out"

@@ -62,6 +62,7 @@ def test_bad_settings_are_refused():
         simulate_collection(3, ITEMS, 20)
 
 
+@pytest.mark.slow
 def test_the_shipped_trust_scenario_runs_every_model(tmp_path):
     run = run_trust_scenario(SCENARIO)
     t = run.table.set_index("use_case")
@@ -101,6 +102,7 @@ def test_command_line(tmp_path, capsys):
     assert "--force" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # calibration and discovery at 7 models
 def test_compare_command_runs_the_trust_models(tmp_path, capsys):
     from ldpsim.scenarios.cli import main
     assert main(["compare", "--trust", "--devices", "3000", "--days", "5", "--epsilon-device", "4",

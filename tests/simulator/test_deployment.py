@@ -9,7 +9,7 @@ import pytest
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run, shard_blocks
 from ldpsim.simulator.population import simulate_aggregate
-from tests.conftest import ITEMS, same_aggregates, tiny_config
+from tests.fleets import ITEMS, same_aggregates, tiny_config
 from tests.stats import assert_same_distribution
 
 
@@ -27,7 +27,7 @@ def test_shard_blocks_are_contiguous_and_complete():
     assert shard_blocks(cfg, 99) == [[0], [1], [2], [3], [4]]
 
 
-@pytest.mark.parametrize("n_shards", [2, 5])
+@pytest.mark.parametrize("n_shards", [2, pytest.param(5, marks=pytest.mark.slow)])
 def test_shards_equal_single_process(tmp_path, n_shards):
     cfg = tiny_config(loss=0.2, ack_loss=0.1, p_online=0.7)
     _same(run(cfg, tmp_path / "one"), run(cfg, tmp_path / "many", n_shards=n_shards))
@@ -45,6 +45,7 @@ def test_dask_shards_equal_single_process(tmp_path):
     _same(run(cfg, tmp_path / "one"), run(cfg, tmp_path / "dask", n_shards=2, scheduler="local"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism, params", [
     ("grr", (("epsilon", 2.0), ("domain_size", len(ITEMS)))),
     ("cms", (("epsilon", 2.0), ("k", 16), ("m", 32), ("seed", 5))),

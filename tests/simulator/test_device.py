@@ -12,7 +12,7 @@ from ldpsim.simulator.deployment import run, run_shard
 from ldpsim.simulator.device import sample_per_device
 from ldpsim.simulator.ledger import PrivacyLedger
 
-from tests.conftest import ITEMS, WEIGHTS, same_aggregates, tiny_config  # noqa: F401 - shared helpers
+from tests.fleets import tiny_config
 
 def bundles(result) -> pd.DataFrame:
     return pd.DataFrame(result.records["bundles"]).groupby("status")[["bundles", "reports", "attempts"]].sum()

@@ -11,7 +11,7 @@ from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fakes import FakeFleet
 from ldpsim.scenarios.studies.poisoning.experiment import LAYOUT as POISON_LAYOUT
-from tests.conftest import TINY
+from tests.fleets import TINY
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,7 @@ def test_gate_refuses_unattested_and_rate_limited_fakes():
         FakeFleet(1, 0, mga_reports, attested=1.5)
 
 
+@pytest.mark.slow
 def test_enough_fakes_put_the_target_into_the_top_10(tiny_cfg):
     table = fake_sweep(tiny_cfg, 10, fakes=(0, 40), epsilons=(4.0,), defenses=("none", "attestation 50%"))
     base = table[table["fakes"] == 0].iloc[0]
@@ -71,14 +72,14 @@ def _gated_cms_fleet():
     0..3, so 2 shards ([0, 1, 2], [3, 4]) both run fakes; 7 of 10 are attested, 1 report per identity
     per day: 10 sent, 3 refused by attestation, 3 by the rate limit, 4 accepted a day."""
     from ldpsim.simulator.config import UseCase
-    from tests.conftest import ITEMS, tiny_config
+    from tests.fleets import ITEMS, tiny_config
     emoji = UseCase("emoji", "event", "cms", (("epsilon", 2.0), ("k", 16), ("m", 32), ("seed", 5)), 1)
     cfg = tiny_config(n_days=2, use_cases=(emoji,))
     return cfg, FakeFleet(10, ITEMS[3], mga_reports, attested=0.7, identities=4, rate_limit=1)
 
 
 def _same_with_fakes(cfg, a, b):
-    from tests.conftest import same_aggregates
+    from tests.fleets import same_aggregates
     same_aggregates(a.aggregates, b.aggregates)
     from ldpsim.evaluation.deployment.estimates import daily_estimates
     pd_a, pd_b = daily_estimates(cfg, a), daily_estimates(cfg, b)
@@ -112,19 +113,20 @@ def test_fakes_on_dask_equal_the_serial_run(tmp_path):
 
 
 def _words_cfg(tmp_path, devices=1200, days=3):
-    from tests.conftest import write_scenario as _write
-    from tests.conftest import WORDS
+    from tests.fleets import write_scenario as _write
+    from tests.fleets import WORDS
     text = WORDS.replace("devices = 2000", f"devices = {devices}").replace("days = 3", f"days = {days}")
     return load_deployment(_write(tmp_path, text, "words.toml"))[0]
 
 
+@pytest.mark.slow
 def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tmp_path):
     """PEM fakes for a word nobody types: on the last night its estimated count is exactly the genuine
     walk's estimate of it plus m_R·c, scaled by N/n_R (the fakes' reports are deterministic supports),
     the nights agree with the cut-off prediction, and 1 or 3 shards give the same aggregates."""
     from ldpsim.evaluation.poisoning import word_attack
     from ldpsim.scenarios.studies.poisoning.deployment_attack import word_nights, word_reports
-    from tests.conftest import same_aggregates
+    from tests.fleets import same_aggregates
     cfg = _words_cfg(tmp_path)
     fleet = FakeFleet(70, "xqzw", word_reports, use_case="word")
     one = run(cfg, tmp_path / "one", components=(fleet.component,))
@@ -144,6 +146,7 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
     assert got["estimated_share"] * total.n == pytest.approx(expected, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
     """A sweep stopped after its first deployment (and a torn store part of the next one left behind)
     resumes from the journaled cell, deletes the leftover, and ends with the uninterrupted table."""

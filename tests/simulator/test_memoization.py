@@ -12,7 +12,7 @@ from ldpsim.simulator.deployment import run
 from ldpsim.simulator.ledger import PrivacyLedger
 from ldpsim.mechanisms.memo import key_streams, keyed_perturb
 from ldpsim.simulator.memoization import Memo, report_keys
-from tests.conftest import ITEMS, tiny_config
+from tests.fleets import ITEMS, tiny_config
 from tests.stats import assert_chisquare_gof
 
 ALPHA = 1e-4  # false-alarm rate of each statistical check

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.simulator.ledger import PrivacyLedger
-from tests.conftest import tiny_config
+from tests.fleets import tiny_config
 from ldpsim.simulator.deployment import run
 
 

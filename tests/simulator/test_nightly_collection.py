@@ -10,7 +10,7 @@ from ldpsim.mechanisms.aggregation.two_server import TwoServer
 from ldpsim.simulator.collectors import HOUR_S, CollectorSetup, Opportunities, collect
 from ldpsim.simulator.config import UseCase
 from ldpsim.simulator.deployment import run
-from tests.conftest import ITEMS, tiny_config
+from tests.fleets import ITEMS, tiny_config
 from tests.stats import assert_same_distribution, assert_variance
 
 SECAGG = SecureSum(IntegerNoise("skellam", 60.0), min_cohort=100, min_arrival=0.8)
@@ -84,6 +84,7 @@ def _night(n: int, rng) -> tuple[np.ndarray, Opportunities]:
     return items, Opportunities(np.tile(np.arange(n), 2)[online], start[online], start[online] + 6 * HOUR_S)
 
 
+@pytest.mark.slow
 def test_count_level_and_per_device_noise_agree_in_distribution():
     # standardized release errors (estimate − counted)/sd of every night and item, i.i.d. N(0, 1) under both
     # paths (Skellam with μ ≥ 60·m/t ≈ 75 per cohort: normal well within the tests' power), pooled into one

@@ -11,7 +11,7 @@ from ldpsim.simulator.config import DeploymentConfig, UseCase
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.fleet import memo_base
 from ldpsim.simulator.memoization import device_keys
-from tests.conftest import ITEMS, WEIGHTS
+from tests.fleets import ITEMS, WEIGHTS
 from tests.stats import z_bound
 
 EPS = 1.0

@@ -11,7 +11,7 @@ from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.catalog import shipped
 
-from tests.conftest import TINY, write_scenario as _write  # noqa: E402 - shared helpers
+from tests.fleets import TINY, write_scenario as _write  # noqa: E402 - shared helpers
 
 
 def test_default_scenario_loads():

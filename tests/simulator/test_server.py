@@ -11,7 +11,7 @@ from ldpsim.simulator.channel import Upload
 from ldpsim.simulator.deployment import run
 from ldpsim.simulator.report_store import ReportStore
 from ldpsim.simulator.server import Server
-from tests.conftest import same_aggregates, tiny_config
+from tests.fleets import same_aggregates, tiny_config
 
 
 def _upload(nonce, rows, bundle=None):

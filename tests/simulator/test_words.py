@@ -11,7 +11,7 @@ from ldpsim.evaluation.deployment.estimates import measure
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
-from tests.conftest import TINY, WORDS, write_scenario as _write  # noqa: F401 - shared helpers
+from tests.fleets import WORDS, write_scenario as _write
 
 
 
@@ -53,6 +53,7 @@ def test_slang_is_found_and_accounted(tmp_path):
     assert s["words_report_bytes"] == cfg.use_case("word").make_mechanism().report_bytes
 
 
+@pytest.mark.slow
 def test_slang_discovery_probability_by_day(tmp_path):
     from ldpsim.evaluation.deployment.discovery_job import slang_discovery_by_day
 

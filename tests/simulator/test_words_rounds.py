@@ -12,7 +12,7 @@ from ldpsim.evaluation.deployment.estimates import measure
 from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.simulator.deployment import run
-from tests.conftest import WORDS, write_scenario
+from tests.fleets import WORDS, write_scenario
 
 PEM = 'mechanism = "pem"\nepsilon = 4.0\ntop_k = 10\npool = 64\n'
 TRIEHH = 'mechanism = "triehh"\nepsilon = 8.0\ntop_k = 10\ngamma = 0.5\ndelta = 1e-3\n'
@@ -24,6 +24,7 @@ def _config(tmp_path, use_case=TRIEHH, text=WORDS, **kw):
     return load_deployment(write_scenario(tmp_path, text.replace(PEM, use_case)), **kw)[0]
 
 
+@pytest.mark.slow
 def test_the_ledger_charges_a_day_of_rounds_per_answering_device(tmp_path):
     cfg = _config(tmp_path, text=ONLY_WORDS)
     uc = cfg.use_case("word")
@@ -40,6 +41,7 @@ def test_the_ledger_charges_a_day_of_rounds_per_answering_device(tmp_path):
     np.testing.assert_allclose(days, np.round(days), atol=1e-9)
 
 
+@pytest.mark.slow
 def test_rounds_find_the_slang_word_and_state_the_guarantee(tmp_path):
     cfg = _config(tmp_path)
     tables = measure(cfg, run(cfg, tmp_path / "run"), 0)
@@ -54,6 +56,7 @@ def test_rounds_find_the_slang_word_and_state_the_guarantee(tmp_path):
     assert spend["epsilon_device_central"] == pytest.approx(8.0)
 
 
+@pytest.mark.slow
 def test_only_the_devices_online_that_night_answer(tmp_path):
     """Same seed, same typed words: PEM's donors are the opted-in devices with a word; the rounds' answerers
     are those of them online the following night, each with probability p_online = 0.5 independently, so
@@ -64,6 +67,7 @@ def test_only_the_devices_online_that_night_answer(tmp_path):
     assert abs(rounds - 0.5 * pem) < 4.5 * np.sqrt(pem * 0.25)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_shards", [2])
 def test_one_seed_reproduces_the_rounds_for_any_sharding(tmp_path, n_shards):
     cfg = _config(tmp_path, 'mechanism = "triehh_pp"\nepsilon = 8.0\ntop_k = 10\ngamma = 0.5\ntheta = 20\n')
@@ -107,6 +111,7 @@ def test_a_fake_word_attack_needs_a_one_shot_words_protocol(tmp_path):
     assert err.value.key == "--word"
 
 
+@pytest.mark.slow
 def test_the_accountant_composes_the_rounds_under_their_kind(tmp_path):
     """ε per device over the run: the basic sum ε, and the R rounds' (ε_r, δ_r) composed at the
     accountant's δ (docs/math.md §10.8), in the use case's row and in its kind's total."""

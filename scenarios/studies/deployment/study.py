@@ -96,6 +96,9 @@ class DeploymentStudy(BriefRepr):
         The printed summary (``summary.txt``).
     figure_files : list of Path
         The PNGs of ``plots/`` in reading order (their captions in ``plots/captions.json``).
+    timings : tuple of PhaseTime
+        Wall-clock and CPU seconds of each phase of the run (:mod:`ldpsim.runtime.phases`): the simulation,
+        the measurement, the central ε, the tables, the figures, the report page and the folder's check.
     """
 
     out: Path
@@ -104,6 +107,7 @@ class DeploymentStudy(BriefRepr):
     tables: dict
     text: str
     figure_files: list
+    timings: tuple = ()
 
     @property
     def daily(self) -> pd.DataFrame:
@@ -203,9 +207,12 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
     >>> result.summary["upload_success"]                                  # doctest: +SKIP
     """
     from ldpsim.runtime.cluster import ClusterError
+    from ldpsim.runtime.phases import PhaseClock
     from ldpsim.runtime.runfolder import RunFolder
-    plan = plan_deployment(scenario, devices=devices, days=days, seed=seed, workers=workers, out=out,
-                           vocabulary=vocabulary)
+    clock = PhaseClock()
+    with clock.phase("setup"):
+        plan = plan_deployment(scenario, devices=devices, days=days, seed=seed, workers=workers, out=out,
+                               vocabulary=vocabulary)
     cfg = plan.config
     config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
     identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": cfg.seed}
@@ -219,16 +226,17 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
             log(f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
                 f"{plan.workers} worker{'s' if plan.workers != 1 else ''} → {plan.out}")
         try:
-            study, parts = _simulate(plan, scheduler, progress)
+            study, parts = _simulate(plan, scheduler, progress, clock)
         except ClusterError as exc:
             raise ClusterError(f"{exc}\n({plan.out} is marked incomplete)") from exc
-        folder.finalize(adopt=True, others=parts)  # the store parts the shards wrote (maybe on Dask workers)
-    return study
+        with clock.phase("folder check"):
+            folder.finalize(adopt=True, others=parts)  # the store parts the shards wrote (maybe on Dask workers)
+    return dataclasses.replace(study, timings=clock.times)
 
 
-def _simulate(plan: DeploymentPlan, scheduler, progress) -> tuple[DeploymentStudy, dict]:
-    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports; returns the
-    study and the store parts the shards wrote (absolute path → SHA-256)."""
+def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[DeploymentStudy, dict]:
+    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports, each a phase
+    of ``clock``; returns the study and the store parts the shards wrote (absolute path → SHA-256)."""
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
@@ -240,21 +248,28 @@ def _simulate(plan: DeploymentPlan, scheduler, progress) -> tuple[DeploymentStud
     shards = min(plan.workers, cfg.n_blocks)
     scheduler = scheduler or ("local" if shards > 1 else None)
     total = cfg.n_days + cfg.drain_days
-    result = run(cfg, out, shards, scheduler, None if progress is None else lambda done: progress(done / shards, total),
-                 collectors=collectors_of(cfg))
-    tables = measure(cfg, result, stream(cfg.seed, "measure"))
-    windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
+    with clock.phase("simulation"):
+        result = run(cfg, out, shards, scheduler,
+                     None if progress is None else lambda done: progress(done / shards, total),
+                     collectors=collectors_of(cfg))
+    with clock.phase("measurement"):
+        tables = measure(cfg, result, stream(cfg.seed, "measure"))
+    with clock.phase("central ε"):
+        windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
     tables.update(central_windows=windows, central_days=days)
     text = format_summary(tables, cfg)
-    figures = _write(out, cfg, result, tables, text)
-    report_from_run_dir(out, title=f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}",
-                        summary=html_sections(tables, cfg))
+    with clock.phase("tables"):
+        _write(out, cfg, result, tables, text)
+    with clock.phase("figures"):
+        figures = _report_md(out, cfg, tables, text)
+    with clock.phase("report page"):
+        report_from_run_dir(out, title=f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}",
+                            summary=html_sections(tables, cfg))
     return DeploymentStudy(out.resolve(), cfg, tables["summary"], tables, text, figures), result.store_parts
 
 
-def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:
-    from ldpsim.evaluation.report.deployment_plots import write_plots
+def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     from ldpsim.runtime.durable import write_file, write_text
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
@@ -270,6 +285,12 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> list[Path]:
         write_file(out / f"{name}.csv", lambda p, name=name: tables[name].to_csv(p, index=False))
     write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))
     write_text(out / "summary.txt", summary + "\n")
+
+
+def _report_md(out: Path, cfg, tables: dict, summary: str) -> list[Path]:
+    """The figures in ``plots/`` and ``report.md`` showing them under the summary; returns the PNGs."""
+    from ldpsim.evaluation.report.deployment_plots import write_plots
+    from ldpsim.runtime.durable import write_text
     plots = write_plots(out / "plots", tables, cfg)
     report = ["# Deployment run", "", "```text", summary, "```", ""]
     report += [f"![{p.stem}](plots/{p.name})" for p in plots]
