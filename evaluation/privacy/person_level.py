@@ -117,3 +117,26 @@ def person_level(mech, reports: int) -> PersonLevel:
         return PersonLevel(math.inf, "pure memoization", reports)
     k, q0, q1 = irr
     return PersonLevel(reports * k * bit_log_ratio(q0, q1), "memoized + instantaneous", reports)
+
+
+def use_case_person_level(cfg, uc) -> PersonLevel | None:
+    """:func:`person_level` of a memoized use case of the deployment ``cfg`` over its reports per device
+    over the run (days × daily limit); None when the use case is not memoized."""
+    if not uc.memoize:
+        return None
+    return person_level(uc.make_mechanism(), cfg.n_days * uc.daily_limit)
+
+
+#: how the accountant's ε of a memoized use case is scoped wherever it is printed
+SAME_PATTERN = "per value, same repetition pattern"
+
+
+def run_lines(cfg) -> list[str]:
+    """One line per memoized use case of ``cfg``: the scope of its printed ε per device and its
+    person-level ε beside it (empty when nothing is memoized)."""
+    out = []
+    for uc in cfg.use_cases:
+        pl = use_case_person_level(cfg, uc)
+        if pl is not None:
+            out.append(f"{uc.name}: memoized, ε per device {SAME_PATTERN}; {pl.text()}")
+    return out

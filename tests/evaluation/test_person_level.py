@@ -157,3 +157,25 @@ def test_gamma_zero_is_pure_memoization():
 def test_bit_log_ratio():
     assert bit_log_ratio(0.25, 0.75) == pytest.approx(math.log(3))
     assert bit_log_ratio(0.0, 0.5) == math.inf
+
+
+def _spend(uc, days=4):
+    from ldpsim.evaluation.privacy.accountant import device_spend
+    from ldpsim.simulator.config import DeploymentConfig
+    items = tuple(f"e{i}" for i in range(10))
+    cfg = DeploymentConfig(items=items, item_weights=(1,) * 10, use_cases=(uc,), n_days=days)
+    return device_spend(cfg)
+
+
+def test_accountant_prints_the_person_level_beside_the_same_pattern_number():
+    from ldpsim.simulator.config import UseCase
+    grr = UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10)), memoize=True)
+    spend = _spend(grr)
+    row = spend.table.set_index("use_case").loc["emoji"]
+    assert row["epsilon_device"] == pytest.approx(4.0) and row["epsilon_person"] == math.inf
+    assert spend.total(column="epsilon_person") == math.inf
+    line = spend.lines()[0]
+    assert "per value, same repetition pattern" in line and "per person over the run ∞" in line
+    fresh = _spend(UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10))))
+    assert fresh.total(column="epsilon_person") == pytest.approx(4.0)
+    assert "per person" not in fresh.lines()[0]
