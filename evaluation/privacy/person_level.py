@@ -31,7 +31,7 @@ from ldpsim.mechanisms._validation import check_int
 #: what the person-level ε of each kind of memoized design means, as printed
 MEANINGS = {
     "one report": "one report: ε of one report",
-    "pure memoization": "∞: a change of report proves a change of value (memoization reveals it)",
+    "pure memoization": "a change of report proves a change of value: memoization reveals it",
     "memoized + instantaneous": "bound over arbitrary histories: every sent bit freshly randomized",
 }
 
