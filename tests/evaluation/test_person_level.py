@@ -179,3 +179,18 @@ def test_accountant_prints_the_person_level_beside_the_same_pattern_number():
     fresh = _spend(UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10))))
     assert fresh.total(column="epsilon_person") == pytest.approx(4.0)
     assert "per person" not in fresh.lines()[0]
+
+
+def test_run_lines_scope_each_memoized_use_case_and_the_total():
+    from ldpsim.evaluation.privacy.person_level import run_lines
+    from ldpsim.simulator.config import DeploymentConfig, UseCase
+    items = tuple(f"e{i}" for i in range(10))
+    memo = UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10)), memoize=True)
+    cfg = DeploymentConfig(items=items, item_weights=(1,) * 10, use_cases=(memo,), n_days=4)
+    lines = run_lines(cfg)
+    assert lines[0].startswith("emoji: memoized, ε per device per value, same repetition pattern")
+    assert "per person over the run ∞ (a change of report proves a change of value" in lines[0]
+    assert lines[1] == ("all use cases (ε-LDP): per device over the run 4 (per value, same repetition pattern), "
+                        "per person over the run ∞")
+    fresh = UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10)))
+    assert run_lines(DeploymentConfig(items=items, item_weights=(1,) * 10, use_cases=(fresh,), n_days=4)) == []
