@@ -43,6 +43,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import basic_composition, compose
+from ldpsim.evaluation.privacy.person_level import SAME_PATTERN, person_level
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_SPEND
 
@@ -126,6 +127,13 @@ def _merge(into: dict, more: dict) -> dict:
     return into
 
 
+def _person_total(rows, kind: str, basic: float) -> float:
+    """ε per person over the run of a kind's total row: the basic total without memoized use cases,
+    else the sum of the use cases' person-level ε (docs/math.md §8.6)."""
+    own = [r for r in rows if r["kind"] == kind and r["use_case"] != "total"]
+    return sum(r["epsilon_person"] for r in own) if any(r["memoize"] for r in own) else basic
+
+
 @dataclass(frozen=True)
 class DeviceSpend:
     """What one device spends over a run (:func:`device_spend`).
@@ -138,7 +146,10 @@ class DeviceSpend:
         report), ``epsilon_permanent`` (ε_∞, memoized use cases), ``reports`` (per device over the
         run, at most), ``memo_classes``, ``epsilon_device`` (basic composition, δ = 0, capped by the
         budgets), ``epsilon_device_at_delta`` (PLD at ``delta``), ``epsilon_central`` (after the
-        shuffle, at ``delta``; NaN unless ``shuffled_among`` was given).
+        shuffle, at ``delta``; NaN unless ``shuffled_among`` was given), ``epsilon_person`` (ε per
+        person over the run between arbitrary histories, docs/math.md §8.6: for a memoized use case
+        ``epsilon_device`` holds only per value between histories of one repetition pattern, and
+        ``epsilon_person`` is ∞ under pure memoization; else ``epsilon_device``).
     delta : float
         δ of the (ε, δ) columns.
     method : str
@@ -161,8 +172,12 @@ class DeviceSpend:
             central = "" if not np.isfinite(r.epsilon_central) else f", central {r.epsilon_central:.3g}"
             perm = "" if not np.isfinite(r.epsilon_permanent) else f", ε_∞ {r.epsilon_permanent:.3g}"
             per_report = "" if not np.isfinite(r.epsilon_report) else f"ε a report {r.epsilon_report:.3g}{perm}; "
+            person = (f"; {SAME_PATTERN}; per person over the run "
+                      + ("∞ (memoization reveals a change of value)" if math.isinf(r.epsilon_person)
+                         else f"≤ {r.epsilon_person:.3g}")
+                      if r.memoize or r.epsilon_person != r.epsilon_device else "")
             out.append(f"{r.use_case:>16}  {r.kind:<8} {per_report}per device over the run {r.epsilon_device:.3g} "
-                       f"(δ = 0), {r.epsilon_device_at_delta:.3g} at δ = {self.delta:g}{central}")
+                       f"(δ = 0), {r.epsilon_device_at_delta:.3g} at δ = {self.delta:g}{central}{person}")
         return out
 
 
@@ -217,7 +232,8 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
                      "epsilon_permanent": g.epsilon_permanent if uc.memoize else math.nan,
                      "reports": reports, "memo_classes": classes if classes is not None else math.nan,
                      "epsilon_device": basic, "epsilon_device_at_delta": min(eps_at, basic),
-                     "epsilon_central": central})
+                     "epsilon_central": central,
+                     "epsilon_person": person_level(uc.make_mechanism(), reports).epsilon if uc.memoize else basic})
         # under smp/rsfd the device-day is charged once for all use cases: count it once per kind
         if not (joint and g.label in spent_by_kind):
             _merge(spent_by_kind.setdefault(g.label, {}), spent)
@@ -240,7 +256,8 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
                      "epsilon_report": math.nan, "epsilon_permanent": math.nan,
                      "reports": int(sum(r["reports"] for r in rows if r["kind"] == kind and r["use_case"] != "total")),
                      "memo_classes": math.nan, "epsilon_device": basic,
-                     "epsilon_device_at_delta": min(eps_at, basic), "epsilon_central": central})
+                     "epsilon_device_at_delta": min(eps_at, basic), "epsilon_central": central,
+                     "epsilon_person": _person_total(rows, kind, basic)})
     return DeviceSpend(pd.DataFrame(rows), delta, method if rows else "none")
 
 

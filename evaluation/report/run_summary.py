@@ -21,6 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.confidence import Z95
+from ldpsim.evaluation.privacy.person_level import run_lines
 
 #: the printed summary's line width (longer values wrap, indented under the value column)
 WIDTH = 110
@@ -334,6 +335,7 @@ def operations(tables: dict, cfg) -> list[Block]:
                     f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
                        if s.get("epsilon_saved_mean", 0) > 0 else "")),
+        *(("ε per person" if i == 0 else "", line) for i, line in enumerate(run_lines(cfg))),
     ))]
 
 

@@ -13,7 +13,9 @@ with the design as the fleet's only use case of its kind (event: emoji; word: ty
 per design:
 
 * ``epsilon`` (the parameter the accountant chose), ``epsilon_report``, ``epsilon_permanent``,
-  ``epsilon_device`` (δ = 0), ``epsilon_device_at_delta`` at ``delta``, and for a shuffle design
+  ``epsilon_device`` (δ = 0), ``epsilon_device_at_delta`` at ``delta`` (for a memoized design: per value,
+  between histories of one repetition pattern), ``epsilon_person`` (per person over the run between
+  arbitrary histories, docs/math.md §8.6; ∞ under pure memoization), and for a shuffle design
   ``epsilon_central``: the run's central ε at ``delta`` over its actual shuffled batches, each day
   read at its least amplified batch (:func:`~ldpsim.evaluation.privacy.shuffle_ledger.central_summary`);
 * events: ``share_mse_top10`` (mean over days and the true top 10 of (estimate − true share)²) and
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
 from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
@@ -58,7 +61,7 @@ AGGREGATIONS = ("ldp", "shuffle")
 DEFAULT_DEVICES = 4000
 #: the columns of :attr:`Comparison.table`, in order (module docstring)
 COLUMNS = ("design", "mechanism", "memoize", "aggregation", "kind", "epsilon", "epsilon_report", "epsilon_permanent",
-           "epsilon_device", "epsilon_device_at_delta", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
+           "epsilon_device", "epsilon_device_at_delta", "epsilon_person", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
            "mse_low", "mse_high", "top10_precision", "rank_error", "slang_first_day", "words_f1", "reports",
            "bytes_per_device", "server_cells", "linked", "stripped", "prior_only", "linking_linked",
            "linking_stripped", "linking_prior_only")
@@ -177,7 +180,9 @@ class Comparison(BriefRepr):
                     fmt="o", color="k", capsize=4, label="theory, 95% interval")
         ax.set_xticks(x, [f"{r.design}\nε {r.epsilon_report:.3g} a report"
                           + (f"\nε_∞ {r.epsilon_permanent:.3g}" if np.isfinite(r.epsilon_permanent) else "")
-                          + f"\nε {r.epsilon_device:.3g} per device" for r in event.itertuples()], fontsize=8)
+                          + f"\nε {r.epsilon_device:.3g} per device"
+                          + (f"\n(same pattern; per person {r.epsilon_person:.3g})" if r.memoize else "")
+                          for r in event.itertuples()], fontsize=8)
         ax.set(yscale="log", ylabel="MSE of the daily top-10 shares",
                title=f"Designs at the same budget: {self.budget_text()}")
         ax.title.set_fontsize(9)
@@ -188,16 +193,21 @@ class Comparison(BriefRepr):
     def lines(self, width: int | None = None) -> list[str]:
         """The comparison as text (what ``ldpsim compare`` prints): the columns that fit ``width`` characters
         (default: the terminal's; :func:`~ldpsim.evaluation.console_table.console_lines`), the full
-        table being ``compare.csv``."""
+        table being ``compare.csv``; under memoized designs, what their two ε columns mean."""
         from ldpsim.evaluation.console_table import console_lines
-        cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
-                            "mse_high", "top10_precision", "mechanism", "memoize", "epsilon", "epsilon_report",
-                            "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
+        cols = [c for c in ("design", "epsilon_device", "epsilon_person", "share_mse_top10", "share_mse_top10_theory",
+                            "mse_low", "mse_high", "top10_precision", "mechanism", "memoize", "epsilon",
+                            "epsilon_report", "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
                             "bytes_per_device", "server_cells", "linked", "stripped", "linking_linked")
                 if c in self.table and self.table[c].notna().any()]
+        scope = []
+        if "epsilon_person" in self.table and self.table["memoize"].any():
+            scope = [f"memoized designs: epsilon_device is ε {SAME_PATTERN}; epsilon_person is ε per person "
+                     "over the run between arbitrary histories (inf: a change of report proves a change of value; "
+                     "docs/math.md §8.6)"]
         return console_lines(self.table, cols, width=width, full="compare.csv", title=(
             f"Designs at the same budget: {self.budget_text()}; {self.budget['devices']:,} devices, "
-            f"seed {self.budget['seed']}"))
+            f"seed {self.budget['seed']}"), notes=scope)
 
     def to_folder(self, out, force: bool = False) -> Path:
         """Write ``compare.csv``, ``spend.csv``, ``compare.png``, ``config.json`` and ``report.html`` into
@@ -430,6 +440,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "epsilon_permanent": g.epsilon_permanent if uc.memoize else math.nan,
                      "epsilon_device": float(own["epsilon_device"]),
                      "epsilon_device_at_delta": float(own["epsilon_device_at_delta"]),
+                     "epsilon_person": float(own["epsilon_person"]),
                      "epsilon_central": float(central),
                      **_event_columns(m, uc.memoize),
                      "slang_first_day": s.get("slang_first_day_found", math.nan) if uc.kind == "word" else math.nan,
