@@ -130,22 +130,3 @@ def use_case_person_level(cfg, uc) -> PersonLevel | None:
 #: how the accountant's ε of a memoized use case is scoped wherever it is printed
 SAME_PATTERN = "per value, same repetition pattern"
 
-
-def run_lines(cfg) -> list[str]:
-    """One line per memoized use case of ``cfg`` — the scope of its printed ε per device and its
-    person-level ε beside it — and the accountant's totals per kind with their person-level ε
-    (:func:`~ldpsim.evaluation.privacy.accountant.device_spend`); empty when nothing is memoized."""
-    from ldpsim.evaluation.privacy.accountant import device_spend
-
-    out = []
-    for uc in cfg.use_cases:
-        pl = use_case_person_level(cfg, uc)
-        if pl is not None:
-            out.append(f"{uc.name}: memoized, ε per device {SAME_PATTERN}; {pl.text()}")
-    if out:
-        totals = device_spend(cfg).table.query("use_case == 'total'")
-        for r in totals.itertuples():
-            value = "∞" if math.isinf(r.epsilon_person) else f"≤ {r.epsilon_person:.3g}"
-            out.append(f"all use cases ({r.kind}): per device over the run {r.epsilon_device:.3g} "
-                       f"({SAME_PATTERN}), per person over the run {value}")
-    return out

@@ -21,7 +21,8 @@ import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.confidence import Z95
-from ldpsim.evaluation.privacy.person_level import run_lines
+from ldpsim.evaluation.privacy.accountant import device_spend
+from ldpsim.evaluation.privacy.person_level import SAME_PATTERN, use_case_person_level
 
 #: the printed summary's line width (longer values wrap, indented under the value column)
 WIDTH = 110
@@ -335,7 +336,7 @@ def operations(tables: dict, cfg) -> list[Block]:
                     f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
                        if s.get("epsilon_saved_mean", 0) > 0 else "")),
-        *(("ε per person" if i == 0 else "", line) for i, line in enumerate(run_lines(cfg))),
+        *(("ε per person" if i == 0 else "", line) for i, line in enumerate(person_lines(cfg))),
     ))]
 
 
@@ -414,4 +415,22 @@ def html_sections(tables: dict, cfg) -> list[tuple[str, list]]:
             items.append(KeyValues(b.lines))
         items += list(b.notes)
         out.append((b.heading, items))
+    return out
+
+
+def person_lines(cfg) -> list[str]:
+    """One line per memoized use case of ``cfg`` — the scope of its printed ε per device and its
+    person-level ε beside it — and the accountant's totals per kind with their person-level ε
+    (:func:`~ldpsim.evaluation.privacy.accountant.device_spend`); empty when nothing is memoized."""
+    out = []
+    for uc in cfg.use_cases:
+        pl = use_case_person_level(cfg, uc)
+        if pl is not None:
+            out.append(f"{uc.name}: memoized, ε per device {SAME_PATTERN}; {pl.text()}")
+    if out:
+        totals = device_spend(cfg).table.query("use_case == 'total'")
+        for r in totals.itertuples():
+            value = "∞" if math.isinf(r.epsilon_person) else f"≤ {r.epsilon_person:.3g}"
+            out.append(f"all use cases ({r.kind}): per device over the run {r.epsilon_device:.3g} "
+                       f"({SAME_PATTERN}), per person over the run {value}")
     return out

@@ -182,7 +182,7 @@ def test_accountant_prints_the_person_level_beside_the_same_pattern_number():
 
 
 def test_run_lines_scope_each_memoized_use_case_and_the_total():
-    from ldpsim.evaluation.privacy.person_level import run_lines
+    from ldpsim.evaluation.report.run_summary import person_lines as run_lines
     from ldpsim.simulator.config import DeploymentConfig, UseCase
     items = tuple(f"e{i}" for i in range(10))
     memo = UseCase("emoji", "event", "grr", (("epsilon", 1.0), ("domain_size", 10)), memoize=True)
