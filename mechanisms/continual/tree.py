@@ -1,7 +1,9 @@
 """The binary tree mechanism (Dwork–Naor–Pitassi–Rothblum 2010; Chan–Shi–Song 2011) — docs/math.md §12.3.
 
-One noisy count per dyadic interval [j·2^ℓ, (j + 1)·2^ℓ) of days, levels ℓ = 0 … ⌊log₂ T⌋; the prefix
-of days 0 … t is the sum of the nodes of the binary expansion of t + 1, at most one node per level.
+One noisy partial sum ("p-sum") per day e = 1 … T: the sum of the 2^ℓ days ending on day e, with ℓ the
+lowest set bit of e. These are the left children of the dyadic tree over the days; a right child is
+never part of a prefix, so it is not released. The prefix of the first n days is the sum of the p-sums
+ending at n, at n with its lowest set bit cleared, and so on: one per set bit of n.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ def tree_levels(days: int) -> int:
 def binary_tree(days: int) -> Factorization:
     """The binary tree counter over T days as a factorisation A = L·R (docs/math.md §12.3).
 
-    R has one row per dyadic node that starts before day T (its 0/1 indicator of days); row t of L
-    picks the nodes of the binary expansion of t + 1. A day lies in one node per level, so the
-    event-level L2 sensitivity is √(⌊log₂ T⌋ + 1), and ‖L_t‖² = popcount(t + 1).
+    Row e − 1 of R is the indicator of the 2^ℓ days ending on day e (ℓ = lowest set bit of e); row
+    t of L picks the p-sums of the binary expansion of n = t + 1. Day 0 lies in one p-sum per
+    level, so the event-level L2 sensitivity is √(⌊log₂ T⌋ + 1), and ‖L_t‖² = popcount(t + 1).
 
     Parameters
     ----------
@@ -45,23 +47,15 @@ def binary_tree(days: int) -> Factorization:
     --------
     >>> f = binary_tree(90)
     >>> f.R.shape, round(f.l2_sensitivity().value ** 2, 9)
-    ((181, 90), 7.0)
+    ((90, 90), 7.0)
     >>> f.prefix_variance(1.0)[[0, 29, 89]].tolist()
     [1.0, 4.0, 4.0]
     """
     t = check_int("binary_tree", "days", days, low=1)
+    end = np.arange(1, t + 1)                       # p-sum e covers days [e − 2^ℓ, e), ℓ = lsb(e)
+    width = end & -end
     day = np.arange(t)
-    starts, levels, rows = [], [], []
-    for level in range(tree_levels(t)):
-        width = 1 << level
-        first = np.arange(0, t, width)
-        starts.append(first)
-        levels.append(np.full(first.size, level))
-        rows.append((day[None, :] // width) == (first[:, None] // width))
-    start, level, R = np.concatenate(starts), np.concatenate(levels), np.vstack(rows).astype(float)
-    # prefix 0..t: for each set bit ℓ of t + 1 (high to low) the node at level ℓ starting at the running offset
-    length = day + 1
-    bits = (length[:, None] >> level[None, :]) & 1
-    offset = (length[:, None] >> (level[None, :] + 1)) << (level[None, :] + 1)
-    L = (bits == 1) & (start[None, :] == offset)
-    return Factorization("binary tree", L.astype(float), R)
+    R = (day[None, :] >= (end - width)[:, None]) & (day[None, :] < end[:, None])
+    n = end                                         # prefix lengths 1 … T
+    L = ((n[:, None] // width[None, :]) * width[None, :]) == end[None, :]
+    return Factorization("binary tree", L.astype(float), R.astype(float))
