@@ -56,7 +56,7 @@ class ContinualGuarantee:
     delta: float
 
 
-def gaussian_epsilon(sensitivity: float, sigma: float, delta: float, discretization: float = 1e-4) -> float:
+def gaussian_epsilon(sensitivity: float, sigma: float, delta: float, discretization: float | None = None) -> float:
     """ε at δ of the Gaussian mechanism N(0, σ²) with L2 sensitivity Δ (``dp-accounting`` PLD; §12.4).
 
     Parameters
@@ -66,8 +66,9 @@ def gaussian_epsilon(sensitivity: float, sigma: float, delta: float, discretizat
     sigma : float
         σ > 0.
     delta : float in (0, 1)
-    discretization : float
-        Privacy-loss grid step (pessimistic: the ε returned is an upper bound within about one step).
+    discretization : float, optional
+        Privacy-loss grid step (pessimistic: the ε returned is an upper bound within a few steps);
+        default 10⁻⁴·max(1, Δ/σ), so the grid's size, and the time, stay bounded as Δ/σ grows.
 
     Returns
     -------
@@ -78,6 +79,8 @@ def gaussian_epsilon(sensitivity: float, sigma: float, delta: float, discretizat
     sensitivity = check_real("gaussian_epsilon", "sensitivity", sensitivity, 0.0)
     sigma = check_real("gaussian_epsilon", "sigma", sigma, 0.0)
     delta = check_real("gaussian_epsilon", "delta", delta, 0.0, 1.0)
+    if discretization is None:
+        discretization = 1e-4 * max(1.0, sensitivity / sigma)
     pld = pld_lib.from_gaussian_mechanism(sigma, sensitivity=sensitivity,
                                           value_discretization_interval=discretization)
     return float(pld.get_epsilon_for_delta(delta))
