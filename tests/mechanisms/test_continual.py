@@ -125,6 +125,15 @@ def test_sensitivities_match_brute_force_over_every_contribution():
             assert l2.exact == (k in (1, days))
 
 
+def test_a_person_with_a_total_of_m_has_the_event_level_sensitivity_at_c_equal_m():
+    rng = np.random.default_rng(3)
+    u = 4.0 * rng.dirichlet(np.full(T, 0.2), size=2_000)          # contributions totalling m = 4
+    for make in COUNTERS.values():
+        f = make(T)
+        assert np.linalg.norm(u @ f.R.T, axis=1).max() <= f.l2_sensitivity(4.0, 1).value * (1 + 1e-12)
+        assert np.abs(u @ f.R.T).sum(axis=1).max() <= f.l1_sensitivity(4.0, 1).value * (1 + 1e-12)
+
+
 def test_event_level_sensitivity_is_the_largest_column_norm():
     for make in COUNTERS.values():
         f = make(T)
