@@ -17,6 +17,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.continual import Factorization, Sensitivity
+from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.errors import InputError
 
 
@@ -87,7 +88,7 @@ def gaussian_epsilon(sensitivity: float, sigma: float, delta: float, discretizat
 
 
 def continual_guarantee(counter: Factorization, noise: str, scale: float, per_day: float = 1.0, days: int = 1,
-                        delta: float = 1e-9) -> ContinualGuarantee:
+                        delta: float = DELTA_RELEASE) -> ContinualGuarantee:
     """The per-person guarantee of ``counter`` released with ``noise`` of ``scale`` (docs/math.md §12.4).
 
     Parameters
