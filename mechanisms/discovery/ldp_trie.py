@@ -86,6 +86,8 @@ class LDPTrie(TrieHH):
         """(the round's candidate codes, sorted; each row's category: its candidate index, or "none")."""
         candidates = np.unique(self.codec.extend(trie, level - 1))
         code = self.codec.prefix_codes(rows, level)
+        if candidates.size == 0:                       # an empty trie: no candidate, every row is "none"
+            return candidates, np.zeros(np.shape(code), dtype=np.intp)
         pos = np.minimum(np.searchsorted(candidates, code), candidates.size - 1)
         # a prefix is a candidate exactly when its (level − 1)-prefix is in the trie
         return candidates, np.where(candidates[pos] == code, pos, candidates.size)

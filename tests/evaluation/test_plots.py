@@ -86,7 +86,8 @@ def test_top_item_bars_use_the_theory_and_captions_follow_reading_order(run_dir,
     theory's even though the run stores only the top 4 of 10 items."""
     import json
 
-    from ldpsim.evaluation.report.plots import _cells, _theory_sd
+    from ldpsim.evaluation.report.plots import _theory_sd
+    from ldpsim.scenarios.studies.sweep.sweep_report import _cells
     from ldpsim.scenarios.studies.sweep.store import RunStore
     from ldpsim.evaluation.workloads.make import make_workload
     from ldpsim.mechanisms.frequency.grr import GRR

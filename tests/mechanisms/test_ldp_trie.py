@@ -30,6 +30,12 @@ def test_categories_map_eligible_devices_to_their_prefix_and_others_to_none():
     assert [names[c] if c < candidates.size else None for c in cat] == ["ab", "ba", "b", None]
 
 
+def test_an_empty_trie_has_no_candidates_and_every_device_is_none():
+    t, rows, _ = _setup()
+    candidates, cat = t.categories(rows, np.array([], dtype=np.int64), 2)
+    assert candidates.size == 0 and cat.tolist() == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("path", ["device", "direct"])
 def test_round_aggregate_has_grrs_moments(path):
     t, rows, trie = _setup()

@@ -11,7 +11,7 @@ graphemes, each script an eighth of the users):
   each (drawn from the workload's shares, typed 1 + Poisson(2) times): the devices' samplers, the
   round's exact GRR aggregate and the server's reading of it — the second round, whose candidates are
   the one-symbol extensions of the first round's survivors (set up untimed, with the devices' words
-  encoded).
+  encoded; when no prefix survives round 1 at a small n, the devices' true first symbols).
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ def _round_setup(trie: GboardTrie, n: int, seed: int):
     excluded = np.zeros(rows.shape[0], dtype=bool)
     cand, cat = trie.device_categories(rows, entry_row, device, counts, trie.root(), 1, excluded, rng)
     alive, _, _ = trie.advance(*trie.read(cand, trie.round_aggregate(cand, cat, False, rng)), 1)
+    if alive.size == 0:  # too few devices for any prefix to clear round 1's bar: time round 2 on the true ones
+        alive = np.unique(trie.codec.prefix_codes(rows, 1))
     return rows, entry_row, device, counts, alive, excluded
 
 
