@@ -16,6 +16,7 @@ from ldpsim.scenarios.studies.bench import suite
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios import options
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
+from tests.tree import own_files
 from tests.test_bad_inputs import _parser, expect_clear_refusal
 
 
@@ -147,7 +148,7 @@ def test_compare_trust_is_the_trust_comparison_and_says_so(tmp_path, capsys, mon
 
 def test_the_trust_comparison_is_spelt_one_way_in_the_docs():
     root = Path(__file__).resolve().parents[2]  # the checkout: README and docs are not installed
-    texts = [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    texts = [root / "README.md", *own_files(root / "docs", ".md")]
     for path in texts:
         assert "compare --trust" not in path.read_text(encoding="utf-8").replace(
             "`ldpsim compare --trust` is", ""), path
