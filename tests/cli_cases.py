@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ldpsim.scenarios.cli import build_parser
+from ldpsim.scenarios.cli import build_parser, main
 from tests.fleets import SWEEP, TINY
 
 
@@ -22,3 +22,13 @@ def fill_placeholders(argv, tmp_path):
     subst = {"{RUN}": str(tmp_path / "run.toml"), "{SWEEP}": str(tmp_path / "sweep.toml"), "{DIR}": str(tmp_path),
              "{OUT}": str(tmp_path / "out")}
     return [subst.get(a, a).replace("{DIR}", str(tmp_path)) for a in argv]
+
+
+def expect_clear_refusal(argv, names, capsys):
+    """``main(argv)`` exits 2, without a traceback, naming each of ``names`` in its message."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, f"exit {code} for {argv}: {err[-600:]}"
+    assert "Traceback" not in err and "internal error" not in err, err
+    for name in names:
+        assert name in err, f"{name!r} not named in: {err}"

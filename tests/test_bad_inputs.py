@@ -16,7 +16,7 @@ import pytest
 
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios import options
-from tests.cli_cases import command_parser as _parser, fill_placeholders as _fill
+from tests.cli_cases import command_parser as _parser, expect_clear_refusal, fill_placeholders as _fill
 from tests.fleets import SWEEP, TINY
 from tests.scenario_text import set_key as _set, to_toml
 
@@ -64,16 +64,6 @@ def _option_cases():
             for value in values:
                 out.append(pytest.param(command, flag, value, id=f"{command}{flag}={value or 'empty'}"))
     return out
-
-
-def expect_clear_refusal(argv, names, capsys):
-    """``main(argv)`` exits 2, without a traceback, naming each of ``names`` in its message."""
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, f"exit {code} for {argv}: {err[-600:]}"
-    assert "Traceback" not in err and "internal error" not in err, err
-    for name in names:
-        assert name in err, f"{name!r} not named in: {err}"
 
 
 @pytest.mark.parametrize("command, flag, value", _option_cases())

@@ -17,7 +17,7 @@ from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios import options
 from ldpsim.scenarios.cli import COMMANDS, build_parser, main
 from tests.tree import own_files
-from tests.test_bad_inputs import _parser, expect_clear_refusal
+from tests.cli_cases import command_parser as _parser, expect_clear_refusal
 
 
 # ---- options that apply only with (or without) another: every declared rule, generated -------------------
