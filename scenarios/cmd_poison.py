@@ -54,7 +54,7 @@ def default_out(scenario="poisoning", deployment: bool = False, word: str | None
     from pathlib import Path
 
     from ldpsim.scenarios.studies.poisoning.sweep import load_poisoning
-    from ldpsim.scenarios.studies.scenario.schema import plain_name
+    from ldpsim.runtime.plain import plain_name
     from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
     from ldpsim.runtime.errors import InputError
     from ldpsim.scenarios.catalog import resolve

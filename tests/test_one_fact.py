@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @functools.lru_cache(maxsize=1)
 def _facts() -> dict[str, list[str]]:
     """One walk over the package's source: where 1.96 is written, where a δ default or DELTA constant is
-    written, where fmix64/fwht are defined."""
-    facts = {"z": [], "delta": [], "kernels": []}
+    written, where fmix64/fwht are defined, where a plain-name rule is written."""
+    facts = {"z": [], "delta": [], "kernels": [], "plain_name": []}
     for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
         for p in (ROOT / top).rglob("*.py"):
             path = p.relative_to(ROOT).as_posix()
@@ -21,9 +21,13 @@ def _facts() -> dict[str, list[str]]:
                 elif isinstance(node, ast.Assign):
                     facts["delta"] += [f"{path}:{node.lineno} assigns {t.id}" for t in node.targets
                                        if isinstance(t, ast.Name) and "DELTA" in t.id]
+                    facts["plain_name"] += [f"{t.id} in {path}" for t in node.targets
+                                            if isinstance(t, ast.Name) and "PLAIN" in t.id.upper() and "NAME" in t.id.upper()]
                 elif isinstance(node, ast.FunctionDef):
                     if node.name in ("fmix64", "_fmix64", "fwht", "_fwht"):
                         facts["kernels"].append(f"{node.name} in {path}")
+                    if "plain" in node.name.lower() and "name" in node.name.lower():
+                        facts["plain_name"].append(f"{node.name} in {path}")
                     args = node.args.args + node.args.kwonlyargs
                     defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults + \
                         node.args.kw_defaults
@@ -53,3 +57,9 @@ def test_default_deltas_live_in_mechanisms_deltas():
 def test_shared_kernels_are_defined_once():
     """MurmurHash3's finalizer and the fast Walsh–Hadamard transform: one definition each."""
     assert sorted(_facts()["kernels"]) == ["fmix64 in mechanisms/hashing.py", "fwht in mechanisms/hadamard.py"]
+
+
+def test_the_plain_name_rule_is_written_once():
+    """The rule for a name that becomes a file or folder name (a run's, a deployment's, a reproduction's):
+    one pattern and one check, in runtime/plain.py, that every scenario spec uses."""
+    assert sorted(_facts()["plain_name"]) == ["PLAIN_NAME in runtime/plain.py", "plain_name in runtime/plain.py"]

@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 
 from ldpsim.scenarios.studies.scenario.schema import Field, ScenarioError, load_toml, parse_table, require_kind
 from ldpsim.evaluation.report.plots import FORMATS
+from ldpsim.runtime.plain import plain_name
 
 #: how the high-sensitivity (or URR-sensitive) values are chosen among the categories
 HIGH_CHOICES = ("least-frequent", "most-frequent")
@@ -50,8 +51,6 @@ def marked(label: str) -> str:
     return f"{label} ({GUARANTEE_OF[LABEL.match(label).group(1)]})"
 
 
-#: a reproduction's name: it becomes file names in the output folder, so no path separators or dots
-PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 #: parameters reduced by ``--quick`` (to at most these values) and the ε grid (to its two ends)
 QUICK_LIMITS = {"repeats": 2, "n": 4000, "bins": 16}
 
@@ -132,8 +131,7 @@ def high_ids(share: float, domain_size: int, choice: str) -> tuple[int, ...]:
 
 # ---- scenario files -----------------------------------------------------------------------------
 REPRODUCTION_SPEC = {
-    "name": Field(str, check=lambda v: None if PLAIN_NAME.fullmatch(v) else
-                  "must be a plain name of letters, digits, '-' and '_' (it names the output files)",
+    "name": Field(str, check=plain_name,
                   help="the name given to `ldpsim reproduce`, and of its output files"),
     "kind": Field(str, help="which computation (see `ldpsim reproduce --list`)"),
     "title": Field(str, help="the figure's title"),

@@ -87,11 +87,11 @@ def test_names_that_become_paths_are_plain(name, tmp_path, monkeypatch, capsys):
     path = tmp_path / "p.toml"
     path.write_text(TINY.replace("seed = 1", f"seed = 1\nname = {name!r}"), encoding="utf-8")
     assert main(["poison", str(path), "-q"]) == 2
-    assert "plain folder name" in capsys.readouterr().err
+    assert "must be a plain name" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() and not (tmp_path.parent / "x").exists()
     fleet = tmp_path / "f.toml"
     fleet.write_text(f'[poisoning_fleet]\nname = {name!r}\n', encoding="utf-8")
-    with pytest.raises(ScenarioError, match="plain folder name"):
+    with pytest.raises(ScenarioError, match="must be a plain name"):
         ldpsim.poison(fleet)
 
 

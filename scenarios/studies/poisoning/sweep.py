@@ -24,7 +24,8 @@ import pandas as pd
 from ldpsim.evaluation.poisoning.defenses import DETECTABLE, decoded_frequencies, normalized_frequencies
 from ldpsim.evaluation.poisoning.gains import ATTACKS, expected_gain
 from ldpsim.evaluation.poisoning.measure import gain_after_detection, measure_gain
-from ldpsim.scenarios.studies.scenario.schema import Field, ScenarioError, load_toml, parse_table, plain_name
+from ldpsim.runtime.plain import plain_name
+from ldpsim.scenarios.studies.scenario.schema import Field, ScenarioError, load_toml, parse_table
 from ldpsim.evaluation.workloads import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.runtime.durable import write_file

@@ -64,8 +64,9 @@ from pathlib import Path
 import numpy as np
 
 from ldpsim.evaluation.cost import check_workload_size
-from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, plain_name,
-                                                      require_kind, seed_check)
+from ldpsim.runtime.plain import plain_name
+from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, require_kind,
+                                                      seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, DEPLOYMENT_USE_CASE, configured_model
 from ldpsim.evaluation.privacy.trust_models import model_params

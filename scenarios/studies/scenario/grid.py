@@ -71,8 +71,9 @@ from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
 from ldpsim.scenarios.studies.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.cost import check_workload_size
-from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, plain_name,
-                                                      require_kind, seed_check)
+from ldpsim.runtime.plain import plain_name
+from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, require_kind,
+                                                      seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import VOCABULARY_KEYS, vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
 

@@ -7,7 +7,6 @@ types and failed checks raise :class:`ScenarioError` before anything runs.
 from __future__ import annotations
 
 import difflib
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,18 +15,6 @@ from typing import Any, Callable
 from ldpsim.runtime.errors import InputError
 
 REQUIRED = object()
-#: a name that becomes a file or folder name: letters, digits, ``.``, ``_``, ``-`` (no separators, no ``..``)
-PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-def plain_name(value: str) -> str | None:
-    """Field check: a plain file name (it names an output folder, so no path separators or leading dots)."""
-    if PLAIN_NAME.fullmatch(value) and ".." not in value:
-        return None
-    return ("must be a plain folder name (letters, digits, '.', '_', '-'; no path separators, no '..', at most "
-            "100 characters): it names the output folder")
-
-
 #: the largest seed: seeds are stored as int64 (Parquet columns, the summary), so 0 … 2⁶³ − 1
 MAX_SEED = 2**63 - 1
 
