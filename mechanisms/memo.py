@@ -135,7 +135,7 @@ def _olh(mech, x, keys):
 
 def _cms(mech, tokens, keys):
     rows = _keyed_ints(keys, mech.k, 0)
-    pos = mech.family.evaluate(rows, mech._value_keys(tokens))
+    pos = mech.family.evaluate(rows, mech.value_keys(tokens))
     bits = np.empty((keys.size, -(-mech.m // 8)), np.uint8)
     step = max(1, _CHUNK // mech.m)
     for s in range(0, keys.size, step):
@@ -146,7 +146,7 @@ def _cms(mech, tokens, keys):
 
 def _hcms(mech, tokens, keys):
     rows = _keyed_ints(keys, mech.k, 0)
-    pos = mech.family.evaluate(rows, mech._value_keys(tokens))
+    pos = mech.family.evaluate(rows, mech.value_keys(tokens))
     col = _keyed_ints(keys, mech.m, 1)
     plus = hadamard_sign(col, pos) > 0
     bit = (plus ^ (key_streams(keys, 1, 2)[:, 0] < mech.flip)).astype(np.uint8)

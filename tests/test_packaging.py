@@ -135,3 +135,29 @@ def test_no_import_cycles():
         if v not in index:
             visit(v)
     assert cycles == []
+
+
+#: private attributes the measurement and study floors may read, with the reason: namedtuple's public API
+#: (its names start with ``_`` so as not to clash with fields), argparse's (no public way to list a parser's
+#: actions or tell help and version actions apart) and the command line's own namespace entry
+PRIVATE_READS_ALLOWED = {
+    "_replace": "namedtuple API", "_asdict": "namedtuple API", "_fields": "namedtuple API", "_make": "namedtuple API",
+    "_actions": "argparse", "_option_string_actions": "argparse", "_HelpAction": "argparse",
+    "_VersionAction": "argparse", "_module": "scenarios/cli.py's own set_defaults entry",
+}
+
+
+def test_measurements_and_studies_call_no_private_attribute_of_another_object():
+    """evaluation/ and scenarios/ use what the mechanisms (and every other object they are handed) make
+    public: ``obj._name`` is read only on ``self`` or ``cls``, so renaming a mechanism's private helper can
+    break nothing above it."""
+    import ast
+    found = []
+    for top in ("evaluation", "scenarios"):
+        for p in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                        and node.attr not in PRIVATE_READS_ALLOWED):
+                    found.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} {ast.unparse(node)}")
+    assert found == []

@@ -51,9 +51,9 @@ def grid_density(mechanism, grid, y) -> np.ndarray:
     """f(y_i | g_j) for every report and grid point (len(y) × len(grid)).
 
     Same law as ``mechanism.output_density`` (tested equal), but the piecewise law of each grid
-    point (``_pieces``, see :mod:`ldpsim.mechanisms.numeric.interface`) is computed once instead of once per report.
+    point (``output_pieces``, see :mod:`ldpsim.mechanisms.numeric.interface`) is computed once instead of once per report.
     """
-    edges, dens, _ = mechanism._pieces(grid)
+    edges, dens, _ = mechanism.output_pieces(grid)
     yy = y[:, None]
     piece = (yy >= edges[None, :, 1]).astype(np.intp) + (yy > edges[None, :, 2])
     out = np.take_along_axis(np.broadcast_to(dens, (y.size,) + dens.shape), piece[:, :, None], axis=2)[:, :, 0]

@@ -60,11 +60,11 @@ def layout(mech, reports, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
     candidates, T[p, x] = 1 iff x hits position p) and the log-number of equally likely layouts."""
     stages(mech)  # TypeError unless RAPPOR or DBitFlip
     if isinstance(mech, RAPPOR):
-        cohort, bits = mech._check_reports(reports, "layout")
+        cohort, bits = mech.check_reports(reports)
         k = mech.num_bits
         S = np.unpackbits(bits, axis=1, count=k)
         return S, cohort[:, None] * k + np.arange(k)[None, :], mech.bloom_matrix(items), math.log(mech.cohorts)
-    buckets, bits = mech._check_reports(reports, "layout")
+    buckets, bits = mech.check_reports(reports)
     T = (np.arange(mech.domain_size)[:, None] == np.asarray(items, np.int64)[None, :]).astype(float)
     return bits, buckets, T, math.log(math.comb(mech.domain_size, mech.d))
 

@@ -42,7 +42,7 @@ def _rappor_pair(mech) -> tuple[object, object, np.ndarray, np.ndarray, np.ndarr
     """(x, x′, Bloom positions of each per cohort (C, h) twice, good-cohort mask (C,))."""
     keys = mech.family.keys(list(RAPPOR_TOKENS))
     cohorts = np.arange(mech.cohorts)
-    pos = [mech._positions(cohorts, np.full(mech.cohorts, key)) for key in keys]
+    pos = [mech.bloom_positions(cohorts, np.full(mech.cohorts, key)) for key in keys]
     best = None
     for i in range(len(keys)):
         for j in range(i + 1, len(keys)):

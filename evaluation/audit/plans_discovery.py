@@ -54,13 +54,13 @@ def sketch_walk_plan(mech) -> AuditPlan:
 def pem_plan(mech) -> AuditPlan:
     """PEM (module docstring)."""
     x, x_prime, rows = _words(mech)
-    codes = mech._prefix_codes(rows)                                   # (2, G)
+    codes = mech.group_prefix_codes(rows)                                   # (2, G)
     seeds = np.arange(mech.pool)[:, None]
-    share = float(np.mean(mech._hash(seeds, codes[0][None, :]) != mech._hash(seeds, codes[1][None, :])))
+    share = float(np.mean(mech.hash_codes(seeds, codes[0][None, :]) != mech.hash_codes(seeds, codes[1][None, :])))
 
     def event(r):
         group, seed = np.asarray(r.group), np.asarray(r.seed)
-        h, h_p = mech._hash(seed, codes[0, group]), mech._hash(seed, codes[1, group])
+        h, h_p = mech.hash_codes(seed, codes[0, group]), mech.hash_codes(seed, codes[1, group])
         return (np.asarray(r.y) == h) & (h != h_p)
     return AuditPlan(x, x_prime, "y = H_s(prefix(x)) != H_s(prefix(x')) in the report's group", event,
                      share * mech.p, share * mech.q, claim=_claim(mech))
@@ -69,7 +69,7 @@ def pem_plan(mech) -> AuditPlan:
 def sfp_plan(mech) -> AuditPlan:
     """SFP (module docstring)."""
     x, x_prime, rows = _words(mech)
-    codes, tokens = mech._word_tokens(rows)                            # (2,), (2, L/2)
+    codes, tokens = mech.word_tokens(rows)                            # (2,), (2, L/2)
     c_w = differ_share(mech.word_cms.family, *codes)
     c_f = np.mean([differ_share(mech.fragment_cms.family, *tokens[:, l]) for l in range(mech.positions)])
     f_w, f_f = mech.word_cms.flip, mech.fragment_cms.flip

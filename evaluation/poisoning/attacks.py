@@ -96,7 +96,7 @@ def _sketch(mech, attack: str, targets, m: int, rng):
         if attack == "rpa":
             bits[:] = rng.random((m, mech.m)) < 0.5
         else:
-            keys = mech._value_keys(np.asarray(list(targets), dtype=object))  # the sketch's own keys (CodeCMS: codes)
+            keys = mech.value_keys(np.asarray(list(targets), dtype=object))  # the sketch's own keys (CodeCMS: codes)
             bits[np.arange(m)[:, None], mech.family.evaluate(rows[:, None], keys[None, :])] = True
         return CMSReports(np.packbits(bits, axis=1)[:, :width], rows)
     if attack == "rpa":

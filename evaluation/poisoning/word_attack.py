@@ -76,14 +76,14 @@ def word_mga_reports(mech, target: str, n: int, rng=None):
     rows = mech.codec.symbols([target])[0]
     where = np.arange(n) % rounds(mech)
     if isinstance(mech, PEM):
-        code = mech._prefix_codes(rows)[0][where]
+        code = mech.group_prefix_codes(rows)[0][where]
         seed = rng.integers(0, mech.pool, size=n)
-        return PEMReports(where, seed, mech._hash(seed, code))
+        return PEMReports(where, seed, mech.hash_codes(seed, code))
     if isinstance(mech, TreeHist):
         codes = np.array([mech.codec.prefix_codes(rows, l + 1)[0] for l in range(mech.levels)])
         bits, row = _sketch_reports(mech.cms, codes[where], rng)
         return TreeHistReports(where, bits, row)
-    code, tokens = mech._word_tokens(rows)
+    code, tokens = mech.word_tokens(rows)
     word = fake_reports(mech.word_cms, "mga", [int(code[0])], n, rng)
     return SFPReports(*word, *_sketch_reports(mech.fragment_cms, tokens[0][where], rng), where)
 
@@ -141,7 +141,7 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
     if not isinstance(mech, PEM):
         raise ValueError(f"pem_fakes_needed: the mechanism must be PEM; got {type(mech).__name__}.")
     survivors = 2 * top_k if survivors is None else survivors
-    x = mech._prefix_codes(mech.codec.symbols([target])[0])[0]
+    x = mech.group_prefix_codes(mech.codec.symbols([target])[0])[0]
     c = contribution(mech)
     alive = np.zeros(0, dtype=np.int64)
     for l in range(mech.start - 1):

@@ -147,11 +147,36 @@ class PEM(DiscoveryProtocol):
         return UserModel(self.family, d / (self.p - 1.0 / self.g), 1.0 / self.g,
                          (q * (1 - q) / s, d * (1 - 2 * q) / s, -d * d / s))
 
-    def _prefix_codes(self, rows: np.ndarray) -> np.ndarray:
-        """(D × G) codes of each word's prefix reported by each group."""
+    def group_prefix_codes(self, rows: np.ndarray) -> np.ndarray:
+        """The prefix each group reports of each word (docs/math.md §7.4.1).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            (D, L) padded symbol rows of D words (:meth:`WordCodec.symbols`).
+
+        Returns
+        -------
+        ndarray of int
+            (D, G) codes: column g is the code of each word's prefix of ``start + g`` symbols.
+        """
         return np.stack([self.codec.prefix_codes(rows, self.start + i) for i in range(self.groups)], axis=1)
 
-    def _hash(self, seed, codes) -> np.ndarray:
+    def hash_codes(self, seed, codes) -> np.ndarray:
+        """The local hash of prefix codes under the hash functions ``seed`` of the pool (docs/math.md §7.4.1).
+
+        Parameters
+        ----------
+        seed : int or ndarray of int
+            Hash functions in [0, ``pool``), broadcast against ``codes``.
+        codes : ndarray of int
+            Prefix codes (:meth:`group_prefix_codes`).
+
+        Returns
+        -------
+        ndarray
+            Hash values in [0, g): what a report's ``y`` is before its randomized response.
+        """
         return self.family.evaluate(seed, np.asarray(codes, dtype=np.int64).astype(np.uint64))
 
     # client ------------------------------------------------------------------------------------
@@ -160,9 +185,9 @@ class PEM(DiscoveryProtocol):
         rows, inv = self.codec.symbols(values)
         n = inv.size
         group = rng.integers(0, self.groups, size=n)
-        code = self._prefix_codes(rows)[inv, group] if n else np.zeros(0, dtype=np.int64)
+        code = self.group_prefix_codes(rows)[inv, group] if n else np.zeros(0, dtype=np.int64)
         seed = rng.integers(0, self.pool, size=n)
-        h = self._hash(seed, code)
+        h = self.hash_codes(seed, code)
         keep = rng.random(n) < self.p
         other = (h + 1 + rng.integers(0, self.g - 1, size=n)) % self.g
         return PEMReports(group, seed, np.where(keep, h, other))
@@ -210,14 +235,14 @@ class PEM(DiscoveryProtocol):
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
         split = split_counts(counts, self.groups, rng)
-        prefixes = self._prefix_codes(rows)
+        prefixes = self.group_prefix_codes(rows)
         data = np.empty((self.groups, self.pool, self.g + 1), dtype=np.int64)
         cells = data[:, :, :self.g]  # written in place: the table is G·pool·(g+1) int64 (220 MB at ε = 8)
         for i in range(self.groups):
             codes, c = grouped_counts(prefixes[:, i], split[:, i])
             keys = np.repeat(codes, c)
             seed = rng.integers(0, self.pool, size=keys.size)
-            C = np.bincount(seed * self.g + self._hash(seed, keys), minlength=self.pool * self.g)
+            C = np.bincount(seed * self.g + self.hash_codes(seed, keys), minlength=self.pool * self.g)
             kept = rng.binomial(C, self.p - self.q).reshape(self.pool, self.g)
             moved = np.bincount(seed, minlength=self.pool) - kept.sum(axis=1)
             np.add(kept, rng.multinomial(moved, np.full(self.g, 1.0 / self.g)), out=cells[i])
@@ -273,7 +298,7 @@ class PEM(DiscoveryProtocol):
         """log P[(group, s, y) | word] = −log G − log pool + log(p if y = H_s(prefix) else q)."""
         group, seed, y = self._check_reports(reports, "log_likelihood")
         rows, inv = self.codec.symbols(values)
-        hit = self._hash(seed, self._prefix_codes(rows)[inv, group]) == y
+        hit = self.hash_codes(seed, self.group_prefix_codes(rows)[inv, group]) == y
         return -math.log(self.groups * self.pool) + np.where(hit, math.log(self.p), math.log(self.q))
 
     # wire form ---------------------------------------------------------------------------------

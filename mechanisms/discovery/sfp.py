@@ -155,9 +155,23 @@ class SFP(DiscoveryProtocol):
     def _word_hash(self, codes: np.ndarray) -> np.ndarray:
         return self.word_hash.evaluate(0, np.asarray(codes, dtype=np.int64).astype(np.uint64))
 
-    def _word_tokens(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(word codes, D × L/2 fragment tokens) of padded symbol rows; column l is the token (r, fragment
-        at l) = r·b² + fragment, counted in position l's sketch."""
+    def word_tokens(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What a word is counted as in the word sketch and in each position's fragment sketch
+        (docs/math.md §7.4.1).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            (D, L) padded symbol rows of D words (:meth:`WordCodec.symbols`).
+
+        Returns
+        -------
+        codes : ndarray of int
+            (D,) word codes, counted in the word sketch.
+        tokens : ndarray of int
+            (D, L/2) fragment tokens: column l is (r, fragment at l) = r·b² + fragment, with r the word's
+            hash, counted in position l's sketch.
+        """
         codes = self.codec.prefix_codes(rows, self.length)
         frag = rows[:, 0::2] * self.codec.base + rows[:, 1::2]
         return codes, self._word_hash(codes)[:, None] * self.codec.base ** 2 + frag
@@ -166,7 +180,7 @@ class SFP(DiscoveryProtocol):
     def perturb(self, values, rng=None) -> SFPReports:
         rng = as_generator(rng)
         rows, inv = self.codec.symbols(values)
-        codes, tokens = self._word_tokens(rows)
+        codes, tokens = self.word_tokens(rows)
         position = rng.integers(0, self.positions, size=inv.size)
         word = self.word_cms.perturb(codes[inv], rng)
         frag = self.fragment_cms.perturb(tokens[inv, position] if inv.size else codes[:0], rng)
@@ -216,7 +230,7 @@ class SFP(DiscoveryProtocol):
     def sample_aggregate(self, true_counts, rng=None, items=None) -> Aggregate:
         rng = as_generator(rng)
         rows, counts = word_rows(self, true_counts, items)
-        codes, tokens = self._word_tokens(rows)
+        codes, tokens = self.word_tokens(rows)
         word = self.word_cms.sample_aggregate(counts, rng, codes)
         split = split_counts(counts, self.positions, rng)  # (D, L/2): each word's users per position
         frags = [self.fragment_cms.sample_aggregate(c, rng, uniq).data
@@ -309,7 +323,7 @@ class SFP(DiscoveryProtocol):
         """log P[report | word] = −log(L/2) + word CMS term + fragment CMS term (token at the sent position)."""
         r = self._check_reports(reports, "log_likelihood")
         rows, inv = self.codec.symbols(values)
-        codes, tokens = self._word_tokens(rows)
+        codes, tokens = self.word_tokens(rows)
         return (-math.log(self.positions) + cms_log_likelihood(self.word_cms, r.word_bits, r.word_row, codes[inv])
                 + cms_log_likelihood(self.fragment_cms, r.fragment_bits, r.fragment_row, tokens[inv, r.position]))
 

@@ -350,16 +350,17 @@ class CodeCMS(CMS):
     keys, so no mmh3 digest is needed); everything else — client, aggregate, estimate, theory and the
     exact direct sampler — is CMS's own."""
 
-    def _value_keys(self, values) -> np.ndarray:
+    def value_keys(self, values) -> np.ndarray:
+        """The codes themselves as the family's keys (codes are integers already: no digest)."""
         arr = np.asarray(values)
         return np.asarray(arr.tolist() if arr.dtype == object else arr, dtype=np.int64).astype(np.uint64)
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
-        return sketch_sums(self.family, table, self._value_keys(items))
+        return sketch_sums(self.family, table, self.value_keys(items))
 
     def collision_fractions(self, items) -> np.ndarray:
         """γ[i, j] = share of the k rows where codes ``items[i]`` and ``items[j]`` hash alike (D × D)."""
-        return self.family.key_collision_counts(self._value_keys(items)) / self.k
+        return self.family.key_collision_counts(self.value_keys(items)) / self.k
 
     def _collision_sums(self, items: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g = self.collision_fractions(items)  # the codes are the keys (CMS's own hashes mmh3 digests)

@@ -172,6 +172,26 @@ class DBitFlip(FrequencyOracle):
         return DBitFlipReports(buckets, flip_bits(bits, self.gamma, as_generator(rng) if self.gamma else None))
 
     # server ------------------------------------------------------------------------------------
+    def check_reports(self, reports) -> DBitFlipReports:
+        """Reports as the server reads them, checked (docs/math.md §7.3).
+
+        Parameters
+        ----------
+        reports : DBitFlipReports
+            (buckets, bits) as :meth:`perturb` returns them.
+
+        Returns
+        -------
+        DBitFlipReports
+            The buckets (n, d), distinct and sorted ids in [0, D) per report, and their bits (n, d) uint8.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For anything but a (buckets, bits) pair of shape (n, d) with sorted distinct ids and bits in range.
+        """
+        return self._check_reports(reports, "check_reports")
+
     def _check_reports(self, reports, what: str) -> DBitFlipReports:
         if not (isinstance(reports, tuple) and len(reports) == 2):
             raise TypeError(f"{self.name}.{what}: reports must be a DBitFlipReports(buckets, bits) pair; "

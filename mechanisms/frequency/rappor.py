@@ -163,8 +163,22 @@ class RAPPOR(FrequencyOracle):
         uniq, inv = factorize(np.asarray(values) if isinstance(values, np.ndarray) else _objects(values))
         return self.family.keys(uniq)[inv]
 
-    def _positions(self, cohort: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """Bloom bit positions, shape (n, h): hash l of cohort c is row c·h + l of the family."""
+    def bloom_positions(self, cohort: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The Bloom filter bits a value sets in its cohort (docs/math.md §7.2).
+
+        Parameters
+        ----------
+        cohort : ndarray of int
+            (n,) cohorts in [0, ``cohorts``).
+        keys : ndarray of uint64
+            (n,) keys of the values (the family's keys of their tokens).
+
+        Returns
+        -------
+        ndarray
+            (n, ``num_hashes``) bit positions in [0, ``num_bits``): hash l of cohort c is row c·h + l of
+            the family.
+        """
         rows = cohort[:, None] * self.num_hashes + np.arange(self.num_hashes)[None, :]
         return self.family.evaluate(rows, keys[:, None])
 
@@ -173,7 +187,7 @@ class RAPPOR(FrequencyOracle):
         keys = self._token_keys(items)
         X = np.zeros((self.cohorts, self.num_bits, keys.size))
         for c in range(self.cohorts):
-            pos = self._positions(np.full(keys.size, c), keys)
+            pos = self.bloom_positions(np.full(keys.size, c), keys)
             X[c, pos, np.arange(keys.size)[:, None]] = 1.0
         return X.reshape(self.cohorts * self.num_bits, keys.size)
 
@@ -214,7 +228,7 @@ class RAPPOR(FrequencyOracle):
         rng = as_generator(rng)
         keys = self._token_keys(values)
         cohort = rng.integers(0, self.cohorts, size=keys.size)
-        return RAPPORReports(cohort, self._instant_bits(self._positions(cohort, keys), rng))
+        return RAPPORReports(cohort, self._instant_bits(self.bloom_positions(cohort, keys), rng))
 
     def device_cohorts(self, keys) -> np.ndarray:
         """The cohort of each device: a deterministic function of its key."""
@@ -241,7 +255,7 @@ class RAPPOR(FrequencyOracle):
         tok = self._token_keys(values)
         if dev.shape != tok.shape:
             raise ValueError(f"{self.name}.permanent_response: {dev.size} keys for {tok.size} values.")
-        pos = self._positions(self.device_cohorts(dev), tok)
+        pos = self.bloom_positions(self.device_cohorts(dev), tok)
         bloom = np.zeros((tok.size, self.num_bits), dtype=bool)
         bloom[np.arange(tok.size)[:, None], pos] = True
         u = keyed_uniforms(dev[:, None], _TAG_PRR, tok[:, None], np.arange(self.num_bits)[None, :])
@@ -255,6 +269,26 @@ class RAPPOR(FrequencyOracle):
         return RAPPORReports(self.device_cohorts(keys), np.packbits(s, axis=1))
 
     # server ----------------------------------------------------------------------------------
+    def check_reports(self, reports) -> RAPPORReports:
+        """Reports as the server reads them, checked (docs/math.md §7.2).
+
+        Parameters
+        ----------
+        reports : RAPPORReports
+            (cohort, bits) as :meth:`perturb` returns them.
+
+        Returns
+        -------
+        RAPPORReports
+            The cohorts (n,) and the packed bits (n, ⌈k/8⌉) uint8 as arrays.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For anything but a (cohort, bits) pair of this mechanism's shapes, cohorts and padding.
+        """
+        return self._check_reports(reports, "check_reports")
+
     def _check_reports(self, reports, what: str) -> RAPPORReports:
         if not (isinstance(reports, tuple) and len(reports) == 2):
             raise TypeError(f"{self.name}.{what}: reports must be RAPPORReports(cohort, bits); "

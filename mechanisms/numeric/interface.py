@@ -10,7 +10,7 @@ Parallel to :mod:`ldpsim.mechanisms.base` for frequency oracles:
   ``moment(x, k)`` (exact, from the density); ``mean_variance(values)`` is the variance of the
   report average over a fixed population.
 * The output law of every mechanism here is a piecewise-constant density on three pieces of
-  [−C, C] plus an optional point mass at y = x (SDPM's low branch). ``_pieces(x)`` returns that law;
+  [−C, C] plus an optional point mass at y = x (SDPM's low branch). ``output_pieces(x)`` returns that law;
   ``output_density``, ``point_mass``, ``bin_probabilities`` and ``moment`` are built from it.
 * ``bin_transition(in_edges, out_edges)`` is the exact EM matrix
   ``M[i, j] = P(x* ∈ out-bin j | x uniform in in-bin i)`` (docs/math.md §2.3).
@@ -147,13 +147,30 @@ class NumericMechanism(Mechanism):
         return float(self.report_variance(x).sum() / max(x.size, 1) ** 2)
 
     @abstractmethod
-    def _pieces(self, x: np.ndarray):
-        """Output law for inputs ``x`` (1-D): ``edges`` (n, 4) ascending from −C to C, ``density``
-        (n, 3) on the three pieces between them, ``atom`` (n,) the point mass at y = x."""
+    def output_pieces(self, x: np.ndarray):
+        """The output law of each input as three pieces of constant density (docs/math.md §2.1, §2.2, §2.5).
+
+        :meth:`output_density` and :meth:`point_mass` read it; a measurement that evaluates the law of
+        many inputs against many reports (the adversary's grid) computes the pieces of each input once.
+
+        Parameters
+        ----------
+        x : ndarray
+            Inputs in [−1, 1], 1-D.
+
+        Returns
+        -------
+        edges : ndarray
+            (n, 4), ascending from −C to C: the pieces lie between consecutive edges.
+        density : ndarray
+            (n, 3), the density on each piece.
+        atom : ndarray
+            (n,), the point mass at y = x (SDPM's low branch; 0 elsewhere).
+        """
 
     def _law(self, x):
         x = np.asarray(x, dtype=np.float64)
-        edges, dens, atom = self._pieces(x.ravel())
+        edges, dens, atom = self.output_pieces(x.ravel())
         return x.shape, edges, dens, atom
 
     def output_density(self, x, y) -> np.ndarray:

@@ -132,7 +132,7 @@ class PM(NumericMechanism):
         t = math.exp(self.epsilon / 2)
         return np.asarray(x, dtype=np.float64) ** 2 / (t - 1) + (t + 3) / (3 * (t - 1) ** 2)
 
-    def _pieces(self, x):
+    def output_pieces(self, x):
         lx = self.left(x)
         n = x.size
         edges = np.stack([np.full(n, -self.C), lx, lx + self.C - 1, np.full(n, self.C)], axis=1)

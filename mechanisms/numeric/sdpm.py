@@ -159,8 +159,8 @@ class SDPM(NumericMechanism):
         low_var = second - self.report_mean(x) ** 2
         return np.where(self.is_low(x), low_var, self.pm.report_variance(x))
 
-    def _pieces(self, x):
-        edges, dens, atom = self.pm._pieces(x)
+    def output_pieces(self, x):
+        edges, dens, atom = self.pm.output_pieces(x)
         low = self.is_low(x)
         a, b = self.low
         edges[low] = [-self.C, a, b, self.C]

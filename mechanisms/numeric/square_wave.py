@@ -164,7 +164,7 @@ class SW(NumericMechanism):
         second = 2 * self.q * self.C ** 3 / 3 + (self.p - self.q) * (2 * self.w * x ** 2 + 2 * self.w ** 3 / 3)
         return second - (self.mean_scale * x) ** 2
 
-    def _pieces(self, x):
+    def output_pieces(self, x):
         n = x.size
         edges = np.stack([np.full(n, -self.C), x - self.w, x + self.w, np.full(n, self.C)], axis=1)
         return edges, np.tile([self.q, self.p, self.q], (n, 1)), np.zeros(n)

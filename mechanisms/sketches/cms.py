@@ -158,15 +158,26 @@ class Sketch(FrequencyOracle):
         rows = rng.integers(0, self.k, size=keys.size)
         return rows, self.family.evaluate(rows, keys)
 
-    def _value_keys(self, values) -> np.ndarray:
-        """Per-user mmh3 keys: one digest per distinct token, then indexed."""
+    def value_keys(self, values) -> np.ndarray:
+        """The hash family's key of each value: the input of the sketch's hashes (docs/math.md §1.5).
+
+        Parameters
+        ----------
+        values : array_like
+            Tokens (str, bytes or int), one per user.
+
+        Returns
+        -------
+        ndarray of uint64
+            One mmh3 key per value (one digest per distinct token, then indexed).
+        """
         uniq, inv = factorize(values)
         return self.family.keys(uniq)[inv]
 
     def _population_keys(self, true_counts, items) -> np.ndarray:
         """Per-user keys of the population with ``true_counts`` of ``items`` (in item order)."""
         arr, f = self._counts(true_counts, items)
-        return np.repeat(self._value_keys(arr), f)
+        return np.repeat(self.value_keys(arr), f)
 
     def _query_sums(self, table: np.ndarray, items) -> np.ndarray:
         """Σ_l table[l, h_l(d)] for each item d (table: k rows of ≥ m columns, C-contiguous)."""
@@ -307,7 +318,7 @@ class CMS(Sketch):
             ``bits`` (uint8, (n, ⌈m/8⌉), bit 1 ⇔ +1) and ``row`` (int64, (n,)).
         """
         rng = as_generator(rng)
-        keys = self._value_keys(values)
+        keys = self.value_keys(values)
         n = keys.size
         rows, pos = self._user_positions(keys, rng)
         width, n_words = self._n_bytes, -(-self.m // WORD_BITS)

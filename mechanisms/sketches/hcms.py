@@ -114,7 +114,7 @@ class HCMS(Sketch):
             ``bit`` (uint8, 1 ⇔ +1), ``row`` in [0, k), ``col`` in [0, m), each of shape (n,).
         """
         rng = as_generator(rng)
-        keys = self._value_keys(values)
+        keys = self.value_keys(values)
         rows, pos = self._user_positions(keys, rng)
         col = rng.integers(0, self.m, size=keys.size)
         plus = hadamard_sign(col, pos) > 0

@@ -30,12 +30,12 @@ def _pieces(mech, agg, word):
     the fragment token at each position in that position's sketch)."""
     rows = mech.codec.symbols([word])[0]
     if isinstance(mech, PEM):
-        codes = mech._prefix_codes(rows)[0]
+        codes = mech.group_prefix_codes(rows)[0]
         return np.array([mech.group_estimate(agg, i, codes[i:i + 1])[0][0] for i in range(mech.groups)])
     if isinstance(mech, TreeHist):
         return np.array([mech.cms.estimate(mech.level_aggregate(agg, l), mech.codec.prefix_codes(rows, l + 1))[0]
                          for l in range(mech.levels)])
-    code, tokens = mech._word_tokens(rows)
+    code, tokens = mech.word_tokens(rows)
     word_agg, frag_aggs = mech.parts(agg)
     return np.r_[mech.word_cms.estimate(word_agg, code),
                  [mech.fragment_cms.estimate(a, tokens[0, l:l + 1])[0] for l, a in enumerate(frag_aggs)]]

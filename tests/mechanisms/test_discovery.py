@@ -311,7 +311,7 @@ def test_sfp_fragment_estimate_has_per_position_variance():
     true = tuple(c // 10 for c in LARGE_COUNTS)
     rows, inv = mech.codec.symbols(LARGE_WORDS)
     counts = np.bincount(inv, weights=true, minlength=rows.shape[0])
-    _, tokens = mech._word_tokens(rows)
+    _, tokens = mech.word_tokens(rows)
     share = 1.0 / mech.positions
     mean, var = [], []
     for pos in range(mech.positions):

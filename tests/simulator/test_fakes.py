@@ -139,7 +139,7 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
     total += one.aggregates[("words", 0)]
     genuine = sum(base.aggregates[("words", d)] for d in range(1, cfg.n_days)) + base.aggregates[("words", 0)]
     last = mech.groups - 1
-    code = mech._prefix_codes(mech.codec.symbols(["xqzw"])[0])[0][last:]
+    code = mech.group_prefix_codes(mech.codec.symbols(["xqzw"])[0])[0][last:]
     m_last = word_attack.fakes_per_round(mech, fleet.accepted_reports(), cfg.n_days)[last]
     n_last = int(total.data[last, :, mech.g].sum())
     expected = total.n / n_last * (mech.group_estimate(genuine, last, code)[0][0] + m_last * word_attack.contribution(mech))

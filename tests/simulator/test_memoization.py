@@ -60,7 +60,7 @@ def test_keyed_cms_flips_with_f_and_rows_uniform():
     n = 20_000
     rep = keyed_perturb(mech, np.zeros(n, np.int64), _keys(n), np.array(["a"] * n, dtype=object))
     assert_chisquare_gof(np.bincount(rep.row, minlength=8), np.full(8, 1 / 8), alpha=ALPHA)
-    pos = mech.family.evaluate(rep.row, mech._value_keys(np.array(["a"] * n, dtype=object)))
+    pos = mech.family.evaluate(rep.row, mech.value_keys(np.array(["a"] * n, dtype=object)))
     bits = np.unpackbits(rep.bits, axis=1, count=64)
     own = bits[np.arange(n), pos]
     bits[np.arange(n), pos] = 0
