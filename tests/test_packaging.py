@@ -161,3 +161,20 @@ def test_measurements_and_studies_call_no_private_attribute_of_another_object():
                         and node.attr not in PRIVATE_READS_ALLOWED):
                     found.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} {ast.unparse(node)}")
     assert found == []
+
+
+def test_no_test_module_imports_another_test_module_or_conftest():
+    """What several test modules share lives in helper modules (tests/fleets.py, tests/stats.py, …): a test
+    module imported by another is collected twice and couples their fixtures; conftest.py is pytest's, never
+    a module to import."""
+    import ast
+    found = []
+    for p in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module or ''}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.ImportFrom) and node.level:
+                found.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} relative import")
+            found += [f"{p.relative_to(ROOT).as_posix()}:{node.lineno} imports {n}" for n in names
+                      if any(part.startswith("test_") or part == "conftest" for part in n.split("."))]
+    assert found == []

@@ -1,7 +1,7 @@
 """SDPM specifics (docs/math.md §2.2): the low range, the SDLDP conditions (8)–(10) of docs/math.md §1.4 for
 densities, the exact low-branch theory against the paper's theorem 4, and the EM-only mean.
 The generic numeric contract (theory = density moments, client = theory, chi-square neighbour test,
-exact EM matrix, wire form) runs over SDPM in test_pm.py."""
+wire form) runs over SDPM in test_numeric_contract.py, the exact EM matrix in test_pm.py."""
 
 from __future__ import annotations
 

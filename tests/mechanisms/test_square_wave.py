@@ -1,4 +1,4 @@
-"""Square wave (docs/math.md §2.5): the numeric contract of test_pm run on SW, its exact privacy
+"""Square wave (docs/math.md §2.5; its numeric contract is in test_numeric_contract.py): its exact privacy
 boundary, its constants, its mean estimate, the closed-form report histogram and EM/EMS on SW reports."""
 
 from __future__ import annotations
@@ -11,14 +11,6 @@ import pytest
 from ldpsim.mechanisms.numeric.em import EM
 from ldpsim.mechanisms.numeric.report_histogram import histogram_moments
 from ldpsim.mechanisms.numeric.square_wave import SW, optimal_half_width
-# the numeric contract of PM and SDPM, collected here again with this module's ``mech`` fixture
-from tests.mechanisms.test_pm import (test_aggregates_merge_by_addition,  # noqa: F401
-                                      test_bad_epsilon_type, test_bad_epsilon_value,
-                                      test_bad_values_name_index_and_value,
-                                      test_client_histogram_matches_exact_bin_probabilities,
-                                      test_client_mean_and_variance_match_theory,
-                                      test_closed_forms_equal_exact_moments_of_the_density,
-                                      test_same_seed_same_output_and_range, test_wire_form_round_trip)
 from tests.stats import assert_chisquare_gof, assert_mean, assert_variance
 
 SWS = {"sw-eps1": SW(1.0), "sw-eps0.2": SW(0.2), "sw-eps4": SW(4.0), "sw-eps1-b0.4": SW(1.0, b=0.4)}
