@@ -12,7 +12,7 @@ from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.cli import main
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 INDUSTRIAL = SCENARIOS / "industrial.toml"
 
 

@@ -21,7 +21,7 @@ from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.scenarios.cli import main
 from ldpsim.simulator.population import items_for
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 BASELINES = sorted((SCENARIOS / "baselines").glob("*.json"))
 ALPHA = 0.001
 

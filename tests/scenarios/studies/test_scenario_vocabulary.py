@@ -17,7 +17,7 @@ from ldpsim.scenarios.studies.sweep.runner import run_cell
 from ldpsim.evaluation.workloads import load_vocabulary
 from ldpsim.scenarios.cli import main
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 EMOJI_500 = SCENARIOS / "data" / "emoji_500.csv"
 
 

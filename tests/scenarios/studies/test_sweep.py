@@ -15,7 +15,7 @@ from ldpsim.scenarios.studies.scenario.grid import load_scenario
 from ldpsim.scenarios.studies.sweep.store import RunStore
 from ldpsim.scenarios.cli import main
 
-SMOKE = Path(__file__).parents[2] / "scenarios" / "smoke.toml"
+SMOKE = Path(__file__).parents[3] / "scenarios" / "smoke.toml"
 TINY = """
 [scenario]
 name = "tiny"
