@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpsim.mechanisms import MECHANISMS, FrequencyOracle
+from ldpsim.mechanisms import MECHANISMS, FrequencyOracle, make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.base import Guarantee
 from ldpsim.mechanisms.numeric.em import EM
@@ -225,7 +225,7 @@ class UseCase:
             params = dict(self.params)
             if self.mech_epsilon is not None:
                 params["epsilon"] = self.mech_epsilon
-            mech = MECHANISMS[self.mechanism](**params)
+            mech = make(self.mechanism, **params)
             object.__setattr__(self, "_mechanism", mech)
         return mech
 

@@ -25,7 +25,7 @@ import pytest
 
 from ldpsim.scenarios.studies.scenario.deployment_file import READING_SPEC, SPEC, USE_CASE_SPEC
 from ldpsim.scenarios.studies.scenario.grid import SCENARIO_SPEC
-from ldpsim.mechanisms.registry import MECHANISMS
+from ldpsim.mechanisms.registry import MECHANISMS, make, typical
 from ldpsim.scenarios.cli import main
 from tests.fleets import SWEEP, TINY
 from tests.scenario_text import set_key as _set, to_toml
@@ -38,15 +38,6 @@ except ModuleNotFoundError:  # pragma: no cover
 NAN, INF = float("nan"), float("inf")
 
 # ---- Python API --------------------------------------------------------------------------------
-#: sane constructor arguments by parameter name; a new mechanism whose required parameters are not
-#: covered here (or in SANE_BY_MECHANISM) makes test_every_mechanism_has_sane_parameters fail
-SANE_BY_NAME = {"epsilon": 1.0, "domain_size": 6, "k": 4, "m": 8, "g": 3, "seed": 0}
-SANE_BY_MECHANISM = {
-    "urr": {"sensitive": (1, 4)},
-    "sdgrr": {"high": (0, 2)},
-    "personalized-sdgrr": {"partitions": ((0, 1), (2, 3, 4, 5))},
-    "personalized-sdpm": {"ranges": ((-1.0, 0.0), (0.0, 1.0))},
-}
 #: bad values tried for every constructor parameter (a parameter whose default is None skips None)
 BAD_PARAM_VALUES = {"str": "x", "bool": True, "none": None, "nan": NAN, "inf": INF, "negative": -1,
                     "huge": 10**30, "list": [[1, 2], "a"]}
@@ -65,18 +56,12 @@ DOCUMENTED_VALID_PARAM = {
 
 
 def sane_params(name: str) -> dict:
-    cls = MECHANISMS[name]
-    params = {}
-    for p in inspect.signature(cls).parameters.values():
-        if p.name in SANE_BY_MECHANISM.get(name, {}):
-            params[p.name] = SANE_BY_MECHANISM[name][p.name]
-        elif p.default is inspect.Parameter.empty:
-            params[p.name] = SANE_BY_NAME.get(p.name)
-    return params
+    """ε = 1 and the registry's typical parameters (:data:`ldpsim.mechanisms.registry.PARAMETERS`)."""
+    return {"epsilon": 1.0, **typical(name)}
 
 
 def _build(name):
-    return MECHANISMS[name](**sane_params(name))
+    return make(name, shape="typical", epsilon=1.0)
 
 
 def _constructor_cases():
@@ -126,7 +111,7 @@ def _mechanism_kinds():
 
 
 FREQ, NUMERIC = _mechanism_kinds()
-BAD_IDS = {"negative": [-1], "too-large": [6], "float": [1.5], "str": ["a"], "bool": [True], "2d": [[0, 1]],
+BAD_IDS = {"negative": [-1], "float": [1.5], "str": ["a"], "bool": [True], "2d": [[0, 1]],
            "nan": [NAN]}
 BAD_TOKENS = {"float": [1.5], "bool": [True], "2d": [["a", "b"]], "nan": [NAN], "none": [None]}
 BAD_NUMBERS = {"str": ["0.5"], "bool": [True], "too-large": [1.5], "too-small": [-1.01], "nan": [NAN],
@@ -136,7 +121,9 @@ BAD_NUMBERS = {"str": ["0.5"], "bool": [True], "too-large": [1.5], "too-small": 
 def _perturb_cases():
     out = []
     for name in FREQ:
-        bad = BAD_TOKENS if MECHANISMS[name].takes_tokens else BAD_IDS
+        # ids: the first one past the domain (the typical parameters' domain_size) is too large
+        bad = BAD_TOKENS if MECHANISMS[name].takes_tokens else \
+            {**BAD_IDS, "too-large": [sane_params(name).get("domain_size", 2)]}
         out += [pytest.param(name, v, id=f"{name}-{k}") for k, v in bad.items()]
     for name in NUMERIC:
         out += [pytest.param(name, v, id=f"{name}-{k}") for k, v in BAD_NUMBERS.items()]
@@ -164,7 +151,7 @@ def _estimate_cases():
         if MECHANISMS[name].takes_tokens:
             bad = {"none": None, "2d": [["a", "b"]], "float": [1.5]}
         else:
-            bad = {k: v for k, v in BAD_IDS.items()}
+            bad = {**BAD_IDS, "too-large": [sane_params(name).get("domain_size", 2)]}
         out += [pytest.param(name, v, id=f"{name}-{k}") for k, v in bad.items()]
     return out
 

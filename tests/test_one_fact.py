@@ -63,3 +63,39 @@ def test_the_plain_name_rule_is_written_once():
     """The rule for a name that becomes a file or folder name (a run's, a deployment's, a reproduction's):
     one pattern and one check, in runtime/plain.py, that every scenario spec uses."""
     assert sorted(_facts()["plain_name"]) == ["PLAIN_NAME in runtime/plain.py", "plain_name in runtime/plain.py"]
+
+
+def _mechanism_tables_and_builds() -> tuple[list[str], list[str]]:
+    """Module-level dict literals keyed by three or more registered mechanism names with dict values (a table
+    of mechanism parameters), and calls that build a registered class straight from the registry's dicts
+    (``MECHANISMS[name](...)``, ``INTERACTIVE.get(name)(...)``), outside mechanisms/registry.py."""
+    from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS
+    names = set(MECHANISMS) | set(INTERACTIVE)
+    tables, builds = [], []
+    for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
+        for p in (ROOT / top).rglob("*.py"):
+            path = p.relative_to(ROOT).as_posix()
+            if path == "mechanisms/registry.py":
+                continue
+            tree = ast.parse(p.read_text(encoding="utf-8"))
+            for node in tree.body:
+                value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+                if isinstance(value, ast.Dict):
+                    keys = {k.value for k in value.keys if isinstance(k, ast.Constant)}
+                    if len(keys & names) >= 3 and all(isinstance(v, ast.Dict) for v in value.values):
+                        tables.append(f"{path}:{node.lineno}")
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    f = node.func.func if isinstance(node.func, ast.Call) else node.func
+                    f = f.value if isinstance(f, ast.Subscript) else f.func.value if isinstance(f, ast.Call) \
+                        and isinstance(f.func, ast.Attribute) else f
+                    if (isinstance(node.func, (ast.Subscript, ast.Call)) and isinstance(f, (ast.Name, ast.Attribute))
+                            and (getattr(f, "id", None) or getattr(f, "attr", None)) in ("MECHANISMS", "INTERACTIVE")):
+                        builds.append(f"{path}:{node.lineno}")
+    return tables, builds
+
+
+def test_mechanism_parameters_have_one_table_and_one_builder():
+    """The typical parameters of every mechanism live in mechanisms/registry.py's PARAMETERS, and every
+    caller builds through ``make``: no other table of mechanism parameters, no ``MECHANISMS[name](...)``."""
+    assert _mechanism_tables_and_builds() == ([], [])

@@ -22,7 +22,7 @@ import pandas as pd
 from ldpsim.evaluation.adversary.bayes import empirical_accuracy, expected_accuracy
 from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.workloads.make import make_workload
-from ldpsim.mechanisms import GRR, SDGRR, URR
+from ldpsim.mechanisms import make
 
 from ldpsim.scenarios.reproductions.sdldp import (GUARANTEE_OF, HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind,
                                                  epsilons, high_ids, new_figure, one_of_each, shares)
@@ -38,9 +38,11 @@ def reference_accuracy(label: str, epsilon: float, domain_size: int, n_high: int
 
 
 def make_mechanism(label: str, epsilon: float, domain_size: int, high: tuple):
+    """The mechanism a label (GRR, URR, SDGRR) names, its sensitive/high ids ``high``."""
     if label == "GRR":
-        return GRR(epsilon, domain_size)
-    return URR(epsilon, domain_size, sensitive=high) if label == "URR" else SDGRR(epsilon, domain_size, high=high)
+        return make("grr", epsilon=epsilon, domain_size=domain_size)
+    return make("urr", epsilon=epsilon, domain_size=domain_size, sensitive=high) if label == "URR" else \
+        make("sdgrr", epsilon=epsilon, domain_size=domain_size, high=high)
 
 
 def compute(config: dict) -> pd.DataFrame:

@@ -30,7 +30,7 @@ import pandas as pd
 from ldpsim.scenarios.studies.scenario.schema import Field
 from ldpsim.evaluation.metrics import mse, with_standard_error
 from ldpsim.evaluation.workloads.make import make_workload
-from ldpsim.mechanisms import GRR, SDGRR, URR, PersonalizedSDGRR
+from ldpsim.mechanisms import PersonalizedSDGRR, make
 from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.reproductions.sdldp import HIGH_CHOICES, MIXED_EPSILON_AXIS, Kind, marked, epsilons, high_ids, labels, new_figure, one_of_each, parse_label, \
@@ -44,12 +44,13 @@ def make_mechanism(label: str, epsilon: float, domain_size: int, choice: str, co
     """The mechanism a label names, with its high (URR: sensitive) set chosen by ``choice``."""
     name, share = parse_label(label)
     if name == "GRR":
-        return GRR(epsilon, domain_size)
+        return make("grr", epsilon=epsilon, domain_size=domain_size)
     if share == "Personalized":
         parts = [high_ids(s, domain_size, choice) for s in config["personalized_shares"]]
-        return PersonalizedSDGRR(epsilon, domain_size, partitions=parts)
+        return make("personalized-sdgrr", epsilon=epsilon, domain_size=domain_size, partitions=parts)
     ids = high_ids(share, domain_size, choice)
-    return URR(epsilon, domain_size, sensitive=ids) if name == "URR" else SDGRR(epsilon, domain_size, high=ids)
+    return make("urr", epsilon=epsilon, domain_size=domain_size, sensitive=ids) if name == "URR" else \
+        make("sdgrr", epsilon=epsilon, domain_size=domain_size, high=ids)
 
 
 def _estimates(mech, counts: np.ndarray, config: dict, repeats: int, rng: np.random.Generator) -> np.ndarray:

@@ -15,7 +15,7 @@ from ldpsim.evaluation.audit.planted import buggy_blh
 from ldpsim.mechanisms import (BLH, FLH, INTERACTIVE, MECHANISMS, PEM, RAPPOR, SFP, SHE, SUE, THE, DBitFlip, OneBitMean,
                                PersonalizedSDGRR, PersonalizedSDPM, TreeHist)
 from ldpsim.scenarios.cli import main
-from ldpsim.scenarios.studies.audit.gate import DEFAULTS
+from ldpsim.mechanisms.registry import PARAMETERS
 from tests.stats import z_bound
 
 WORDS = dict(length=4, alphabet="abcd")
@@ -158,8 +158,7 @@ def test_targets_and_bad_targets():
 
 
 def test_the_battery_covers_the_whole_registry(capsys):
-    assert set(MECHANISMS) <= set(DEFAULTS) <= set(MECHANISMS) | set(INTERACTIVE)
-    assert {"triehh", "triehh_pp", "ldp_trie", "gboard", "prefix_tree"} <= set(DEFAULTS)
+    assert set(PARAMETERS) == set(MECHANISMS) | set(INTERACTIVE)
     assert main(["audit", "--all", "--mode", "declared", "--trials", "1e6", "-q"]) == 0
     out = capsys.readouterr().out
     # + RAPPOR ε_∞, 2 × 2 groups − 2; TrieHH and TrieHH++ two targets each, LDPTrie, Gboard, PrefixTree one

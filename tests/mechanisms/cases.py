@@ -1,4 +1,6 @@
-"""Sane parameters and a small workload for every registered frequency oracle (cf. scipy's _distr_params).
+"""Contract cases: variants of every registered frequency oracle's parameters (several sizes and ε, the
+edge shapes the contract must hold at) with a small workload each; the typical parameters themselves are
+the library's (``ldpsim.mechanisms.registry.PARAMETERS``).
 
 Each case: the mechanism class, its parameters, the items of a small population and their true counts.
 Add a line here when a mechanism is added to ``ldpsim.mechanisms.registry``; the contract suite checks it.

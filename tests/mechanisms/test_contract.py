@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.mechanisms import GUARANTEE_KINDS, MECHANISMS, DiscreteOracle, Guarantee
+from ldpsim.mechanisms import GUARANTEE_KINDS, MECHANISMS, DiscreteOracle, Guarantee, make
 from tests.mechanisms.cases import CASES
 from tests.stats import (assert_chisquare_gof, assert_mean, assert_same_distribution,
                          assert_variance)
@@ -133,16 +133,11 @@ def test_every_registered_mechanism_states_its_guarantee(name):
     kind whose ε of one report is positive and at most its parameter ε."""
     cls = MECHANISMS[name]
     case = next((c for c in CASES.values() if c.cls is cls), None)
-    mech = case.make() if case is not None else cls(**_REGISTRY_PARAMS.get(name, {"epsilon": 1.5}))
+    mech = case.make() if case is not None else make(name, epsilon=1.5, shape="typical")
     g = mech.guarantee
     assert g.kind in GUARANTEE_KINDS
     assert 0 < g.epsilon_report <= mech.epsilon * (1 + 1e-12)
     assert (g.epsilon_permanent is not None) == getattr(cls, "has_permanent_response", False)
-
-
-#: parameters of the registered mechanisms that have no contract case (numeric, discovery)
-_REGISTRY_PARAMS = {"personalized-sdgrr": {"epsilon": 1.5, "domain_size": 4, "partitions": ((0, 1), (2,))},
-                    "personalized-sdpm": {"epsilon": 1.5, "ranges": ((-0.5, 0.5),)}}
 
 
 def _report_distribution(mech, case):

@@ -40,6 +40,7 @@ from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
+from ldpsim.mechanisms.registry import PARAMETERS
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
 
@@ -58,31 +59,6 @@ DEFAULT_TRIALS = 1_000_000
 #: keyed hashes, about 15 s for 10⁵ devices × 7 reports × 2 inputs)
 DEFAULT_DEVICES = 100_000
 DEFAULT_DAYS = 7
-
-#: parameters of every mechanism of the registry besides ε (small domains and sketches: an audit's cost
-#: is its trials; the plans sit on the privacy boundary whatever the size)
-DEFAULTS = {
-    "grr": {"domain_size": 10}, "rr": {}, "urr": {"domain_size": 10, "sensitive": [0, 1, 2]},
-    "sdgrr": {"domain_size": 10, "high": [0, 1, 2, 3, 4]},
-    "personalized-sdgrr": {"domain_size": 10, "partitions": [[0, 1, 2, 3, 4], [0, 1]]},
-    "oue": {"domain_size": 10}, "olh": {"domain_size": 10}, "cms": {"k": 64, "m": 256}, "hcms": {"k": 64, "m": 256},
-    "pm": {}, "sdpm": {"low": [-0.5, 0.5]}, "sw": {},
-    "personalized-sdpm": {"ranges": [[-0.5, 0.5], [-0.25, 0.25]], "bins": 64},
-    "rappor": {"num_bits": 16, "num_hashes": 2, "cohorts": 8},
-    "hr": {"domain_size": 6}, "sue": {"domain_size": 6}, "she": {"domain_size": 6}, "the": {"domain_size": 6},
-    "blh": {"domain_size": 10}, "flh": {"domain_size": 6}, "dbitflip": {"domain_size": 6, "d": 2},
-    "onebitmean": {"m": 10.0},
-    "sfp": {"length": 4, "alphabet": "abcd", "hash_bits": 4, "word_k": 16, "word_m": 64, "fragment_k": 16,
-            "fragment_m": 64},
-    "pem": {"length": 4, "alphabet": "abcd", "start": 1, "pool": 64},
-    "treehist": {"length": 4, "alphabet": "abcd", "k": 16, "m": 64},
-    # interactive protocols: one round (the threshold ones at the claim's ε, which is not a parameter)
-    "triehh": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
-    "triehh_pp": {"gamma": 0.5, "theta": 4, "length": 8, "alphabet": "abcd"},
-    "ldp_trie": {"length": 4, "alphabet": "abcd"},
-    "gboard": {"length": 4, "alphabet": "abcd", "min_cohort": 10},
-    "prefix_tree": {"length": 4, "alphabet": "abcd", "max_candidates": 64, "survivors": 4},
-}
 
 COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",
            "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict", "event", "seconds")
@@ -193,22 +169,16 @@ def check_trials(trials, high: int = MAX_DECLARED_TRIALS) -> int:
 
 
 def make_mechanism(name: str, epsilon: float, params: dict | None = None):
-    """One of ours by registry name (or an interactive protocol's) with :data:`DEFAULTS` under ``params``
-    (lists become tuples); ``epsilon`` goes to the constructor of those that take one."""
-    from ldpsim.mechanisms.registry import INTERACTIVE, MECHANISMS, make
+    """One of ours by registry name (or an interactive protocol's): its typical parameters
+    (:data:`ldpsim.mechanisms.registry.PARAMETERS`) under ``params`` (lists become tuples); ``epsilon`` goes
+    to the constructor of those that take one (a threshold round's ε is the claim's, not a parameter)."""
+    from ldpsim.mechanisms.registry import make, takes
 
     params = dict(params or {})
-    key = str(name).lower()
-    registered = {**MECHANISMS, **INTERACTIVE}
-    if key not in registered:
-        make(key)  # raises the registry's message with the closest name
-    merged = {**DEFAULTS.get(key, {}), **params}
-    if "epsilon" in getattr(registered[key], "__dataclass_fields__", {"epsilon": None}):
-        merged["epsilon"] = epsilon  # a threshold round's ε is the claim's, not a parameter
     for k in ("sensitive", "high", "low", "partitions", "ranges"):
-        if isinstance(merged.get(k), list):
-            merged[k] = tuple(tuple(v) if isinstance(v, list) else v for v in merged[k])
-    return make(key, **merged)
+        if isinstance(params.get(k), list):
+            params[k] = tuple(tuple(v) if isinstance(v, list) else v for v in params[k])
+    return make(name, epsilon=epsilon if takes(name, "epsilon") else None, shape="typical", **params)
 
 
 def _guard_samples(trials: int, audits: int, days: int, devices: int = 0) -> None:
@@ -246,7 +216,8 @@ def audit(mechanism=None, *, client=None, reports=None, epsilon=None, params=Non
     Parameters
     ----------
     mechanism : str or Mechanism, optional
-        A registry name (with ``params`` over :data:`DEFAULTS`), a mechanism object, or ``"all"``: every
+        A registry name (with ``params`` over its typical ones, :data:`ldpsim.mechanisms.registry.PARAMETERS`),
+        a mechanism object, or ``"all"``: every
         mechanism at each of ``epsilons``, every target, each audit at confidence 1 − (1 − c)/K for K
         audits (family-wise: a correct battery FAILS with probability ≤ 1 − c).
     client : callable or str, optional
@@ -322,13 +293,13 @@ def _jobs(mechanism, epsilon, params, target, epsilons) -> list:
         if target is not None or params:
             raise InputError("audit('all') audits every target with the default parameters; "
                              "'target' and 'params' go with one mechanism")
-        mechs = [(make_mechanism(name, e), e) for name in DEFAULTS for e in check_epsilons(epsilons)]
+        mechs = [(make_mechanism(name, e), e) for name in PARAMETERS for e in check_epsilons(epsilons)]
         return [(m, t, e) for m, e in mechs for t in plan_targets(m)]
     if isinstance(mechanism, str):
-        if mechanism.lower() not in DEFAULTS:
+        if mechanism.lower() not in PARAMETERS:
             from ldpsim.mechanisms.registry import _did_you_mean
-            raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(DEFAULTS)}"
-                             f"{_did_you_mean(mechanism.lower(), DEFAULTS)}")
+            raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(PARAMETERS)}"
+                             f"{_did_you_mean(mechanism.lower(), PARAMETERS)}")
         params = dict(params or {})
         epsilon = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
         mechanism = make_mechanism(mechanism, epsilon, params)

@@ -25,14 +25,14 @@ from ldpsim.mechanisms import registry
 #: (label, registry name, parameters, number of items) — the README table's rows
 ROWS = [
     ("RAPPOR ε∞ = 4 ln 3, k = 128, h = 2, C = 8", "rappor",
-     {"epsilon": 4 * math.log(3), **registry.DEPLOYED_PARAMS["rappor"]}, 200),
+     {"epsilon": 4 * math.log(3), **registry.typical("rappor", "deployed")}, 200),
     ("HR ε = 1", "hr", {"epsilon": 1.0}, 2000),
     ("HR ε = 4", "hr", {"epsilon": 4.0}, 2000),
     ("SUE ε = 1", "sue", {"epsilon": 1.0}, 2000),
     ("SHE ε = 1", "she", {"epsilon": 1.0}, 2000),
     ("THE ε = 1", "the", {"epsilon": 1.0}, 2000),
     ("BLH ε = 1", "blh", {"epsilon": 1.0}, 2000),
-    ("FLH ε = 1, k′ = 1024", "flh", {"epsilon": 1.0, **registry.DEPLOYED_PARAMS["flh"]}, 2000),
+    ("FLH ε = 1, k′ = 1024", "flh", {"epsilon": 1.0, **registry.typical("flh", "deployed")}, 2000),
     ("dBitFlip ε = 1, d = 1", "dbitflip", {"epsilon": 1.0, "d": 1}, 2000),
     ("dBitFlip ε = 1, d = 8", "dbitflip", {"epsilon": 1.0, "d": 8}, 2000),
     ("1BitMean ε = 1, m = 100", "onebitmean", {"epsilon": 1.0, "m": 100.0}, 0),
@@ -62,17 +62,15 @@ def measure(name: str, params: dict, domain_size: int, n: int, repeats: int, see
     dict
         ``mse``, ``se`` (standard error of ``mse``), ``theory`` and ``seconds`` (mean per repeat).
     """
-    cls = registry.MECHANISMS[name]
+    mech = registry.make(name, domain_size=domain_size, **params)  # the domain goes to those that take one
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(repeats + 1)]
     if name == "onebitmean":
-        mech = cls(**params)
         values = rngs[0].uniform(0.0, mech.m, n)
         t0 = time.perf_counter()
         err = [(mech.estimate_mean(mech.aggregate(mech.perturb(values, r))) - values.mean()) ** 2 for r in rngs[1:]]
         seconds = (time.perf_counter() - t0) / repeats
         per_repeat, theory = np.array(err), mech.mean_variance(values)
     else:
-        mech = cls(**params) if getattr(cls, "takes_tokens", False) else cls(**params, domain_size=domain_size)
         workload = harmonic(n, domain_size=domain_size)
         counts, items = workload.counts, np.arange(domain_size)
         t0 = time.perf_counter()

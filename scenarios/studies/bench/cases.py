@@ -93,13 +93,12 @@ class BenchCase:
         return self.domain or domain_size
 
     def make(self, domain_size: int):
+        """The case's mechanism over :meth:`items` items (the registry's one builder)."""
         d = self.items(domain_size)
         params = {k: v(d) if callable(v) else v for k, v in self.params.items()}
-        cls = (registry.MECHANISMS.get(self.name) or registry.INTERACTIVE.get(self.name)
-               or UNREGISTERED[self.name])
-        if dataclasses.is_dataclass(cls) and any(f.name == "domain_size" and f.init for f in dataclasses.fields(cls)):
-            params.setdefault("domain_size", d)
-        return cls(**params)
+        if self.name in UNREGISTERED:
+            return UNREGISTERED[self.name](**params)
+        return registry.make(self.name, domain_size=d, **params)
 
 
 #: benchmarked classes outside the mechanism registry (no single-report interface: a tree's reports go
@@ -115,7 +114,7 @@ def every_tenth(domain_size: int) -> tuple:
 _CMS_SMALL = {"k": 256, "m": 1024}
 #: RAPPOR's bench shape, as deployed: C·k = 1024 regression rows ≥ the 200 candidates (least squares needs
 #: full rank)
-RAPPOR_BENCH = registry.DEPLOYED_PARAMS["rappor"]
+RAPPOR_BENCH = registry.typical("rappor", "deployed")
 _CMS_WIDE = {"k": 65535, "m": 32}
 
 #: the benchmark table; order = print order. Hot paths carry their floor (module docstring of floors).
@@ -169,7 +168,7 @@ CASES: list[BenchCase] = [
           ("she", "she", {"epsilon": 1.0}, "exponentials", None, 100_000),
           ("the", "the", {"epsilon": 1.0}, "report-bits", None, None),
           ("blh", "blh", {"epsilon": 1.0}, "user-draws", None, 100_000),
-          ("flh k1024", "flh", {"epsilon": 1.0, **registry.DEPLOYED_PARAMS["flh"]}, "user-draws", None, None),
+          ("flh k1024", "flh", {"epsilon": 1.0, **registry.typical("flh", "deployed")}, "user-draws", None, None),
           ("dbitflip d1", "dbitflip", {"epsilon": 1.0, "d": 1}, "user-draws", None, None),
           ("dbitflip d8", "dbitflip", {"epsilon": 1.0, "d": 8}, "user-draws", None, None)]
       for path in ("per-user", "direct")],

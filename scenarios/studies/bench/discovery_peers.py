@@ -60,8 +60,8 @@ class DiscoveryPeerCase:
         return f"{self.name} ε{self.epsilon:g} a–z L{self.length}"
 
     def make(self):
-        return registry.MECHANISMS[self.name](epsilon=self.epsilon, length=self.length, alphabet=self.alphabet,
-                                              **self.params)
+        return registry.make(self.name, epsilon=self.epsilon, length=self.length, alphabet=self.alphabet,
+                             **self.params)
 
     def workload(self, n: int | None = None) -> Workload:
         """The ``top`` most frequent a–z words of ≤ ``length`` letters, in wordfreq proportions, n users."""

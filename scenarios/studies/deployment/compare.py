@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
-from ldpsim.mechanisms.registry import DEPLOYED_PARAMS
+from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
@@ -108,9 +108,9 @@ class Design:
 #: Apple's count-mean sketch, Google's RAPPOR and Microsoft's dBitFlip as deployed (memoized), and the
 #: textbook's best oracles for a large domain (OLH, Hadamard response)
 DEFAULT_DESIGNS = (
-    Design("apple_cms", "cms", {**DEPLOYED_PARAMS["cms"], "seed": 7}),
-    Design("rappor", "rappor", DEPLOYED_PARAMS["rappor"], memoize=True),
-    Design("dbitflip", "dbitflip", DEPLOYED_PARAMS["dbitflip"], memoize=True),
+    Design("apple_cms", "cms", {**typical("cms", "deployed"), "seed": 7}),
+    Design("rappor", "rappor", typical("rappor", "deployed"), memoize=True),
+    Design("dbitflip", "dbitflip", typical("dbitflip", "deployed"), memoize=True),
     Design("olh", "olh"),
     Design("hr", "hr"),
 )
@@ -265,7 +265,7 @@ def _use_case(cfg, design: Design, epsilon: float | None):
         raise InputError(f"Design {design.name!r} states no 'epsilon' and no budget was given: pass epsilon_device "
                          f"or epsilon_report.")
     kind = "word" if issubclass(cls, DiscoveryProtocol) else "event"
-    if kind == "event" and "domain_size" in {f.name for f in dataclasses.fields(cls)}:
+    if kind == "event" and takes(design.mechanism, "domain_size"):
         params.setdefault("domain_size", len(cfg.items))
     old = cfg.use_case(kind)
     extra = {"top_k": old.top_k} if kind == "word" and old is not None else {}
