@@ -124,7 +124,7 @@ def trust_summary(cfg, result) -> dict:
            "trust_epsilon_run": g["run"].epsilon, "trust_delta": g["run"].delta,
            "trust_epsilon_misbehaving": g["misbehaving server"].epsilon,
            "trust_if_misbehaving": g["misbehaving server"].meaning,
-           "trust_noise": None if model.noise is None else f"{model.noise.kind}({model.noise.scale:.4g})",
+           "trust_noise": None if (noise := model.central_noise()) is None else f"{noise.kind}({noise.scale:.4g})",
            "trust_donations": int(result.donations[uc.name][0].size), "trust_counted": got.counters["counted"],
            "trust_rejected": got.counters["rejected"], "trust_bytes_per_report": model.upload_bytes(len(cfg.items))}
     out["trust_lost"] = out["trust_donations"] - out["trust_counted"] - out["trust_rejected"]

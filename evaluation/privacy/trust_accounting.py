@@ -157,6 +157,10 @@ class TrustModel(ABC):
         """The devices' local randomizer over d items, or None (exact reports)."""
         return None
 
+    def central_noise(self):
+        """The integer noise the trusted party adds to each released count, or None."""
+        return None
+
     @abstractmethod
     def protocol(self, d: int):
         """The collectors' protocol over d items (:func:`ldpsim.simulator.collectors.collect`): a

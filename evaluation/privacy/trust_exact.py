@@ -82,6 +82,9 @@ class CentralNoise(TrustModel):
             low, high = (low, mid) if eps_of(mid) <= target_epsilon else (mid, high)
         return build(high)
 
+    def central_noise(self) -> IntegerNoise:
+        return self.noise
+
     def design(self) -> str:
         return self.noise.kind.replace("_", " ")
 
