@@ -1,6 +1,7 @@
 """Which poisoning attacks survive each trust model, with their expected gains — docs/math.md §9.8.
 
-The attacks are today's (RPA, RIA, MGA of Cao, Jia, Gong 2021; :mod:`.gains`). What a trust model changes:
+The attacks are today's (RPA, RIA, MGA of Cao, Jia, Gong 2021; :mod:`.gains`). What a trust model changes
+(its ``local_oracle``, ``validates`` and ``sums_unchecked`` say which case applies):
 
 * ``ldp``, ``shuffle``: the server accepts any report in the oracle's report space; the gains are the
   LDP ones (:func:`.gains.expected_gain`), where a crafted report (MGA) counts (1 − q)/(p − q) ≫ 1 times.
