@@ -110,3 +110,18 @@ def test_a_noise_model_needs_its_noise():
             with pytest.raises(InputError, match="needs a 'noise'"):
                 trust_model(name)
             assert math.isfinite(trust_model(name, noise=IntegerNoise("polya", 5.0)).guarantees(1000, 1)[0].epsilon)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_scenario_key_the_model_does_not_read_is_refused(name, tmp_path):
+    """The scenario parser asks the registered class which keys it reads: another model's key is an error
+    naming the key, the model and the keys it reads, not ignored."""
+    from ldpsim.scenarios.studies.scenario.schema import ScenarioError
+    from ldpsim.scenarios.studies.scenario.trust_keys import configured_model
+
+    reads = TRUST_MODELS[name].settings()
+    values = {"min_cohort": 10, "noise_by": "leader", "rate": 0.5, "client_epsilon": 1.0}
+    key = next(k for k in values if k not in reads)
+    with pytest.raises(ScenarioError, match=rf"\[x\.{key}\] is not used by aggregation = '{name}' \(it reads: "
+                                            rf"{', '.join(('epsilon_run',) * (TRUST_MODELS[name].given_instead is None) + reads)}\)"):
+        configured_model({"aggregation": name, key: values[key]}, "x", tmp_path / "f.toml", 1000, 1, 1e-9, 20)
