@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_accounting import calibrate
+from ldpsim.evaluation.privacy.trust_exact import SecAgg
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.central.quadtree import geometric_allocation
@@ -48,7 +49,7 @@ def _ldp_flat_variance(epsilon: float, shares: np.ndarray) -> float:
 
 def _secagg_devices(epsilon: float, delta: float, cells: int, target: float, min_cohort: int) -> tuple[int, float]:
     """Smallest n (a whole number of cohorts' worth, ≥ min_cohort) with cells·Var(noise of n)/n² ≤ τ²."""
-    model = calibrate(TrustModel("secagg", noise=IntegerNoise("skellam", 10.0), min_cohort=min_cohort),
+    model = calibrate(SecAgg(noise=IntegerNoise("skellam", 10.0), min_cohort=min_cohort),
                       epsilon, n=min_cohort, days=1, delta=delta, neighbour="add-remove")
     protocol = model.secure_sum()
 

@@ -32,14 +32,6 @@ KINDS = {"event": FrequencyOracle, "reading": (NumericMechanism, OneBitMean), "w
 #: the numeric readings a typing session produces (names of reading use cases)
 READINGS = ("typing_speed", "session_length")
 
-#: trust models whose collectors take the devices' exact one-hot reports (or, secagg_local, the use case's
-#: local reports) out of the server's LDP path: simulated night by night by ``simulator/nightly_collection.py``
-COLLECTED = ("secagg", "secagg_local", "two_server", "threshold", "sample_threshold")
-#: the ``aggregation`` of a use case: the server's LDP path (``ldp``, and ``shuffle`` — the same path, its
-#: central ε from the shuffle) or one of :data:`COLLECTED`
-AGGREGATIONS = ("ldp", "shuffle", *COLLECTED)
-
-
 @dataclass(frozen=True)
 class UseCase:
     """One telemetry use case: what is collected, with which mechanism, how often.
@@ -79,12 +71,15 @@ class UseCase:
         (``simulator/memoization.py``): events, and readings through 1BitMean, whose memo class is
         the device's α-point-rounded level (docs/math.md §7.3).
     aggregation : str, default "ldp"
-        Who sees the reports (:data:`AGGREGATIONS`): under one of :data:`COLLECTED` (events only, one
-        donation a day, not memoized) the devices' donations bypass the server's LDP path and are
-        collected night by night by that trust model's collectors; the mechanism is then only the client
-        randomizer of ``secagg_local``.
+        Who sees the reports: the name of a trust model (the scenario layer checks it against the trust
+        models' registry, ``evaluation/privacy/trust_models.py``). The server's LDP path (``ldp``, or
+        ``shuffle``: the same path, its central ε from the shuffle) unless ``trust`` is set.
     trust : tuple of (str, value) pairs
-        The calibrated trust model's parameters (set by the scenario layer; stored sorted, hashable).
+        The calibrated trust model's parameters, set by the scenario layer for a model whose collectors
+        take the reports (stored sorted, hashable): the use case is then *collected* (events only, one
+        donation a day, not memoized) — the devices' donations bypass the server's LDP path and are
+        collected night by night by that model's collectors (``simulator/nightly_collection.py``); the
+        mechanism is then only a local randomizer the model may use.
     n_days : int, optional
         Interactive protocols: the run's days (set by :class:`DeploymentConfig`; ε per device over the
         run is split over their rounds).
@@ -110,14 +105,14 @@ class UseCase:
     memoize: bool = False
     mech_epsilon: float | None = None  # set by the policy (simulator/attributes.py): ε the mechanism runs at
     cost: float | None = None          # set by the policy: ledger cost of one donation
-    aggregation: str = "ldp"           # who sees the reports: AGGREGATIONS
-    trust: tuple = ()                  # the calibrated trust model's parameters (COLLECTED aggregations)
+    aggregation: str = "ldp"           # who sees the reports: a trust model's name
+    trust: tuple = ()                  # the calibrated trust model's parameters (collected aggregations)
     n_days: int | None = None          # interactive word protocols: the run's days (set by DeploymentConfig)
 
     def __post_init__(self):
         owner = f"UseCase {self.name!r}"
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"The 'aggregation' parameter of {owner} must be one of {', '.join(AGGREGATIONS)}. "
+        if not isinstance(self.aggregation, str) or not self.aggregation.isidentifier():
+            raise ValueError(f"The 'aggregation' parameter of {owner} must be a trust model's name. "
                              f"Got {self.aggregation!r} instead.")
         object.__setattr__(self, "trust", tuple(sorted(dict(self.trust).items())))
         if self.collected and (self.kind != "event" or self.daily_limit != 1 or self.memoize):
@@ -178,7 +173,7 @@ class UseCase:
     @property
     def collected(self) -> bool:
         """Whether a trust model's collectors, not the server's LDP path, take this use case's reports."""
-        return self.aggregation in COLLECTED
+        return bool(self.trust)
 
     @property
     def interactive(self) -> bool:
@@ -440,7 +435,7 @@ class DeploymentConfig:
                              f"Got {self.policy!r} instead.")
         if self.policy != "spl" and any(u.collected for u in ucs):
             raise ValueError(f"The 'policy' parameter of {o} must be 'spl' when a use case has a collected "
-                             f"aggregation ({', '.join(COLLECTED)}). Got {self.policy!r} instead.")
+                             f"aggregation (a trust model's collectors). Got {self.policy!r} instead.")
         object.__setattr__(self, "collectors", tuple(sorted(dict(self.collectors).items())))
         if self.policy != "spl" and any(u.kind not in ("event", "reading") for u in ucs):
             raise ValueError(f"The 'policy' parameter of {o} must be 'spl' with a word use case (SMP and RS+FD "

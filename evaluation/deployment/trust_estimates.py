@@ -15,7 +15,7 @@ target). Share estimate r_p / n_p with its exact theory:
 The nightly releases are independent, so the pooled estimate Σ_p r_p / Σ_p n_p has variance
 Σ_p V_p / N² and bias Σ_p b_p / N. Night p mostly holds the donations of day p − 1 (reports not counted on
 their first night are counted on a later one); its ``day`` column is p − 1. The guarantee a device gets
-is the accountant's (:func:`~ldpsim.evaluation.privacy.trust_accounting.guarantees`) for the calibrated
+is the model's (:meth:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel.guarantees`) for the calibrated
 model, at the planning n the scenario calibrated it with.
 """
 
@@ -25,9 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.confidence import Z95
-from ldpsim.evaluation.privacy.trust_accounting import guarantees
-from ldpsim.evaluation.privacy.trust_models import model_from, protocol, upload_bytes
-from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
+from ldpsim.evaluation.privacy.trust_models import model_from
 
 
 def collected_use_case(cfg):
@@ -38,19 +36,12 @@ def collected_use_case(cfg):
 
 def collectors_of(cfg) -> dict:
     """Collected use case → its calibrated trust model's protocol (for ``simulator.deployment.run``)."""
-    return {uc.name: protocol(model_from(uc.trust), len(cfg.items)) for uc in cfg.use_cases if uc.collected}
+    return {uc.name: model_from(uc.trust).protocol(len(cfg.items)) for uc in cfg.use_cases if uc.collected}
 
 
 def _theory(model, period: dict) -> tuple[np.ndarray, np.ndarray]:
     """(variance, bias) of one night's released counts (module docstring)."""
-    c = period["counted"]
-    if model.kind == "threshold":
-        bias, mse = noisy_threshold_moments(model.noise, c, model.threshold)
-        return mse - bias ** 2, bias
-    if model.kind == "sample_threshold":
-        bias, mse = model.sampler().moments(c)
-        return mse - bias ** 2, bias
-    return np.asarray(period["variance"], float), np.zeros(c.size)
+    return model.night_theory(period["counted"], period["variance"])
 
 
 def trust_daily(cfg, result) -> pd.DataFrame:
@@ -113,7 +104,7 @@ def trust_guarantees(cfg) -> pd.DataFrame:
             continue
         p = dict(uc.trust)
         model = model_from(uc.trust)
-        for g in guarantees(model, p["n_plan"], cfg.n_days, p["delta"]):
+        for g in model.guarantees(p["n_plan"], cfg.n_days, p["delta"]):
             rows.append({"use_case": uc.name, "aggregation": model.kind, "scope": g.scope, "epsilon": g.epsilon,
                          "delta": g.delta, "meaning": g.meaning, "trusted": model.trusted})
     return pd.DataFrame(rows)
@@ -125,7 +116,7 @@ def trust_summary(cfg, result) -> dict:
     if uc is None or uc.name not in result.collections:
         return {}
     got, model, p = result.collections[uc.name], model_from(uc.trust), dict(uc.trust)
-    g = {x.scope: x for x in guarantees(model, p["n_plan"], cfg.n_days, p["delta"])}
+    g = {x.scope: x for x in model.guarantees(p["n_plan"], cfg.n_days, p["delta"])}
     log = pd.DataFrame(got.records)
     cohorts = log[log["event"] == "cohort"] if not log.empty else log
     out = {"aggregation": model.kind, "trusted": model.trusted,
@@ -133,9 +124,9 @@ def trust_summary(cfg, result) -> dict:
            "trust_epsilon_run": g["run"].epsilon, "trust_delta": g["run"].delta,
            "trust_epsilon_misbehaving": g["misbehaving server"].epsilon,
            "trust_if_misbehaving": g["misbehaving server"].meaning,
-           "trust_noise": None if model.noise is None else f"{model.noise.kind}({model.noise.scale:.4g})",
+           "trust_noise": None if (noise := model.central_noise()) is None else f"{noise.kind}({noise.scale:.4g})",
            "trust_donations": int(result.donations[uc.name][0].size), "trust_counted": got.counters["counted"],
-           "trust_rejected": got.counters["rejected"], "trust_bytes_per_report": upload_bytes(model, len(cfg.items))}
+           "trust_rejected": got.counters["rejected"], "trust_bytes_per_report": model.upload_bytes(len(cfg.items))}
     out["trust_lost"] = out["trust_donations"] - out["trust_counted"] - out["trust_rejected"]
     if not cohorts.empty:
         out.update(trust_cohorts=len(cohorts), trust_cohorts_published=int(cohorts["published"].sum()))

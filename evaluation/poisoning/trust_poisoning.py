@@ -1,6 +1,7 @@
 """Which poisoning attacks survive each trust model, with their expected gains — docs/math.md §9.8.
 
-The attacks are today's (RPA, RIA, MGA of Cao, Jia, Gong 2021; :mod:`.gains`). What a trust model changes:
+The attacks are today's (RPA, RIA, MGA of Cao, Jia, Gong 2021; :mod:`.gains`). What a trust model changes
+(its ``local_oracle``, ``validates`` and ``sums_unchecked`` say which case applies):
 
 * ``ldp``, ``shuffle``: the server accepts any report in the oracle's report space; the gains are the
   LDP ones (:func:`.gains.expected_gain`), where a crafted report (MGA) counts (1 − q)/(p − q) ≫ 1 times.
@@ -28,14 +29,10 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.poisoning.gains import ATTACKS, check_attack, expected_gain
-from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate
-from ldpsim.evaluation.privacy.trust_models import DEFAULTS, local_oracle
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS
 from ldpsim.mechanisms._validation import check_counts, check_int
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
-
-#: models whose server can check each report's validity (two aggregators' proof, or trusted hardware)
-VALIDATED = ("two_server", "threshold", "sample_threshold")
-
 
 def fakes_admitted(m: int, identities: int | None = None, limit: int | None = None) -> int:
     """Fake reports that get in: m, capped at identities × limit when a per-identity rate limit applies."""
@@ -79,16 +76,15 @@ def trust_model_gain(model: TrustModel, attack: str, targets, counts, m: int, id
     genuine = float(c[t].sum()) / n
     # whether the attack's own reports are accepted as they are (a validated model rejects an out-of-range
     # MGA vector; the attacker's best fallback is then a valid one-hot target report)
+    oracle = model.local_oracle(d)
     row = {"model": model.kind, "attack": attack, "admitted": admitted,
-           "as_crafted": not (attack == "mga" and model.kind in VALIDATED and model.client_epsilon is None)}
-    if model.kind in ("ldp", "shuffle") or (model.kind == "secagg_local" and attack != "mga") or \
-            (model.kind == "two_server" and model.client_epsilon is not None):
-        oracle = local_oracle(model, d)
+           "as_crafted": not (attack == "mga" and model.validates and oracle is None)}
+    if attack == "mga" and model.sums_unchecked:
+        return {**row, "per_fake": math.inf, "gain": math.inf if admitted else 0.0}
+    if oracle is not None:
         gain = expected_gain(oracle, attack, [int(x) for x in t], c, list(range(d)), admitted)
         per_fake = gain / beta + genuine if beta else math.nan
         return {**row, "per_fake": per_fake, "gain": gain}
-    if model.kind in ("secagg", "secagg_local") and attack == "mga":
-        return {**row, "per_fake": math.inf, "gain": math.inf if admitted else 0.0}
     per_fake = t.size / d if attack == "rpa" else 1.0       # a valid one-hot report: RIA = best valid MGA
     return {**row, "per_fake": per_fake, "gain": beta * (per_fake - genuine)}
 
@@ -111,9 +107,9 @@ def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int
     rows = []
     for name in models:
         model = DEFAULTS[name]
-        if name in ("ldp", "shuffle", "secagg_local"):
+        if model.randomizes:
             model = calibrate(model, epsilon_run, n, days, delta)
         for attack in ATTACKS:
             rows.append({**trust_model_gain(model, attack, targets, counts, m, identities, limit),
-                         "local_epsilon": model.local_epsilon if name in ("ldp", "shuffle", "secagg_local") else math.nan})
+                         "local_epsilon": model.local_epsilon if model.randomizes else math.nan})
     return pd.DataFrame(rows)

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate, guarantees
+from ldpsim.evaluation.privacy.trust_accounting import calibrate, guarantees
+from ldpsim.evaluation.privacy.trust_local import SecAggLocal
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
-def cohort_model(local_epsilon: float, cohort: int) -> TrustModel:
+def cohort_model(local_epsilon: float, cohort: int) -> SecAggLocal:
     """The ``secagg_local`` trust model of one secure-aggregation cohort of ``cohort`` reports, all arriving."""
     cohort = check_int("cohort_model", "cohort", cohort, low=2)
-    return TrustModel("secagg_local", local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
+    return SecAggLocal(local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
 
 
 def round_guarantees(protocol, cohort: int, delta: float = DELTA_RELEASE, rounds: int | None = None) -> pd.DataFrame:

@@ -1,25 +1,14 @@
 """The trust models' accounting — docs/math.md §9.5.
 
-What a device's reports guarantee when the server side is a
-shuffler, secure aggregation, two servers or trusted hardware (:class:`TrustModel`, :func:`guarantees`,
-:func:`calibrate`); the shuffle step is the device accountant's
-(:func:`~ldpsim.evaluation.privacy.accountant.shuffle_step`, :func:`shuffled_epsilon`).
-Models (:data:`MODELS`):
-
-* ``ldp`` — each report is ε₀-LDP (GRR); the server sees every report. Pure ε composes by addition.
-* ``shuffle`` — the same reports through a shuffler; central ε per report from the FMT21 numerical
-  bound over the day's n reports (:mod:`~ldpsim.evaluation.privacy.amplification`).
-* ``secagg_local`` — the same local reports summed by secure aggregation within cohorts: the server
-  sees cohort sums, a post-processing of the shuffled cohort, so the shuffle bound applies with the
-  cohort's guaranteed arrivals t in place of n.
-* ``secagg`` — exact one-hot reports, distributed integer noise (:class:`SecureSum`): every published
-  cohort sum carries at least the target noise; privacy from that law's exact pmf.
-* ``two_server`` — Prio3/DAP: exact reports in shares, noise added by the leader or both aggregators;
-  privacy from one aggregator's noise (the guarantee holds if that aggregator is honest).
-* ``threshold`` — trusted hardware holds exact counts, adds central integer noise and releases items
-  above a threshold (post-processing of the noisy counts).
-* ``sample_threshold`` — trusted hardware, no noise: sampling rate p and threshold τ
-  (:class:`SampleThreshold`, exact δ(ε) per item).
+:class:`TrustModel` is the family every trust model belongs to: what a device's reports guarantee when the
+server side is a shuffler, secure aggregation, two servers or trusted hardware (:func:`guarantees`,
+:func:`calibrate`), who must be trusted and what is left if they misbehave, the devices' randomizer and the
+collectors' protocol. The members are :mod:`.trust_local` (the devices randomize: ``ldp``, ``shuffle``,
+``secagg_local``) and :mod:`.trust_exact` (exact reports, a trusted party releases: ``secagg``,
+``two_server``, ``threshold``, ``sample_threshold``), registered by name in
+:data:`~ldpsim.evaluation.privacy.trust_models.TRUST_MODELS`. The shuffle step is the device accountant's
+(:func:`~ldpsim.evaluation.privacy.accountant.shuffle_step`, :func:`shuffled_epsilon`); the exact noise
+laws' ε is :func:`noise_epsilon`, the clients' symmetric RAPPOR :func:`client_rappor_epsilon`.
 
 Neighbouring relation: one device's report *replaced* (as in FMT21), so two histogram bins move by one
 (``neighbour="replace"``: the per-bin privacy-loss distribution composed twice); ``"add-remove"`` moves
@@ -30,89 +19,24 @@ pmfs for the noise models; :func:`~ldpsim.evaluation.privacy.composition.compose
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.evaluation.privacy.accountant import shuffle_step
 from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
-from ldpsim.mechanisms.aggregation.secure_sum import SecureSum, cohort_sizes, quorum
-from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.errors import InputError
 
-MODELS = ("ldp", "shuffle", "secagg_local", "secagg", "two_server", "threshold", "sample_threshold")
-
-
-NOISE_MODELS = ("secagg", "two_server", "threshold")
-
-
 #: ε reported as unbounded above this (the accountants' range ends at 50)
 EPS_CAP = 50.0
-
-
-@dataclass(frozen=True)
-class TrustModel:
-    """One trust model with its parameters (only those its ``kind`` uses are read).
-
-    Parameters
-    ----------
-    kind : one of :data:`MODELS`
-    local_epsilon : float
-        ε₀ of each GRR report (ldp, shuffle, secagg_local).
-    noise : IntegerNoise
-        Target noise (secagg: per published cohort; two_server: per noisy aggregator; threshold: central).
-    min_cohort, min_arrival : int, float
-        Secure-aggregation cohorts (secagg, secagg_local).
-    noise_by : {"leader", "both"}
-        two_server: which aggregators add ``noise``.
-    client_epsilon : float, optional
-        two_server: the clients first randomize their one-hot vector with symmetric RAPPOR (SUE at this
-        ε, each bit at ε/2) and the aggregators check "at most m ones" (the DP-for-DAP draft's client
-        randomization); the guarantee is then the better of the aggregators' noise and the clients'
-        amplified randomization, and a local one remains if both aggregators collude.
-    threshold : int
-        threshold / sample_threshold: the release threshold τ (0: no suppression).
-    rate : float
-        sample_threshold: sampling probability p.
-    """
-
-    kind: str
-    local_epsilon: float = 1.0
-    noise: IntegerNoise | None = None
-    min_cohort: int = 1000
-    min_arrival: float = 0.8
-    noise_by: str = "both"
-    threshold: int = 0
-    rate: float = 1.0
-    client_epsilon: float | None = None
-
-    def __post_init__(self):
-        if self.kind not in MODELS:
-            raise InputError(f"The 'aggregation' setting must be one of {', '.join(MODELS)}. Got {self.kind!r} instead.")
-        if self.client_epsilon is not None and self.kind != "two_server":
-            raise InputError(f"The 'client_epsilon' setting is for aggregation = 'two_server'. Got it for {self.kind!r}.")
-        if self.kind in NOISE_MODELS and not isinstance(self.noise, IntegerNoise):
-            raise InputError(f"The trust model {self.kind!r} needs a 'noise' (an IntegerNoise). Got {self.noise!r} instead.")
-
-    def secure_sum(self, client=None) -> SecureSum:
-        """The cohort protocol of ``secagg`` (its noise) or ``secagg_local`` (``client``: the local oracle)."""
-        return SecureSum(None if client is not None else self.noise, self.min_cohort, self.min_arrival, client=client)
-
-    def sampler(self) -> SampleThreshold:
-        """The sample-and-threshold release of ``sample_threshold``."""
-        return SampleThreshold(self.rate, max(1, self.threshold))
-
-    @property
-    def trusted(self) -> str:
-        """Who must behave for the central guarantee (the local one, if any, needs nobody)."""
-        return {"ldp": "nobody", "shuffle": "the shuffler", "secagg_local": "the secure-aggregation protocol",
-                "secagg": "the secure-aggregation protocol (no server–device collusion)",
-                "two_server": ("either aggregator" if self.noise_by == "both" else "the leader")
-                              + " (and the two not colluding)",
-                "threshold": "the trusted hardware", "sample_threshold": "the trusted hardware"}[self.kind]
+#: family-wise false-alarm rate and power of the detection floor (:meth:`TrustModel.detection_floor`)
+FALSE_ALARM, POWER = 0.05, 0.95
 
 
 @dataclass(frozen=True)
@@ -125,7 +49,171 @@ class Guarantee:
     meaning: str
 
 
-def _bins(neighbour: str) -> int:
+@dataclass(frozen=True)
+class TrustModel(ABC):
+    """One trust model: who sees the reports, what a device's guarantee is, and what is left if the trusted
+    party misbehaves (docs/math.md §9). The family's members (:mod:`.trust_local`, :mod:`.trust_exact`) are
+    frozen dataclasses whose fields are the parameters they read; :data:`~.trust_models.TRUST_MODELS` is
+    their one registry (name → class), and :func:`~.trust_models.trust_model` builds one by name.
+    """
+
+    #: the registered name (``aggregation`` in scenario files)
+    kind: ClassVar[str]
+    #: whether a deployment's collectors take the reports out of the server's LDP path (simulator)
+    collected: ClassVar[bool] = True
+    #: whether the devices randomize each report at ``local_epsilon``, the parameter calibration sets
+    randomizes: ClassVar[bool] = False
+    #: whether the server side can check each report's validity (two aggregators' proof, trusted hardware)
+    validates: ClassVar[bool] = False
+    #: whether secure aggregation sums whatever vector a device masks (no input-validity proof)
+    sums_unchecked: ClassVar[bool] = False
+    #: whether the released counts are biased (thresholded): no normal interval of the measured error
+    biased: ClassVar[bool] = False
+    #: the new-word discovery design the server side allows (a :mod:`ldpsim.mechanisms` name)
+    discovery: ClassVar[str] = "triehh_pp"
+    #: a scenario key that may be given instead of ``epsilon_run`` (the guarantee then follows from it)
+    given_instead: ClassVar[str | None] = None
+
+    @classmethod
+    def settings(cls) -> tuple:
+        """The scenario-file keys this model reads: its parameters but the one calibration sets."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get("key", True))
+
+    @classmethod
+    def starting(cls) -> TrustModel:
+        """The model's parameters before calibration (the noise families production uses)."""
+        return cls()
+
+    # ---- the guarantee (docs/math.md §9.5) ----
+
+    @abstractmethod
+    def epsilon(self, n: int, reports: int, delta: float, bins: int) -> float:
+        """ε at ``delta`` of ``reports`` reports of one device among n devices a day, ``bins`` histogram
+        bins moved by each report."""
+
+    def central_delta(self, delta: float) -> float:
+        """δ of the guarantee stated at ``delta`` (0 for a pure local one)."""
+        return delta
+
+    def meanings(self, days: int) -> dict:
+        """What each scope's (ε, δ) protects."""
+        return {"report": "one report, central view", "day": "one device over one day",
+                "run": f"one device over the run ({days} days)"}
+
+    @abstractmethod
+    def misbehaving(self, reports: int) -> tuple[float, float, str]:
+        """(ε, δ, meaning) over ``reports`` reports of one device when the trusted party misbehaves."""
+
+    @property
+    @abstractmethod
+    def trusted(self) -> str:
+        """Who must behave for the central guarantee (the local one, if any, needs nobody)."""
+
+    def guarantees(self, n: int, days: int, delta: float = DELTA_RELEASE, reports_per_day: int = 1,
+                   neighbour: str = "replace") -> list[Guarantee]:
+        """See :func:`guarantees`."""
+        bins = bins_moved(neighbour)
+        r_day, r_run = reports_per_day, reports_per_day * days
+        meaning = self.meanings(days)
+        out = [Guarantee(scope, self.epsilon(n, r, delta, bins), self.central_delta(delta), meaning[scope])
+               for scope, r in (("report", 1), ("day", r_day), ("run", r_run))]
+        out.append(Guarantee("misbehaving server", *self.misbehaving(r_run)))
+        return out
+
+    # ---- calibration ----
+
+    @abstractmethod
+    def calibrate(self, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
+                  reports_per_day: int = 1, neighbour: str = "replace", rel_tol: float = 0.01) -> TrustModel:
+        """See :func:`calibrate` (``target_epsilon`` already checked)."""
+
+    def tune_threshold(self, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
+                       reports_per_day: int = 1, neighbour: str = "replace") -> TrustModel | None:
+        """See :func:`calibrate_threshold`: only a model whose threshold sets its guarantee has one to tune."""
+        raise InputError(f"calibrate_threshold tunes a model whose threshold sets its guarantee "
+                         f"(given_instead = 'threshold'). Got {self.kind!r}.")
+
+    def release_threshold(self, d: int) -> TrustModel:
+        """The model as it releases over d items (a noisy threshold: at its family-wise false-alarm level)."""
+        return self
+
+    def for_target(self, target_epsilon: float, n: int, days: int, delta: float, d: int,
+                   reports_per_day: int = 1) -> TrustModel | None:
+        """The model a run at ``target_epsilon`` per device over ``days`` days of n devices a day uses over
+        d items: calibrated, then at its release threshold (None: no parameter reaches the target)."""
+        return calibrate(self, target_epsilon, n, days, delta, reports_per_day).release_threshold(d)
+
+    def unreachable(self) -> str:
+        """Why :meth:`for_target` found no parameter, and what to change."""
+        return "no parameter reaches it"
+
+    def for_fleet(self, devices: int) -> TrustModel:
+        """The starting model for ``devices`` devices a day (cohorts no larger than the fleet)."""
+        return self
+
+    # ---- the design: randomizer, protocol, cost ----
+
+    def local_oracle(self, d: int):
+        """The devices' local randomizer over d items, or None (exact reports)."""
+        return None
+
+    def central_noise(self):
+        """The integer noise the trusted party adds to each released count, or None."""
+        return None
+
+    @abstractmethod
+    def protocol(self, d: int):
+        """The collectors' protocol over d items (:func:`ldpsim.simulator.collectors.collect`): a
+        SecureSum, a TwoServer, or a release function ``(counts, rng) -> estimate``."""
+
+    @abstractmethod
+    def upload_bytes(self, d: int) -> int:
+        """Bytes per device per report (docs/math.md §9.3 for the costs' sources)."""
+
+    def discovery_local(self, online: int) -> TrustModel | None:
+        """The model whose local ε₀ the :attr:`discovery` design runs at (its local reports amplified as
+        that model's, ``online`` devices a round), or None: the design has its own accounting."""
+        return None
+
+    # ---- one day at the count level (docs/math.md §9.6) ----
+
+    @abstractmethod
+    def release(self, counts: np.ndarray, rng, arrival: float) -> tuple[np.ndarray, np.ndarray]:
+        """One day's estimate and the counts it estimates (``arrival``: share of uploads that arrive
+        before a secure-aggregation round closes)."""
+
+    @abstractmethod
+    def theory(self, counts: np.ndarray, arrival: float) -> tuple[np.ndarray, float]:
+        """Exact per-item MSE of the day's estimate, and the estimate's sd at a zero count."""
+
+    def night_theory(self, counted: np.ndarray, variance) -> tuple[np.ndarray, np.ndarray]:
+        """(variance, bias) of one night's released counts, given the variance of the collectors' noise."""
+        return np.asarray(variance, float), np.zeros(counted.size)
+
+    def counted_reports(self, total: int, arrival: float) -> float:
+        """The expected number of reports a day's estimate covers (the denominator of its frequencies)."""
+        return float(total)
+
+    def detection_floor(self, sd0: float, d: int, n: int) -> float:
+        """Smallest count detected with probability POWER at a family-wise false-alarm rate FALSE_ALARM
+        over the d items (normal approximation, ``sd0`` the estimate's sd at a zero count)."""
+        return (stats.norm.isf(FALSE_ALARM / d) + stats.norm.isf(1 - POWER)) * sd0
+
+    @abstractmethod
+    def design(self) -> str:
+        """The estimator of the model's line: its local oracle, or the noise / sampling it releases with."""
+
+    @abstractmethod
+    def parameter(self):
+        """The privacy parameter calibration sets (ε₀, the noise scale, or the rate and threshold)."""
+
+    def describe(self) -> str:
+        """The model's parameters as ``name = value`` pairs."""
+        return ", ".join(f"{f.name} = {getattr(self, f.name)!r}" for f in fields(self))
+
+
+def bins_moved(neighbour: str) -> int:
+    """Histogram bins one device's report moves: 2 when it is replaced, 1 when added or removed."""
     if neighbour not in ("replace", "add-remove"):
         raise InputError(f"The 'neighbour' parameter must be 'replace' or 'add-remove'. Got {neighbour!r} instead.")
     return 2 if neighbour == "replace" else 1
@@ -206,24 +294,6 @@ def shuffled_epsilon(eps0: float, n: int, steps: int, delta: float) -> float:
     return step if steps == 1 else compose([(step, delta / (2 * steps))] * steps, delta).epsilon
 
 
-def _composed_pairs(model: TrustModel, n: int, steps: int, delta: float, bins: int) -> float:
-    """ε at ``delta`` over ``steps`` reports for the pair-composed models (shuffle, secagg_local,
-    sample_threshold): each report at δ/(2·steps), composed at ``delta``."""
-    if model.kind == "secagg_local":
-        sizes = cohort_sizes(n, model.min_cohort)
-        if sizes.size == 0:                      # no cohort forms: the local reports' pure ε, composed
-            e0 = model.local_epsilon
-            return e0 if steps == 1 else compose([(e0, 0.0)] * steps, delta).epsilon
-        n = quorum(int(sizes.min()), model.min_arrival)
-    if model.kind in ("shuffle", "secagg_local"):
-        return shuffled_epsilon(model.local_epsilon, n, steps, delta)
-    delta_r = delta / (2 * steps)
-    eps = bins * model.sampler().epsilon(delta_r / bins)
-    if steps == 1 or not math.isfinite(eps):     # no finite ε up to EPS_CAP meets this δ
-        return eps
-    return compose([(eps, delta_r)] * steps, delta).epsilon
-
-
 def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEASE, reports_per_day: int = 1,
                neighbour: str = "replace") -> list[Guarantee]:
     """The device's (ε, δ) per report, per day, over the run, and when the trusted party misbehaves.
@@ -246,135 +316,41 @@ def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEAS
     list of Guarantee
         Scopes "report", "day", "run", "misbehaving server" (docs/math.md §9.5).
     """
-    bins = _bins(neighbour)
-    r_day, r_run = reports_per_day, reports_per_day * days
-    k = model.kind
-    if k == "ldp":
-        e0 = model.local_epsilon
-        rows = [("report", e0, 0.0), ("day", r_day * e0, 0.0), ("run", r_run * e0, 0.0)]
-        bad = (r_run * e0, 0.0, "nothing to misbehave: the server sees the local reports")
-    elif k in NOISE_MODELS:
-        one = [noise_epsilon(model.noise, delta, bins * r) for r in (1, r_day, r_run)]
-        if model.client_epsilon is not None:   # two valid bounds: keep the better one at each scope
-            one = [min(e, client_rappor_epsilon(model.client_epsilon, n, delta, bins * r))
-                   for e, r in zip(one, (1, r_day, r_run))]
-        rows = [("report", one[0], delta), ("day", one[1], delta), ("run", one[2], delta)]
-        bad = {"secagg": (math.inf, 0.0, "server and devices collude or SecAgg is broken: a report is seen "
-                          "with only its own noise share"),
-               "two_server": (math.inf, 0.0, "both aggregators collude: the reports are reconstructed")
-               if model.client_epsilon is None else
-               (r_run * model.client_epsilon, 0.0, "both aggregators collude: the clients' local randomization"),
-               "threshold": (math.inf, 0.0, "the hardware is breached: exact reports")}[k]
-    else:
-        rows = [(label, _composed_pairs(model, n, r, delta, bins), delta)
-                for label, r in (("report", 1), ("day", r_day), ("run", r_run))]
-        if k == "sample_threshold":
-            bad = (math.inf, 0.0, "the hardware is breached: exact reports")
-        else:
-            bad = (r_run * model.local_epsilon, 0.0, "the shuffler / aggregation is bypassed: the local guarantee")
-    meaning = {"report": "one report, central view", "day": "one device over one day",
-               "run": f"one device over the run ({days} days)"}
-    if k == "ldp":
-        meaning = {"report": "one report (local)", "day": "one device over one day (local)",
-                   "run": f"one device over the run ({days} days, local)"}
-    out = [Guarantee(s, e, d, meaning[s]) for s, e, d in rows]
-    out.append(Guarantee("misbehaving server", bad[0], bad[1], bad[2]))
-    return out
+    return model.guarantees(n, days, delta, reports_per_day, neighbour)
 
 
 def run_epsilon(model: TrustModel, n: int, days: int, delta: float, reports_per_day: int = 1,
                 neighbour: str = "replace") -> float:
     """ε per device over the run (the "run" row of :func:`guarantees`)."""
-    return next(g.epsilon for g in guarantees(model, n, days, delta, reports_per_day, neighbour) if g.scope == "run")
+    return model.epsilon(n, reports_per_day * days, delta, bins_moved(neighbour))
 
 
 def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
               reports_per_day: int = 1, neighbour: str = "replace", rel_tol: float = 0.01) -> TrustModel:
     """The model with its privacy parameter set so that ε per device over the run ≈ ``target_epsilon``.
 
-    Solves for ε₀ (ldp exactly; shuffle, secagg_local by bisection) or the noise scale (secagg,
-    two_server, threshold; bisection on log scale) — never below the target: the returned model's
-    run ε is within ``rel_tol`` *under* ``target_epsilon``. sample_threshold is returned unchanged
-    (its ε follows from p and τ).
+    Each model solves for its own parameter: ε₀ of the local reports (exactly under pure LDP, by bisection
+    when amplified) or the noise scale (bisection on log scale) — never below the target: the returned
+    model's run ε is within ``rel_tol`` *under* ``target_epsilon``. A model whose guarantee follows from
+    a sampling rate and threshold is returned unchanged (:func:`calibrate_threshold` tunes its threshold).
     """
     target_epsilon = check_real("calibrate", "target_epsilon", target_epsilon, 0.0, EPS_CAP)
-    k = model.kind
-    if k == "ldp":
-        return replace(model, local_epsilon=target_epsilon / (reports_per_day * days))
-    if k == "sample_threshold":
-        return model
-
-    def eps_of(x: float) -> float:
-        return run_epsilon(build(x), n, days, delta, reports_per_day, neighbour)
-
-    if k in ("shuffle", "secagg_local"):
-        def build(x):
-            return replace(model, local_epsilon=x)
-        low, high = target_epsilon / (reports_per_day * days), 20.0          # ε(low) ≤ target; ε grows with ε₀
-        if eps_of(high) <= target_epsilon:
-            return build(high)
-        while high / low > 1 + rel_tol / 4:
-            mid = math.sqrt(low * high)
-            low, high = (mid, high) if eps_of(mid) <= target_epsilon else (low, mid)
-        return build(low)
-
-    def build(x):
-        return replace(model, noise=IntegerNoise(model.noise.kind, x, model.noise.copies))
-    low, high = model.noise.scale, model.noise.scale                           # bracket: ε(high) ≤ target < ε(low)
-    while eps_of(high) > target_epsilon:
-        high *= 4
-        if high > 1e12:
-            raise InputError(f"calibrate: no noise scale of {model.noise.kind} reaches ε = {target_epsilon:g} over "
-                             f"the run; raise 'target_epsilon'.")
-    while eps_of(low) <= target_epsilon and low > 1e-3:
-        low /= 4
-    while high / low > 1 + rel_tol / 4:
-        mid = math.sqrt(low * high)
-        low, high = (low, mid) if eps_of(mid) <= target_epsilon else (mid, high)
-    return build(high)
+    return model.calibrate(target_epsilon, n, days, delta, reports_per_day, neighbour, rel_tol)
 
 
 def calibrate_threshold(model: TrustModel, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
                         reports_per_day: int = 1, neighbour: str = "replace") -> TrustModel | None:
-    """A ``sample_threshold`` model at its rate p with the smallest threshold τ whose ε per device over the
-    run is at most ``target_epsilon`` at ``delta`` (docs/math.md §9.6); None if no τ reaches it at this p.
+    """A sample-and-threshold model at its rate p with the smallest threshold τ whose ε per device over the
+    run is at most ``target_epsilon`` at ``delta`` (docs/math.md §9.6); None if no τ reaches it at this p
+    (:meth:`~ldpsim.evaluation.privacy.trust_exact.HardwareSampleThreshold.tune_threshold`).
 
-    The R = days·reports_per_day reports are each (ε_r, δ/(2R)) and compose at δ (as :func:`guarantees`):
-    ε_r is the largest per-report ε whose composition meets the target (bisection), and τ the smallest
-    threshold with the per-item δ(ε_r/b) ≤ δ/(2R·b) (b bins change per report; δ falls as τ grows:
-    exponential search, then bisection). Needs ε_r/b above p's floor ln(1/(1 − p)).
+    Raises
+    ------
+    InputError
+        The model has no threshold that sets its guarantee.
     """
     target_epsilon = check_real("calibrate_threshold", "target_epsilon", target_epsilon, 0.0, EPS_CAP)
-    if model.kind != "sample_threshold":
-        raise InputError(f"calibrate_threshold tunes aggregation = 'sample_threshold'. Got {model.kind!r}.")
-    bins, steps = _bins(neighbour), reports_per_day * days
-    delta_r = delta / (2 * steps)
-    if steps == 1:
-        eps_r = target_epsilon
-    else:
-        low, high = 0.0, target_epsilon
-        while high - low > 1e-4 * target_epsilon:
-            mid = (low + high) / 2
-            low, high = (mid, high) if compose([(mid, delta_r)] * steps, delta).epsilon <= target_epsilon else (low, mid)
-        eps_r = low
-    need = eps_r / bins - 2e-4                   # below SampleThreshold.epsilon's rounding up (tol 1e-4)
-    probe = model.sampler()
-    if need <= probe.epsilon_floor():
-        return None
-
-    def private(tau: int) -> bool:
-        return SampleThreshold(model.rate, tau).delta(need) <= delta_r / bins
-
-    high = 1
-    while not private(high):
-        high *= 2
-        if high > 10 * n:
-            return None
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if private(mid) else (mid, high)
-    return replace(model, threshold=high)
+    return model.tune_threshold(target_epsilon, n, days, delta, reports_per_day, neighbour)
 
 
 def dropout_epsilon(target: IntegerNoise, provisioned_for: int, arrived: int, delta: float = DELTA_RELEASE,

@@ -11,7 +11,8 @@ import pytest
 
 from ldpsim.evaluation.distribution_metrics import heatmap_error
 from ldpsim.evaluation.heatmap_designs import _secagg_devices, heatmap_designs
-from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_accounting import calibrate
+from ldpsim.evaluation.privacy.trust_models import trust_model
 from ldpsim.evaluation.workloads.key_taps import key_taps
 from ldpsim.evaluation.workloads.types import largest_remainder
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
@@ -65,7 +66,7 @@ def test_secagg_count_delivers_the_error_and_its_epsilon(shares):
     the released cells' error matches the summed cohort noise (the noise the accountant calibrated)."""
     n, var = _secagg_devices(1.0, 1e-9, SIDE ** 2, TAU, 200)
     assert n > 400  # several cohorts: the search, not the one-cohort floor, sets n
-    model = calibrate(TrustModel("secagg", noise=IntegerNoise("skellam", 10.0), min_cohort=200), 1.0, n=200,
+    model = calibrate(trust_model("secagg", noise=IntegerNoise("skellam", 10.0), min_cohort=200), 1.0, n=200,
                       days=1, delta=1e-9, neighbour="add-remove")
     assert model.noise.variance() == var
     protocol = model.secure_sum()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
-from ldpsim.evaluation.privacy.trust_accounting import (TrustModel, calibrate, guarantees, noise_epsilon,
-                                                        run_epsilon)
+from ldpsim.evaluation.privacy.trust_accounting import calibrate, guarantees, noise_epsilon, run_epsilon
+from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS, trust_model
 from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.runtime.errors import InputError
@@ -39,28 +39,28 @@ def test_skellam_accounting_approaches_the_gaussian_with_the_same_variance():
 
 
 def test_guarantees_per_scope():
-    ldp = {g.scope: g for g in guarantees(TrustModel("ldp", local_epsilon=0.5), 1000, 30, reports_per_day=2)}
+    ldp = {g.scope: g for g in guarantees(trust_model("ldp", local_epsilon=0.5), 1000, 30, reports_per_day=2)}
     assert (ldp["report"].epsilon, ldp["day"].epsilon, ldp["run"].epsilon) == (0.5, 1.0, 30.0)
-    sh = {g.scope: g for g in guarantees(TrustModel("shuffle", local_epsilon=2.0), 10**5, 10, delta=1e-8)}
+    sh = {g.scope: g for g in guarantees(trust_model("shuffle", local_epsilon=2.0), 10**5, 10, delta=1e-8)}
     assert sh["report"].epsilon == pytest.approx(min(2.0, numerical_epsilon(2.0, 10**5, 1e-8 / 2, tol=1e-4)))
     # the run composes 10 reports each accounted at δ/20: never above their sum (basic composition)
     assert sh["report"].epsilon < sh["run"].epsilon <= 10 * numerical_epsilon(2.0, 10**5, 1e-8 / 20, tol=1e-4) + 1e-12
     assert sh["misbehaving server"].epsilon == 20.0
-    ts = {g.scope: g for g in guarantees(TrustModel("two_server", noise=IntegerNoise("discrete_gaussian", 40.0)),
+    ts = {g.scope: g for g in guarantees(trust_model("two_server", noise=IntegerNoise("discrete_gaussian", 40.0)),
                                          10**5, 30)}
     assert ts["misbehaving server"].epsilon == math.inf
     assert ts["run"].epsilon == pytest.approx(noise_epsilon(IntegerNoise("discrete_gaussian", 40.0), 1e-9, 60))
 
 
 def test_secagg_local_amplifies_only_within_a_cohort():
-    small = run_epsilon(TrustModel("secagg_local", local_epsilon=2.0, min_cohort=1000), 10**6, 1, 1e-9)
-    whole = run_epsilon(TrustModel("shuffle", local_epsilon=2.0), 10**6, 1, 1e-9)
+    small = run_epsilon(trust_model("secagg_local", local_epsilon=2.0, min_cohort=1000), 10**6, 1, 1e-9)
+    whole = run_epsilon(trust_model("shuffle", local_epsilon=2.0), 10**6, 1, 1e-9)
     assert whole < small <= 2.0
 
 
-@pytest.mark.parametrize("kind", ["shuffle", "two_server"])
-def test_calibration_hits_the_target_from_below(kind):
-    base = TrustModel(kind, noise=IntegerNoise("discrete_gaussian", 10.0))
+@pytest.mark.parametrize("kind, params", [("shuffle", {}), ("two_server", {"noise": IntegerNoise("discrete_gaussian", 10.0)})])
+def test_calibration_hits_the_target_from_below(kind, params):
+    base = trust_model(kind, **params)
     m = calibrate(base, 2.0, 10**5, 30, 1e-9)
     eps = run_epsilon(m, 10**5, 30, 1e-9)
     assert 2.0 * 0.98 <= eps <= 2.0
@@ -68,9 +68,9 @@ def test_calibration_hits_the_target_from_below(kind):
 
 def test_unknown_model_is_refused():
     with pytest.raises(InputError, match="'aggregation'"):
-        TrustModel("mpc")
+        trust_model("mpc")
     with pytest.raises(InputError, match="'noise'"):
-        TrustModel("secagg")
+        trust_model("secagg")
 
 
 @pytest.mark.slow
@@ -126,14 +126,14 @@ def test_dropouts_raise_epsilon_unless_shares_are_provisioned_for_the_quorum():
 def test_client_randomization_keeps_a_local_guarantee_when_both_aggregators_collude():
     from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon
     noise = IntegerNoise("discrete_gaussian", 5.0)
-    plain = {g.scope: g for g in guarantees(TrustModel("two_server", noise=noise), 10**5, 10)}
-    both = {g.scope: g for g in guarantees(TrustModel("two_server", noise=noise, client_epsilon=10.0), 10**5, 10)}
+    plain = {g.scope: g for g in guarantees(trust_model("two_server", noise=noise), 10**5, 10)}
+    both = {g.scope: g for g in guarantees(trust_model("two_server", noise=noise, client_epsilon=10.0), 10**5, 10)}
     client_only = client_rappor_epsilon(10.0, 10**5, 1e-9, 2 * 10)
     assert both["run"].epsilon == pytest.approx(min(plain["run"].epsilon, client_only))
     assert plain["misbehaving server"].epsilon == math.inf
     assert both["misbehaving server"].epsilon == 100.0            # 10 reports of a 10-LDP randomizer
     with pytest.raises(InputError, match="client_epsilon"):
-        TrustModel("secagg", noise=noise, client_epsilon=1.0)
+        trust_model("secagg", noise=noise, client_epsilon=1.0)
 
 
 def test_comparison_is_written_to_a_run_folder(tmp_path):
@@ -149,11 +149,11 @@ def test_comparison_is_written_to_a_run_folder(tmp_path):
 
 def test_unreachable_or_invalid_targets_are_refused():
     with pytest.raises(InputError, match="target_epsilon"):
-        calibrate(TrustModel("two_server", noise=IntegerNoise("polya", 1.0)), 0.0, 1000, 5)
+        calibrate(trust_model("two_server", noise=IntegerNoise("polya", 1.0)), 0.0, 1000, 5)
 
 
 def test_a_sampling_rate_without_a_finite_epsilon_is_reported_unbounded():
-    g = {x.scope: x for x in guarantees(TrustModel("sample_threshold", rate=0.9, threshold=2), 1000, 3, delta=1e-9)}
+    g = {x.scope: x for x in guarantees(trust_model("sample_threshold", rate=0.9, threshold=2), 1000, 3, delta=1e-9)}
     assert g["report"].epsilon == g["run"].epsilon == math.inf
 
 
@@ -171,11 +171,11 @@ def test_secagg_bytes_reproduce_the_papers_expansion():
 @pytest.mark.slow
 def test_tuned_sample_threshold_is_at_the_target():
     from ldpsim.evaluation.privacy.trust_accounting import calibrate_threshold
-    start = TrustModel("sample_threshold", rate=0.05, threshold=1)
+    start = trust_model("sample_threshold", rate=0.05, threshold=1)
     model = calibrate_threshold(start, 8.0, 10_800, 30, 1e-9)
     assert run_epsilon(model, 10_800, 30, 1e-9) <= 8.0
     # the smallest such τ: one less overshoots the target
-    assert run_epsilon(TrustModel("sample_threshold", rate=0.05, threshold=model.threshold - 1), 10_800, 30, 1e-9) > 8.0
+    assert run_epsilon(trust_model("sample_threshold", rate=0.05, threshold=model.threshold - 1), 10_800, 30, 1e-9) > 8.0
     assert calibrate_threshold(start, 0.5, 10_800, 30, 1e-9) is None         # below p's floor ln(1/(1 − p)) per report
 
 
@@ -200,7 +200,7 @@ def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
     from ldpsim.evaluation.privacy.composition import advanced_composition
     e0, n, days, delta = 1.5, 20_000, 30, 1e-9
     from ldpsim.evaluation.privacy.composition import compose
-    g = {x.scope: x for x in guarantees(TrustModel("shuffle", local_epsilon=e0), n, days, delta)}
+    g = {x.scope: x for x in guarantees(trust_model("shuffle", local_epsilon=e0), n, days, delta)}
     assert g["run"].epsilon == shuffled_epsilon(e0, n, days, delta)
     step = shuffle_step(e0, n, delta / (2 * days))
     # the split of δ: each day's report at δ/(2·days) by FMT21's numerical bound, composed at δ (dp-accounting)
@@ -215,8 +215,8 @@ def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
 @pytest.mark.slow
 def test_discovery_designs_are_paired_and_amplified():
     from ldpsim.scenarios.studies.discovery.days import growing_slang
-    from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, discovery_design, keyboard_fleet
-    assert {k: v[0] for k, v in DISCOVERY.items()} == {
+    from ldpsim.scenarios.studies.trust.trust_fleet import discovery_design, keyboard_fleet
+    assert {k: cls.discovery for k, cls in TRUST_MODELS.items()} == {
         "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
         "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh"}
     fleet = keyboard_fleet()
@@ -225,7 +225,7 @@ def test_discovery_designs_are_paired_and_amplified():
     assert pem.epsilon == pytest.approx(4.0 / 30)                       # one pure-LDP report a day
     trie, row = discovery_design("shuffle", 4.0, fleet, 1e-9, codec)
     online = round(fleet.word_devices * fleet.p_online)
-    assert trie.epsilon == pytest.approx(calibrate(TrustModel("shuffle"), 4.0, online, 30, 1e-9).local_epsilon)
+    assert trie.epsilon == pytest.approx(calibrate(trust_model("shuffle"), 4.0, online, 30, 1e-9).local_epsilon)
     assert trie.epsilon > 4.0 / 30                                       # the shuffle buys a larger ε₀
 
 

@@ -7,14 +7,13 @@ import pytest
 
 from ldpsim.evaluation.poisoning.gains import expected_gain
 from ldpsim.evaluation.poisoning.trust_poisoning import fakes_admitted, poisoning_table, trust_model_gain
-from ldpsim.evaluation.privacy.trust_accounting import TrustModel
-from ldpsim.evaluation.privacy.trust_models import local_oracle
+from ldpsim.evaluation.privacy.trust_models import trust_model
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import TwoServer
 from tests.stats import assert_z
 
 COUNTS = np.array([400, 300, 200, 60, 40])
-TWO = TrustModel("two_server", noise=IntegerNoise("polya", 2.0))
+TWO = trust_model("two_server", noise=IntegerNoise("polya", 2.0))
 
 
 def test_two_server_gain_is_measured_with_valid_and_rejected_fakes():
@@ -37,15 +36,15 @@ def test_two_server_gain_is_measured_with_valid_and_rejected_fakes():
 
 
 def test_local_models_keep_the_ldp_gains():
-    model = TrustModel("shuffle", local_epsilon=2.0)
+    model = trust_model("shuffle", local_epsilon=2.0)
     got = trust_model_gain(model, "mga", [3], COUNTS, 20)
-    oracle = local_oracle(model, 5)
+    oracle = model.local_oracle(5)
     assert got["gain"] == pytest.approx(expected_gain(oracle, "mga", [3], COUNTS, list(range(5)), 20))
     assert got["per_fake"] > 1                                 # a crafted LDP report counts more than once
 
 
 def test_secure_aggregation_without_validity_is_unbounded():
-    model = TrustModel("secagg", noise=IntegerNoise("skellam", 10.0))
+    model = trust_model("secagg", noise=IntegerNoise("skellam", 10.0))
     assert trust_model_gain(model, "mga", [3], COUNTS, 1)["gain"] == math.inf
     assert trust_model_gain(model, "mga", [3], COUNTS, 0)["gain"] == 0.0
 
@@ -69,7 +68,7 @@ def test_table_covers_every_model_and_attack():
 
 def test_client_randomization_lets_a_crafted_report_through_the_multi_hot_check():
     from ldpsim.mechanisms import SUE
-    model = TrustModel("two_server", noise=IntegerNoise("polya", 2.0), client_epsilon=4.0)
+    model = trust_model("two_server", noise=IntegerNoise("polya", 2.0), client_epsilon=4.0)
     got = trust_model_gain(model, "mga", [3], COUNTS, 20)
     assert got["as_crafted"]
     oracle = SUE(epsilon=4.0, domain_size=5)

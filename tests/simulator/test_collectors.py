@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.privacy.trust_accounting import MODELS
+from ldpsim.evaluation.privacy.trust_models import MODELS
 from ldpsim.scenarios.studies.trust.trust_scenario import run_trust_scenario, write_trust_results
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise

@@ -56,7 +56,7 @@ from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 from ldpsim.scenarios.studies.bench.big_alphabet import LENGTH, big_alphabet, discover_big, gboard_round
 from ldpsim.scenarios.studies.bench.floors import FLOORS, Stopwatch
 from ldpsim.evaluation.discovery.scores import run_scores
-from ldpsim.evaluation.privacy.trust_accounting import MODELS as TRUST_MODELS
+from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import harmonic
 

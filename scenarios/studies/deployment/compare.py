@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
+from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
@@ -55,8 +56,8 @@ from ldpsim.mechanisms.deltas import DELTA_SPEND
 #: ``ldpsim compare``: designs side by side at one budget
 LAYOUT = Layout("compare", ("compare.csv", "spend.csv", "compare.png", "config.json", "report.html"))
 
-#: aggregation models a design may name (the trust models add theirs here)
-AGGREGATIONS = ("ldp", "shuffle")
+#: aggregation models a design may name: the trust models on the server's LDP path (not collected)
+AGGREGATIONS = tuple(name for name, model in TRUST_MODELS.items() if not model.collected)
 #: devices simulated unless the caller chooses (the default comparison runs in under a minute)
 DEFAULT_DEVICES = 4000
 #: the columns of :attr:`Comparison.table`, in order (module docstring)

@@ -38,12 +38,12 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         ack_timeout_s, slot_s
     [server]            capacity, service_s_per_report, batch_window_s, crash_at_h, restart_s, fsync
     [use_case.emoji] aggregation = "ldp" (default: the keys above) | "shuffle" (the same keys; central ε from
-                        the server's shuffle) | "secagg" | "secagg_local" | "two_server" | "threshold" |
-                        "sample_threshold" (a trust model's collectors take the exact reports, night by
+                        the server's shuffle) | any other registered trust model (TRUST_MODELS in
+                        evaluation/privacy/trust_models.py; its collectors take the reports, night by
                         night: simulator/nightly_collection.py) with the model's keys instead of the
                         mechanism's: epsilon_run (ε per device over the run it is calibrated to), delta,
                         noise, min_cohort, min_arrival, noise_by, client_epsilon, threshold, rate
-                        (scenarios/studies/trust/trust_scenario.py USES: each aggregation reads its own)
+                        (each model reads its own: TrustModel.settings)
     [collectors]        round_s, round_length_s, job_s, retry_s, invalid_share, crash = {collector,
                         hour (since the start of the run), hours}: the trust collectors' settings
     [variants.<name>]   the keys of [use_case.emoji]: one emoji design each, compared on the same fleet
@@ -69,13 +69,13 @@ from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load
                                                       seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import vocabulary_workload_table
 from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, DEPLOYMENT_USE_CASE, configured_model
-from ldpsim.evaluation.privacy.trust_models import model_params
+from ldpsim.evaluation.privacy.trust_models import MODELS, TRUST_MODELS, model_params
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import MECHANISMS
 from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.runtime.errors import InputError
 from ldpsim.simulator.attributes import POLICIES
-from ldpsim.simulator.config import AGGREGATIONS, COLLECTED, DeploymentConfig, UseCase
+from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 
 #: use cases the fleet model produces → kind
@@ -127,6 +127,8 @@ WPM_MAX, SIGMA_MAX, DAILY_LIMIT_MAX = 1000.0, 10.0, 10_000
 #: measured, its central ε (FMT21's numerical bound, scipy's binomial) overflows from ε₀ = 702.9 at n = 10⁶
 #: devices, 699.5 at n = 10⁹ (about 709.9 − ln(n)/2); 690 leaves a margin of e^8 ≈ 3 000 in e^ε₀ at 10⁹ devices
 DAY_EPSILON_MAX = 690.0
+#: ε of a collected use case's GRR when its trust model takes exact reports (the mechanism is then unused)
+EXACT_REPORTS_EPSILON = 1.0
 F = float
 SPEC = {
     "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, seed_check),
@@ -179,10 +181,10 @@ def _use_case(name: str, table, items, file, where: str | None = None, plan: dic
     if not isinstance(table, dict):
         raise ScenarioError(file, where, "must be a table")
     aggregation = table.get("aggregation", "ldp")
-    if aggregation not in AGGREGATIONS:
-        raise ScenarioError(file, f"{where}.aggregation", f"must be one of {', '.join(AGGREGATIONS)}; "
+    if aggregation not in TRUST_MODELS:
+        raise ScenarioError(file, f"{where}.aggregation", f"must be one of {', '.join(MODELS)}; "
                             f"got {aggregation!r}")
-    if aggregation in COLLECTED:
+    if TRUST_MODELS[aggregation].collected:
         return _collected_use_case(name, table, items, file, where, plan)
     uc = _ldp_use_case(name, {k: v for k, v in table.items() if k != "aggregation"}, items, file, where,
                        n_days=plan["days"] if plan else None)
@@ -193,8 +195,6 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
     """A use case whose exact reports go to a trust model's collectors: the model calibrated to its
     ``epsilon_run`` per device over the run's days (planning n = devices · opt_in · p_online devices a
     night), its parameters kept in ``UseCase.trust``, one donation charged the model's ε per device-day."""
-    from ldpsim.evaluation.privacy.trust_accounting import guarantees
-
     if USE_CASES[name] != "event" or plan is None:
         raise ScenarioError(file, f"{where}.aggregation", f"{table['aggregation']!r} is for [use_case.emoji] "
                             f"(frequencies of the events); [variants] compare local designs")
@@ -206,12 +206,12 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
         raise
     except InputError as exc:
         raise ScenarioError(file, where, str(exc)) from None
-    day = next(g for g in guarantees(model, n, plan["days"], delta) if g.scope == "day")
+    day = next(g for g in model.guarantees(n, plan["days"], delta) if g.scope == "day")
     if not math.isfinite(day.epsilon):
         raise ScenarioError(file, where, f"aggregation = {model.kind!r} with these settings guarantees no finite ε "
-                            f"per device-day at delta = {delta:g} (sample_threshold: lower the rate or raise the "
-                            f"threshold); got rate = {model.rate:g}, threshold = {model.threshold}")
-    params = (("epsilon", min(model.local_epsilon, DAY_EPSILON_MAX)), ("domain_size", len(items)))
+                            f"per device-day at delta = {delta:g}; got {model.describe()}")
+    local = model.local_epsilon if model.randomizes else EXACT_REPORTS_EPSILON
+    params = (("epsilon", min(local, DAY_EPSILON_MAX)), ("domain_size", len(items)))
     return UseCase(name, "event", "grr", params, 1, aggregation=model.kind,
                    trust=(*model_params(model), ("epsilon_run", table.get("epsilon_run")), ("delta", delta),
                           ("n_plan", n), ("epsilon_day", day.epsilon)))

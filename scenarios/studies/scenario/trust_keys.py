@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold
-from ldpsim.evaluation.privacy.trust_models import DEFAULTS, release_threshold
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
 from ldpsim.mechanisms._validation import DELTA_MAX
 from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
@@ -64,17 +64,13 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
 DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, DELTA_RELEASE, _delta)}
 
 
-#: the optional keys each aggregation reads (any other one set in its table is an error, not ignored)
-USES = {"ldp": (), "shuffle": (), "secagg_local": ("min_cohort", "min_arrival"),
-        "secagg": ("noise", "min_cohort", "min_arrival"), "two_server": ("noise", "noise_by", "client_epsilon"),
-        "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold")}
-
-
 def configured_model(table: dict, where: str, file, n: int, days: int, delta: float, d: int,
                      spec: dict = USE_CASE) -> TrustModel:
     """The trust model of a use-case table (keys checked against ``spec`` and what its aggregation reads),
     calibrated to its ``epsilon_run`` per device over ``days`` days of ``n`` devices at ``delta``
-    (sample_threshold: as given), with a ``threshold`` model's τ at the family-wise false-alarm level.
+    (:meth:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel.for_target`; as given when the table sets
+    the parameter the model's guarantee follows from instead, ``given_instead``), a noisy threshold's τ at
+    the family-wise false-alarm level.
 
     Raises
     ------
@@ -83,36 +79,37 @@ def configured_model(table: dict, where: str, file, n: int, days: int, delta: fl
     """
     uc = parse_table(table, spec, where, file)
     model = _model(uc, table, where, file)
-    if model.kind != "sample_threshold":
-        return release_threshold(calibrate(model, uc["epsilon_run"], n, days, delta), d)
-    if "epsilon_run" not in table:
-        return model                               # ε follows from the rate and threshold given
-    if "threshold" in table:
-        raise ScenarioError(file, f"{where}.threshold", "is calibrated from epsilon_run under aggregation = "
-                            "'sample_threshold': give epsilon_run or threshold, not both")
-    tuned = calibrate_threshold(model, uc["epsilon_run"], n, days, delta)
+    instead = model.given_instead
+    if instead is not None and "epsilon_run" not in table:
+        return model                               # ε follows from the parameter given instead
+    if instead is not None and instead in table:
+        raise ScenarioError(file, f"{where}.{instead}", f"is calibrated from epsilon_run under aggregation = "
+                            f"{model.kind!r}: give epsilon_run or {instead}, not both")
+    tuned = model.for_target(uc["epsilon_run"], n, days, delta, d)
     if tuned is None:
-        raise ScenarioError(file, f"{where}.epsilon_run", f"no threshold keeps ε per device over {days} days at "
-                            f"{uc['epsilon_run']:g} with rate = {model.rate:g} (sampling alone spends more): "
-                            "lower the rate")
+        raise ScenarioError(file, f"{where}.epsilon_run", f"no {instead or 'parameter'} keeps ε per device over {days} days at "
+                            f"{uc['epsilon_run']:g} {model.unreachable()}")
     return tuned
 
 
 def stated_epsilon(table: dict) -> float:
     """The ε per device over the run a use-case table asks for: its ``epsilon_run`` (the default for a
-    calibrated model), NaN for a ``sample_threshold`` table that gives its rate and threshold instead."""
-    if table.get("aggregation") == "sample_threshold" and "epsilon_run" not in table:
+    calibrated model), NaN for a table that gives the parameter its guarantee follows from instead
+    (:attr:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel.given_instead`)."""
+    cls = TRUST_MODELS.get(table.get("aggregation"))
+    if cls is not None and cls.given_instead is not None and "epsilon_run" not in table:
         return math.nan
     return float(table.get("epsilon_run", USE_CASE["epsilon_run"].default))
 
 
 def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
     kind = uc["aggregation"]
+    reads = TRUST_MODELS[kind].settings()
     for key in table:
-        if key not in ("aggregation", "epsilon_run", "delta", *USES[kind]):
+        if key not in ("aggregation", "epsilon_run", "delta", *reads):
             raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
-                                f"{', '.join(('epsilon_run',) * (kind != 'sample_threshold') + USES[kind])})")
-    changes = {k: uc[k] for k in USES[kind] if k != "noise" and uc[k] is not None}
+                                f"{', '.join(('epsilon_run',) * (TRUST_MODELS[kind].given_instead is None) + reads)})")
+    changes = {k: uc[k] for k in reads if k != "noise" and uc[k] is not None}
     if uc["noise"] is not None:
         changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))
     return replace(DEFAULTS[kind], **changes)

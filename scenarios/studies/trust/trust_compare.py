@@ -1,6 +1,6 @@
 """Trust models side by side at equal (ε, δ) per device over the run — docs/math.md §9.6.
 
-:func:`compare_trust_models` calibrates every model of :data:`~ldpsim.evaluation.privacy.trust_accounting.MODELS`
+:func:`compare_trust_models` calibrates every model of :data:`~ldpsim.evaluation.privacy.trust_models.MODELS`
 to the same ε per device over ``days`` days at one δ (sample-and-threshold: the (rate, threshold) of least
 error at that ε, :func:`tune_sample_threshold`), then measures one day of a fleet's use case at the count
 level (exact laws, ``repeats`` draws; default: the keyboard scenario's emoji,
@@ -17,19 +17,17 @@ discovery design the model enables, bytes per device, who must be trusted, and w
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ldpsim.evaluation.cost import trust_comparison_plan
-from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
-from ldpsim.evaluation.privacy.trust_models import (DEFAULTS, FALSE_ALARM, POWER, local_oracle, release_threshold, two_server,
-                                                    upload_bytes)
-from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate_threshold
+from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
+from ldpsim.scenarios.studies.trust.trust_fleet import Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
 from ldpsim.mechanisms._validation import as_generator, check_delta, check_int, check_real
-from ldpsim.mechanisms.aggregation.threshold import noisy_threshold_moments
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
@@ -41,56 +39,10 @@ ARRIVAL = 0.9
 RATES = tuple(float(x) for x in np.geomspace(0.001, 0.5, 13))
 
 
-def _draw(model: TrustModel, counts: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
-    """One day's estimate and the counts it estimates, at the count level."""
-    k = model.kind
-    if k in ("ldp", "shuffle", "secagg_local"):
-        oracle = local_oracle(model, counts.size)
-        return oracle.estimate(oracle.sample_aggregate(counts, rng=rng)), counts
-    if k == "secagg":
-        return model.secure_sum().release(counts, rng, arrival_rate=ARRIVAL)
-    if k == "two_server":
-        return two_server(model, counts.size).release(counts, rng), counts
-    if k == "threshold":
-        x = counts + model.noise.sample(counts.size, rng)
-        return np.where(x >= model.threshold, x, 0).astype(float), counts
-    return model.sampler().release(counts, rng), counts
-
-
-def _theory(model: TrustModel, counts: np.ndarray) -> tuple[np.ndarray, float]:
-    """Exact per-item MSE of the day's estimate, and the estimate's sd at a zero count."""
-    k, n = model.kind, int(counts.sum())
-    if k in ("ldp", "shuffle", "secagg_local"):
-        var = local_oracle(model, counts.size).variance(counts)
-        return var, math.sqrt(float(var[np.argmin(counts)]))
-    if k == "secagg":
-        v = model.secure_sum().noise_variance(n, ARRIVAL)
-        return np.full(counts.size, v), math.sqrt(v)
-    if k == "two_server":
-        var = two_server(model, counts.size).variance(counts)
-        return var, math.sqrt(float(var[np.argmin(counts)]))
-    if k == "threshold":
-        return noisy_threshold_moments(model.noise, counts, model.threshold)[1], model.noise.sd()
-    return model.sampler().moments(counts)[1], math.nan
-
-
 def counted_reports(model: TrustModel, total: int) -> float:
     """The expected number of reports a day's estimate covers: every report, but under secure aggregation
     only those that arrive before the round closes (ARRIVAL of them) — the denominator of its frequencies."""
-    return ARRIVAL * total if model.kind == "secagg" else float(total)
-
-
-def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
-    """Smallest count detected with probability POWER at a family-wise false-alarm rate FALSE_ALARM over
-    the d items (normal approximation; threshold models: their release threshold)."""
-    z_alarm, z_power = stats.norm.isf(FALSE_ALARM / d), stats.norm.isf(1 - POWER)
-    if model.kind == "threshold":
-        return model.threshold + z_power * sd0
-    if model.kind == "sample_threshold":
-        c = np.arange(1, n + 1)
-        ok = stats.binom.sf(model.threshold - 1, c, model.rate) >= POWER
-        return float(c[np.argmax(ok)]) if ok.any() else math.inf
-    return (z_alarm + z_power) * sd0
+    return model.counted_reports(total, ARRIVAL)
 
 
 def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rates=RATES) -> TrustModel | None:
@@ -100,7 +52,7 @@ def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rat
     (docs/math.md §9.6). None if no rate reaches the target."""
     best, best_mse = None, math.inf
     for rate in rates:
-        model = calibrate_threshold(TrustModel("sample_threshold", rate=float(rate), threshold=1), target_epsilon,
+        model = calibrate_threshold(HardwareSampleThreshold(rate=float(rate), threshold=1), target_epsilon,
                                     fleet.devices, fleet.days, delta, fleet.reports_per_day)
         if model is not None:
             mse = float(np.mean(model.sampler().moments(fleet.counts)[1]))
@@ -112,14 +64,13 @@ def tune_sample_threshold(target_epsilon: float, fleet: Fleet, delta: float, rat
 def comparison_model(name: str, epsilon: float, fleet: Fleet, delta: float) -> TrustModel | None:
     """Model ``name`` as the comparison runs it at ε per device over ``fleet.days`` days: calibrated from
     :data:`DEFAULTS` (cohorts no larger than the day's devices; the noisy threshold at its false-alarm
-    level), or sample-and-threshold tuned (None if no rate reaches ε)."""
-    if name == "sample_threshold":
-        return tune_sample_threshold(epsilon, fleet, delta)
+    level), or, for a model whose guarantee follows from its threshold, the (rate, threshold) of least
+    error (:func:`tune_sample_threshold`; None if no rate reaches ε)."""
     start = DEFAULTS[name]
-    if name in ("secagg", "secagg_local"):
-        start = replace(start, min_cohort=min(start.min_cohort, fleet.devices))
-    model = calibrate(start, epsilon, fleet.devices, fleet.days, delta, fleet.reports_per_day)
-    return release_threshold(model, fleet.counts.size)
+    if start.given_instead is not None:
+        return tune_sample_threshold(epsilon, fleet, delta)
+    return start.for_fleet(fleet.devices).for_target(epsilon, fleet.devices, fleet.days, delta, fleet.counts.size,
+                                                     fleet.reports_per_day)
 
 
 def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int, rng) -> dict:
@@ -128,7 +79,7 @@ def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int
     true_top = set(np.argsort(-counts, kind="stable")[:top_k].tolist())
     errs, precision = [], []
     for _ in range(repeats):
-        est, target = _draw(model, counts, rng)
+        est, target = model.release(counts, rng, ARRIVAL)
         errs.append(np.mean((est - target) ** 2))
         precision.append(len(true_top & set(np.argsort(-est, kind="stable")[:top_k].tolist())) / top_k)
     return {"mse_measured": float(np.mean(errs)), "top_k_precision": float(np.mean(precision))}
@@ -234,7 +185,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     epsilons : sequence of float
         Targets for ε per device over the run.
     models : sequence of str
-        A subset of :data:`~ldpsim.evaluation.privacy.trust_accounting.MODELS`.
+        A subset of :data:`~ldpsim.evaluation.privacy.trust_models.MODELS`.
     days : int
         Length of the run the ε is spent over.
     delta : float
@@ -271,38 +222,28 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     rows = []
     for eps in epsilons:
         found = days_to_discovery(models, eps, fleet, delta) if discovery else \
-            {name: (DISCOVERY[name][0], math.nan) for name in models}
+            {name: (TRUST_MODELS[name].discovery, math.nan) for name in models}
         for name in models:
             model = comparison_model(name, eps, fleet, delta)
             if model is None:
                 continue                   # no sampling rate reaches this ε: no row
-            g = {x.scope: x for x in guarantees(model, m, days, delta, fleet.reports_per_day)}
-            mse_th, sd0 = _theory(model, counts)
+            g = {x.scope: x for x in model.guarantees(m, days, delta, fleet.reports_per_day)}
+            mse_th, sd0 = model.theory(counts, ARRIVAL)
             counted = counted_reports(model, total)
-            low, high = _mse_interval(mse_th, repeats) if name not in ("threshold", "sample_threshold") \
-                else (math.nan, math.nan)   # biased, non-normal errors: no interval stated
-            param = model.local_epsilon if name in ("ldp", "shuffle", "secagg_local") else (
-                model.noise.scale if name != "sample_threshold" else f"p={model.rate:.3g}, τ={model.threshold}")
-            rows.append({"model": name, "design": _design(model), "epsilon_target": eps,
-                         "epsilon_run": g["run"].epsilon, "parameter": param,
+            low, high = (math.nan, math.nan) if model.biased \
+                else _mse_interval(mse_th, repeats)     # biased, non-normal errors: no interval stated
+            rows.append({"model": name, "design": model.design(), "epsilon_target": eps,
+                         "epsilon_run": g["run"].epsilon, "parameter": model.parameter(),
                          "epsilon_report": g["report"].epsilon, "epsilon_day": g["day"].epsilon,
                          "mse_theory": float(np.mean(mse_th)), "mse_low": low, "mse_high": high,
                          **measure_cell(model, counts, repeats, top_k, rng),
                          "reports_counted": counted,
                          "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / counted,
-                         "min_frequency": _detection_floor(model, sd0, d, total) / counted,
+                         "min_frequency": model.detection_floor(sd0, d, total) / counted,
                          "discovery": found[name][0], "days_to_discovery": found[name][1],
-                         "bytes_per_device": upload_bytes(model, d), "trusted": model.trusted,
+                         "bytes_per_device": model.upload_bytes(d), "trusted": model.trusted,
                          "if_misbehaving": g["misbehaving server"].epsilon})
     return TrustComparison(pd.DataFrame(rows), {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d,
                                                 "days": days, "delta": delta, "top_k": top_k, "repeats": repeats,
                                                 "epsilons": list(epsilons), "models": list(models), "seed": seed})
 
-
-def _design(model: TrustModel) -> str:
-    """The estimator of the model's line: its local oracle, or the noise / sampling it releases with."""
-    if model.kind in ("ldp", "shuffle", "secagg_local"):
-        return type(local_oracle(model, 2)).__name__
-    if model.kind == "sample_threshold":
-        return "no noise"
-    return model.noise.kind.replace("_", " ")

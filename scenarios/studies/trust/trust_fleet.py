@@ -6,7 +6,7 @@ docs/math.md §9.6.
   upload on a day (devices × opt-in × online share) with the use case's reports per device per day, and
   the scenario's words and slang share for days-to-discovery. :func:`zipf_fleet` is the synthetic
   alternative (Zipf histogram, no words).
-* :data:`DISCOVERY` pairs each trust model with the new-word discovery its server side allows, and
+* each trust model names the new-word discovery its server side allows (``TrustModel.discovery``), and
   :func:`days_to_discovery` runs it (:mod:`~ldpsim.scenarios.studies.discovery.days`) at the same ε per device
   over the run: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
@@ -27,12 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
+from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
 
-#: trust model → (discovery protocol, the trust model whose local ε₀ it runs at, or None: its own accounting)
-DISCOVERY = {"ldp": ("pem", None), "shuffle": ("ldp_trie", "shuffle"), "secagg_local": ("ldp_trie", "secagg_local"),
-             "secagg": ("ldp_trie", "secagg_local"), "two_server": ("triehh_pp", None),
-             "threshold": ("triehh_pp", None), "sample_threshold": ("triehh", None)}
 #: the new word planted in the fleet's words (absent from the shipped vocabularies)
 NEW_WORD = "rizz"
 #: TrieHH / TrieHH++ sampling rate γ of the discovery designs
@@ -125,20 +123,28 @@ def zipf_fleet(n: int = 1_000_000, domain_size: int = 2000, s: float = 1.1, days
 
 
 def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec):
-    """(protocol, privacy row) of the discovery design paired with trust model ``model`` (:data:`DISCOVERY`),
-    at ε per device over ``fleet.days`` days, one round a day."""
+    """(protocol, privacy row) of the discovery design paired with trust model ``model``
+    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day."""
     from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
-    from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
     from ldpsim.mechanisms.registry import make
 
-    name, amplified_as = DISCOVERY[model]
+    name, amplified_as = TRUST_MODELS[model].discovery, _amplified_as(model, fleet)
     if amplified_as is None:
         return equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, (name,))[name]
-    online = max(2, round(fleet.word_devices * fleet.p_online))
-    local = calibrate(TrustModel(amplified_as, min_cohort=min(10_000, online)), epsilon, online, fleet.days, delta)
+    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta)
     proto = make(name, epsilon=local.local_epsilon, length=codec.length, alphabet=codec.alphabet)
     return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta,
-                   "per_step": f"ε₀={local.local_epsilon:.3g}/round, amplified ({amplified_as})"}
+                   "per_step": f"ε₀={local.local_epsilon:.3g}/round, amplified ({amplified_as.kind})"}
+
+
+def _online(fleet: Fleet) -> int:
+    """Devices typing words online in a round (the discovery designs' cohort pool)."""
+    return max(2, round(fleet.word_devices * fleet.p_online))
+
+
+def _amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
+    """The trust model whose local ε₀ ``model``'s discovery design runs at, or None (its own accounting)."""
+    return TRUST_MODELS[model].starting().discovery_local(_online(fleet))
 
 
 def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=(0,)) -> dict:
@@ -148,13 +154,14 @@ def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=
     from ldpsim.evaluation.workloads.vocabulary import Vocabulary
 
     if fleet.words is None:
-        return {m: (DISCOVERY[m][0], math.nan) for m in models}
+        return {m: (TRUST_MODELS[m].discovery, math.nan) for m in models}
     vocab = Vocabulary(fleet.words, fleet.word_shares, "share")
     slang = growing_slang(vocab, NEW_WORD, n_days=fleet.days, start_day=fleet.slang_start_day,
                           peak_share=fleet.slang_share, ramp_days=1, top=None)
     out, done = {}, {}
     for m in models:
-        key = DISCOVERY[m]
+        local = _amplified_as(m, fleet)
+        key = (TRUST_MODELS[m].discovery, None if local is None else local.kind)
         if key not in done:
             design = discovery_design(m, epsilon, fleet, delta, slang.codec)
             summary = discovery_days(slang, {key[0]: design}, fleet.word_devices, fleet.p_online, 1, 20,

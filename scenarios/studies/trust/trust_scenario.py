@@ -7,10 +7,12 @@ File layout (see ``scenarios/trust_models.toml``)::
     [trust.workload]   domain_size, zipf_s
     [trust.collectors] the CollectorSetup fields; crash = {collector, hour, hours}
     [trust.use_case.NAME]
-        aggregation = "ldp" | "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold"
+        aggregation = a registered trust model (evaluation/privacy/trust_models.py TRUST_MODELS): "ldp" |
+                      "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold"
         epsilon_run = ε per device over the run (the model is calibrated to it; sample_threshold: its
                       threshold is, at its rate; without epsilon_run its ε follows from rate and threshold)
-        noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon  (as the model needs)
+        noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon  (the model's own keys,
+                      TrustModel.settings; any other is refused)
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import guarantees
-from ldpsim.evaluation.privacy.trust_models import protocol, upload_bytes
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError, load_toml, parse_table
 from ldpsim.scenarios.studies.scenario.trust_keys import (COLLECTOR_KEYS, CRASH, TRUST, WORKLOAD, configured_model,
                                                        stated_epsilon)
@@ -87,15 +87,15 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     for (name, table), child in zip(t["use_case"].items(), seq.spawn(len(t["use_case"]))):
         model = configured_model(table, f"trust.use_case.{name}", file, n, days, delta, d)
         rng = np.random.default_rng(child)
-        got = simulate_collection(protocol(model, d), items[rng.permutation(n)], d, setup, rng)
-        g = {x.scope: x for x in guarantees(model, n, days, delta)}
+        got = simulate_collection(model.protocol(d), items[rng.permutation(n)], d, setup, rng)
+        g = {x.scope: x for x in model.guarantees(n, days, delta)}
         rows.append({"use_case": name, "aggregation": model.kind, "epsilon_target": stated_epsilon(table),
                      "epsilon_report": g["report"].epsilon,
                      "epsilon_day": g["day"].epsilon, "epsilon_run": g["run"].epsilon, "delta": g["run"].delta,
                      "if_misbehaving": g["misbehaving server"].epsilon, "trusted": model.trusted,
                      "devices": n, "counted": got.counters["counted"], "rejected": got.counters["rejected"],
                      "rmse": math.sqrt(float(np.mean((got.estimate - got.counted) ** 2))),
-                     "bytes_per_device": upload_bytes(model, d)})
+                     "bytes_per_device": model.upload_bytes(d)})
         logs += [{"use_case": name, **r} for r in got.records]
     return TrustRun(pd.DataFrame(rows), pd.DataFrame(logs), {**t, "workload": w, "collectors": c})
 
