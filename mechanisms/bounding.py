@@ -229,3 +229,45 @@ class ContributionBound:
             rank = np.arange(dev.size) - np.searchsorted(dev, dev, side="left")
             idx = np.sort(order[rank < self.l0])
         return idx
+
+
+def bound_run(day, device, item, count, per_day: ContributionBound, per_run: ContributionBound | None = None,
+              rng=None) -> np.ndarray:
+    """Contributions of each (day, device, item, count) entry — one per day, device and item — under a
+    bound per day and one per run.
+
+    First ``per_run`` picks, from each device's totals over the run, the items it may ever contribute
+    (at most its ``l0``); then, each day, ``per_day`` picks among those (at most its ``l0`` a day, at
+    most its ``linf`` each); last, an item's contributions over the run stop at ``per_run.linf``
+    (earlier days first). Vectorized over devices and days (docs/math.md §8.7).
+
+    Returns
+    -------
+    int64 array
+        The contributions of each entry, in the order given.
+    """
+    rng = as_generator(rng)
+    day, device, item, count = (np.asarray(a, dtype=np.int64) for a in (day, device, item, count))
+    if not (day.shape == device.shape == item.shape == count.shape) or day.ndim != 1:
+        raise InputError(f"bound_run: 'day', 'device', 'item' and 'count' must be 1-D arrays of one length; got "
+                         f"shapes {day.shape}, {device.shape}, {item.shape}, {count.shape}.")
+    if np.unique(np.stack([day, device, item]), axis=1).shape[1] != day.size:
+        raise InputError("bound_run: each (day, device, item) must appear once (sum its counts first).")
+    allowed = np.ones(day.size, bool)
+    if per_run is not None:
+        pairs, pair = np.unique(np.stack([device, item]), axis=1, return_inverse=True)
+        pair = pair.ravel()
+        totals = np.bincount(pair, weights=count, minlength=pairs.shape[1]).astype(np.int64)
+        allowed = (ContributionBound(per_run.l0, None, per_run.sampler).select(pairs[0], totals, rng=rng) > 0)[pair]
+    order = np.lexsort((item, device, day))
+    group = np.unique(np.stack([day[order], device[order]]), axis=1, return_inverse=True)[1].ravel()
+    got = np.zeros(day.size, np.int64)
+    got[order] = per_day.select(group, count[order], allowed[order], rng)
+    if per_run is not None and per_run.linf is not None:   # the run's cap, earlier days first
+        by = np.lexsort((day, item, device))
+        key = device[by] * (item.max() + 1) + item[by]
+        cum = np.cumsum(got[by])
+        start = np.r_[0, cum][np.searchsorted(key, key, side="left")]
+        within = cum - start
+        got[by] = np.minimum(within, per_run.linf) - np.minimum(within - got[by], per_run.linf)
+    return got

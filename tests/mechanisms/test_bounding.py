@@ -152,3 +152,22 @@ def test_discovery_protocols_use_the_family():
     inner = (expected > 0) & (expected < 1)
     assert_z(picked.mean(axis=0)[inner], expected[inner], np.sqrt(expected[inner] * (1 - expected[inner]) / R),
              what="Gboard top ties")
+
+
+def test_bound_run_holds_per_day_and_per_run_bounds():
+    """bound_run: at most L0 items a day and per run, L∞ per item a day and over the run."""
+    import pandas as pd
+    from ldpsim.mechanisms.bounding import bound_run
+    rng = np.random.default_rng(0)
+    raw = pd.DataFrame({"day": rng.integers(0, 5, 3000), "device": rng.integers(0, 40, 3000),
+                        "item": rng.integers(0, 20, 3000), "count": rng.integers(1, 4, 3000)})
+    df = raw.groupby(["day", "device", "item"], as_index=False)["count"].sum()
+    df["got"] = bound_run(df.day, df.device, df.item, df["count"], ContributionBound(2, 2, "occurrence"),
+                          ContributionBound(3, 5, "top"), rng=1)
+    kept = df[df.got > 0]
+    assert kept.groupby(["day", "device"]).item.nunique().max() == 2
+    assert kept.groupby("device").item.nunique().max() == 3
+    assert df.got.max() == 2 and df.groupby(["device", "item"]).got.sum().max() == 5
+    assert (df.got <= df["count"]).all()
+    with pytest.raises(InputError, match="once"):
+        bound_run([0, 0], [1, 1], [2, 2], [1, 1], ContributionBound())
