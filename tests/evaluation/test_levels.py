@@ -65,3 +65,14 @@ def test_accountant_item_column_and_summary_person_key():
                                "epsilon_person": pytest.approx(16.0)}
     assert person["total ε-LDP"]["epsilon_person"] == pytest.approx(16.0 + 4.0)
     assert dataclasses.is_dataclass(cfg)
+
+
+def test_run_summary_prints_the_three_scopes_of_the_accountant():
+    from ldpsim.evaluation.report.run_summary import render_text, scopes
+    cfg = tiny_config(n_days=4)
+    block, = scopes({}, cfg)
+    t = block.table.set_index("use case")
+    assert list(t.columns) == ["epsilon_report", "epsilon_item", "epsilon_person"]
+    assert t.loc["emoji"].tolist() == ["2", "16", "16"] and t.loc["typing speed"].tolist() == ["1", "4", "4"]
+    assert t.loc["all, ε-LDP", "epsilon_person"] == "20" and t.loc["all, ε-LDP", "epsilon_report"] == "—"
+    assert any("epsilon_item" in line for line in render_text(block))
