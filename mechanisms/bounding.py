@@ -100,6 +100,8 @@ class ContributionBound:
         if device.ndim != 1 or counts.shape != device.shape or (device.size and (np.diff(device) < 0).any()):
             raise InputError(f"ContributionBound: 'device' must be a non-decreasing 1-D array and 'counts' one "
                              f"count per entry; got shapes {device.shape} and {counts.shape}.")
+        if counts.size and counts.dtype.kind not in "iuf":
+            raise InputError(f"ContributionBound: 'counts' must be numbers; got dtype {counts.dtype}.")
         if counts.size and (not np.all(np.isfinite(counts)) or counts.min() < 0
                             or (whole and np.any(counts != np.round(counts)))):
             raise InputError(f"ContributionBound: 'counts' must be finite, non-negative"

@@ -131,6 +131,8 @@ def test_bad_entries_named():
         b.select([1, 0], [1, 1])
     with pytest.raises(InputError, match="'counts'"):
         b.select([0, 0], [1, -1])
+    with pytest.raises(InputError, match="'counts' must be numbers"):
+        b.select([0, 0], ["a", "b"])
     with pytest.raises(InputError, match="'eligible'"):
         b.select([0, 0], [1, 1], eligible=[True])
 
