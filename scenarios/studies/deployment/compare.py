@@ -196,8 +196,8 @@ class Comparison(BriefRepr):
         (default: the terminal's; :func:`~ldpsim.evaluation.console_table.console_lines`), the full
         table being ``compare.csv``; under memoized designs, what their two ε columns mean."""
         from ldpsim.evaluation.console_table import console_lines
-        cols = [c for c in ("design", "epsilon_report", "epsilon_item", "epsilon_person", "epsilon_device",
-                            "share_mse_top10", "share_mse_top10_theory", "mse_low", "mse_high", "top10_precision",
+        cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
+                            "mse_high", "epsilon_report", "epsilon_item", "epsilon_person", "top10_precision",
                             "mechanism", "memoize", "epsilon", "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
                             "bytes_per_device", "server_cells", "linked", "stripped", "linking_linked")
                 if c in self.table and self.table[c].notna().any()]
