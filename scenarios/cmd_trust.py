@@ -35,13 +35,29 @@ def add_arguments(parser):
     parser.add_argument("--vocabulary", metavar="FILE",
                         help="--compare: the items and their weights instead of the fleet's (default: the fleet's)")
     parser.add_argument("--force", action="store_true", help="replace a finished result in --out (default: off)")
+    parser.add_argument("--gboard", action="store_true",
+                        help="print the central ε per report, word and person that named assumptions about Gboard "
+                             "2024's discovery imply at δ = 1e-10, and which assumptions reach its stated 0.315 "
+                             "(default: off)")
+    parser.add_argument("--assume", action="append", default=[], metavar="K=V",
+                        help="--gboard: an assumption (eps0, devices_per_round, layers, passes, collections); the "
+                             "others keep their documented defaults")
     options.add_out(parser, "runs/<name>")
     options.add_dry_run(parser)
+    options.only_with(parser, "--assume", "--gboard")
+    for option in ("--compare", "--out", "--seed", "--force"):
+        options.not_with(parser, option, "--gboard", why="--gboard computes from its assumptions alone")
     for option in ("--fleet", "--vocabulary", "--epsilons", "--days", "--devices", "--delta", "--dry-run"):
         options.only_with(parser, option, "--compare")
 
 
 def run(args) -> int:
+    if args.gboard:
+        from ldpsim.evaluation.privacy.gboard_assumptions import implied, parse_assumptions, reaching_grid
+        print("\n".join(implied(parse_assumptions(args.assume)).lines()))
+        print("\nwhich assumptions reach 0.315 at delta = 1e-10:")
+        print(reaching_grid().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        return 0
     from ldpsim.scenarios.studies.trust.trust_compare import compare_trust_models, comparison_plan
     from ldpsim.scenarios.studies.trust.trust_scenario import run_trust_scenario, write_trust_results
     from ldpsim.evaluation.privacy.trust_tables import comparison_lines, scenario_lines

@@ -22,22 +22,10 @@ from ldpsim.simulator.channel import Fates, Upload, UploadChannel
 from ldpsim.simulator.config import DeploymentConfig
 from ldpsim.simulator.fleet import block_range, block_rng, draw_day, draw_online, draw_traits, memo_base
 from ldpsim.simulator.ledger import PrivacyLedger
+from ldpsim.mechanisms.bounding import sample_records as sample_per_device  # the daily limit: the "events" sampler
 from ldpsim.mechanisms.memo import keyed_perturb
 from ldpsim.simulator.memoization import Memo, device_keys, report_keys
 DAY_S = 86400.0
-
-
-def sample_per_device(device: np.ndarray, quota: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Indices of a uniform sample without replacement of ``quota[i]`` of the records of each device i.
-
-    ``device`` holds the (local) device of each record. Returns the chosen indices grouped by device
-    in increasing device order.
-    """
-    order = np.argsort(device + rng.random(device.size))  # random order within each device
-    dev = device[order]
-    first = np.searchsorted(dev, dev, side="left")
-    rank = np.arange(dev.size) - first
-    return order[rank < quota[dev]]
 
 
 def _records(uc, d) -> tuple[np.ndarray, np.ndarray]:

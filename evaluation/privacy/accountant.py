@@ -134,6 +134,15 @@ def _person_total(rows, kind: str, basic: float) -> float:
     return sum(r["epsilon_person"] for r in own) if any(r["memoize"] for r in own) else basic
 
 
+def _item_epsilon(uc, reports: int, spent: dict, joint: bool, cap: float) -> float:
+    """ε of one item (memo class) of one device over the run (docs/math.md §8.7): memoized, the loss of all
+    R reports in one class, ε(R); fresh, every report may carry the item (the daily limit samples typed
+    events, so L∞ = the limit): the device's whole spend."""
+    if uc.memoize and not joint:
+        return min(basic_composition(e * n for e, n in losses(uc.make_mechanism(), reports, 1).items()), cap)
+    return min(basic_composition(e * n for e, n in spent.items()), cap)
+
+
 @dataclass(frozen=True)
 class DeviceSpend:
     """What one device spends over a run (:func:`device_spend`).
@@ -146,7 +155,9 @@ class DeviceSpend:
         report), ``epsilon_permanent`` (ε_∞, memoized use cases), ``reports`` (per device over the
         run, at most), ``memo_classes``, ``epsilon_device`` (basic composition, δ = 0, capped by the
         budgets), ``epsilon_device_at_delta`` (PLD at ``delta``), ``epsilon_central`` (after the
-        shuffle, at ``delta``; NaN unless ``shuffled_among`` was given), ``epsilon_person`` (ε per
+        shuffle, at ``delta``; NaN unless ``shuffled_among`` was given), ``epsilon_item`` (ε of one item
+        of one device over the run, δ = 0, docs/math.md §8.7; the total row: the largest of its kind),
+        ``epsilon_person`` (ε per
         person over the run between arbitrary histories, docs/math.md §8.6: for a memoized use case
         ``epsilon_device`` holds only per value between histories of one repetition pattern, and
         ``epsilon_person`` is ∞ under pure memoization; else ``epsilon_device``).
@@ -176,7 +187,8 @@ class DeviceSpend:
                       + ("∞ (memoization reveals a change of value)" if math.isinf(r.epsilon_person)
                          else f"≤ {r.epsilon_person:.3g}")
                       if r.memoize or r.epsilon_person != r.epsilon_device else "")
-            out.append(f"{r.use_case:>16}  {r.kind:<8} {per_report}per device over the run {r.epsilon_device:.3g} "
+            item = f"per item over the run {r.epsilon_item:.3g}; "
+            out.append(f"{r.use_case:>16}  {r.kind:<8} {per_report}{item}per device over the run {r.epsilon_device:.3g} "
                        f"(δ = 0), {r.epsilon_device_at_delta:.3g} at δ = {self.delta:g}{central}{person}")
         return out
 
@@ -233,6 +245,7 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
                      "reports": reports, "memo_classes": classes if classes is not None else math.nan,
                      "epsilon_device": basic, "epsilon_device_at_delta": min(eps_at, basic),
                      "epsilon_central": central,
+                     "epsilon_item": _item_epsilon(uc, reports, spent, joint, cap),
                      "epsilon_person": person_level(uc.make_mechanism(), reports).epsilon if uc.memoize else basic})
         # under smp/rsfd the device-day is charged once for all use cases: count it once per kind
         if not (joint and g.label in spent_by_kind):
@@ -257,6 +270,7 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
                      "reports": int(sum(r["reports"] for r in rows if r["kind"] == kind and r["use_case"] != "total")),
                      "memo_classes": math.nan, "epsilon_device": basic,
                      "epsilon_device_at_delta": min(eps_at, basic), "epsilon_central": central,
+                     "epsilon_item": max(r["epsilon_item"] for r in rows if r["kind"] == kind),
                      "epsilon_person": _person_total(rows, kind, basic)})
     return DeviceSpend(pd.DataFrame(rows), delta, method if rows else "none")
 
@@ -322,15 +336,27 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
 def spend_summary(cfg, delta: float = DELTA_SPEND) -> dict:
     """The run's bound on one device's spend, flat for a run's ``summary.json``: per guarantee kind k
     (``ldp``, ``sdldp``, ``uldp``), ``epsilon_device_<k>`` (δ = 0) and ``epsilon_device_<k>_at_delta``,
-    with ``epsilon_device_delta``."""
+    with ``epsilon_device_delta``, and under ``person`` each use case's ε per report, item and person
+    (:func:`person_summary`)."""
     from ldpsim.mechanisms import GUARANTEE_KINDS
 
     spend = device_spend(cfg, delta)
-    out = {"epsilon_device_delta": delta}
+    out = {"epsilon_device_delta": delta, "person": person_summary(spend)}
     for key, label in GUARANTEE_KINDS.items():
         if np.isfinite(spend.total(label)):
             out[f"epsilon_device_{key}"] = spend.total(label)
             out[f"epsilon_device_{key}_at_delta"] = spend.total(label, "epsilon_device_at_delta")
+    return out
+
+
+def person_summary(spend: DeviceSpend) -> dict:
+    """``summary.json``'s ``person`` key: per use case (and ``total <kind>``) what one report, one item and one
+    person over the run get (``epsilon_report``, ``epsilon_item``, ``epsilon_person``, δ = 0; docs/math.md §8.7)."""
+    out = {}
+    for r in spend.table.itertuples():
+        name = r.use_case if r.use_case != "total" else f"total {r.kind}"
+        out[name] = {"epsilon_report": float(r.epsilon_report), "epsilon_item": float(r.epsilon_item),
+                     "epsilon_person": float(r.epsilon_person)}
     return out
 
 

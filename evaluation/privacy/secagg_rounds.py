@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ldpsim.evaluation.privacy.trust_accounting import calibrate, guarantees
+from ldpsim.evaluation.privacy.trust_accounting import calibrate, guarantees, run_epsilon
 from ldpsim.evaluation.privacy.trust_local import SecAggLocal
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
@@ -78,3 +78,11 @@ def local_epsilon_for(epsilon_total: float, delta: float, cohort: int, rounds: i
     model = calibrate(cohort_model(epsilon_total / rounds, cohort), epsilon_total, cohort, 1, delta,
                       reports_per_day=rounds)
     return model.local_epsilon
+
+
+def central_run_epsilon(local_epsilon: float, cohort: int, rounds: int, delta: float = DELTA_RELEASE) -> float:
+    """Central ε per device over ``rounds`` rounds of ``local_epsilon``-LDP reports, each round summed by
+    secure aggregation over ``cohort`` reports, at ``delta`` (the "run, central" row of
+    :func:`round_guarantees`)."""
+    rounds = check_int("central_run_epsilon", "rounds", rounds)
+    return run_epsilon(cohort_model(local_epsilon, cohort), cohort, 1, delta, reports_per_day=rounds)

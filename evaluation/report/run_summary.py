@@ -388,8 +388,30 @@ def adversary(tables: dict, cfg) -> list[Block]:
 
 
 #: the sections of the summary, in order; each ``(tables, cfg) -> list of Block``
-SECTIONS = [headline, distinguishability, trust, budget, per_day, trend, new_word, readings, operations, central,
-            adversary]
+def scopes(tables: dict, cfg) -> list[Block]:
+    """What one report, one item and one person over the run get, per use case (the accountant's
+    ``epsilon_report``, ``epsilon_item``, ``epsilon_person``; docs/math.md §8.7)."""
+    spend = device_spend(cfg).table
+    if spend.empty:
+        return []
+
+    def eps(v):
+        return "—" if v != v else ("∞" if math.isinf(v) else f"{v:.3g}")
+
+    table = pd.DataFrame({"use case": [("all, " + r.kind) if r.use_case == "total" else r.use_case.replace("_", " ")
+                                       for r in spend.itertuples()],
+                          "epsilon_report": spend["epsilon_report"].map(eps),
+                          "epsilon_item": spend["epsilon_item"].map(eps),
+                          "epsilon_person": spend["epsilon_person"].map(eps)})
+    return [Block("ε per report, item and person",
+                  "ε (δ = 0) of one report, of one item of one device over the run, and of one person over the run "
+                  "(the whole history replaced)", table, ("use case",),
+                  notes=("Memoized use cases: epsilon_item is one value's reports; epsilon_person holds between "
+                         "any two histories (see ε per person).",) if spend["memoize"].any() else ())]
+
+
+SECTIONS = [headline, distinguishability, trust, budget, scopes, per_day, trend, new_word, readings, operations,
+            central, adversary]
 
 
 def blocks(tables: dict, cfg) -> list[Block]:

@@ -10,7 +10,9 @@ period. Round r of a pass (r = 1..L):
   their (r − 1)-prefix is in the trie, and no earlier pass found them — the device picks one:
   ``"random"``: a typed word drawn at random, so word w with probability c_w / Σ c; ``"top"``: its
   most typed eligible word (ties uniformly at random). A device with no eligible word answers "none".
-  Both are drawn exactly with one uniform integer per device (:meth:`GboardTrie._picks`).
+  Both are the contribution-bounding family with one word per device and round
+  (:class:`~ldpsim.mechanisms.bounding.ContributionBound`), drawn exactly with one uniform integer per
+  device.
 * **report**: k-ary randomized response over the round's candidates and "none"
   (:class:`~.ldp_trie.LDPTrie`, GRR at ε₀ per round). The sampler's choice is a function of the
   device's data, so the report is ε₀-LDP about the device's whole word list, whatever it holds.
@@ -43,12 +45,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_int
+from ldpsim.mechanisms.bounding import BOUNDING, ContributionBound
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.triehh import TrieResult
 from ldpsim.runtime.errors import InputError
 
 #: the device-side samplers (module docstring)
-SAMPLERS = ("random", "top")
+SAMPLERS = tuple(BOUNDING)
 
 
 @dataclass(frozen=True)
@@ -101,28 +104,15 @@ class GboardTrie(LDPTrie):
         return mask
 
     def _picks(self, device, counts, eligible, rng=None) -> np.ndarray:
-        """The entry each device with an eligible word picks (:meth:`choose`), in device order.
-
-        Both samplers give entry e of device d a whole weight w_e (``"random"``: c_e if eligible;
-        ``"top"``: 1 if eligible with the device's largest eligible count) and pick it w.p.
-        w_e / W_d, W_d = Σ_d w: one uniform integer U_d in [0, W_d) per device, and the entry whose
-        slice of the running sum of weights holds U_d (docs/math.md §10.5) — exact, one draw per
-        device, no per-entry draws."""
-        rng = as_generator(rng)
+        """The entry each device with an eligible word picks (:meth:`choose`), in device order: the
+        contribution-bounding family with one item per device and round
+        (:class:`~ldpsim.mechanisms.bounding.ContributionBound`, ``"random"`` its ``"occurrence"`` sampler,
+        ``"top"`` its ``"top"``; docs/math.md §8.7, §10.5) — exact, one uniform integer per device."""
         device = np.asarray(device)
+        weight = np.where(np.asarray(eligible, dtype=bool), np.asarray(counts, dtype=np.int64), 0)
         if device.size == 0:
             return np.zeros(0, dtype=np.int64)
-        starts = np.flatnonzero(np.r_[True, device[1:] != device[:-1]])
-        weight = np.where(np.asarray(eligible, dtype=bool), np.asarray(counts, dtype=np.int64), 0)
-        if self.sampler == "top":
-            best = np.maximum.reduceat(weight, starts)
-            weight = ((weight == np.repeat(best, np.diff(np.r_[starts, weight.size]))) & (weight > 0)).astype(np.int64)
-        running = np.cumsum(weight)
-        before = np.r_[0, running][starts]              # weight of the entries of earlier devices
-        total = np.r_[running[starts[1:] - 1], running[-1]] - before
-        has = total > 0
-        draw = before[has] + rng.integers(0, total[has])
-        return np.searchsorted(running, draw, side="right")
+        return ContributionBound(l0=1, sampler=BOUNDING[self.sampler]).picks(device, weight, as_generator(rng))
 
     def device_categories(self, rows, entry_row, device, counts, trie, level, excluded, rng=None):
         """(candidates, each device's category: the candidate index of its chosen word's prefix, or

@@ -33,8 +33,9 @@ list of the next, so later runs report other words.
 
 **Devices with several words** (:meth:`PrefixTree.run_profiles`): a device reports one of its eligible
 words (prefix in the trie, not denied), a random one weighted by how often it typed it or its most typed
-one (``selection``); a denied word's device then reports another word. Devices of one profile choose
-independently, so a round's category counts are a sum of multinomials — drawn exactly.
+one, ties uniformly at random (``selection``: the contribution-bounding family of
+:mod:`ldpsim.mechanisms.bounding`, one word per device); a denied word's device then reports another
+word. Devices of one profile choose independently, so a round's category counts are a sum of multinomials — drawn exactly.
 
 **Privacy.** Local: a round's report is ε-LDP (OUE's largest likelihood ratio ½(1 − q)/(q·½) = e^ε,
 attained, "none" included; :meth:`PrefixTree.privacy_parts`), R rounds R·ε, pure — whatever the server
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
+from ldpsim.mechanisms.bounding import BOUNDING, ContributionBound
 from ldpsim.mechanisms.discovery.false_discoveries import DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold
 from ldpsim.mechanisms.discovery.ldp_trie import LDPTrie
 from ldpsim.mechanisms.discovery.triehh import TrieHH, TrieResult
@@ -133,7 +135,7 @@ class PrefixTree(TrieHH):
                              f"pass rounds >= {needed}, or a smaller 'length'.")
         object.__setattr__(self, "false_discoveries", check_rate(name, self.false_discoveries))
         object.__setattr__(self, "deny", tuple(self.deny))
-        if self.selection not in ("random", "top"):
+        if self.selection not in BOUNDING:
             raise InputError(f"{name}: 'selection' must be 'random' or 'top'; got {self.selection!r}.")
         if self.gamma != 1.0 or self.theta != 1:
             raise InputError(f"{name}: every device answers every round (gamma = 1, theta = 1); got "
@@ -275,19 +277,18 @@ class PrefixTree(TrieHH):
 
         ``holdings[p, w]``: how often a device of profile p typed word w (``rows``). Only eligible words
         count (a prefix in the trie, not denied). ``selection`` "random": a device reports one of its
-        eligible words with chance ∝ how often it typed it; "top": its most typed eligible word (ties:
-        the first); with no eligible word, "none".
+        eligible words with chance ∝ how often it typed it; "top": its most typed eligible word, ties
+        uniformly at random; with no eligible word, "none". Both are the contribution-bounding family's
+        law with one word per device (:meth:`~ldpsim.mechanisms.bounding.ContributionBound.inclusion`,
+        docs/math.md §8.7).
         """
         candidates, m, cat = self.categories(rows, trie)
         h = np.asarray(holdings, dtype=float) * (cat < candidates.size)
-        if self.selection == "top":
-            best, has = h.argmax(axis=1), h.max(axis=1) > 0
-            h = np.zeros_like(h)
-            h[np.flatnonzero(has), best[has]] = 1.0
-        total = h.sum(axis=1)
+        bound = ContributionBound(l0=1, sampler=BOUNDING[self.selection])
+        share = bound.inclusion(np.repeat(np.arange(h.shape[0]), h.shape[1]), h.ravel()).reshape(h.shape)
         probs = np.zeros((h.shape[0], candidates.size + 1))
-        np.add.at(probs.T, cat, (h / np.where(total > 0, total, 1.0)[:, None]).T)
-        probs[:, -1] += total == 0
+        np.add.at(probs.T, cat, share.T)
+        probs[:, -1] += ~(h > 0).any(axis=1)
         return candidates, m, probs
 
     def profile_aggregate(self, rows, holdings, devices, trie, rng=None):

@@ -14,7 +14,8 @@ per design:
 
 * ``epsilon`` (the parameter the accountant chose), ``epsilon_report``, ``epsilon_permanent``,
   ``epsilon_device`` (δ = 0), ``epsilon_device_at_delta`` at ``delta`` (for a memoized design: per value,
-  between histories of one repetition pattern), ``epsilon_person`` (per person over the run between
+  between histories of one repetition pattern), ``epsilon_item`` (one item of one device over the run,
+  docs/math.md §8.7), ``epsilon_person`` (per person over the run between
   arbitrary histories, docs/math.md §8.6; ∞ under pure memoization), and for a shuffle design
   ``epsilon_central``: the run's central ε at ``delta`` over its actual shuffled batches, each day
   read at its least amplified batch (:func:`~ldpsim.evaluation.privacy.shuffle_ledger.central_summary`);
@@ -62,7 +63,7 @@ AGGREGATIONS = tuple(name for name, model in TRUST_MODELS.items() if not model.c
 DEFAULT_DEVICES = 4000
 #: the columns of :attr:`Comparison.table`, in order (module docstring)
 COLUMNS = ("design", "mechanism", "memoize", "aggregation", "kind", "epsilon", "epsilon_report", "epsilon_permanent",
-           "epsilon_device", "epsilon_device_at_delta", "epsilon_person", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
+           "epsilon_device", "epsilon_device_at_delta", "epsilon_item", "epsilon_person", "epsilon_central", "share_mse_top10", "share_mse_top10_theory",
            "mse_low", "mse_high", "top10_precision", "rank_error", "slang_first_day", "words_f1", "reports",
            "bytes_per_device", "server_cells", "linked", "stripped", "prior_only", "linking_linked",
            "linking_stripped", "linking_prior_only")
@@ -196,9 +197,9 @@ class Comparison(BriefRepr):
         (default: the terminal's; :func:`~ldpsim.evaluation.console_table.console_lines`), the full
         table being ``compare.csv``; under memoized designs, what their two ε columns mean."""
         from ldpsim.evaluation.console_table import console_lines
-        cols = [c for c in ("design", "epsilon_device", "epsilon_person", "share_mse_top10", "share_mse_top10_theory",
-                            "mse_low", "mse_high", "top10_precision", "mechanism", "memoize", "epsilon",
-                            "epsilon_report", "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
+        cols = [c for c in ("design", "epsilon_device", "share_mse_top10", "share_mse_top10_theory", "mse_low",
+                            "mse_high", "epsilon_report", "epsilon_item", "epsilon_person", "top10_precision",
+                            "mechanism", "memoize", "epsilon", "epsilon_permanent", "epsilon_central", "rank_error", "slang_first_day",
                             "bytes_per_device", "server_cells", "linked", "stripped", "linking_linked")
                 if c in self.table and self.table[c].notna().any()]
         scope = []
@@ -441,6 +442,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
                      "epsilon_permanent": g.epsilon_permanent if uc.memoize else math.nan,
                      "epsilon_device": float(own["epsilon_device"]),
                      "epsilon_device_at_delta": float(own["epsilon_device_at_delta"]),
+                     "epsilon_item": float(own["epsilon_item"]),
                      "epsilon_person": float(own["epsilon_person"]),
                      "epsilon_central": float(central),
                      **_event_columns(m, uc.memoize),

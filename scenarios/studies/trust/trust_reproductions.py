@@ -27,6 +27,7 @@ import math
 import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import closed_form_epsilon
+from ldpsim.evaluation.privacy.gboard_assumptions import GBOARD_2024
 from ldpsim.evaluation.privacy.trust_accounting import client_rappor_epsilon, noise_epsilon
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 
@@ -85,8 +86,6 @@ def dp_draft_aggregator_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: Gboard 2024's stated central guarantee for en-US (arXiv 2404.11607, abstract)
-GBOARD_2024 = (0.315, 1e-10)
 
 
 def gboard_central_epsilon(eps0: float, cohort: int, rounds: int, delta: float = GBOARD_2024[1]) -> float:

@@ -37,6 +37,10 @@ def test_every_design_spends_the_budget():
     assert t.loc["rappor", "epsilon_permanent"] > 0.5
     assert (t["kind"] == "ε-LDP").all() and (t["reports"] > 0).all()
     assert set(c.spend["design"]) == set(t.index)
+    # one item: every fresh report (6 × 0.5); one memoized GRR value: its one report
+    assert t.loc["grr", "epsilon_item"] == pytest.approx(3.0, rel=1e-5)
+    assert t.loc["grr_memo", "epsilon_item"] == pytest.approx(0.5, rel=1e-5)
+    assert "epsilon_item" in "\n".join(c.lines(width=200))
 
 
 def test_per_report_budget_and_own_epsilon():
