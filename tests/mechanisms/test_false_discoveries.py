@@ -218,6 +218,22 @@ def test_one_shot_protocols_asked_for_more_words_than_they_hear_invent_none(case
     assert total <= poisson_bound(stated), total
 
 
+@pytest.mark.slow  # ~12 s: 8 runs at 10⁶ devices over the 253 symbols of 16 words a script
+def test_sfp_asked_for_more_words_than_it_hears_invents_no_more_than_it_states():
+    """SFP on all eight scripts (16 words each, so that its R·b² fragment query stays small) at 10⁶
+    devices, asked for 200 words where ~25 are loud enough: the invented words over 8 seeds stay within
+    the Poisson bound of the stated total (false alarm 10⁻³)."""
+    held = heldout(per_script=16)
+    protocol = SFP(epsilon=6.0, length=held.codec.length + held.codec.length % 2, alphabet=held.codec.alphabet)
+    total, stated = 0, 0.0
+    for s in SEEDS:
+        res = protocol.discover(protocol.sample_aggregate(held.counts, rng=s, items=held.words), top_k=200)
+        total += invented(res.words.tolist(), held.words)
+        stated += res.expected_false
+    assert 0 < stated <= len(SEEDS) * 0.05 + 1e-12
+    assert total <= poisson_bound(stated), total
+
+
 def test_peeling_takes_off_the_collisions_with_the_words_kept_before():
     """Candidate 1 reaches t only through its collisions with candidate 0 (0.1 of a count per holder of
     candidate 0, which holds 100): it is dropped; candidate 2, clear of both, stays; the limit cuts."""
