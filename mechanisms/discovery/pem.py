@@ -253,17 +253,21 @@ class PEM(DiscoveryProtocol):
             if i == self.groups - 1:
                 cand, est = self._past_collisions(cand, est, n_i, t, top_k)
             else:
-                dropped += over_cap(est * (self.p - 1.0 / self.g) + n_i / self.g, t, survivors)  # supports
+                dropped += over_cap(self._supports(est, n_i), t, survivors)
             alive, est = top(cand, est, top_k if i == self.groups - 1 else survivors)
         return DiscoveryResult(self.codec.decode(alive, self.length), est * agg.n / max(n_i, 1), agg.n, invented,
                                dropped)
+
+    def _supports(self, est: np.ndarray, n_i: int) -> np.ndarray:
+        """The supports S_x behind count estimates ``est`` of a group of n_i users (class docstring)."""
+        return est * (self.p - 1.0 / self.g) + n_i / self.g
 
     def _past_collisions(self, cand: np.ndarray, est: np.ndarray, n_i: int, t: int, limit: int):
         """(candidates, estimates), largest first, of at most ``limit`` whose support reaches t once the
         pool's collisions with the words kept before them are taken off
         (:func:`~.false_discoveries.peel_collisions`, docs/math.md §10.10)."""
         slope = self.p - 1.0 / self.g
-        support = est * slope + n_i / self.g
+        support = self._supports(est, n_i)
         order = above(support, t)
         kept = order[peel_collisions(support[order], t, lambda j: (self.p - self.q) * (
             self.family.key_collision_counts(cand[order[:j]].astype(np.uint64)) / self.pool - 1.0 / self.g),

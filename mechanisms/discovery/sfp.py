@@ -254,6 +254,7 @@ class SFP(DiscoveryProtocol):
         its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
         of largest S above it, ties broken towards the smaller fragment code."""
         self._check_aggregate(agg)
+        false_discoveries = check_rate(self.name, false_discoveries)
         tables = self._fragment_tables(agg)
         n = tables[:, :, -1].sum(axis=1)  # n_l
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
