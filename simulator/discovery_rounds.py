@@ -91,7 +91,7 @@ def nightly_one_shot(protocol, words, online: np.ndarray, top_k: int, rng=None) 
     list of dict
         One per day with reports: ``day``, ``words``, ``counts`` (estimated holders among the reports),
         ``reports`` (all reports so far), ``expected_false`` (invented words to expect in the list, at
-        most: docs/math.md §10.10).
+        most: docs/math.md §10.10) and ``dropped`` (live prefixes cut by a survivors cap).
     """
     rng = as_generator(rng)
     items = list(words)
@@ -104,5 +104,5 @@ def nightly_one_shot(protocol, words, online: np.ndarray, top_k: int, rng=None) 
             continue
         res = protocol.discover(running, top_k=top_k)
         nights.append({"day": day, "words": res.words, "counts": res.counts, "reports": int(running.n),
-                       "expected_false": res.expected_false})
+                       "expected_false": res.expected_false, "dropped": res.dropped})
     return nights

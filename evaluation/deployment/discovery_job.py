@@ -27,7 +27,7 @@ from ldpsim.evaluation.discovery.scores import first_reaching, run_scores
 
 def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
     """(one row per day: reports, slang found / estimated share / true share, F1, the invented words the list
-    states to expect (docs/math.md §10.10); summary dict)."""
+    states to expect (docs/math.md §10.10), the live prefixes its caps dropped; summary dict)."""
     uc = cfg.use_case("word")
     if uc is None:
         return pd.DataFrame(), {}
@@ -52,7 +52,7 @@ def word_discovery(cfg, result) -> tuple[pd.DataFrame, dict]:
         rows.append({"day": day, "reports": running.n, "slang_found": bool(scores["found"]),
                      "slang_estimate": found.get(slang, np.nan), "slang_true": truth[-1] / max(truth.sum(), 1),
                      "f1": scores["f1"], "ncr": scores["ncr"], "relative_error": scores["relative_error"],
-                     "expected_false": res.expected_false})
+                     "expected_false": res.expected_false, "dropped": res.dropped})
     table = pd.DataFrame(rows)
     summary = {"words_mechanism": uc.mechanism, "words_epsilon_report": uc.guarantee.epsilon_report, "words_report_bytes": mech.report_bytes,
                "slang_word": slang, "slang_start_day": cfg.slang_start_day, "slang_share_typed": cfg.slang_share,

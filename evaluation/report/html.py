@@ -110,6 +110,7 @@ HEADERS = {
     "slang_true": "new word: true share", "slang_found": "new word found", "ncr": "NCR",
     "f1": "F1", "relative_error": "relative error", "daily_full": "daily budget full",
     "expected_false": "invented words to expect (at most)", "invented": "invented words",
+    "dropped": "live prefixes dropped by a cap",
 }
 
 

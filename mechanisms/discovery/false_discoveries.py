@@ -88,12 +88,25 @@ def sketch_kept(cms, codes: np.ndarray, est: np.ndarray, n: int, t: int, limit: 
     first, of at most ``limit`` whose sketch sum reaches t once the family's collisions with the words
     kept before them are taken off (:func:`peel_collisions`: excess (1 − 2f)(γ − 1/m) per holder, γ the
     share of rows where two codes collide)."""
-    c, m = cms.c_eps, cms.m
-    sums = (np.asarray(est) * (m - 1) / m + (c - 1) / 2 * n + n / m) / c  # estimates_from_sums, inverted
+    m = cms.m
+    sums = sketch_counts(cms, est, n)
     order = above(sums, t)
     kept = peel_collisions(sums[order], t, lambda j: (1 - 2 * cms.flip) * (
         cms.collision_fractions(codes[order[:j]]) - 1.0 / m), lambda s: cms.estimates_from_sums(n, s), limit)
     return order[kept]
+
+
+def sketch_counts(cms, est, n: int) -> np.ndarray:
+    """The count-mean sketch sums behind estimates ``est`` over n users (``estimates_from_sums`` inverted)."""
+    c, m = cms.c_eps, cms.m
+    return (np.asarray(est) * (m - 1) / m + (c - 1) / 2 * n + n / m) / c
+
+
+def over_cap(counts: np.ndarray, t: int, cap: int) -> int:
+    """How many of a round's candidates whose count reaches the false-discovery bar t a cap of ``cap``
+    survivors cuts (the cap keeps the largest counts, so the first ``cap`` of those above t stay): the
+    *dropped* live prefixes a one-shot result reports (docs/math.md §10.10)."""
+    return max(0, above(np.asarray(counts), t).size - cap)
 
 
 def count_threshold(n: int, q0: float, tested: int, alpha: float) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
-from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, above, check_rate,
+from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, above, check_rate, over_cap,
                                                            peel_collisions, selection_cut)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.hashing import HashFamily
@@ -262,28 +262,37 @@ class PEM(DiscoveryProtocol):
         """Extend prefixes group by group (class docstring); ``survivors`` defaults to 2·top_k. A whole word
         of the last group is kept only if its support reaches t, the smallest with
         |C|·P[Bin(n_i, 1/g) ≥ t] ≤ ``false_discoveries`` (expected invented words per run, docs/math.md
-        §10.10; 1/g is a user's chance to support a word it does not hold, over the hash pool)."""
+        §10.10; 1/g is a user's chance to support a word it does not hold, over the hash pool). A prefix
+        of an earlier group whose support reaches that group's bar (the same rule over its own
+        candidates) but which falls outside the ``survivors`` cap is counted in ``dropped``."""
         top_k = check_int(self.name, "top_k", top_k, low=1)
         survivors = check_int(self.name, "survivors", 2 * top_k if survivors is None else survivors, low=1)
         rate = check_rate(self.name, false_discoveries)
-        alive = np.zeros(0, dtype=np.int64)
+        alive, dropped = np.zeros(0, dtype=np.int64), 0
         for l in range(self.start - 1):
             alive = self.codec.extend(alive, l)
         for i in range(self.groups):
             cand = self.codec.extend(alive, self.start - 1 + i)
             est, n_i = self.group_estimate(agg, i, cand)
+            t, invented = selection_cut(n_i, 1.0 / self.g, cand.size, rate)
             if i == self.groups - 1:
-                t, invented = selection_cut(n_i, 1.0 / self.g, cand.size, rate)
                 cand, est = self._past_collisions(cand, est, n_i, t, top_k)
+            else:
+                dropped += over_cap(self._supports(est, n_i), t, survivors)
             alive, est = top(cand, est, top_k if i == self.groups - 1 else survivors)
-        return DiscoveryResult(self.codec.decode(alive, self.length), est * agg.n / max(n_i, 1), agg.n, invented)
+        return DiscoveryResult(self.codec.decode(alive, self.length), est * agg.n / max(n_i, 1), agg.n, invented,
+                               dropped)
+
+    def _supports(self, est: np.ndarray, n_i: int) -> np.ndarray:
+        """The supports S_x behind count estimates ``est`` of a group of n_i users (class docstring)."""
+        return est * (self.p - 1.0 / self.g) + n_i / self.g
 
     def _past_collisions(self, cand: np.ndarray, est: np.ndarray, n_i: int, t: int, limit: int):
         """(candidates, estimates), largest first, of at most ``limit`` whose support reaches t once the
         pool's collisions with the words kept before them are taken off
         (:func:`~.false_discoveries.peel_collisions`, docs/math.md §10.10)."""
         slope = self.p - 1.0 / self.g
-        support = est * slope + n_i / self.g
+        support = self._supports(est, n_i)
         order = above(support, t)
         kept = order[peel_collisions(support[order], t, lambda j: (self.p - self.q) * (
             self.family.key_collision_counts(cand[order[:j]].astype(np.uint64)) / self.pool - 1.0 / self.g),

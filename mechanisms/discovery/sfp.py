@@ -15,8 +15,8 @@ from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
 from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.sketches.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
-from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
-                                                           sketch_kept, sketch_null_share)
+from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold,
+                                                           over_cap, selection_cut, sketch_kept, sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
                                      cms_log_likelihood, grouped_counts, range_sums, split_counts, top,
@@ -247,7 +247,18 @@ class SFP(DiscoveryProtocol):
         return valid
 
     def frequent_fragments(self, agg: Aggregate, threshold: float = 1.5, per_slot: int = 4) -> np.ndarray:
-        """F[r, l, j]: the ``per_slot`` most frequent fragments of hash r at position l (−1: none).
+        """F[r, l, j]: the ``per_slot`` most frequent fragments of hash r at position l (−1: none);
+        :meth:`fragment_slots` without the count of dropped fragments."""
+        return self.fragment_slots(agg, threshold, per_slot)[0]
+
+    def fragment_slots(self, agg: Aggregate, threshold: float = 1.5, per_slot: int = 4,
+                       false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> tuple[np.ndarray, int]:
+        """(F, dropped): F[r, l, j] the ``per_slot`` most frequent fragments of hash r at position l
+        (−1: none); dropped, how many fragments above threshold·σ_l whose sum also reaches position l's
+        false-discovery bar (t_l, the smallest with |tokens_l|·P[Bin(n_l, q₀) ≥ t_l] ≤
+        ``false_discoveries``, docs/math.md §10.10) fell outside their slot's ``per_slot`` cap — an upper
+        bound on the live fragments cut: under the fixed family an empty token that collides with loud
+        fragments in some rows clears the bar too, and on a skewed vocabulary such tokens dominate.
 
         The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); hash value r's
         b² tokens are consecutive, so one query over that range (:func:`~.words.range_sums`), each key
@@ -257,6 +268,7 @@ class SFP(DiscoveryProtocol):
         its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
         of largest S above it, ties broken towards the smaller fragment code."""
         self._check_aggregate(agg)
+        false_discoveries = check_rate(self.name, false_discoveries)
         tables = self._fragment_tables(agg)
         n = tables[:, :, -1].sum(axis=1)  # n_l
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
@@ -264,16 +276,20 @@ class SFP(DiscoveryProtocol):
         least = [self._least_sum(n_l, cut_l) for n_l, cut_l in zip(n, cut)]
         valid = self._valid_fragments()
         out = np.full((1 << self.hash_bits, self.positions, per_slot), -1, dtype=np.int64)
+        q0 = sketch_null_share(self.fragment_cms.flip, m)
+        bar = [count_threshold(int(n_l), q0, out.shape[0] * int(v.sum()), false_discoveries) for n_l, v in zip(n, valid)]
+        dropped = 0
         for r in range(out.shape[0]):
             sums = range_sums(self.fragment_cms.family, tables, r * b2, (r + 1) * b2)  # (L/2, b²)
             for l in range(self.positions):
                 frag = np.flatnonzero((sums[l] >= least[l]) & valid[l])
+                dropped += over_cap(sums[l, frag], bar[l], per_slot)
                 rank = sums[l, frag] * b2 + (b2 - 1 - frag)  # unique: larger sum first, then smaller code
                 if frag.size > per_slot:
                     best = np.argpartition(-rank, per_slot - 1)[:per_slot]
                     frag, rank = frag[best], rank[best]
                 out[r, l, :frag.size] = frag[np.argsort(-rank)]
-        return out
+        return out, dropped
 
     def _least_sum(self, n_l: int, cut: float) -> int:
         """The least sum S whose fragment estimate among n_l users reaches ``cut`` (n_l + 1: none; the
@@ -293,12 +309,14 @@ class SFP(DiscoveryProtocol):
                  false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> DiscoveryResult:
         """Fragments → candidate words → word sketch (class docstring). A candidate word is kept only if its
         word-sketch sum reaches t, the smallest with |C|·P[Bin(n, q₀) ≥ t] ≤ ``false_discoveries``
-        (expected invented words per run; q₀ = f + (1 − 2f)/m of the word sketch, docs/math.md §10.10)."""
+        (expected invented words per run; q₀ = f + (1 − 2f)/m of the word sketch, docs/math.md §10.10).
+        Fragments cut by the ``per_slot`` cap though their sums reach their position's bar are counted in
+        ``dropped`` (:meth:`fragment_slots`)."""
         top_k = check_int(self.name, "top_k", top_k, low=1)
         rate = check_rate(self.name, false_discoveries)
         threshold = check_real(self.name, "threshold", threshold, 0.0, math.inf, low_open=False)
         per_slot = check_int(self.name, "per_slot", per_slot, low=1, high=16)
-        frags = self.frequent_fragments(agg, threshold, per_slot)
+        frags, dropped = self.fragment_slots(agg, threshold, per_slot, rate)
         combos = np.array(list(itertools.product(range(per_slot), repeat=self.positions)))  # (C, L/2)
         pick = frags[:, np.arange(self.positions), combos]  # (R, C, L/2)
         b2 = self.codec.base ** 2
@@ -312,7 +330,7 @@ class SFP(DiscoveryProtocol):
         t, invented = selection_cut(word_agg.n, sketch_null_share(self.word_cms.flip, self.word_m), cand.size, rate)
         keep = sketch_kept(self.word_cms, cand, est, word_agg.n, t, top_k)
         words, est = top(cand[keep], est[keep], top_k)
-        return DiscoveryResult(self.codec.decode(words, self.length), est, agg.n, invented)
+        return DiscoveryResult(self.codec.decode(words, self.length), est, agg.n, invented, dropped)
 
     def privacy_parts(self) -> dict[str, float]:
         """ε of each part of one report: the word CMS and the fragment CMS (position: input-independent)."""

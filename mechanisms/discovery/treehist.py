@@ -14,8 +14,9 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int, check_real
 from ldpsim.mechanisms.base import Aggregate, decode_uints
 from ldpsim.mechanisms.sketches.cms import CMSReports
-from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, selection_cut,
-                                                           sketch_kept, sketch_null_share)
+from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, over_cap,
+                                                           selection_cut, sketch_counts, sketch_kept,
+                                                           sketch_null_share)
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec, cms_log_likelihood,
                                      grouped_counts, split_counts, top, word_rows)
@@ -158,25 +159,30 @@ class TreeHist(DiscoveryProtocol):
                  survivors: int | None = None, false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> DiscoveryResult:
         """Walk the tree (class docstring); ``survivors`` defaults to 4·top_k. A whole word of the last level
         is kept only if, besides, its sketch sum reaches t, the smallest with |C|·P[Bin(n_L, q₀) ≥ t] ≤
-        ``false_discoveries`` (expected invented words per run; q₀ = f + (1 − 2f)/m, docs/math.md §10.10)."""
+        ``false_discoveries`` (expected invented words per run; q₀ = f + (1 − 2f)/m, docs/math.md §10.10).
+        A prefix of an earlier level that passes the level's test and whose sum reaches that level's bar
+        (the same rule over its own candidates) but falls outside the ``survivors`` cap is counted in
+        ``dropped``."""
         top_k = check_int(self.name, "top_k", top_k, low=1)
         threshold = check_real(self.name, "threshold", threshold, 0.0, math.inf, low_open=False)
         survivors = check_int(self.name, "survivors", 4 * top_k if survivors is None else survivors, low=1)
         rate = check_rate(self.name, false_discoveries)
-        alive = np.zeros(0, dtype=np.int64)
+        alive, dropped = np.zeros(0, dtype=np.int64), 0
         for l in range(self.levels):
             level_agg = self.level_aggregate(agg, l)
             cand = self.codec.extend(alive, l)
             est = self.cms.estimate(level_agg, cand) if cand.size else np.zeros(0)
             last = l == self.levels - 1
             ok = est >= threshold * self.noise_sd(level_agg.n)
+            t, invented = selection_cut(level_agg.n, sketch_null_share(self.cms.flip, self.m), cand.size, rate)
             if last:
-                t, invented = selection_cut(level_agg.n, sketch_null_share(self.cms.flip, self.m), cand.size, rate)
                 cand, est = cand[ok], est[ok]
                 ok = sketch_kept(self.cms, cand, est, level_agg.n, t, top_k)
+            else:
+                dropped += over_cap(sketch_counts(self.cms, est[ok], level_agg.n), t, survivors)
             alive, est = top(cand[ok], est[ok], top_k if last else survivors)
         scale = agg.n / max(level_agg.n, 1)
-        return DiscoveryResult(self.codec.decode(alive, self.length), est * scale, agg.n, invented)
+        return DiscoveryResult(self.codec.decode(alive, self.length), est * scale, agg.n, invented, dropped)
 
     def privacy_parts(self) -> dict[str, float]:
         """ε of each part of one report: the level (input-independent) and the CMS report."""

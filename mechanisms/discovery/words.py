@@ -72,6 +72,10 @@ class DiscoveryResult(NamedTuple):
     n: int              #: users in the aggregate
     #: expected invented words (typed by no user) among ``words``, an upper bound (docs/math.md §10.10)
     expected_false: float = 0.0
+    #: live prefixes cut by a survivors cap: their count cleared their round's false-discovery bar but they
+    #: fell outside the cap, so no word of theirs can be found, and their words' hash collisions are not
+    #: taken off the candidates' counts: ``expected_false`` assumes it is 0 (docs/math.md §10.10)
+    dropped: int = 0
 
     @property
     def frequencies(self) -> np.ndarray:

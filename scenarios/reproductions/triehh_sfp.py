@@ -16,7 +16,8 @@ a–z and the apostrophe — as an exact population of ``n`` devices (largest re
   (ε, δ)-DP — here by Feldman–McMillan–Talwar's numerical bound
   (:func:`~ldpsim.evaluation.privacy.amplification.shuffle_delta`), tighter than the bound the
   authors' code uses, so SFP gets at least the ε₀ it had there. ``SFP ε-LDP`` runs SFP at local ε
-  itself. SFP returns its ``k_max`` best-estimated candidates.
+  itself. SFP returns at most ``k_max`` of its best-estimated candidates, those whose count clears
+  its invented-words bar (docs/math.md §10.10).
 
 F1 as the paper computes it: recall@K = share of the true top-K words among *all* the words found;
 precision = share of the found words that any device holds (TrieHH's are all held: its votes are

@@ -12,7 +12,7 @@ one-shot (SFP, PEM, TreeHist) discovery on the same fleet, at equal ε per devic
   true top-k, the slang word's estimated and true share. Interactive lists are scored against the
   online devices of the day their pass ended, one-shot lists against all reports so far; and each
   list's ``invented`` words (in no device's vocabulary) beside the ``expected_false`` it states
-  (docs/math.md §10.10) and, for interactive lists, the ``dropped`` prefixes of its pass. The
+  (docs/math.md §10.10) and the ``dropped`` prefixes of its pass or run (live, but cut by a cap). The
   summary gives, per protocol, the first day from which the slang word stays found (median over
   seeds, and the share of seeds where it is), the last day's F1 and the privacy.
 
@@ -166,7 +166,8 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
                 for night in nightly_one_shot(proto, slang_days.words, online, top_k, rng):
                     rows.append({"protocol": name, "seed": seed, **score_day(
                         night["day"], slang_days.words, cumulative[night["day"]], night["words"],
-                        night["counts"], night["reports"], top_k, slang_days.slang, night["expected_false"])})
+                        night["counts"], night["reports"], top_k, slang_days.slang, night["expected_false"]),
+                        "dropped": night["dropped"]})
     days = pd.DataFrame(rows, columns=["protocol", "seed", "day", "found", "f1", "slang_estimate", "slang_true",
                                        "invented", "expected_false", "dropped"])
     summary = []

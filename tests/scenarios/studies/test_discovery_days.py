@@ -72,6 +72,8 @@ def test_a_loud_slang_word_is_found_by_the_interactive_pass_the_day_it_is_typed(
     assert s.loc["triehh_pp", "days_to_discovery_median"] == 0 and s.loc["triehh_pp", "kind"] == "central (ε, δ)"
     # TrieHH++'s share estimate: votes/γ over the online devices, close to the 30 % typed
     assert abs(tri.loc[4, "slang_estimate"] - 0.3) < 0.05 and tri.loc[4, "slang_true"] == pytest.approx(0.3, abs=0.02)
+    # every list, one-shot nights (PEM) as interactive passes, states the live prefixes its caps dropped
+    assert r.days["dropped"].notna().all() and (r.days["dropped"] >= 0).all() and s["dropped_mean"].notna().all()
 
 
 def test_same_seed_same_numbers():
