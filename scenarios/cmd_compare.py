@@ -42,11 +42,18 @@ def add_arguments(parser):
     parser.add_argument("--trust", action="store_true",
                         help="another spelling of `ldpsim trust --compare --fleet SCENARIO` (the trust models side "
                              "by side at --epsilon-device over --days); it runs that command (default: off)")
+    parser.add_argument("--query", metavar="Q",
+                        help="rank the numeric designs (local, distributed, central) for one question at "
+                             "--epsilon-device per person (default there: 1) instead of running a fleet: quantile:ALPHA, "
+                             "range:LO,HI (words/min, HI may be inf) or heatmap:KEY (e.g. heatmap:space)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
     options.add_dry_run(parser)
     for option in ("--designs", "--epsilon-report", "--own-epsilon"):
         options.not_with(parser, option, "--trust", "the trust models are compared at ε per device over the run")
+    for option in ("--designs", "--epsilon-report", "--own-epsilon", "--trust", "--vocabulary", "--days", "--out",
+                   "--force", "--dry-run"):
+        options.not_with(parser, option, "--query", "the numeric designs are ranked in memory at ε per person")
 
 
 def trust_argv(args) -> list[str]:
@@ -68,6 +75,8 @@ def run(args) -> int:
         print(f"note: `ldpsim compare --trust` is another spelling of `ldpsim trust --compare`; running "
               f"`ldpsim {shlex.join(argv)}`", file=sys.stderr)
         return main(argv)
+    if args.query is not None:
+        return _rank(args)
     import ldpsim
     from ldpsim.scenarios.studies.deployment.compare import (DEFAULT_DESIGNS, DEFAULT_DEVICES, compare_plan,
                                                              designs_from_variants)
@@ -99,4 +108,18 @@ def run(args) -> int:
     result.to_folder(out, force=args.force)
     print("\n".join(result.lines()))
     options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")
+    return 0
+
+
+def _rank(args) -> int:
+    """``--query``: :func:`~ldpsim.evaluation.numeric_designs.rank_designs`, its table printed."""
+    from ldpsim.evaluation.console_table import console_lines
+    from ldpsim.evaluation.numeric_designs import rank_designs
+
+    r = rank_designs(args.query, epsilon=1.0 if args.epsilon_device is None else args.epsilon_device,
+                     devices=args.devices or 100_000, rng=args.seed,
+                     **({} if args.delta is None else {"delta": args.delta}))
+    print("\n".join(console_lines(r.table, title=f"{r.query}: designs by RMSE ({r.unit}; true answer "
+                                                   f"{r.truth:.4g}), ε = {r.epsilon:g} per person, {r.devices} "
+                                                   f"devices, {r.repeats} runs each")))
     return 0
