@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ldpsim.evaluation.distribution_metrics import heatmap_error, quantile_error, range_query_mse, wasserstein1
 from ldpsim.evaluation.workloads.key_taps import KEY_NAMES, key_taps
 from ldpsim.evaluation.workloads.readings import typing_speed
 from ldpsim.mechanisms._validation import as_generator, check_epsilon, check_int
@@ -123,15 +124,15 @@ def _answer(query: Query, edges: np.ndarray, masses: np.ndarray) -> float:
     return float(np.diff(np.interp([lo, hi], edges, cdf))[0])
 
 
-def _reading_designs(epsilon: float, delta: float):
-    """name → (estimator of bin masses from (values on [−1, 1], true bin counts, rng), guarantee, trusts, devices
+def reading_estimators(epsilon: float, delta: float):
+    """The 1-D designs at ε per person: name → (estimator of the 64 bin counts from (values on [−1, 1], true bin counts, rng), guarantee, trusts, devices
     a release needs)."""
     em = EM(SW(epsilon), bins=BINS, smoothing=True)
     tree = TreeHistogram(epsilon, 4, 3)
     secagg = SecureSum(skellam_for(epsilon, delta), min_cohort=1000, min_arrival=1.0)
     local = f"ε = {epsilon:g}-LDP per device (one report)"
     return {
-        "ldp-sw-ems": (lambda v, c, r: em.estimate(em.aggregate(em.mechanism.perturb(v, r))), local, "nobody", 0),
+        "ldp-sw-ems": (lambda v, c, r: v.size * em.estimate(em.aggregate(em.mechanism.perturb(v, r))), local, "nobody", 0),
         "ldp-tree": (lambda v, c, r: tree.estimate(tree.sample_aggregate(c, r)), local, "nobody", 0),
         "secagg-flat": (lambda v, c, r: secagg.release(c, r)[0],
                         f"(ε = {epsilon:g}, δ = {delta:g}) per device, add/remove", "the secure-aggregation protocol",
@@ -141,8 +142,8 @@ def _reading_designs(epsilon: float, delta: float):
     }
 
 
-def _heatmap_designs(epsilon: float, delta: float, n_key: int):
-    """name → (estimator of the side × side map from (points, true grid, rng), guarantee, trusts, devices a release
+def map_estimators(epsilon: float, delta: float, n_key: int):
+    """The heat-map designs at ε per person: name → (estimator of the side × side counts from (points, true grid, rng), guarantee, trusts, devices a release
     needs: one cohort, per level for the adaptive quadtree, whose devices split over its levels)."""
     quad, hdg = QuadtreeHeatmap(epsilon, SIDE), HDG(epsilon, n_key, SIDE)
     secagg_tree = SecAggQuadtree(epsilon, delta, SIDE, min_cohort=HEATMAP_COHORT)
@@ -198,7 +199,7 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
         points = taps.xy[taps.keys == q.key]
         grid = taps.grid_counts(SIDE)[q.key]
         n = int(grid.sum())
-        designs = _heatmap_designs(epsilon, delta, max(n, 1))
+        designs = map_estimators(epsilon, delta, max(n, 1))
         truth = 0.0
 
         def error(est):
@@ -209,7 +210,7 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
         edges = np.linspace(*WPM, BINS + 1)
         counts = np.bincount(np.minimum(((speed.values + 1) / 2 * BINS).astype(np.int64), BINS - 1), minlength=BINS)
         truth = _answer(q, edges, counts)
-        designs = _reading_designs(epsilon, delta)
+        designs = reading_estimators(epsilon, delta)
 
         def error(est):
             return _answer(q, edges, est) - truth
@@ -223,3 +224,80 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
                      if n < needs else ""})
     table = pd.DataFrame(rows).sort_values("rmse", kind="stable").reset_index(drop=True)
     return DesignRanking(query, q.unit, epsilon, devices, repeats, truth, table)
+
+
+#: range sizes (in the 64 bins) the sweep measures, the quantiles it reads and the keys whose maps it scores
+SWEEP_SIZES, SWEEP_ALPHAS, SWEEP_KEYS = (1, 4, 16, 48), (0.5, 0.9, 0.95), ("e", "space", "q")
+
+
+def design_sweep(epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats: int = 10,
+                 delta: float = DELTA_RELEASE, rng=None) -> pd.DataFrame:
+    """Every design's errors over a grid of ε per person, on one population (docs/math.md §4.2, §9.12).
+
+    The 1-D designs (typing speed on 64 bins of [0, 100] words/min) give the range-query MSE of range shares
+    for ranges of 1, 4, 16 and 48 bins (``range_mse_<s>``), the Wasserstein-1 distance in words/min (estimate
+    clipped at 0 and normalised) and the mean |error| of the 50th, 90th and 95th percentiles in words/min;
+    the heat-map designs give √Σ(p̂ − p)² of the cell shares of the keys e, space and q (``heatmap_l2``,
+    one row per key). Means over ``repeats`` runs, with their standard errors (``*_se``).
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        ε per person over the run.
+    devices : int, default 100 000
+    repeats : int, default 10
+    delta : float, default 1e-9
+        δ of the distributed designs.
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table: ``epsilon, design, family ("reading" or "heatmap"), key, metric, mean, se``.
+    """
+    devices = check_int("design_sweep", "devices", devices, low=100)
+    repeats = check_int("design_sweep", "repeats", repeats, low=2)
+    epsilons = [check_epsilon("design_sweep", e) for e in epsilons]
+    g_data, g_runs = as_generator(rng).spawn(2)
+    g_speed, g_taps = g_data.spawn(2)
+    speed = typing_speed(devices, rng=g_speed)
+    edges = np.linspace(*WPM, BINS + 1)
+    counts = np.bincount(np.minimum(((speed.values + 1) / 2 * BINS).astype(np.int64), BINS - 1), minlength=BINS)
+    cdf = np.concatenate([[0.0], np.cumsum(counts)]) / devices
+    true_q = quantile_from_cdf(edges, cdf, np.array(SWEEP_ALPHAS))
+    taps = key_taps(devices, rng=g_taps)
+    grids = taps.grid_counts(SIDE)
+    rows = []
+
+    def add(eps, design, family, key, metric, values):
+        v = np.asarray(values, np.float64)
+        rows.append({"epsilon": eps, "design": design, "family": family, "key": key, "metric": metric,
+                     "mean": float(v.mean()), "se": float(v.std(ddof=1) / math.sqrt(v.size))})
+
+    for eps in epsilons:
+        for name, (estimate, *_rest) in reading_estimators(eps, delta).items():
+            streams = np.random.SeedSequence(g_runs.integers(2 ** 63)).spawn(repeats)
+            est = np.array([estimate(speed.values, counts, np.random.default_rng(s)) for s in streams])
+            mse = np.array([range_query_mse(counts, e, SWEEP_SIZES) for e in est])
+            for j, size in enumerate(SWEEP_SIZES):
+                add(eps, name, "reading", "", f"range_mse_{size}", mse[:, j])
+            add(eps, name, "reading", "", "wasserstein_wpm",
+                [wasserstein1(counts, _simplex(e), *WPM) for e in est])
+            add(eps, name, "reading", "", "quantile_error_wpm",
+                [quantile_error(true_q, [_answer(Query("quantile", alpha=a), edges, e) for a in SWEEP_ALPHAS]).mean()
+                 for e in est])
+        for key in SWEEP_KEYS:
+            k = KEY_NAMES.index(key)
+            grid, points = grids[k], taps.xy[taps.keys == k]
+            for name, (estimate, *_rest) in map_estimators(eps, delta, int(grid.sum())).items():
+                streams = np.random.SeedSequence(g_runs.integers(2 ** 63)).spawn(repeats)
+                est = np.array([estimate(points, grid, np.random.default_rng(s)) for s in streams])
+                add(eps, name, "heatmap", key, "heatmap_l2",
+                    np.sqrt(heatmap_error(np.broadcast_to(grid, est.shape), est).l2sq))
+    return pd.DataFrame(rows)
+
+
+def _simplex(masses: np.ndarray) -> np.ndarray:
+    """Signed masses clipped at 0 (all-zero → uniform), for the distances that need a distribution."""
+    m = np.clip(masses, 0.0, None)
+    return m if m.sum() > 0 else np.ones_like(m)

@@ -64,3 +64,24 @@ def test_compare_query_prints_the_ranking(capsys):
 def test_compare_query_refusals(capsys):
     expect_clear_refusal(["compare", "--query", "heatmap:spacebar"], ["query", "spacebar"], capsys)
     expect_clear_refusal(["compare", "--query", "quantile:0.5", "--days", "3"], ["--days", "--query"], capsys)
+
+
+@pytest.mark.slow
+def test_design_sweep_table_and_an_exact_check():
+    """The sweep's long table has every metric of every design; the central flat histogram's single-bin range
+    MSE has the closed form E = 2/(ε n)² (Lap(1/ε) per bin, shares over n) and, over 64 bins × R runs, the
+    exact sd √(20 b⁴/(64 R))/n² of its mean (Laplace fourth moment 24b⁴, b = 1/ε; z-test, α = 10⁻⁴)."""
+    from ldpsim.evaluation.numeric_designs import design_sweep
+    from ldpsim.evaluation.report.design_sweep_plots import design_sweep_figure
+    from tests.stats import assert_z
+    eps, n, r = 2.0, 3000, 40
+    table = design_sweep(epsilons=(eps,), devices=n, repeats=r, rng=4)
+    metrics = set(table.loc[table["family"] == "reading", "metric"])
+    assert metrics == {"range_mse_1", "range_mse_4", "range_mse_16", "range_mse_48", "wasserstein_wpm",
+                       "quantile_error_wpm"}
+    assert set(table.loc[table["family"] == "heatmap", "key"]) == {"e", "space", "q"}
+    row = table[(table["design"] == "central-flat") & (table["metric"] == "range_mse_1")].iloc[0]
+    b = 1 / eps
+    assert_z(row["mean"], 2 * b * b / n ** 2, math.sqrt(20 * b ** 4 / (64 * r)) / n ** 2,
+             what="central flat single-bin range MSE")
+    assert len(design_sweep_figure(table, range_epsilon=eps).axes) == 4
