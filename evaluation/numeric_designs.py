@@ -99,7 +99,8 @@ def parse_query(text: str) -> Query:
 @dataclass(repr=False)
 class DesignRanking(BriefRepr):
     """The designs ranked for one query: ``table`` has one row per design (``design``, ``rmse`` in
-    ``unit``, ``guarantee``, ``trusts``), best first; ``truth`` is the query's true answer."""
+    ``unit``, ``guarantee``, ``trusts``, ``note``), best first; ``truth`` is the query's true answer (for a
+    heat map, the number of devices on the key, whose map is the truth)."""
 
     query: str
     unit: str
@@ -200,7 +201,7 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
         grid = taps.grid_counts(SIDE)[q.key]
         n = int(grid.sum())
         designs = map_estimators(epsilon, delta, max(n, 1))
-        truth = 0.0
+        truth = float(n)
 
         def error(est):
             return math.sqrt(float((((np.asarray(est) - grid) / n) ** 2).sum()))

@@ -119,7 +119,7 @@ def _rank(args) -> int:
     r = rank_designs(args.query, epsilon=1.0 if args.epsilon_device is None else args.epsilon_device,
                      devices=args.devices or 100_000, rng=args.seed,
                      **({} if args.delta is None else {"delta": args.delta}))
-    print("\n".join(console_lines(r.table, title=f"{r.query}: designs by RMSE ({r.unit}; true answer "
-                                                   f"{r.truth:.4g}), ε = {r.epsilon:g} per person, {r.devices} "
-                                                   f"devices, {r.repeats} runs each")))
+    truth = f"{r.truth:,.0f} devices on the key" if r.query.startswith("heatmap") else f"true answer {r.truth:.4g}"
+    print("\n".join(console_lines(r.table, title=f"{r.query}: designs by RMSE ({r.unit}; {truth}), ε = {r.epsilon:g} "
+                                                   f"per person, {r.devices:,} devices, {r.repeats} runs each")))
     return 0
