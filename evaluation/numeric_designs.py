@@ -302,3 +302,20 @@ def _simplex(masses: np.ndarray) -> np.ndarray:
     """Signed masses clipped at 0 (all-zero → uniform), for the distances that need a distribution."""
     m = np.clip(masses, 0.0, None)
     return m if m.sum() > 0 else np.ones_like(m)
+
+
+def rank_sweep(query: str, epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats: int = 20,
+               delta: float = DELTA_RELEASE, rng=0) -> pd.DataFrame:
+    """:func:`rank_designs` at each ε per person, on the same population (``rng`` is an integer seed reused
+    for every ε, so the devices are the same and only the designs' noise differs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``epsilon, rank`` and the ranking's columns (``design, rmse, guarantee, trusts, note``).
+    """
+    seed = check_int("rank_sweep", "rng", rng, low=0)
+    frames = [rank_designs(query, e, devices, repeats, delta, seed).table.rename_axis("rank").reset_index()
+              .assign(epsilon=e, rank=lambda t: t["rank"] + 1) for e in epsilons]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["epsilon", "rank"] + [c for c in out.columns if c not in ("epsilon", "rank")]]

@@ -46,6 +46,9 @@ def add_arguments(parser):
                         help="rank the numeric designs (local, distributed, central) for one question at "
                              "--epsilon-device per person (default there: 1) instead of running a fleet: quantile:ALPHA, "
                              "range:LO,HI (words/min, HI may be inf) or heatmap:KEY (e.g. heatmap:space)")
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", metavar="EPS",
+                        help="with --query: rank the designs at each of these ε per person, on the same devices "
+                             "(default: one ε, --epsilon-device)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
     options.add_dry_run(parser)
@@ -54,6 +57,8 @@ def add_arguments(parser):
     for option in ("--designs", "--epsilon-report", "--own-epsilon", "--trust", "--vocabulary", "--days", "--out",
                    "--force", "--dry-run"):
         options.not_with(parser, option, "--query", "the numeric designs are ranked in memory at ε per person")
+    options.not_with(parser, "--epsilons", "--epsilon-device", "--epsilons gives every ε of the sweep")
+    options.only_with(parser, "--epsilons", "--query", why="it ranks the numeric designs at each ε")
 
 
 def trust_argv(args) -> list[str]:
@@ -114,8 +119,16 @@ def run(args) -> int:
 def _rank(args) -> int:
     """``--query``: :func:`~ldpsim.evaluation.numeric_designs.rank_designs`, its table printed."""
     from ldpsim.evaluation.console_table import console_lines
-    from ldpsim.evaluation.numeric_designs import rank_designs
+    from ldpsim.evaluation.numeric_designs import rank_designs, rank_sweep
 
+    if args.epsilons:
+        table = rank_sweep(args.query, args.epsilons, devices=args.devices or 100_000,
+                           rng=0 if args.seed is None else args.seed,
+                           **({} if args.delta is None else {"delta": args.delta}))
+        print("\n".join(console_lines(table, ["epsilon", "rank", "design", "rmse", "note", "trusts"], head=None,
+                                       title=f"{args.query}: designs by RMSE at each ε per person (local: ε-LDP, "
+                                             "one report; secagg: (ε, δ); central: ε-DP)")))
+        return 0
     r = rank_designs(args.query, epsilon=1.0 if args.epsilon_device is None else args.epsilon_device,
                      devices=args.devices or 100_000, rng=args.seed,
                      **({} if args.delta is None else {"delta": args.delta}))

@@ -85,3 +85,16 @@ def test_design_sweep_table_and_an_exact_check():
     assert_z(row["mean"], 2 * b * b / n ** 2, math.sqrt(20 * b ** 4 / (64 * r)) / n ** 2,
              what="central flat single-bin range MSE")
     assert len(design_sweep_figure(table, range_epsilon=eps).axes) == 4
+
+
+def test_rank_sweep_keeps_the_population_across_epsilons(capsys):
+    """Every ε ranks the same designs on the same devices (the range's true answer does not move), and the
+    command line prints one block of ranks per ε; --epsilons needs --query."""
+    from ldpsim.evaluation.numeric_designs import rank_sweep
+    table = rank_sweep("range:60,inf", (0.5, 4.0), devices=3000, repeats=2, rng=5)
+    assert table.groupby("epsilon")["rank"].apply(list).tolist() == [[1, 2, 3, 4], [1, 2, 3, 4]]
+    assert (rank_designs("range:60,inf", 0.5, 3000, 2, rng=5).truth
+            == rank_designs("range:60,inf", 4.0, 3000, 2, rng=5).truth)
+    assert main(["compare", "--query", "quantile:0.5", "--epsilons", "1", "2", "--devices", "2000"]) == 0
+    assert capsys.readouterr().out.count("central-flat") == 2
+    expect_clear_refusal(["compare", "--epsilons", "1", "2"], ["--epsilons", "--query"], capsys)
