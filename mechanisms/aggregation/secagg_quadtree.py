@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_real
+from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise, hockey_stick
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum
 from ldpsim.mechanisms.base import Guarantee
