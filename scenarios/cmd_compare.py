@@ -57,7 +57,6 @@ def add_arguments(parser):
     for option in ("--designs", "--epsilon-report", "--own-epsilon", "--trust", "--vocabulary", "--days", "--out",
                    "--force", "--dry-run"):
         options.not_with(parser, option, "--query", "the numeric designs are ranked in memory at ε per person")
-    options.not_with(parser, "--epsilons", "--epsilon-device", "--epsilons gives every ε of the sweep")
     options.only_with(parser, "--epsilons", "--query", why="it ranks the numeric designs at each ε")
 
 
@@ -120,7 +119,12 @@ def _rank(args) -> int:
     """``--query``: :func:`~ldpsim.evaluation.numeric_designs.rank_designs`, its table printed."""
     from ldpsim.evaluation.console_table import console_lines
     from ldpsim.evaluation.numeric_designs import rank_designs, rank_sweep
+    from ldpsim.runtime.errors import InputError
 
+    if args.epsilons and args.epsilon_device is not None:
+        raise InputError(f"--epsilon-device does not apply with --epsilons (--epsilons gives every ε of the sweep); "
+                         f"got --epsilon-device {args.epsilon_device:g} with --epsilons "
+                         f"{' '.join(f'{e:g}' for e in args.epsilons)}.")
     if args.epsilons:
         table = rank_sweep(args.query, args.epsilons, devices=args.devices or 100_000,
                            rng=0 if args.seed is None else args.seed,

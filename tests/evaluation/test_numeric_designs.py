@@ -98,3 +98,8 @@ def test_rank_sweep_keeps_the_population_across_epsilons(capsys):
     assert main(["compare", "--query", "quantile:0.5", "--epsilons", "1", "2", "--devices", "2000"]) == 0
     assert capsys.readouterr().out.count("central-flat") == 2
     expect_clear_refusal(["compare", "--epsilons", "1", "2"], ["--epsilons", "--query"], capsys)
+
+
+def test_epsilons_and_epsilon_device_are_refused_together(capsys):
+    expect_clear_refusal(["compare", "--query", "quantile:0.5", "--epsilons", "1", "2", "--epsilon-device", "1"],
+                         ["--epsilons", "--epsilon-device"], capsys)
