@@ -42,11 +42,22 @@ def add_arguments(parser):
     parser.add_argument("--trust", action="store_true",
                         help="another spelling of `ldpsim trust --compare --fleet SCENARIO` (the trust models side "
                              "by side at --epsilon-device over --days); it runs that command (default: off)")
+    parser.add_argument("--query", metavar="Q",
+                        help="rank the numeric designs (local, distributed, central) for one question at "
+                             "--epsilon-device per person (default there: 1) instead of running a fleet: quantile:ALPHA, "
+                             "range:LO,HI (words/min, HI may be inf) or heatmap:KEY (e.g. heatmap:space)")
+    parser.add_argument("--epsilons", type=options.positive_float, nargs="+", metavar="EPS",
+                        help="with --query: rank the designs at each of these ε per person, on the same devices "
+                             "(default: one ε, --epsilon-device)")
     options.add_seed(parser)
     options.add_out(parser, "runs/compare-<scenario>")
     options.add_dry_run(parser)
     for option in ("--designs", "--epsilon-report", "--own-epsilon"):
         options.not_with(parser, option, "--trust", "the trust models are compared at ε per device over the run")
+    for option in ("--designs", "--epsilon-report", "--own-epsilon", "--trust", "--vocabulary", "--days", "--out",
+                   "--force", "--dry-run"):
+        options.not_with(parser, option, "--query", "the numeric designs are ranked in memory at ε per person")
+    options.only_with(parser, "--epsilons", "--query", why="it ranks the numeric designs at each ε")
 
 
 def trust_argv(args) -> list[str]:
@@ -68,6 +79,8 @@ def run(args) -> int:
         print(f"note: `ldpsim compare --trust` is another spelling of `ldpsim trust --compare`; running "
               f"`ldpsim {shlex.join(argv)}`", file=sys.stderr)
         return main(argv)
+    if args.query is not None:
+        return _rank(args)
     import ldpsim
     from ldpsim.scenarios.studies.deployment.compare import (DEFAULT_DESIGNS, DEFAULT_DEVICES, compare_plan,
                                                              designs_from_variants)
@@ -99,4 +112,31 @@ def run(args) -> int:
     result.to_folder(out, force=args.force)
     print("\n".join(result.lines()))
     options.say(args, f"\nrun folder: {out}  (open report.html in a browser)")
+    return 0
+
+
+def _rank(args) -> int:
+    """``--query``: :func:`~ldpsim.evaluation.numeric_designs.rank_designs`, its table printed."""
+    from ldpsim.evaluation.console_table import console_lines
+    from ldpsim.evaluation.numeric_designs import rank_designs, rank_sweep
+    from ldpsim.runtime.errors import InputError
+
+    if args.epsilons and args.epsilon_device is not None:
+        raise InputError(f"--epsilon-device does not apply with --epsilons (--epsilons gives every ε of the sweep); "
+                         f"got --epsilon-device {args.epsilon_device:g} with --epsilons "
+                         f"{' '.join(f'{e:g}' for e in args.epsilons)}.")
+    if args.epsilons:
+        table = rank_sweep(args.query, args.epsilons, devices=args.devices or 100_000,
+                           rng=0 if args.seed is None else args.seed,
+                           **({} if args.delta is None else {"delta": args.delta}))
+        print("\n".join(console_lines(table, ["epsilon", "rank", "design", "rmse", "note", "trusts"], head=None,
+                                       title=f"{args.query}: designs by RMSE at each ε per person (local: ε-LDP, "
+                                             "one report; secagg: (ε, δ); central: ε-DP)")))
+        return 0
+    r = rank_designs(args.query, epsilon=1.0 if args.epsilon_device is None else args.epsilon_device,
+                     devices=args.devices or 100_000, rng=args.seed,
+                     **({} if args.delta is None else {"delta": args.delta}))
+    truth = f"{r.truth:,.0f} devices on the key" if r.query.startswith("heatmap") else f"true answer {r.truth:.4g}"
+    print("\n".join(console_lines(r.table, title=f"{r.query}: designs by RMSE ({r.unit}; {truth}), ε = {r.epsilon:g} "
+                                                   f"per person, {r.devices:,} devices, {r.repeats} runs each")))
     return 0

@@ -66,6 +66,8 @@ class Devices:
             for level in ("all", "donated"):
                 self.truth[f"{uc.name}:{level}_sum"] = np.zeros(cfg.n_days)
                 self.truth[f"{uc.name}:{level}_n"] = np.zeros(cfg.n_days, np.int64)
+            if uc.em_bins is not None:  # the donated readings' histogram on EM's bins (the distribution's truth)
+                self.truth[f"{uc.name}:donated_hist"] = np.zeros((cfg.n_days, uc.em_bins), np.int64)
         self.tap: list[dict] = []  # the linked view of the first devices (for the adversary)
         self.bundles = BundleTable(mechanisms, cfg.max_attempts, cfg.n_days)
         #: per collected use case: (day, global device, item, window start hour) of every exact donation
@@ -242,6 +244,11 @@ class Devices:
         else:  # the values as privatized: clipped to the use case's range
             self.truth[f"{uc.name}:donated_sum"][day] += np.clip(values, *uc.value_range).sum()
             self.truth[f"{uc.name}:donated_n"][day] += values.size
+            if uc.em_bins is not None:
+                x = uc.to_input(values)
+                a, b = uc.input_range()
+                bins = np.minimum(((x - a) / (b - a) * uc.em_bins).astype(np.int64), uc.em_bins - 1)
+                self.truth[f"{uc.name}:donated_hist"][day] += np.bincount(bins, minlength=uc.em_bins)
 
     def _book_fake(self, uc, day: int, values: np.ndarray) -> None:
         """RS+FD: the fake inputs sent (events: per item; the variance theory needs them)."""

@@ -291,11 +291,13 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
     from ldpsim.evaluation.adversary.observer import adversary
     from ldpsim.evaluation.deployment.budget import budget_by_day, top_k_threshold
     from ldpsim.evaluation.deployment.discovery_job import word_discovery
+    from ldpsim.evaluation.deployment.distributions import reading_distributions
     from ldpsim.evaluation.privacy.accountant import spend_summary
 
     daily = daily_estimates(cfg, result)
     pooled = pooled_estimates(cfg, result)
     readings, pooled_readings = reading_estimates(cfg, result, rng)
+    distributions = reading_distributions(cfg, result)
     top = accuracy_table(pooled, daily, k) if not pooled.empty else pd.DataFrame()
     summary = {"devices": cfg.n_devices, "days": cfg.n_days, "workers": result.shards,
                "seconds": result.seconds, "device_days_per_s": cfg.n_devices * cfg.n_days / max(result.seconds, 1e-9)}
@@ -321,5 +323,6 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
                  ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):
         summary.update(part)
     return {"daily": daily, "pooled": pooled, "top": top, "readings": readings,
-            "pooled_readings": pooled_readings, "budget": budget, "words": words, "summary": summary,
+            "pooled_readings": pooled_readings, "distributions": distributions, "budget": budget, "words": words,
+            "summary": summary,
             "trust": trust_guarantees(cfg)}

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
+from ldpsim.evaluation.report.distribution_plots import distribution_figure
 from ldpsim.evaluation.report.plots import item_label
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.evaluation.confidence import Z95
@@ -238,6 +239,19 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
             figures.append((f"{uc.name}_daily.png", reading_days(readings, tables["pooled_readings"], uc),
                             f"Daily mean {uc.name.replace('_', ' ')} ({READING_UNITS.get(uc.name, 'raw units')}): "
                             "estimate with its 95% interval vs the truth of donated and of all readings."))
+    dists = tables.get("distributions", pd.DataFrame())
+    for uc in cfg.readings():
+        d = dists[dists["use_case"] == uc.name] if not dists.empty else dists
+        if not d.empty:
+            unit = READING_UNITS.get(uc.name, "raw units")
+            figures.append((f"{uc.name}_distribution.png",
+                            distribution_figure(np.append(d["low"].to_numpy(), d["high"].iloc[-1]), d["true_count"],
+                                                d["estimate"], f"{uc.name.replace('_', ' ')}: {mechanism_label(uc)} "
+                                                f"+ EM over {len(d)} bins, {int(d['reports'].iloc[0]):,} reports",
+                                                unit),
+                            f"Distribution of {uc.name.replace('_', ' ')} ({unit}) over the run: the donated readings "
+                            "(clipped to the use case's range) and EM's estimate from every report; ε is that of "
+                            "one report, as the title says."))
     words = tables.get("words", pd.DataFrame())
     if not words.empty and summary.get("slang_start_day", cfg.n_days) < cfg.n_days:
         job = ("The server's rounds each night over the devices that answer (" + mechanism_label(cfg.use_case("word"))

@@ -17,6 +17,10 @@ import numpy as np
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 
 
+#: names of the default 30 keys, in key-id order (the letters, then space and three function keys)
+KEY_NAMES = tuple("abcdefghijklmnopqrstuvwxyz") + ("space", "enter", "backspace", "shift")
+
+
 class KeyTaps(NamedTuple):
     """One tap per device: the key it landed on, its position in the key's box, the owner's hand, and
     the model's per-key offsets (for reference)."""

@@ -84,11 +84,7 @@ class TreeHistogram(Mechanism):
         h = check_int(self.name, "height", self.height, low=1, high=int(math.log(MAX_LEAVES, b) + 1e-9))
         if self.oracle not in ORACLES:
             _fail(self.name, "oracle", f"one of {ORACLES}", self.oracle)
-        oracles = []
-        for level in range(1, h + 1):
-            k = b ** level
-            use_grr = self.oracle == "grr" or (self.oracle == "auto" and k - 2 < 3 * math.exp(eps))
-            oracles.append((GRR if use_grr else OUE)(eps, k))
+        oracles = [level_oracle(eps, b ** level, self.oracle) for level in range(1, h + 1)]
         for name, value in (("epsilon", eps), ("branching", b), ("height", h), ("level_oracles", tuple(oracles))):
             object.__setattr__(self, name, value)
 
@@ -270,24 +266,11 @@ class TreeHistogram(Mechanism):
 
     def device_variance(self, node_weights) -> np.ndarray:
         """Variance that one device of each leaf adds to Σ_v a_v·ŷ_v, shape (D, Q) for node weights ``a``
-        (N × Q): h·Σ_ℓ (Var(Z_ℓ | t) + μ_ℓ²) − (Σ_ℓ μ_ℓ)², μ_ℓ = a at leaf t's node of level ℓ and
-        Var(Z_ℓ | t) the level oracle's variance of Σ_v a_v·z_v (docs/math.md §2.6)."""
-        a = np.asarray(node_weights, np.float64)
-        a = a.reshape(a.shape[0], -1)
+        (N × Q): :func:`group_device_variance` with the levels as the groups (docs/math.md §2.6)."""
         t = np.arange(self.leaves)
-        per_device, mu_sum, pos = 0.0, 0.0, 0
-        for lv, o in enumerate(self.level_oracles, start=1):
-            w = a[pos:pos + o.domain_size]
-            pos += o.domain_size
-            mu = w[t // self.branching ** (self.height - lv)]  # (D, Q)
-            s1, s2, gap = w.sum(axis=0), (w ** 2).sum(axis=0), o.p - o.q
-            if isinstance(o, GRR):
-                var = o.q * s2 + gap * mu ** 2 - (o.q * s1 + gap * mu) ** 2
-            else:
-                var = o.q * (1 - o.q) * s2 + (o.p * (1 - o.p) - o.q * (1 - o.q)) * mu ** 2
-            per_device = per_device + self.height * (var / gap ** 2 + mu ** 2)
-            mu_sum = mu_sum + mu
-        return per_device - mu_sum ** 2
+        return group_device_variance(self.level_oracles,
+                                     [t // self.branching ** (self.height - lv) for lv in range(1, self.height + 1)],
+                                     node_weights)
 
     def linear_variance(self, leaf_counts, node_weights) -> np.ndarray:
         """Exact variance of Σ_v a_v·ŷ_v for node weights ``a`` (N, or N × Q) and a fixed population:
@@ -345,6 +328,50 @@ class TreeHistogram(Mechanism):
         if np.any((a <= 0) | (a >= 1)):
             raise InputError(f"{self.name}: 'alpha' must lie in the open interval (0, 1); got {a.tolist()}.")
         return a
+
+
+def level_oracle(epsilon: float, k: int, oracle: str = "auto"):
+    """The ε-LDP oracle on k ids of one level or group: GRR, OUE, or "auto" (GRR while k − 2 < 3e^ε)."""
+    use_grr = oracle == "grr" or (oracle == "auto" and k - 2 < 3 * math.exp(epsilon))
+    return (GRR if use_grr else OUE)(epsilon, k)
+
+
+def group_device_variance(oracles, node_of: list, node_weights) -> np.ndarray:
+    """Variance one device of each leaf adds to Σ_v a_v·ŷ_v when every device reports in one of G groups
+    drawn uniformly (independently of its value) and group g's estimates are G × its oracle's.
+
+    G·Σ_g (Var(Z_g | t) + μ_g²) − (Σ_g μ_g)², μ_g = a at leaf t's node of group g and Var(Z_g | t) the
+    oracle's variance of Σ_v a_v·z_v (docs/math.md §2.6; the groups are a tree's levels or a grid's parts).
+
+    Parameters
+    ----------
+    oracles : sequence of GRR or OUE
+        Group g's frequency oracle over its nodes.
+    node_of : list of numpy.ndarray of int, each shape (D,)
+        Leaf t's node in group g.
+    node_weights : array_like, shape (N,) or (N, Q)
+        a over the nodes of all groups, in group order.
+
+    Returns
+    -------
+    numpy.ndarray, shape (D, Q)
+    """
+    a = np.asarray(node_weights, np.float64)
+    a = a.reshape(a.shape[0], -1)
+    groups = len(oracles)
+    per_device, mu_sum, pos = 0.0, 0.0, 0
+    for o, nodes in zip(oracles, node_of):
+        w = a[pos:pos + o.domain_size]
+        pos += o.domain_size
+        mu = w[nodes]  # (D, Q)
+        s1, s2, gap = w.sum(axis=0), (w ** 2).sum(axis=0), o.p - o.q
+        if isinstance(o, GRR):
+            var = o.q * s2 + gap * mu ** 2 - (o.q * s1 + gap * mu) ** 2
+        else:
+            var = o.q * (1 - o.q) * s2 + (o.p * (1 - o.p) - o.q * (1 - o.q)) * mu ** 2
+        per_device = per_device + groups * (var / gap ** 2 + mu ** 2)
+        mu_sum = mu_sum + mu
+    return per_device - mu_sum ** 2
 
 
 def quantile_from_cdf(edges: np.ndarray, cdf: np.ndarray, alpha: np.ndarray) -> np.ndarray:

@@ -51,6 +51,8 @@ import numpy as np
 from ldpsim.mechanisms import registry
 from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.numeric.em import EM
+from ldpsim.mechanisms.aggregation.secagg_quadtree import SecAggQuadtree
+from ldpsim.mechanisms.numeric.hdg import HDG
 from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 
 from ldpsim.scenarios.studies.bench.big_alphabet import LENGTH, big_alphabet, discover_big, gboard_round
@@ -103,7 +105,7 @@ class BenchCase:
 
 #: benchmarked classes outside the mechanism registry (no single-report interface: a tree's reports go
 #: to one of its levels)
-UNREGISTERED = {"tree-histogram": TreeHistogram}
+UNREGISTERED = {"tree-histogram": TreeHistogram, "hdg": HDG, "secagg-quadtree": SecAggQuadtree}
 
 
 def every_tenth(domain_size: int) -> tuple:
@@ -153,6 +155,15 @@ CASES: list[BenchCase] = [
     BenchCase("tree b4 h5", "tree-histogram", {"epsilon": 1.0, "branching": 4, "height": 5}, "tree",
               floor="level-bits", numeric=True),
     BenchCase("tree b4 h5", "tree-histogram", {"epsilon": 1.0, "branching": 4, "height": 5}, "tree-direct",
+              numeric=True, n=PER),
+    # heat maps of taps (docs/math.md §2.8, §9.11): HDG per user (beside its groups' report bits) and from its
+    # exact sampler; the SecAgg quadtree per device (each device's own noise shares) and at count level
+    BenchCase("hdg 16×16", "hdg", {"epsilon": 1.0, "n": PER, "side": 16}, "heatmap", floor="level-bits",
+              numeric=True),
+    BenchCase("hdg 16×16", "hdg", {"epsilon": 1.0, "n": PER, "side": 16}, "heatmap-direct", numeric=True, n=PER),
+    BenchCase("secagg quadtree 16×16", "secagg-quadtree", {"epsilon": 1.0, "side": 16}, "heatmap",
+              floor="cell-shares", numeric=True, n=100_000),
+    BenchCase("secagg quadtree 16×16", "secagg-quadtree", {"epsilon": 1.0, "side": 16}, "heatmap-direct",
               numeric=True, n=PER),
     # deployed designs and the peers' oracles: measured, compared with the peers
     *[BenchCase(label, name, params, path, floor=floor if path == "per-user" else None, domain=domain,
@@ -260,6 +271,24 @@ def _tree(case: BenchCase, n: int, domain_size: int, seed, direct: bool = False)
     return sw, est
 
 
+def _heatmap(case: BenchCase, n: int, domain_size: int, seed, direct: bool = False) -> tuple[Stopwatch, np.ndarray]:
+    """A 16 × 16 heat map of n points uniform in [−1, 1]² (every quadtree cell splits: the worst case): per
+    device (HDG: perturb + aggregate; SecAgg quadtree: each device's level, one-hot vector and noise shares)
+    or from the cell counts by the exact samplers, then the map."""
+    mech = case.make(domain_size)
+    wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    points = wl_rng.uniform(-1.0, 1.0, (n, 2))
+    if isinstance(mech, SecAggQuadtree):
+        grid = mech.layout.cell_grid(points)
+        with Stopwatch() as sw:
+            est = (mech.release(grid, run_rng) if direct else mech.release_points(points, run_rng)).estimate
+        return sw, est.ravel()
+    grid = mech.cell_grid(points)
+    with Stopwatch() as sw:
+        est = mech.estimate(mech.sample_aggregate(grid, run_rng) if direct else mech.perturb_aggregate(points, run_rng))
+    return sw, est.ravel()
+
+
 def _counters(case: BenchCase, n: int, seed):
     mech = case.make(2)
     wl_rng, run_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
@@ -323,6 +352,7 @@ RUNNERS = {"per-user": _per_user, "direct": _direct, "em": _em, "counter": _coun
            "counter-direct": _counter_direct, "discover": _discover,
            "discover-direct": functools.partial(_discover, direct=True), "trust-cell": _trust_cell,
            "tree": _tree, "tree-direct": functools.partial(_tree, direct=True),
+           "heatmap": _heatmap, "heatmap-direct": functools.partial(_heatmap, direct=True),
            "discover-big": discover_big, "gboard-round": gboard_round}
 
 

@@ -11,8 +11,10 @@ Each floor does only work the path must also do, at the same sizes, with the sam
 * ``report-bits`` — 32 raw random bits per 16 report bits, n·W bits in all (W = D for unary encodings,
   m for CMS): the alias sampler of :func:`~ldpsim.mechanisms.bitsampling.bernoulli_words` reads that many.
 * ``user-draws`` — one raw 64-bit draw per user: any per-user report needs at least one.
-* ``level-bits`` — a tree histogram's: one raw draw per device (its level) and the report bits of
-  each level's oracle for its share of the devices.
+* ``cell-shares`` — the SecAgg quadtree's per-device path when every cell splits: one raw draw per device
+  (its level) and two per noise share it adds (one share per asked cell, and one for the cells not asked).
+* ``level-bits`` — a tree histogram's (or HDG's): one raw draw per device (its level or group) and the
+  report bits of each level's or group's oracle for its share of the devices.
 * ``sketch-cells`` — one raw draw per user (the exact direct sampler places every user in a row), one
   16-bit uniform per cell of a k × m sketch (its binomial per cell) and k·D random gathers from a
   table of k × (m+1) int64 (the estimate reads one cell per row and item).
@@ -93,16 +95,28 @@ def sketch_cells(mech, n: int, domain_size: int, rng: np.random.Generator) -> St
 
 
 def level_report_bits(mech, n: int, domain_size: int, rng: np.random.Generator) -> Stopwatch:
-    """A tree histogram's levels (docs/math.md §2.6): n raw draws (each device's level) plus, per level,
-    its n/h devices' report bits (⌈W/16⌉ 32-bit draws each, W = β^ℓ for a unary level, 16 for GRR's one draw)."""
-    share = n // mech.height
-    words = sum(share * -(-(o.domain_size if hasattr(o, "bit_probabilities") else 16) // 16)
-                for o in mech.level_oracles)
+    """A tree histogram's levels (docs/math.md §2.6), or HDG's groups (§2.8): n raw draws (each device's level
+    or group) plus, per level or group, its devices' report bits (⌈W/16⌉ 32-bit draws each, W = the oracle's
+    domain for a unary one, 16 for GRR's one draw)."""
+    oracles = mech.level_oracles if hasattr(mech, "level_oracles") else mech.oracles
+    share = n // len(oracles)
+    words = sum(share * -(-(o.domain_size if hasattr(o, "bit_probabilities") else 16) // 16) for o in oracles)
     with Stopwatch() as sw:
         _raw_words(n + -(-words // 2), rng)
     return sw
 
 
+def cell_shares(mech, n: int, domain_size: int, rng: np.random.Generator) -> Stopwatch:
+    """The SecAgg quadtree's per-device noise when every cell splits (docs/math.md §9.11): n raw draws (each
+    device's level) plus, for the n/h devices of level ℓ, two raw draws (a Skellam share is two Poissons) for
+    each of the 4^ℓ asked cells and the slot of the cells not asked."""
+    h = mech.height
+    words = sum((n // h) * 2 * (4 ** lv + 1) for lv in range(1, h + 1))
+    with Stopwatch() as sw:
+        _raw_words(n + words, rng)
+    return sw
+
+
 #: floor name → function ``(mechanism, n, domain_size, rng) -> Stopwatch``
 FLOORS = {"exponentials": exponentials, "report-bits": report_bits, "user-draws": user_draws,
-          "sketch-cells": sketch_cells, "level-bits": level_report_bits}
+          "sketch-cells": sketch_cells, "level-bits": level_report_bits, "cell-shares": cell_shares}

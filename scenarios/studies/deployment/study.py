@@ -37,7 +37,7 @@ from ldpsim.runtime.runfolder import Layout
 #: a deployment run's folder: the summary and tables of :func:`write_tables`, the report store, the figures
 LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
                       "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
-                      "readings.csv", "readings_pooled.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
+                      "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
                       "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
                 {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
@@ -45,7 +45,8 @@ from ldpsim.runtime.brief_repr import BriefRepr
 
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
-               "readings": "readings", "pooled_readings": "readings_pooled", "words": "words",
+               "readings": "readings", "pooled_readings": "readings_pooled", "distributions": "reading_distributions",
+               "words": "words",
                "trust": "trust_guarantees"}
 
 
@@ -274,7 +275,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key not in ("words", "trust") or not tables[key].empty:
+        if key not in ("words", "trust", "distributions") or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))

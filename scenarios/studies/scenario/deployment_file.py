@@ -19,9 +19,10 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
     [use_case.emoji]    mechanism, epsilon, daily_limit, memoize (re-send the same report for a value
                         reported before, charged once: simulator/memoization.py), other keys = the
                         mechanism's parameters
-    [use_case.typing_speed]  mechanism (pm | sdpm), epsilon, daily_limit, range = [lo, hi] (wpm),
-                        low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
-                        bins; required for SDPM, whose report average is biased)
+    [use_case.typing_speed]  mechanism (pm | sdpm | sw | onebitmean), epsilon, daily_limit, range = [lo, hi]
+                        (wpm), low_range = [a, b] (wpm; SDPM's low-sensitivity interval), em_bins (EM
+                        bins; required for SDPM, whose report average is biased; with them the report
+                        draws the estimated distribution beside the donated readings')
     [use_case.session_length]  the same keys, in seconds
     [use_case.words]    mechanism (sfp | pem | treehist, or an interactive protocol: triehh | triehh_pp |
                         ldp_trie, whose epsilon is ε per device over the run and whose keys are

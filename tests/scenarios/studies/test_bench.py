@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import ldpsim
+from ldpsim.mechanisms.aggregation.secagg_quadtree import SecAggQuadtree
 from ldpsim.mechanisms.numeric.tree_histogram import TreeHistogram
 from ldpsim.scenarios.studies.bench import cases as bench, floors, peers, suite
 from ldpsim.mechanisms import GRR
@@ -122,7 +123,8 @@ def test_check_gate_passes_on_this_machine(capsys):
 @pytest.mark.parametrize("name", sorted(floors.FLOORS))
 def test_every_floor_runs(name):
     special = {"sketch-cells": lambda: ldpsim.make("cms", epsilon=1.0, k=4, m=16),
-               "level-bits": lambda: TreeHistogram(1.0, 4, 3)}
+               "level-bits": lambda: TreeHistogram(1.0, 4, 3),
+               "cell-shares": lambda: SecAggQuadtree(1.0, side=4, min_cohort=100)}
     mech = special[name]() if name in special else bench.CASES[0].make(40)
     sw = floors.FLOORS[name](mech, 500, 40, np.random.default_rng(0))
     assert sw.cpu >= 0 and sw.wall >= 0
