@@ -51,7 +51,7 @@ FLOORS = (("ldpsim.runtime",), ("ldpsim.mechanisms",), ("ldpsim.simulator",), ("
           ("ldpsim.scenarios.api", "ldpsim.scenarios.options"), ("ldpsim.scenarios",))
 #: the wings of the measurement floor, lowest first
 EVALUATION_WINGS = ("workloads", "metrics", "distribution_metrics", "confidence", "legend", "console_table", "cost", "adversary", "audit", "privacy", "heatmap_designs",
-                    "poisoning", "discovery", "deployment", "report")
+                    "poisoning", "discovery", "deployment", "trends", "report")
 
 
 @functools.lru_cache(maxsize=1)
