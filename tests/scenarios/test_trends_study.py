@@ -15,7 +15,9 @@ from tests.cli_cases import expect_clear_refusal
     (["--devices", "100"], ["devices", "100"]),
     (["--days", "20"], ["days", "20"]),
     (["--epsilon", "-1"], ["epsilon", "-1"]),
-    (["--false-alarms", "0"], ["rate", "0"]),
+    (["--false-alarms", "0"], ["false_alarms", "0"]),
+    (["--window", "0"], ["window", "0"]),
+    (["--replicates", "0"], ["replicates", "0"]),
     (["--item", "zzqqxv"], ["zzqqxv"]),
 ])
 def test_bad_input_exits_2_naming_it(argv, names, capsys, tmp_path):

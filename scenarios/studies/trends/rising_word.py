@@ -103,6 +103,7 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
     days = check_int("rising_word", "days", days, low=GROWTH_FROM + GROWTH_AFTER + 1)
     epsilon = check_real("rising_word", "epsilon", epsilon, 0.0)
     replicates = check_int("rising_word", "replicates", replicates, low=1)
+    false_alarms = check_real("rising_word", "false_alarms", false_alarms, 0.0)
     seed = check_int("rising_word", "seed", seed, low=0)
     detector = Detector(window, 1, false_alarms)
     designs = standard_designs(epsilon, days, delta)
