@@ -99,6 +99,7 @@ def test_tracking_error_and_first_alarm_of_independent_days(designs):
         < stats.norm.isf(ALPHA / 2) * math.sqrt(var_of_mean)
 
 
+@pytest.mark.slow
 def test_smallest_growth_gives_its_power(designs):
     """The linear ramp at the returned slope has alarm probability ½ exactly on day e + D (Gaussian designs)."""
     detector = Detector(window=7, items=1, rate=0.05)

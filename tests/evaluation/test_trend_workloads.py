@@ -25,6 +25,7 @@ def test_shape_reaches_one_percent_of_its_peak_on_the_emergence_day_and_half_at_
     assert np.all(np.diff(pi[int(m) + 10:]) < 0)          # the fade wins after the centre
 
 
+@pytest.mark.slow
 def test_peak_comes_from_wordfreq():
     import wordfreq
 
@@ -34,6 +35,7 @@ def test_peak_comes_from_wordfreq():
         peak_share("zzqqxv")
 
 
+@pytest.mark.slow
 def test_rising_items_are_seeded_and_in_their_ranges():
     a = rising_items(["sus", "slay"], 90, rng=3)
     assert a == rising_items(["sus", "slay"], 90, rng=3)

@@ -18,7 +18,7 @@ from tests.cli_cases import expect_clear_refusal
     (["--false-alarms", "0"], ["false_alarms", "0"]),
     (["--window", "0"], ["window", "0"]),
     (["--replicates", "0"], ["replicates", "0"]),
-    (["--item", "zzqqxv"], ["zzqqxv"]),
+    pytest.param(["--item", "zzqqxv"], ["zzqqxv"], marks=pytest.mark.slow),   # loads wordfreq
 ])
 def test_bad_input_exits_2_naming_it(argv, names, capsys, tmp_path):
     expect_clear_refusal(["trends", *argv, "--out", str(tmp_path / "t")], names, capsys)

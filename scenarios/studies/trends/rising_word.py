@@ -106,10 +106,10 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
     false_alarms = check_real("rising_word", "false_alarms", false_alarms, 0.0)
     seed = check_int("rising_word", "seed", seed, low=0)
     detector = Detector(window, 1, false_alarms)
-    designs = standard_designs(epsilon, days, delta)
-    root = np.random.SeedSequence(seed)
-    wl_seed, *streams = root.spawn(1 + len(designs))
+    wl_seed, designs_seed = np.random.SeedSequence(seed).spawn(2)
     shape = rising_items([item], days, np.random.default_rng(wl_seed), words_per_day)[0]
+    designs = standard_designs(epsilon, days, delta)
+    streams = designs_seed.spawn(len(designs))
     pi = shape.shares(days)
     start = math.ceil(shape.emergence)
     rows, traj = [], []
