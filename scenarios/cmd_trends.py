@@ -27,10 +27,12 @@ def run(args) -> int:
     from pathlib import Path
 
     from ldpsim.evaluation.console_table import console_lines
+    from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.studies.trends.rising_word import rising_word
+    out = args.out or "runs/trends"
+    make_out_folder(out, create=False)          # a bad --out is refused before the work
     result = rising_word(args.item, args.devices, args.days, args.epsilon, args.window, args.false_alarms,
                          args.replicates, 0 if args.seed is None else args.seed)
-    out = args.out or "runs/trends"
     paths = result.to_folder(out, force=args.force)
     shown = result.table.drop(columns=["guarantee"])
     print("\n".join(console_lines(shown, title=result.title, full=str(Path(out) / "trends.csv"))))

@@ -85,11 +85,14 @@ class TrendShape:
 def peak_share(item: str, words_per_day: float = WORDS_PER_DAY, lang: str = "en") -> float:
     """1 − exp(−words_per_day · f): the daily share of devices using ``item``, f its wordfreq frequency.
 
-    Raises InputError when wordfreq does not know the item (f = 0).
+    Raises InputError when the item is not one printable wordfreq token, or wordfreq does not know it (f = 0).
     """
     import wordfreq
 
     words_per_day = check_real("peak_share", "words_per_day", words_per_day, 0.0)
+    if not isinstance(item, str) or not item.isprintable() or len(wordfreq.tokenize(item, lang)) != 1:
+        raise InputError(f"peak_share: the 'item' must be one printable word or emoji (one wordfreq token); "
+                         f"got {item!r:.80}.")
     f = wordfreq.word_frequency(item, lang)
     if f <= 0:
         raise InputError(f"peak_share: wordfreq ({lang}) has no frequency for the item {item!r}; "

@@ -33,6 +33,9 @@ def test_peak_comes_from_wordfreq():
     assert peak_share("rizz") == pytest.approx(1 - math.exp(-WORDS_PER_DAY * f))
     with pytest.raises(InputError, match="zzqqxv"):
         peak_share("zzqqxv")
+    for bad in ("sus lol", "a\x00b", ""):
+        with pytest.raises(InputError, match="one printable word"):
+            peak_share(bad)
 
 
 @pytest.mark.slow
