@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.evaluation.privacy.accountant import losses
 from ldpsim.evaluation.privacy.composition import compose
@@ -38,6 +39,7 @@ from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 from ldpsim.mechanisms.continual import COUNTERS, Factorization
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
+from ldpsim.mechanisms.discovery.false_discoveries import count_threshold, expected_false
 from ldpsim.runtime.errors import InputError
 
 PLACEMENTS = ("local", "distributed")
@@ -136,6 +138,16 @@ class CounterDesign:
         var = self.counter.window_variance(self.noise_variance(n), start, end) + n * _trailing(pi * (1 - pi), window)
         return mean, var
 
+    def null_thresholds(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
+        """τ_t = √V_t·Φ⁻¹(1 − rate/tested): S_t is exactly N(0, V_t) for an unused item (§12.6)."""
+        end = np.arange(len(lengths))
+        var = self.counter.window_variance(self.noise_variance(n), end - np.asarray(lengths) + 1, end)
+        return np.sqrt(var) * stats.norm.isf(rate / tested)
+
+    def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
+        """Exactly rate/tested on every day."""
+        return np.full(len(lengths), rate / tested)
+
     def sample(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """(true counts, released daily estimates), each (replicates, T), from their exact law."""
         gen = as_generator(rng)
@@ -208,6 +220,26 @@ class RRDesign:
             inside = (t[None, :] <= t[:, None]) & (t[None, :] > t[:, None] - window)  # [end, day]
             var_ones = n * np.einsum("ea,ab,eb->e", inside, cov, inside)
         return mean, var_ones / (p - q) ** 2
+
+    def _count_thresholds(self, n: int, lengths, tested: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
+        """The least count of ones t alarmed (tested·P[ones ≥ t] ≤ rate, exact) and the ones' trials per day."""
+        w = np.asarray(lengths)
+        trials = np.full(w.size, n) if self.memoized else n * w
+        cut = {m: count_threshold(m, self.q, tested, rate) for m in np.unique(trials).tolist()}
+        return np.array([cut[m] for m in trials.tolist()]), trials
+
+    def null_thresholds(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
+        """τ on the window sum: ones ≥ t (fresh: ones of the window ~ Bin(n·w, q); memoized: the same
+        Bin(n, q) every day, so S = w·x̂) — half a count below t, so rounding cannot move an alarm (§12.6)."""
+        t, trials = self._count_thresholds(n, lengths, tested, rate)
+        w = np.asarray(lengths)
+        ones = t - 0.5
+        return w * self.estimate(ones, n) if self.memoized else (ones - trials * self.q) / (self.p - self.q)
+
+    def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
+        """P[Bin(trials, q) ≥ t] on each day, exact (≤ rate/tested)."""
+        t, trials = self._count_thresholds(n, lengths, tested, rate)
+        return np.array([expected_false(m, self.q, 1, c) for m, c in zip(trials.tolist(), t.tolist())])
 
     def sample(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """(true counts, released daily estimates), each (replicates, T), from their exact law.

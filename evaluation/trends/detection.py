@@ -10,7 +10,11 @@ false alarms per month are at most ``rate``, and so is the chance of any false a
 * Gaussian designs: S_t is exactly N(0, V_t) under the null, τ_t = √V_t·Φ⁻¹(1 − a);
 * randomized response: the window's count of ones is exactly Bin(n·w_t, q) (fresh) or w_t·Bin(n, q)
   (memoized: under the null every device re-sends one memo) — τ from
-  :func:`~ldpsim.mechanisms.discovery.false_discoveries.count_threshold`, exact.
+  :func:`~ldpsim.mechanisms.discovery.false_discoveries.count_threshold`, exact;
+* Skellam noise: S_t is exactly Skellam(w_t·μ) — τ its exact tail quantile.
+
+Each design states its thresholds and its exact false-alarm probabilities (``null_thresholds``,
+``null_alarm_probability``).
 
 The probability of an alarm on day t for a rising item uses the exact mean and variance of S_t
 (each design's ``window_moments``) in a normal law (n ≥ 10⁴ devices; CLT). The **theoretical delay**
@@ -28,9 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ldpsim.evaluation.trends.designs import RRDesign
 from ldpsim.mechanisms._validation import check_int, check_real
-from ldpsim.mechanisms.discovery.false_discoveries import count_threshold, expected_false
 
 #: item-days per month: the unit of "false alarms per month"
 DAYS_PER_MONTH = 30
@@ -74,27 +76,12 @@ class Detector:
         return np.minimum(np.arange(days) + 1, self.window)
 
     def thresholds(self, design, n: int, days: int) -> np.ndarray:
-        """τ_t on the estimated window sum, shape (T,) (module docstring)."""
-        w = self.lengths(days)
-        if isinstance(design, RRDesign):
-            if design.memoized:
-                t = count_threshold(n, design.q, self.tested, self.rate)
-                return w * design.estimate(t, n)
-            t = np.array([count_threshold(n * k, design.q, self.tested, self.rate) for k in range(1, self.window + 1)])
-            return (t[w - 1] - n * w * design.q) / (design.p - design.q)
-        _, var = design.window_moments(np.zeros(days), n, self.window)
-        return np.sqrt(var) * stats.norm.isf(self.level)
+        """τ_t on the estimated window sum, shape (T,): the design's ``null_thresholds`` (module docstring)."""
+        return design.null_thresholds(n, self.lengths(days), self.tested, self.rate)
 
     def null_alarm_probability(self, design, n: int, days: int) -> np.ndarray:
         """The exact probability of a false alarm on each day for an item nobody uses (≤ level)."""
-        w = self.lengths(days)
-        if isinstance(design, RRDesign):
-            if design.memoized:
-                t = count_threshold(n, design.q, self.tested, self.rate)
-                return np.full(days, expected_false(n, design.q, 1, t))
-            return np.array([expected_false(n * k, design.q, 1, count_threshold(n * k, design.q, self.tested, self.rate))
-                             for k in w])
-        return np.full(days, self.level)
+        return design.null_alarm_probability(n, self.lengths(days), self.tested, self.rate)
 
     def alarm_probability(self, design, shares, n: int) -> np.ndarray:
         """P[S_t > τ_t] for an item of daily shares π (normal law with the exact moments)."""
