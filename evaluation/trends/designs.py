@@ -65,7 +65,7 @@ class DesignGuarantee:
     person_epsilon: float
 
 
-def _bisect(f, target: float, lo: float, hi: float, decreasing: bool, steps: int = 30) -> float:
+def bisect_monotone(f, target: float, lo: float, hi: float, decreasing: bool, steps: int = 30) -> float:
     """The parameter on the safe side of f = target (geometric bisection; f monotone)."""
     for _ in range(steps):
         mid = math.sqrt(lo * hi)
@@ -84,7 +84,7 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
     The search reads ε on a coarse pessimistic grid (step 10⁻³: ε overstated, μ never too small); the
     design's guarantee is then read at the accountant's finer grid.
     """
-    return _bisect(lambda mu: gaussian_epsilon(1.0, mu, delta, discretization=1e-3), epsilon, 1e-2, 1e3,
+    return bisect_monotone(lambda mu: gaussian_epsilon(1.0, mu, delta, discretization=1e-3), epsilon, 1e-2, 1e3,
                    decreasing=True)
 
 
@@ -95,7 +95,7 @@ RR_GRID = 1e-4
 @lru_cache(maxsize=64)
 def fresh_report_epsilon(epsilon: float, days: int, delta: float) -> float:
     """ε_day: the largest ε of one report whose ``days``-fold PLD composition is ≤ ε at δ (§12.5)."""
-    return _bisect(lambda e: compose([(e, 0.0)] * days, delta, RR_GRID).epsilon, epsilon, 1e-6, epsilon,
+    return bisect_monotone(lambda e: compose([(e, 0.0)] * days, delta, RR_GRID).epsilon, epsilon, 1e-6, epsilon,
                    decreasing=False)
 
 
@@ -134,8 +134,8 @@ class CounterDesign:
         pi = np.asarray(shares, dtype=float)
         end = np.arange(pi.size)
         start = np.maximum(end - window + 1, 0)
-        mean = n * _trailing(pi, window)
-        var = self.counter.window_variance(self.noise_variance(n), start, end) + n * _trailing(pi * (1 - pi), window)
+        mean = n * trailing_sum(pi, window)
+        var = self.counter.window_variance(self.noise_variance(n), start, end) + n * trailing_sum(pi * (1 - pi), window)
         return mean, var
 
     def null_thresholds(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
@@ -209,9 +209,9 @@ class RRDesign:
         pi = np.asarray(shares, dtype=float)
         p, q = self.p, self.q
         mu = pi * p + (1 - pi) * q
-        mean = n * _trailing(pi, window)
+        mean = n * trailing_sum(pi, window)
         if not self.memoized:
-            var_ones = n * _trailing(mu * (1 - mu), window)
+            var_ones = n * trailing_sum(mu * (1 - mu), window)
         else:
             both = q * p + q * (1 - p) * np.outer(1 - pi, 1 - pi) + (1 - q) * p * np.outer(pi, pi)
             cov = both - np.outer(mu, mu)
@@ -264,7 +264,7 @@ class RRDesign:
         return holders.sum(axis=1).astype(float), self.estimate(ones, n)
 
 
-def _trailing(values: np.ndarray, window: int) -> np.ndarray:
+def trailing_sum(values: np.ndarray, window: int) -> np.ndarray:
     """Σ of the last ``window`` values ending at each day (fewer at the start)."""
     c = np.concatenate([[0.0], np.cumsum(values)])
     end = np.arange(1, values.size + 1)
@@ -319,10 +319,3 @@ def rr_design(memoized: bool, epsilon: float, days: int, delta: float = DELTA_RE
                "between arbitrary histories ∞ (a change of report proves a change of use)")
     return RRDesign(epsilon / 2, True, days,
                     DesignGuarantee(per_value, 0.0, meaning, person_level(mech, days).epsilon))
-
-
-def standard_designs(epsilon: float, days: int, delta: float = DELTA_RELEASE) -> list:
-    """Fresh RR, memoized RR, and each counter local and distributed, at ε per person over ``days``."""
-    designs = [rr_design(False, epsilon, days, delta), rr_design(True, epsilon, days, delta)]
-    designs += [counter_design(c, pl, epsilon, days, delta) for pl in PLACEMENTS for c in COUNTERS]
-    return designs

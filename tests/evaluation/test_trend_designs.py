@@ -19,7 +19,8 @@ import pytest
 from scipy import optimize, stats
 
 from ldpsim.evaluation.privacy.composition import rr_composition_delta
-from ldpsim.evaluation.trends.designs import RR_GRID, counter_design, rr_design, standard_designs
+from ldpsim.evaluation.trends.catalog import standard_designs
+from ldpsim.evaluation.trends.designs import RR_GRID, counter_design, rr_design
 from ldpsim.evaluation.trends.detection import (Detector, first_alarm, smallest_growth, theory_delay,
                                                 theory_tracking_error, tracking_error)
 from ldpsim.evaluation.workloads.trends import TrendShape
@@ -48,7 +49,7 @@ def _z_mean_and_variance(values, mean, var, checks):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_window_estimates_have_their_exact_mean_and_variance(designs, index):
     """Days 5, 15 and 29 alone and as the end of a 7-day window, 4000 releases at n = 2·10⁵."""
     design = designs[index]
@@ -62,7 +63,7 @@ def test_window_estimates_have_their_exact_mean_and_variance(designs, index):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_false_alarms_of_an_unused_item_are_within_theory(designs, index):
     """Each of days 0, 3, 10 and 29: alarms over 20,000 unused streams ~ Bin(20,000, P_null(t)) exactly."""
     design = designs[index]
@@ -172,3 +173,20 @@ def test_bad_design_parameters_are_refused():
         counter_design("binary_tree", "shuffled", 2.0, 90)
     with pytest.raises(InputError, match="rate"):
         Detector(rate=0.0)
+
+
+@pytest.mark.slow
+def test_skellam_design_is_calibrated_by_the_accountant():
+    """μ makes the 90-day composition ε at δ = 10⁻⁹, and no less (1 % less noise overshoots); one day's
+    PLD agrees with the exact hockey-stick divergence of the Skellam pmf (an independent computation)."""
+    from ldpsim.evaluation.privacy.trust_accounting import noise_epsilon
+    from ldpsim.evaluation.trends.integer_design import skellam_design
+    from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise, hockey_stick
+
+    d = skellam_design(2.0, 90)
+    noise = IntegerNoise("skellam", d.mu)
+    assert d.guarantee.epsilon <= 2.0 and d.guarantee.delta == 1e-9
+    assert noise_epsilon(IntegerNoise("skellam", 0.99 * d.mu), 1e-9, 90) > 2.0
+    one = noise_epsilon(noise, 1e-9, 1)
+    assert hockey_stick(noise, one, 1) <= 1e-9 * (1 + 1e-6)
+    assert hockey_stick(noise, one - 0.01, 1) > 1e-9
