@@ -19,7 +19,7 @@ import pytest
 from scipy import optimize, stats
 
 from ldpsim.evaluation.privacy.composition import rr_composition_delta
-from ldpsim.evaluation.trends.catalog import standard_designs
+from ldpsim.evaluation.trends.lineup import standard_designs
 from ldpsim.evaluation.trends.designs import RR_GRID, counter_design, rr_design
 from ldpsim.evaluation.trends.detection import (Detector, first_alarm, smallest_growth, theory_delay,
                                                 theory_tracking_error, tracking_error)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.report.trend_plots import plot_trajectories
-from ldpsim.evaluation.trends.catalog import standard_designs
+from ldpsim.evaluation.trends.lineup import standard_designs
 from ldpsim.evaluation.trends.detection import (DAYS_PER_MONTH, Detector, first_alarm, smallest_growth, theory_delay,
                                                 theory_tracking_error, tracking_error)
 from ldpsim.evaluation.workloads.trends import WORDS_PER_DAY, rising_items
