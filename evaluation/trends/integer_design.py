@@ -12,7 +12,6 @@ is within ε. The window of w days carries Skellam(w·μ) exactly, variance 2wμ
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.studies.trends.rising_word import rising_word
 from tests.cli_cases import expect_clear_refusal

@@ -45,13 +45,14 @@ class TrendResult(BriefRepr):
     emergence: float
     devices: int
     epsilon: float
+    delta: float
     seed: int
 
     @property
     def title(self) -> str:
         """The figure's title: the item, the fleet and what ε means."""
         return (f"Rising word {self.item!r} (emerges on day {self.emergence:.1f}), {self.devices:,} devices, "
-                f"ε = {self.epsilon:g} per person over the run")
+                f"ε = {self.epsilon:g} per person over the run (δ = {self.delta:g} where a design has one)")
 
     def to_folder(self, out, force: bool = False) -> list:
         """Write ``trends.csv`` and ``trajectory.png`` into the run folder ``out`` (kind ``"trends"``)."""
@@ -104,6 +105,7 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
     epsilon = check_real("rising_word", "epsilon", epsilon, 0.0)
     replicates = check_int("rising_word", "replicates", replicates, low=1)
     false_alarms = check_real("rising_word", "false_alarms", false_alarms, 0.0)
+    delta = check_real("rising_word", "delta", delta, 0.0, 1.0)
     seed = check_int("rising_word", "seed", seed, low=0)
     detector = Detector(window, 1, false_alarms)
     wl_seed, designs_seed = np.random.SeedSequence(seed).spawn(2)
@@ -142,4 +144,4 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
                                   "meaning": g.meaning}))
     trajectories = pd.concat(traj, ignore_index=True)
     shown = trajectories[trajectories["design"].str.contains("distributed")]
-    return TrendResult(pd.DataFrame(rows), shown, shape.item, shape.emergence, devices, epsilon, seed)
+    return TrendResult(pd.DataFrame(rows), shown, shape.item, shape.emergence, devices, epsilon, delta, seed)
