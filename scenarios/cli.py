@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("ldpsim.scenarios.cmd_trust", "trust models side by side: LDP, shuffle, secure aggregation, two servers, thresholds"),
     "scenarios": ("ldpsim.scenarios.cmd_scenarios", "list the shipped scenarios with their kind and description"),
     "compare": ("ldpsim.scenarios.cmd_compare", "several designs on one fleet at the same privacy budget, side by side"),
+    "trends": ("ldpsim.scenarios.cmd_trends", "when each continual-release design detects a rising word, at one ε per person"),
 }
 
 EPILOG = ("exit codes: 0 ok, 1 a check found a problem (check: regression; audit: FAIL), 2 usage or invalid "

@@ -42,6 +42,7 @@ BASES = {
     "trust": (["--out", "{OUT}"], None),
     "compare": (["--dry-run", "--devices", "100", "--days", "1", "--out", "{OUT}"], None),
     "scenarios": ([], None),
+    "trends": (["--devices", "10000", "--replicates", "1", "--out", "{OUT}"], None),
 }
 VALUES = {"empty": "", "blank": "  \t", "nul": "a\x00b", "newline": "runs/a\nb", "escape": "runs/a\x1b[2Jb",
           "long": "x" * 100_000, "dotdot": "../../no/such/../x",

@@ -1,0 +1,1 @@
+"""Trend studies: detecting a rising item under each continual-release design."""
