@@ -125,6 +125,8 @@ def run(args) -> int:
     shipped = args.check is True
     baseline = suite.load_baseline(None if shipped else args.check) if checking else None
     quick = args.quick or checking
+    if args.out:  # a folder the result could not be written into is refused before the work
+        suite.claim_folder(args.out, seed, args.force)
     print(f"ldpsim bench: {'the --check subset (each case at its own n)' if quick else f'n={args.devices:,} users'}, "
           f"harmonic workload over {args.items} items, seed {seed}, {args.repeats} timed pairs per case")
     print("timed: perturb_aggregate+estimate (per-user), sample_aggregate+estimate (direct), EM (em), discovery; "

@@ -29,7 +29,7 @@ from ldpsim.scenarios.studies.bench import cases as bench_cases
 from ldpsim.scenarios.studies.bench import discovery_peers, peers
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
-from ldpsim.runtime.runfolder import Layout
+from ldpsim.runtime.runfolder import Layout, RunFolder
 
 #: ``ldpsim bench --out``: the measured tables and their floor ratios as a baseline for --check
 LAYOUT = Layout("bench", ("bench.csv", "baseline.json"))
@@ -178,12 +178,25 @@ class BenchResult(BriefRepr):
                                                          ("discovery-peers", self.discovery)) if len(df)]
         rows = pd.concat(frames, ignore_index=True)
         rows = rows[["table", *[c for c in rows.columns if c != "table"]]]
-        identity = {"fingerprint": "bench", "seed": self.settings.get("seed")}
-        with RunFolder.open(out, LAYOUT, identity, replace=force, keep_finished=True) as folder:
+        with RunFolder.open(out, LAYOUT, _identity(self.settings.get("seed")), replace=force,
+                            keep_finished=True) as folder:
             write_file(out / "bench.csv", lambda tmp: rows.to_csv(tmp, index=False))
             write_text(out / "baseline.json", json.dumps(self.baseline(), indent=1, default=str) + "\n")
             folder.finalize(adopt=True)
         return out / "bench.csv"
+
+
+def _identity(seed) -> dict:
+    return {"fingerprint": "bench", "seed": seed}
+
+
+def claim_folder(out, seed: int, force: bool = False) -> Path:
+    """Take ``out`` for a benchmark of ``seed`` before its work, refusing it
+    (:class:`~ldpsim.runtime.runfolder.RunFolderError`) as :meth:`BenchResult.to_folder` would after it: a
+    folder with other files, another kind's, or a finished bench result without ``force`` (with ``force``
+    that result is cleared now). Returns the folder."""
+    with RunFolder.open(out, LAYOUT, _identity(seed), replace=force, keep_finished=True) as folder:
+        return folder.root
 
 
 def bench(users: int = bench_cases.PER, items: int = 2000, only=None, *, quick: bool = False, peers: bool = False,

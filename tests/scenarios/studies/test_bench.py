@@ -49,19 +49,26 @@ def test_bench_prints_times_and_floor_ratios_without_grading(capsys, tmp_path):
 
 
 @pytest.mark.slow
-def test_bench_owns_its_folder(capsys, tmp_path):
+def test_bench_owns_its_folder(capsys, tmp_path, monkeypatch):
     """A folder with a user's files is refused (their bench.csv untouched); a finished bench result is
-    replaced only with --force."""
+    replaced only with --force. Both refusals come before the work (no case is timed)."""
+    def no_work(*args, **kwargs):
+        raise AssertionError("the bench ran before its folder was refused")
+
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "bench.csv").write_text("my numbers\n")
-    assert main([*_TINY, "--out", str(theirs)]) == 2
+    with monkeypatch.context() as m:
+        m.setattr(suite, "bench", no_work)
+        assert main([*_TINY, "--out", str(theirs)]) == 2
     assert (theirs / "bench.csv").read_text() == "my numbers\n"
     assert "not empty" in capsys.readouterr().err
     ours = tmp_path / "ours"
     assert main([*_TINY, "--out", str(ours)]) == 0
     first = (ours / "bench.csv").read_text()
-    assert main([*_TINY, "--out", str(ours)]) == 2
+    with monkeypatch.context() as m:
+        m.setattr(suite, "bench", no_work)
+        assert main([*_TINY, "--out", str(ours)]) == 2
     assert "--force" in capsys.readouterr().err and (ours / "bench.csv").read_text() == first
     assert main([*_TINY, "--out", str(ours), "--force"]) == 0
 
