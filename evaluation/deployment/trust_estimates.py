@@ -50,6 +50,9 @@ def _theory(model, period: dict) -> tuple[np.ndarray, np.ndarray]:
     if model.kind == "sample_threshold":
         bias, mse = model.sampler().moments(c)
         return mse - bias ** 2, bias
+    if model.kind == "tee":
+        bias, mse = model.tee.moments(c)
+        return mse - bias ** 2, bias
     return np.asarray(period["variance"], float), np.zeros(c.size)
 
 

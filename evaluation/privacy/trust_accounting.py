@@ -20,6 +20,9 @@ Models (:data:`MODELS`):
   above a threshold (post-processing of the noisy counts).
 * ``sample_threshold`` — trusted hardware, no noise: sampling rate p and threshold τ
   (:class:`SampleThreshold`, exact δ(ε) per item).
+* ``tee`` — confidential aggregation: clear uploads to an attested enclave that bounds each person's
+  contribution, adds noise and releases only keys past a DP partition-selection threshold; person-level
+  (ε, δ) over the run (:mod:`~ldpsim.evaluation.privacy.tee_model`, docs/math.md §9.11).
 
 Neighbouring relation: one device's report *replaced* (as in FMT21), so two histogram bins move by one
 (``neighbour="replace"``: the per-bin privacy-loss distribution composed twice); ``"add-remove"`` moves
@@ -35,15 +38,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ldpsim.evaluation.privacy.accountant import shuffle_step
+from ldpsim.evaluation.privacy import tee_model
 from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.aggregation.secure_sum import SecureSum, cohort_sizes, quorum
+from ldpsim.mechanisms.aggregation.tee import TeeDesign
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.errors import InputError
 
-MODELS = ("ldp", "shuffle", "secagg_local", "secagg", "two_server", "threshold", "sample_threshold")
+MODELS = ("ldp", "shuffle", "secagg_local", "secagg", "two_server", "threshold", "sample_threshold", "tee")
 
 
 NOISE_MODELS = ("secagg", "two_server", "threshold")
@@ -77,6 +82,8 @@ class TrustModel:
         threshold / sample_threshold: the release threshold τ (0: no suppression).
     rate : float
         sample_threshold: sampling probability p.
+    tee : TeeDesign
+        tee: the enclave's noise, threshold and contribution bounds.
     """
 
     kind: str
@@ -88,6 +95,7 @@ class TrustModel:
     threshold: int = 0
     rate: float = 1.0
     client_epsilon: float | None = None
+    tee: TeeDesign | None = None
 
     def __post_init__(self):
         if self.kind not in MODELS:
@@ -96,6 +104,8 @@ class TrustModel:
             raise InputError(f"The 'client_epsilon' setting is for aggregation = 'two_server'. Got it for {self.kind!r}.")
         if self.kind in NOISE_MODELS and not isinstance(self.noise, IntegerNoise):
             raise InputError(f"The trust model {self.kind!r} needs a 'noise' (an IntegerNoise). Got {self.noise!r} instead.")
+        if self.kind == "tee" and not isinstance(self.tee, TeeDesign):
+            raise InputError(f"The trust model 'tee' needs a 'tee' (a TeeDesign). Got {self.tee!r} instead.")
 
     def secure_sum(self, client=None) -> SecureSum:
         """The cohort protocol of ``secagg`` (its noise) or ``secagg_local`` (``client``: the local oracle)."""
@@ -112,7 +122,8 @@ class TrustModel:
                 "secagg": "the secure-aggregation protocol (no server–device collusion)",
                 "two_server": ("either aggregator" if self.noise_by == "both" else "the leader")
                               + " (and the two not colluding)",
-                "threshold": "the trusted hardware", "sample_threshold": "the trusted hardware"}[self.kind]
+                "threshold": "the trusted hardware", "sample_threshold": "the trusted hardware",
+                "tee": tee_model.TRUSTED}[self.kind]
 
 
 @dataclass(frozen=True)
@@ -253,6 +264,8 @@ def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEAS
         e0 = model.local_epsilon
         rows = [("report", e0, 0.0), ("day", r_day * e0, 0.0), ("run", r_run * e0, 0.0)]
         bad = (r_run * e0, 0.0, "nothing to misbehave: the server sees the local reports")
+    elif k == "tee":
+        rows, bad = tee_model.tee_guarantee(replace(model.tee, max_keys=r_day), days, delta, bins == 2)
     elif k in NOISE_MODELS:
         one = [noise_epsilon(model.noise, delta, bins * r) for r in (1, r_day, r_run)]
         if model.client_epsilon is not None:   # two valid bounds: keep the better one at each scope
@@ -303,6 +316,9 @@ def calibrate(model: TrustModel, target_epsilon: float, n: int, days: int, delta
         return replace(model, local_epsilon=target_epsilon / (reports_per_day * days))
     if k == "sample_threshold":
         return model
+    if k == "tee":
+        return replace(model, tee=tee_model.calibrate_design(model.tee, target_epsilon, days, reports_per_day, delta,
+                                                             _bins(neighbour) == 2))
 
     def eps_of(x: float) -> float:
         return run_epsilon(build(x), n, days, delta, reports_per_day, neighbour)

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 from scipy import stats
 
+from ldpsim.evaluation.privacy import tee_model
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.aggregation.field_shares import prio3_histogram_bytes
@@ -30,6 +31,7 @@ DEFAULTS = {
     "two_server": TrustModel("two_server", noise=IntegerNoise("discrete_gaussian", 30.0), noise_by="both"),
     "threshold": TrustModel("threshold", noise=IntegerNoise("discrete_gaussian", 30.0)),
     "sample_threshold": TrustModel("sample_threshold", rate=0.1, threshold=20),
+    "tee": TrustModel("tee", tee=tee_model.DEFAULT),
 }
 
 
@@ -80,7 +82,8 @@ def model_params(model: TrustModel) -> tuple:
     noise = None if model.noise is None else (model.noise.kind, model.noise.scale, model.noise.copies)
     return (("kind", model.kind), ("local_epsilon", model.local_epsilon), ("noise", noise),
             ("min_cohort", model.min_cohort), ("min_arrival", model.min_arrival), ("noise_by", model.noise_by),
-            ("threshold", model.threshold), ("rate", model.rate), ("client_epsilon", model.client_epsilon))
+            ("threshold", model.threshold), ("rate", model.rate), ("client_epsilon", model.client_epsilon),
+            ("tee", tee_model.params(model.tee)))
 
 
 def model_from(params) -> TrustModel:
@@ -88,7 +91,7 @@ def model_from(params) -> TrustModel:
     p = dict(params)
     noise = None if p["noise"] is None else IntegerNoise(*p["noise"])
     return TrustModel(p["kind"], p["local_epsilon"], noise, p["min_cohort"], p["min_arrival"], p["noise_by"],
-                      p["threshold"], p["rate"], p["client_epsilon"])
+                      p["threshold"], p["rate"], p["client_epsilon"], tee_model.from_params(p.get("tee")))
 
 
 def protocol(model: TrustModel, d: int):
@@ -103,6 +106,8 @@ def protocol(model: TrustModel, d: int):
     if k in ("ldp", "shuffle"):
         oracle = local_oracle(model, d)
         return lambda counts, rng: oracle.estimate(oracle.sample_aggregate(counts, rng=rng))
+    if k == "tee":
+        return tee_model.release(model.tee)
     if k == "threshold":
         return lambda counts, rng: np.where(counts + (z := model.noise.sample(counts.size, rng)) >= model.threshold,
                                             counts + z, 0).astype(float)

@@ -11,7 +11,9 @@ import math
 from dataclasses import replace
 
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold
+from ldpsim.evaluation.privacy import tee_model
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, release_threshold
+from ldpsim.mechanisms.aggregation.partition_selection import NOISES
 from ldpsim.mechanisms._validation import DELTA_MAX
 from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
 from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
@@ -57,7 +59,8 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
             "noise_by": Field(str, None, _one_of(NOISE_BY)), "rate": Field(float, None, lambda v: None if 0 < v <= 1 else
                                                                                "must be in (0, 1]"),
             "threshold": Field(int, None, lambda v: None if v >= 0 else "must be ≥ 0"),
-            "client_epsilon": Field(float, None, _positive)}
+            "client_epsilon": Field(float, None, _positive),
+            "tee_noise": Field(str, None, _one_of(NOISES), help="aggregation = 'tee': the enclave's noise")}
 
 
 #: a deployment's use case under a trust model: the keys above and the δ of its guarantees
@@ -67,7 +70,7 @@ DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, DELTA_RELEASE, _delta)}
 #: the optional keys each aggregation reads (any other one set in its table is an error, not ignored)
 USES = {"ldp": (), "shuffle": (), "secagg_local": ("min_cohort", "min_arrival"),
         "secagg": ("noise", "min_cohort", "min_arrival"), "two_server": ("noise", "noise_by", "client_epsilon"),
-        "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold")}
+        "threshold": ("noise", "threshold"), "sample_threshold": ("rate", "threshold"), "tee": ("tee_noise",)}
 
 
 def configured_model(table: dict, where: str, file, n: int, days: int, delta: float, d: int,
@@ -112,6 +115,8 @@ def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
         if key not in ("aggregation", "epsilon_run", "delta", *USES[kind]):
             raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
                                 f"{', '.join(('epsilon_run',) * (kind != 'sample_threshold') + USES[kind])})")
+    if kind == "tee":
+        return replace(DEFAULTS[kind], tee=tee_model.with_noise(DEFAULTS[kind].tee, uc["tee_noise"]))
     changes = {k: uc[k] for k in USES[kind] if k != "noise" and uc[k] is not None}
     if uc["noise"] is not None:
         changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))

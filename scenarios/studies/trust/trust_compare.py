@@ -25,6 +25,7 @@ from scipy import stats
 
 from ldpsim.evaluation.cost import trust_comparison_plan
 from ldpsim.evaluation.privacy.trust_accounting import MODELS, TrustModel, calibrate, calibrate_threshold, guarantees
+from ldpsim.evaluation.privacy import tee_model
 from ldpsim.evaluation.privacy.trust_models import (DEFAULTS, FALSE_ALARM, POWER, local_oracle, release_threshold, two_server,
                                                     upload_bytes)
 from ldpsim.scenarios.studies.trust.trust_fleet import DISCOVERY, Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
@@ -54,6 +55,8 @@ def _draw(model: TrustModel, counts: np.ndarray, rng) -> tuple[np.ndarray, np.nd
     if k == "threshold":
         x = counts + model.noise.sample(counts.size, rng)
         return np.where(x >= model.threshold, x, 0).astype(float), counts
+    if k == "tee":
+        return tee_model.release(model.tee)(counts, rng), counts
     return model.sampler().release(counts, rng), counts
 
 
@@ -71,6 +74,8 @@ def _theory(model: TrustModel, counts: np.ndarray) -> tuple[np.ndarray, float]:
         return var, math.sqrt(float(var[np.argmin(counts)]))
     if k == "threshold":
         return noisy_threshold_moments(model.noise, counts, model.threshold)[1], model.noise.sd()
+    if k == "tee":
+        return tee_model.theory(model.tee, counts)
     return model.sampler().moments(counts)[1], math.nan
 
 
@@ -86,6 +91,8 @@ def _detection_floor(model: TrustModel, sd0: float, d: int, n: int) -> float:
     z_alarm, z_power = stats.norm.isf(FALSE_ALARM / d), stats.norm.isf(1 - POWER)
     if model.kind == "threshold":
         return model.threshold + z_power * sd0
+    if model.kind == "tee":
+        return tee_model.detection_floor(model.tee, z_power)
     if model.kind == "sample_threshold":
         c = np.arange(1, n + 1)
         ok = stats.binom.sf(model.threshold - 1, c, model.rate) >= POWER
@@ -279,9 +286,10 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
             g = {x.scope: x for x in guarantees(model, m, days, delta, fleet.reports_per_day)}
             mse_th, sd0 = _theory(model, counts)
             counted = counted_reports(model, total)
-            low, high = _mse_interval(mse_th, repeats) if name not in ("threshold", "sample_threshold") \
+            low, high = _mse_interval(mse_th, repeats) if name not in ("threshold", "sample_threshold", "tee") \
                 else (math.nan, math.nan)   # biased, non-normal errors: no interval stated
             param = model.local_epsilon if name in ("ldp", "shuffle", "secagg_local") else (
+                f"scale={model.tee.scale:.4g}, T={model.tee.threshold:.4g}" if name == "tee" else
                 model.noise.scale if name != "sample_threshold" else f"p={model.rate:.3g}, τ={model.threshold}")
             rows.append({"model": name, "design": _design(model), "epsilon_target": eps,
                          "epsilon_run": g["run"].epsilon, "parameter": param,
@@ -305,4 +313,6 @@ def _design(model: TrustModel) -> str:
         return type(local_oracle(model, 2)).__name__
     if model.kind == "sample_threshold":
         return "no noise"
+    if model.kind == "tee":
+        return f"{model.tee.noise} threshold"
     return model.noise.kind.replace("_", " ")

@@ -11,7 +11,9 @@ docs/math.md §9.6.
   over the run: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
   ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
-  prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH.
+  prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
+  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, one word a device
+  a night, calibrated as the ``tee`` model (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
 >>> int(f.counts.sum()), f.counts.size, f.words is None
@@ -32,7 +34,8 @@ from ldpsim.mechanisms._validation import check_int
 #: trust model → (discovery protocol, the trust model whose local ε₀ it runs at, or None: its own accounting)
 DISCOVERY = {"ldp": ("pem", None), "shuffle": ("ldp_trie", "shuffle"), "secagg_local": ("ldp_trie", "secagg_local"),
              "secagg": ("ldp_trie", "secagg_local"), "two_server": ("triehh_pp", None),
-             "threshold": ("triehh_pp", None), "sample_threshold": ("triehh", None)}
+             "threshold": ("triehh_pp", None), "sample_threshold": ("triehh", None),
+             "tee": ("tee_histogram", "tee")}
 #: the new word planted in the fleet's words (absent from the shipped vocabularies)
 NEW_WORD = "rizz"
 #: TrieHH / TrieHH++ sampling rate γ of the discovery designs
@@ -155,10 +158,25 @@ def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=
     out, done = {}, {}
     for m in models:
         key = DISCOVERY[m]
-        if key not in done:
+        if key not in done and key[0] == "tee_histogram":
+            done[key] = _tee_days(epsilon, fleet, delta, slang, seeds)
+        elif key not in done:
             design = discovery_design(m, epsilon, fleet, delta, slang.codec)
             summary = discovery_days(slang, {key[0]: design}, fleet.word_devices, fleet.p_online, 1, 20,
                                      seeds).summary.iloc[0]
             done[key] = float(summary["days_to_discovery_median"])
         out[m] = (key[0], done[key])
     return out
+
+
+def _tee_days(epsilon: float, fleet: Fleet, delta: float, slang, seeds) -> float:
+    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per device over the run
+    (one word a device a night, the ``tee`` model's calibration)."""
+    from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
+    from ldpsim.evaluation.privacy.trust_accounting import calibrate
+    from ldpsim.evaluation.privacy.trust_models import DEFAULTS
+
+    online = max(2, round(fleet.word_devices * fleet.p_online))
+    design = calibrate(DEFAULTS["tee"], epsilon, online, fleet.days, delta).tee
+    return tee_days_to_discovery(design, slang.words, slang.shares, slang.slang, slang.start_day, fleet.word_devices,
+                                 fleet.p_online, 20, seeds)["days_to_discovery_median"]
