@@ -42,7 +42,7 @@ def calibrate_design(design: TeeDesign, target_epsilon: float, days: int, report
                      delta: float, replace: bool = True) -> TeeDesign:
     """``design``'s noise family calibrated to ``target_epsilon`` per person over ``days`` nightly releases
     of L0 = ``reports_per_day`` keys (:func:`~ldpsim.mechanisms.aggregation.tee.calibrate_tee`)."""
-    return calibrate_tee(design.noise, target_epsilon, delta, days, reports_per_day, design.max_per_key, replace)
+    return calibrate_tee(design.noise, target_epsilon, delta, days, reports_per_day, design.max_per_key, replace=replace)
 
 
 def release(design: TeeDesign):

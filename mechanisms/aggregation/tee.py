@@ -157,7 +157,7 @@ class TeeDesign:
         keys = self.max_keys if keys is None else keys
         return -math.expm1(releases * keys * math.log1p(-self.key_delta()))
 
-    def epsilon(self, releases: int, delta: float, keys: int | None = None) -> float:
+    def epsilon(self, releases: int, delta: float, keys: int | None = None, replace: bool = False) -> float:
         """ε per person over ``releases`` releases at ``delta`` (docs/math.md §9.11): the noise's at
         δ − δ_T; inf when δ ≤ δ_T or beyond :data:`EPS_CAP`.
 
@@ -167,6 +167,9 @@ class TeeDesign:
         delta : float in (0, 1)
         keys : int, optional
             Keys the person contributes to per release (default L0; 1 for one report).
+        replace : bool
+            Neighbours differ by one person replaced (twice the noise's unit changes; only the new
+            person's keys can be new) instead of added or removed.
         """
         releases = check_int("TeeDesign.epsilon", "releases", releases, low=1)
         delta = check_real("TeeDesign.epsilon", "delta", delta, 0.0, 1.0)
@@ -174,7 +177,7 @@ class TeeDesign:
         budget = delta - self.threshold_delta(releases, keys)
         if budget <= 0:
             return math.inf
-        eps = noise_epsilon(self.noise, self.scale, releases * keys, self.max_per_key, budget)
+        eps = noise_epsilon(self.noise, self.scale, releases * keys * (2 if replace else 1), self.max_per_key, budget)
         return math.inf if eps > EPS_CAP else eps
 
     def noise_variance(self) -> float:
@@ -197,7 +200,7 @@ def noise_epsilon(noise: str, scale: float, changes: int, size: float, delta: fl
 
 
 def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_keys: int = 1,
-                  max_per_key: int = 1) -> TeeDesign:
+                  max_per_key: int = 1, replace: bool = False) -> TeeDesign:
     """The design whose ``releases`` releases give at most (ε, δ) per person (docs/math.md §9.11): the
     threshold spends δ/2 (per key and release δ₁ = 1 − (1 − δ/2)^(1/(releases·L0))), the noise the
     other δ/2 — Gaussian σ in closed form, Laplace b by bisection on its composed privacy-loss
@@ -213,6 +216,8 @@ def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_k
         Releases the person takes part in (nights of the run).
     max_keys, max_per_key : int ≥ 1
         L0 and L∞ per release.
+    replace : bool
+        Calibrate for one person replaced instead of added or removed (:meth:`TeeDesign.epsilon`).
     """
     if noise not in NOISES:
         raise InputError(f"The 'noise' parameter of calibrate_tee must be one of {', '.join(NOISES)}. "
@@ -222,7 +227,7 @@ def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_k
     r = check_int("calibrate_tee", "releases", releases, low=1)
     l0 = check_int("calibrate_tee", "max_keys", max_keys, low=1)
     linf = check_int("calibrate_tee", "max_per_key", max_per_key, low=1)
-    changes = r * l0
+    keys, changes = r * l0, r * l0 * (2 if replace else 1)
     if noise == "gaussian":
         scale = gaussian_sigma(epsilon, delta / 2, math.sqrt(changes) * linf)
     else:
@@ -231,5 +236,5 @@ def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_k
             mid = math.sqrt(low * high)
             low, high = (low, mid) if noise_epsilon("laplace", mid, changes, linf, delta / 2) <= epsilon else (mid, high)
         scale = high
-    threshold = threshold_for(noise, scale, per_key_delta(delta / 2, changes), linf)
+    threshold = threshold_for(noise, scale, per_key_delta(delta / 2, keys), linf)
     return TeeDesign(noise, scale, threshold, l0, linf)
