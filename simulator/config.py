@@ -34,7 +34,7 @@ READINGS = ("typing_speed", "session_length")
 
 #: trust models whose collectors take the devices' exact one-hot reports (or, secagg_local, the use case's
 #: local reports) out of the server's LDP path: simulated night by night by ``simulator/nightly_collection.py``
-COLLECTED = ("secagg", "secagg_local", "two_server", "threshold", "sample_threshold")
+COLLECTED = ("secagg", "secagg_local", "two_server", "threshold", "sample_threshold", "tee")
 #: the ``aggregation`` of a use case: the server's LDP path (``ldp``, and ``shuffle`` — the same path, its
 #: central ε from the shuffle) or one of :data:`COLLECTED`
 AGGREGATIONS = ("ldp", "shuffle", *COLLECTED)
