@@ -61,3 +61,13 @@ def test_nightly_histogram_invents_nothing_and_states_its_single_holders():
     assert [r["invented"] for r in rows] == [0, 0]
     assert rows[0]["found"] is False and rows[1]["found"] is True
     assert rows[0]["expected_false"] == pytest.approx(design.key_delta())
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["discover", "--epsilon", "2"], ["--epsilon", "--trust"]),
+    (["discover", "--days", "5"], ["--days", "--trust"]),
+    (["discover", "discovery_days", "--trust"], ["SCENARIO", "--trust", "discovery_days"]),
+])
+def test_discover_trust_refuses_what_does_not_apply(argv, names, capsys, tmp_path):
+    from tests.cli_cases import expect_clear_refusal
+    expect_clear_refusal([*argv, "--out", str(tmp_path / "out")], names, capsys)
