@@ -33,8 +33,8 @@ from ldpsim.evaluation.privacy.trust_models import DEFAULTS, local_oracle
 from ldpsim.mechanisms._validation import check_counts, check_int
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
-#: models whose server can check each report's validity (two aggregators' proof, or trusted hardware)
-VALIDATED = ("two_server", "threshold", "sample_threshold")
+#: models whose server can check each report's validity (two aggregators' proof, trusted hardware, the enclave's bounding)
+VALIDATED = ("two_server", "threshold", "sample_threshold", "tee")
 
 
 def fakes_admitted(m: int, identities: int | None = None, limit: int | None = None) -> int:
