@@ -168,16 +168,16 @@ class TeeDesign:
         keys : int, optional
             Keys the person contributes to per release (default L0; 1 for one report).
         replace : bool
-            Neighbours differ by one person replaced (twice the noise's unit changes; only the new
-            person's keys can be new) instead of added or removed.
+            Neighbours differ by one person replaced instead of added or removed: twice the noise's unit
+            changes, and the keys of either person may be the ones only they hold.
         """
         releases = check_int("TeeDesign.epsilon", "releases", releases, low=1)
         delta = check_real("TeeDesign.epsilon", "delta", delta, 0.0, 1.0)
-        keys = self.max_keys if keys is None else keys
+        keys = (self.max_keys if keys is None else keys) * (2 if replace else 1)
         budget = delta - self.threshold_delta(releases, keys)
         if budget <= 0:
             return math.inf
-        eps = noise_epsilon(self.noise, self.scale, releases * keys * (2 if replace else 1), self.max_per_key, budget)
+        eps = noise_epsilon(self.noise, self.scale, releases * keys, self.max_per_key, budget)
         return math.inf if eps > EPS_CAP else eps
 
     def noise_variance(self) -> float:
@@ -202,7 +202,8 @@ def noise_epsilon(noise: str, scale: float, changes: int, size: float, delta: fl
 def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_keys: int = 1,
                   max_per_key: int = 1, replace: bool = False) -> TeeDesign:
     """The design whose ``releases`` releases give at most (ε, δ) per person (docs/math.md §9.11): the
-    threshold spends δ/2 (per key and release δ₁ = 1 − (1 − δ/2)^(1/(releases·L0))), the noise the
+    threshold spends δ/2 (per key and release δ₁ = 1 − (1 − δ/2)^(1/(releases·L0)), twice the keys under
+    ``replace``), the noise the
     other δ/2 — Gaussian σ in closed form, Laplace b by bisection on its composed privacy-loss
     distribution (to 0.1 %, rounded towards more noise).
 
@@ -227,7 +228,7 @@ def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_k
     r = check_int("calibrate_tee", "releases", releases, low=1)
     l0 = check_int("calibrate_tee", "max_keys", max_keys, low=1)
     linf = check_int("calibrate_tee", "max_per_key", max_per_key, low=1)
-    keys, changes = r * l0, r * l0 * (2 if replace else 1)
+    changes = r * l0 * (2 if replace else 1)
     if noise == "gaussian":
         scale = gaussian_sigma(epsilon, delta / 2, math.sqrt(changes) * linf)
     else:
@@ -236,5 +237,5 @@ def calibrate_tee(noise: str, epsilon: float, delta: float, releases: int, max_k
             mid = math.sqrt(low * high)
             low, high = (low, mid) if noise_epsilon("laplace", mid, changes, linf, delta / 2) <= epsilon else (mid, high)
         scale = high
-    threshold = threshold_for(noise, scale, per_key_delta(delta / 2, keys), linf)
+    threshold = threshold_for(noise, scale, per_key_delta(delta / 2, changes), linf)
     return TeeDesign(noise, scale, threshold, l0, linf)

@@ -139,14 +139,15 @@ def test_released_counts_bias_and_mse(noise):
 
 @pytest.mark.parametrize("noise, l0, replace", [("gaussian", 1, False), ("gaussian", 3, True), ("laplace", 2, False)])
 def test_tee_run_guarantee_at_its_boundary(noise, l0, replace):
-    """The calibrated run spends its δ: δ/2 on the threshold (R·L0 new keys) and the noise's δ at ε is δ/2;
+    """The calibrated run spends its δ: δ/2 on the threshold (R·L0 keys only the person holds; under replace,
+    either person's: 2·R·L0) and the noise's δ at ε is δ/2;
     its ε is at most the target and, for Gaussian noise, equal to it."""
     eps, delta, r = 1.0, 1e-9, 30
     tee = calibrate_tee(noise, eps, delta, r, l0, replace=replace)
-    assert tee.threshold_delta(r) == pytest.approx(delta / 2, rel=1e-9)
+    changes = r * l0 * (2 if replace else 1)
+    assert tee.threshold_delta(r, changes // r) == pytest.approx(delta / 2, rel=1e-9)
     got = tee.epsilon(r, delta, replace=replace)
     assert got <= eps
-    changes = r * l0 * (2 if replace else 1)
     if noise == "gaussian":
         assert got == pytest.approx(eps, rel=1e-8)
         assert gaussian_delta(tee.scale, eps, math.sqrt(changes)) == pytest.approx(delta / 2, rel=1e-6)
