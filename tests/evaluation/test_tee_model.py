@@ -71,3 +71,16 @@ def test_nightly_histogram_invents_nothing_and_states_its_single_holders():
 def test_discover_trust_refuses_what_does_not_apply(argv, names, capsys, tmp_path):
     from tests.cli_cases import expect_clear_refusal
     expect_clear_refusal([*argv, "--out", str(tmp_path / "out")], names, capsys)
+
+
+@pytest.mark.slow
+def test_word_discovery_under_four_trust_models():
+    from ldpsim.scenarios.studies.trust.word_discovery import DESIGNS, compare_word_discovery
+    r = compare_word_discovery(4.0, days=30, seeds=(0,))
+    t = r.table.set_index("design")
+    assert list(t.index) == list(DESIGNS)
+    assert (t["epsilon_run"] <= 4.0 + 1e-9).all() and (t["epsilon_run"] >= 4.0 * 0.99).all()
+    assert (t["delta"] <= 1e-9).all()
+    assert t.loc["tee_histogram", "found_share"] == 1.0 and t.loc["tee_histogram", "invented_mean"] == 0
+    assert t.loc["tee_histogram", "invented_expected"] < 1e-6
+    assert set(r.nights["design"]) == set(DESIGNS) and r.nights.groupby("design")["day"].nunique().min() >= 29

@@ -94,19 +94,20 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
     -------
     WordDiscoveryComparison
         ``table`` columns: design, trust_model, trusted, epsilon_run, delta, found_share,
-        days_to_discovery_median (days from the new word's first day; NaN: never found), f1_last_day, slang_error (mean |estimated − true share| of the new word
-        on the nights it is listed), invented_mean, invented_expected (for the TEE: the expected words of a
-        single holder per night; it invents none).
+        days_to_discovery_median (days from the new word's first day; NaN: never found), f1_last_day,
+        slang_error (mean |estimated − true share| of the new word on the nights it is listed),
+        invented_mean, invented_expected (for the TEE: the expected words of a single holder per night;
+        it invents none).
     """
     from ldpsim.evaluation.privacy.trust_accounting import calibrate
     from ldpsim.evaluation.privacy.trust_models import DEFAULTS
     from ldpsim.evaluation.workloads.vocabulary import Vocabulary
-    from ldpsim.scenarios.studies.discovery.days import _seeds, discovery_days, growing_slang
+    from ldpsim.scenarios.studies.discovery.days import discovery_days, growing_slang
     from ldpsim.scenarios.studies.trust.trust_fleet import NEW_WORD, keyboard_fleet
 
     epsilon = check_real("compare_word_discovery", "epsilon", epsilon, 0.0, 50.0)
     delta = check_delta("compare_word_discovery", delta)
-    seeds = _seeds(seeds)
+    seeds = list(seeds)                        # checked by discovery_days
     fleet = keyboard_fleet(scenario, days=days)
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
                           start_day=fleet.slang_start_day, peak_share=fleet.slang_share, ramp_days=1, top=None)
