@@ -83,4 +83,5 @@ def test_word_discovery_under_four_trust_models():
     assert (t["delta"] <= 1e-9).all()
     assert t.loc["tee_histogram", "found_share"] == 1.0 and t.loc["tee_histogram", "invented_mean"] == 0
     assert t.loc["tee_histogram", "invented_expected"] < 1e-6
-    assert set(r.nights["design"]) == set(DESIGNS) and r.nights.groupby("design")["day"].nunique().min() >= 29
+    assert set(r.nights["design"]) == set(DESIGNS)
+    assert r.nights[r.nights["design"] == "tee_histogram"]["day"].nunique() == 30     # one release a night
