@@ -5,7 +5,8 @@ server side is a shuffler, secure aggregation, two servers or trusted hardware (
 :func:`calibrate`), who must be trusted and what is left if they misbehave, the devices' randomizer and the
 collectors' protocol. The members are :mod:`.trust_local` (the devices randomize: ``ldp``, ``shuffle``,
 ``secagg_local``) and :mod:`.trust_exact` (exact reports, a trusted party releases: ``secagg``,
-``two_server``, ``threshold``, ``sample_threshold``), registered by name in
+``two_server``, ``threshold``, ``sample_threshold``) and :mod:`.tee_model` (an attested enclave releases:
+``tee``), registered by name in
 :data:`~ldpsim.evaluation.privacy.trust_models.TRUST_MODELS`. The shuffle step is the device accountant's
 (:func:`~ldpsim.evaluation.privacy.accountant.shuffle_step`, :func:`shuffled_epsilon`); the exact noise
 laws' ε is :func:`noise_epsilon`, the clients' symmetric RAPPOR :func:`client_rappor_epsilon`.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import ClassVar
 
 import numpy as np
@@ -63,7 +64,8 @@ class TrustModel(ABC):
     collected: ClassVar[bool] = True
     #: whether the devices randomize each report at ``local_epsilon``, the parameter calibration sets
     randomizes: ClassVar[bool] = False
-    #: whether the server side can check each report's validity (two aggregators' proof, trusted hardware)
+    #: whether the server side can check each report's validity (two aggregators' proof, trusted hardware,
+    #: an enclave's contribution bounding)
     validates: ClassVar[bool] = False
     #: whether secure aggregation sums whatever vector a device masks (no input-validity proof)
     sums_unchecked: ClassVar[bool] = False
@@ -83,6 +85,10 @@ class TrustModel(ABC):
     def starting(cls) -> TrustModel:
         """The model's parameters before calibration (the noise families production uses)."""
         return cls()
+
+    def configured(self, **settings) -> TrustModel:
+        """The model with scenario-file ``settings`` (keys of :meth:`settings`, as parsed values) applied."""
+        return replace(self, **settings)
 
     # ---- the guarantee (docs/math.md §9.5) ----
 

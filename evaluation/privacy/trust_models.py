@@ -2,9 +2,9 @@
 
 :data:`TRUST_MODELS` maps each ``aggregation`` name of the scenario files, the CLI and the studies to its
 class of the :class:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel` family
-(:mod:`.trust_local`, :mod:`.trust_exact`); :func:`trust_model` builds one by name, refusing a parameter
-the model does not read. :func:`model_params` / :func:`model_from` turn a model into plain values and back
-(a deployment's use case keeps them).
+(:mod:`.trust_local`, :mod:`.trust_exact`, :mod:`.tee_model`); :func:`trust_model` builds one by name,
+refusing a parameter the model does not read. :func:`model_params` / :func:`model_from` turn a model into
+plain values and back (a deployment's use case keeps them).
 
 >>> trust_model("secagg", noise=IntegerNoise("skellam", 100.0), min_cohort=500).trusted
 'the secure-aggregation protocol (no server–device collusion)'
@@ -16,17 +16,20 @@ ldpsim.runtime.errors.InputError: The trust model 'shuffle' takes no parameter '
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import astuple, fields
 
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold, HardwareThreshold, SecAgg, TwoServers
+from ldpsim.evaluation.privacy.tee_model import ConfidentialAggregation
 from ldpsim.evaluation.privacy.trust_local import LocalDP, SecAggLocal, Shuffled
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.aggregation.tee import TeeDesign
 from ldpsim.runtime.errors import InputError
 
 #: name → class of every trust model (a new model: its class, and one line here)
 TRUST_MODELS: dict[str, type[TrustModel]] = {cls.kind: cls for cls in (
     LocalDP, Shuffled, SecAggLocal, SecAgg, TwoServers, HardwareThreshold, HardwareSampleThreshold,
+    ConfidentialAggregation,
 )}
 
 #: the registered names, in the tables' order
@@ -69,7 +72,9 @@ def trust_model(name: str, **params) -> TrustModel:
 def model_params(model: TrustModel) -> tuple:
     """A trust model as (key, value) pairs of plain values (hashable, JSON-ready); :func:`model_from` inverts it."""
     def plain(value):
-        return (value.kind, value.scale, value.copies) if isinstance(value, IntegerNoise) else value
+        if isinstance(value, IntegerNoise):
+            return value.kind, value.scale, value.copies
+        return astuple(value) if isinstance(value, TeeDesign) else value
 
     return (("kind", model.kind), *((f.name, plain(getattr(model, f.name))) for f in fields(model)))
 
@@ -81,4 +86,6 @@ def model_from(params) -> TrustModel:
     values = {f.name: p[f.name] for f in fields(cls)}
     if values.get("noise") is not None:
         values["noise"] = IntegerNoise(*values["noise"])
+    if values.get("tee") is not None:
+        values["tee"] = TeeDesign(*values["tee"])
     return cls(**values)

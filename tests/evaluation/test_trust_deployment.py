@@ -131,6 +131,7 @@ def test_the_shipped_trust_deployment_runs(tmp_path, capsys):
     pytest.param('aggregation = "threshold"\nepsilon_run = 3.0\nnoise = "discrete_gaussian"', id="threshold",
                  marks=pytest.mark.slow),
     pytest.param('aggregation = "sample_threshold"\nrate = 0.1\nthreshold = 20', id="sample_threshold"),
+    pytest.param('aggregation = "tee"\nepsilon_run = 3.0\ntee_noise = "laplace"', id="tee", marks=pytest.mark.slow),
 ])
 def test_every_collected_model_runs_over_the_nights_with_its_theory(tmp_path, emoji):
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of, trust_daily, trust_pooled
@@ -140,5 +141,5 @@ def test_every_collected_model_runs_over_the_nights_with_its_theory(tmp_path, em
     daily, pooled = trust_daily(cfg, result), trust_pooled(cfg, result)
     assert daily["day"].nunique() >= 3 and np.isfinite(daily["sd"]).all() and (daily["sd"] >= 0).all()
     assert int(pooled["reports"].iloc[0]) == result.collections["emoji"].counters["counted"] > 0
-    thresholded = "threshold" in emoji
+    thresholded = "threshold" in emoji or "tee" in emoji
     assert (pooled["bias"] != 0).any() == thresholded     # suppression below τ biases small counts only

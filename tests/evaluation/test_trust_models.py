@@ -218,7 +218,7 @@ def test_discovery_designs_are_paired_and_amplified():
     from ldpsim.scenarios.studies.trust.trust_fleet import discovery_design, keyboard_fleet
     assert {k: cls.discovery for k, cls in TRUST_MODELS.items()} == {
         "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
-        "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh"}
+        "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh", "tee": "tee_histogram"}
     fleet = keyboard_fleet()
     codec = growing_slang("en", n_days=3).codec
     pem, row = discovery_design("ldp", 4.0, fleet, 1e-9, codec)

@@ -8,12 +8,12 @@ Read by :mod:`.deployment_file` (a deployment's use case under a trust model, it
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
 from ldpsim.mechanisms._validation import DELTA_MAX
 from ldpsim.mechanisms.aggregation.integer_noise import KINDS, IntegerNoise
+from ldpsim.mechanisms.aggregation.partition_selection import NOISES
 from ldpsim.mechanisms.aggregation.two_server import NOISE_BY
 from ldpsim.scenarios.studies.scenario.schema import REQUIRED, Field, ScenarioError, parse_table
 from ldpsim.simulator.collectors import COLLECTORS, CollectorSetup
@@ -57,7 +57,8 @@ USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Fi
             "noise_by": Field(str, None, _one_of(NOISE_BY)), "rate": Field(float, None, lambda v: None if 0 < v <= 1 else
                                                                                "must be in (0, 1]"),
             "threshold": Field(int, None, lambda v: None if v >= 0 else "must be ≥ 0"),
-            "client_epsilon": Field(float, None, _positive)}
+            "client_epsilon": Field(float, None, _positive),
+            "tee_noise": Field(str, None, _one_of(NOISES), help="aggregation = 'tee': the enclave's noise")}
 
 
 #: a deployment's use case under a trust model: the keys above and the δ of its guarantees
@@ -112,5 +113,5 @@ def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
     changes = {k: uc[k] for k in reads if k != "noise" and uc[k] is not None}
     if uc["noise"] is not None:
         changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))
-    return replace(DEFAULTS[kind], **changes)
+    return DEFAULTS[kind].configured(**changes)
 

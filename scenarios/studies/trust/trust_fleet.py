@@ -11,7 +11,9 @@ docs/math.md §9.6.
   over the run: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
   ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
-  prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH.
+  prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
+  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, one word a device
+  a night, calibrated as the ``tee`` model (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
 >>> int(f.counts.sum()), f.counts.size, f.words is None
@@ -27,8 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
-from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
 
 #: the new word planted in the fleet's words (absent from the shipped vocabularies)
@@ -162,10 +165,25 @@ def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=
     for m in models:
         local = _amplified_as(m, fleet)
         key = (TRUST_MODELS[m].discovery, None if local is None else local.kind)
-        if key not in done:
+        if key not in done and key[0] in OWN_DESIGNS:
+            done[key] = OWN_DESIGNS[key[0]](m, epsilon, fleet, delta, slang, seeds)
+        elif key not in done:
             design = discovery_design(m, epsilon, fleet, delta, slang.codec)
             summary = discovery_days(slang, {key[0]: design}, fleet.word_devices, fleet.p_online, 1, 20,
                                      seeds).summary.iloc[0]
             done[key] = float(summary["days_to_discovery_median"])
         out[m] = (key[0], done[key])
     return out
+
+
+def _tee_days(model: str, epsilon: float, fleet: Fleet, delta: float, slang, seeds) -> float:
+    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per device over the run
+    (one word a device a night, ``model``'s calibration)."""
+    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta).tee
+    return tee_days_to_discovery(design, slang.words, slang.shares, slang.slang, slang.start_day, fleet.word_devices,
+                                 fleet.p_online, 20, seeds)["days_to_discovery_median"]
+
+
+#: the discovery designs that are no registered mechanism (``TrustModel.discovery``): name → the median
+#: days to discovery of (model, ε over the run, fleet, δ, the growing slang, seeds)
+OWN_DESIGNS = {"tee_histogram": _tee_days}

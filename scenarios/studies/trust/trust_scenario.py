@@ -8,10 +8,11 @@ File layout (see ``scenarios/trust_models.toml``)::
     [trust.collectors] the CollectorSetup fields; crash = {collector, hour, hours}
     [trust.use_case.NAME]
         aggregation = a registered trust model (evaluation/privacy/trust_models.py TRUST_MODELS): "ldp" |
-                      "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold"
+                      "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold" |
+                      "tee"
         epsilon_run = ε per device over the run (the model is calibrated to it; sample_threshold: its
                       threshold is, at its rate; without epsilon_run its ε follows from rate and threshold)
-        noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon  (the model's own keys,
+        noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon, tee_noise  (the model's own keys,
                       TrustModel.settings; any other is refused)
 """
 
