@@ -58,8 +58,8 @@ def _mechanism_class_checks(source: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(source)):
         names = []
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") \
-                and len(node.args) == 2:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
             names = _class_names(node.args[1])
         elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) \
                 and isinstance(node.left.func, ast.Name) and node.left.func.id == "type":
@@ -74,7 +74,8 @@ def _mechanism_class_checks(source: str) -> list[str]:
 def test_memo_dispatches_by_the_mechanisms_methods_not_its_class():
     assert _mechanism_class_checks(MEMO.read_text()) == []
     # the check sees a class ladder (a planted one is caught)
-    assert _mechanism_class_checks("if isinstance(mech, (int, OUE)):\n    pass\n") == ["line 1: isinstance(mech, (int, OUE))"]
+    planted = "if isinstance(mech, (int, OUE)):\n    pass\n"
+    assert _mechanism_class_checks(planted) == ["line 1: isinstance(mech, (int, OUE))"]
 
 
 KEYED = [name for name, cls in MECHANISMS.items() if hasattr(cls, "perturb_keyed")]
@@ -113,7 +114,8 @@ def test_fallback_is_the_mechanisms_own_client_per_keyed_report():
     keys = device_keys(n, np.random.default_rng(2))
     rows = keyed_perturb(mech, np.full(n, 2), keys)
     np.testing.assert_array_equal(rows[:5], keyed_perturb(mech, np.full(5, 2), keys[:5]))
-    np.testing.assert_array_equal(rows[7], mech.perturb([2], np.random.Generator(np.random.Philox(key=int(keys[7]))))[0])
+    philox = np.random.Generator(np.random.Philox(key=int(keys[7])))
+    np.testing.assert_array_equal(rows[7], mech.perturb([2], philox)[0])
     ones = np.unpackbits(rows, axis=1, count=6).sum(axis=0)
     expected = np.where(np.arange(6) == 2, mech.p, mech.q)
     assert_z(ones, n * expected, np.sqrt(n * expected * (1 - expected)), what="SUE bit counts")
