@@ -29,6 +29,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldpsim.mechanisms._validation import check_item_ids
+from ldpsim.mechanisms.memo import KEYED_CHUNK, check_keys, key_streams
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,6 +405,35 @@ class DiscreteOracle(FrequencyOracle):
         numpy.ndarray, shape (D, D)
             ``P[x, y] = P[y | x]``: rows are inputs, columns outputs; every row sums to one.
         """
+
+    def perturb_keyed(self, values, keys) -> np.ndarray:
+        """Memoized client: report i a deterministic function of ``keys[i]`` with the law of :meth:`perturb`.
+
+        The output is the inverse CDF of row x of :meth:`transition_matrix` at the first uniform of the
+        key's stream (docs/math.md §7.5, "Memoization in the ledger"; the keyed hash of §7.2–7.3), so
+        P[y | x] is the matrix's; one key gives the same report every time.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per report.
+        keys : array_like of uint64, shape (n,)
+            One key per report (a memo: one per device and value).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+            The reported outputs, as :meth:`perturb` returns them.
+        """
+        x = check_item_ids(self.name, values, self.domain_size)
+        keys = check_keys(f"{self.name}.perturb_keyed", keys, x.size)
+        cum = np.cumsum(self.transition_matrix(), axis=1)
+        u = key_streams(keys, 1)[:, 0]
+        out = np.empty(x.size, np.int64)
+        step = max(1, KEYED_CHUNK // cum.shape[1])
+        for s in range(0, x.size, step):
+            out[s:s + step] = (cum[x[s:s + step]] <= u[s:s + step, None]).sum(axis=1)
+        return np.minimum(out, cum.shape[1] - 1)
 
     def _items(self, items) -> np.ndarray:
         """The queried item ids: all ids 0..D−1 when None, else validated ids in [0, D) (negative ids,

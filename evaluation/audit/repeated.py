@@ -25,20 +25,16 @@ import numpy as np
 
 from ldpsim.evaluation.audit.event import AuditPlan
 from ldpsim.evaluation.audit.plans import plan_for
-from ldpsim.mechanisms import CMS, HCMS, OLH, OUE, RAPPOR
+from ldpsim.mechanisms import MECHANISMS, RAPPOR
 from ldpsim.mechanisms.memo import keyed_words
 from ldpsim.runtime.errors import InputError
 from ldpsim.mechanisms.memo import keyed_perturb
 
-#: mechanisms whose memoizing client the repeated audit knows (their own ``perturb_memoized``, or the
-#: simulator's vectorized keyed sampler)
-KEYED = (CMS, HCMS, OUE, OLH)
-
 
 def memoizes(mech) -> bool:
-    """Whether ``mech`` has a memoizing device client here (:func:`device_client`)."""
-    return (hasattr(mech, "perturb_memoized") or isinstance(mech, KEYED)
-            or (hasattr(mech, "transition_matrix") and not mech.takes_tokens))
+    """Whether ``mech`` has a memoizing device client here (:func:`device_client`): its own
+    ``perturb_memoized`` or a vectorized keyed sampler ``perturb_keyed``."""
+    return hasattr(mech, "perturb_memoized") or hasattr(mech, "perturb_keyed")
 
 
 def device_client(mech):
@@ -49,9 +45,9 @@ def device_client(mech):
     if own is not None:
         return lambda values, keys, rng: own(values, keys, rng=rng)
     if not memoizes(mech):
-        raise InputError(f"The repeated audit has no memoizing client for {mech.name}: it audits RAPPOR, "
-                         f"dBitFlip, 1BitMean and the memoized {', '.join(c.__name__ for c in KEYED)}, GRR, RR, "
-                         f"URR, SDGRR; audit another client with client=... and days=...")
+        audited = ", ".join(name for name, cls in MECHANISMS.items() if memoizes(cls))
+        raise InputError(f"The repeated audit has no memoizing client for {mech.name}: it audits {audited}; "
+                         f"audit another client with client=... and days=...")
 
     def client(values, keys, rng):
         ids = np.asarray(values, dtype=np.int64)

@@ -28,7 +28,8 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsilon, check_int, check_item_ids
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
-from ldpsim.mechanisms.memo import check_gamma, flip_bits, flipped_probability, keyed_uniforms, sample_subsets
+from ldpsim.mechanisms.memo import (check_gamma, check_keys, flip_bits, flipped_probability, keyed_uniforms,
+    sample_subsets)
 
 _TAG_BUCKETS, _TAG_BITS = 0xDB1, 0xDB2
 MAX_ENUMERATED = 1 << 16
@@ -139,9 +140,7 @@ class DBitFlip(FrequencyOracle):
     def _memo(self, values, keys, what: str):
         """(validated values, the device's sampled buckets from its key alone, memo class)."""
         x = check_item_ids(self.name, values, self.domain_size)
-        keys = np.asarray(keys, dtype=np.uint64)
-        if keys.shape != x.shape:
-            raise ValueError(f"{self.name}.{what}: {keys.size} keys for {x.size} values.")
+        keys = check_keys(f"{self.name}.{what}", keys, x.size)
         buckets = sample_subsets(x.size, self.domain_size, self.d,
                                  lambda step: keyed_uniforms(keys, _TAG_BUCKETS, step))
         hit = buckets == x[:, None]

@@ -15,6 +15,7 @@ from ldpsim.mechanisms._validation import (as_generator, check_counts, check_dom
     check_item_ids)
 from ldpsim.mechanisms.base import Aggregate, DiscreteOracle, FrequencyOracle, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.linear_theory import sample_support_counts, support_count_variance
+from ldpsim.mechanisms.memo import check_keys, key_streams, keyed_ints
 
 MAX_G = (1 << 32) - 1    # largest hash range (the range reduction works in 32-bit halves)
 _SEED_BYTES = 4
@@ -177,10 +178,36 @@ class OLH(FrequencyOracle):
         x = check_item_ids(self.name, values, self.domain_size)
         rng = as_generator(rng)
         seed = rng.integers(0, 1 << 32, size=x.size, dtype=np.uint32)
+        return self._reports(x, seed, rng.random(x.size), rng.integers(0, self.g - 1, size=x.size))
+
+    def perturb_keyed(self, values, keys) -> OLHReports:
+        """Memoized client: report i a deterministic function of ``keys[i]`` with the law of :meth:`perturb`.
+
+        The seed, the keep coin and the other bucket are uniforms 0, 1 and 2 of the key's stream (the
+        keyed hash of docs/math.md §7.5, "Memoization in the ledger"); the rest is :meth:`perturb`'s.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per report.
+        keys : array_like of uint64, shape (n,)
+            One key per report (a memo: one per device and value).
+
+        Returns
+        -------
+        OLHReports
+            As :meth:`perturb` returns them.
+        """
+        x = check_item_ids(self.name, values, self.domain_size)
+        keys = check_keys(f"{self.name}.perturb_keyed", keys, x.size)
+        seed = keyed_ints(keys, 1 << 32, 0).astype(np.uint32)
+        return self._reports(x, seed, key_streams(keys, 1, 1)[:, 0], keyed_ints(keys, self.g - 1, 2))
+
+    def _reports(self, x: np.ndarray, seed: np.ndarray, u_keep: np.ndarray, shift: np.ndarray) -> OLHReports:
+        """(seed, y): y = h = H_seed(x) if ``u_keep`` < p, else (h + 1 + ``shift``) mod g, ``shift`` in [0, g − 1)
+        (the other g − 1 buckets alike when ``shift`` is uniform)."""
         h = self.hash_items(seed, x).astype(np.int64)
-        keep = rng.random(x.size) < self.p
-        other = (h + 1 + rng.integers(0, self.g - 1, size=x.size)) % self.g
-        return OLHReports(seed, np.where(keep, h, other))
+        return OLHReports(seed, np.where(u_keep < self.p, h, (h + 1 + shift) % self.g))
 
     # server ------------------------------------------------------------------------------------
     def _check_reports(self, reports, what: str) -> OLHReports:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ldpsim.mechanisms._validation import check_domain_size, check_epsilon
+import numpy as np
+
+from ldpsim.mechanisms._validation import check_domain_size, check_epsilon, check_item_ids
 from ldpsim.mechanisms.frequency.unary import UnaryEncoding
+from ldpsim.mechanisms.memo import check_keys, keyed_bits
 
 
 @dataclass(frozen=True)
@@ -67,3 +70,26 @@ class OUE(UnaryEncoding):
         object.__setattr__(self, "domain_size", d)
         object.__setattr__(self, "p", 0.5)
         object.__setattr__(self, "q", 1.0 / (math.exp(eps) + 1.0))
+
+    def perturb_keyed(self, values, keys) -> np.ndarray:
+        """Memoized client: report i a deterministic function of ``keys[i]`` with the law of ``perturb``.
+
+        Bit j of report i is 1 iff uniform j of the key's stream is below p (j the user's item) or q
+        (every other item): the independent bits of docs/math.md §7.1, drawn from the keyed hash
+        (§7.5, "Memoization in the ledger").
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            One item id in [0, D) per report.
+        keys : array_like of uint64, shape (n,)
+            One key per report (a memo: one per device and value).
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n, ⌈D/8⌉)
+            Bit-packed rows, as ``perturb`` returns them.
+        """
+        x = check_item_ids(self.name, values, self.domain_size)
+        keys = check_keys(f"{self.name}.perturb_keyed", keys, x.size)
+        return keyed_bits(keys, self.domain_size, self.q, own=x, p=self.p)

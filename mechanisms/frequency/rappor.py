@@ -40,7 +40,7 @@ from ldpsim.mechanisms._validation import as_generator, check_counts, check_epsi
 from ldpsim.mechanisms.base import Aggregate, FrequencyOracle
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words, packed_column_counts
 from ldpsim.mechanisms.hashing import HashFamily, factorize
-from ldpsim.mechanisms.memo import keyed_uniforms, keyed_words
+from ldpsim.mechanisms.memo import check_keys, keyed_uniforms, keyed_words
 
 _TAG_COHORT, _TAG_PRR = 0x7A1, 0x7A2
 _BATCH_WORDS = 1 << 17
@@ -251,10 +251,8 @@ class RAPPOR(FrequencyOracle):
 
     def permanent_response(self, values, keys) -> np.ndarray:
         """B′ of each device, shape (n, k) uint8: a deterministic function of (device key, value)."""
-        dev = np.asarray(keys, dtype=np.uint64)
         tok = self._token_keys(values)
-        if dev.shape != tok.shape:
-            raise ValueError(f"{self.name}.permanent_response: {dev.size} keys for {tok.size} values.")
+        dev = check_keys(f"{self.name}.permanent_response", keys, tok.size)
         pos = self.bloom_positions(self.device_cohorts(dev), tok)
         bloom = np.zeros((tok.size, self.num_bits), dtype=bool)
         bloom[np.arange(tok.size)[:, None], pos] = True

@@ -31,7 +31,7 @@ import numpy as np
 from ldpsim.mechanisms._validation import (as_generator, check_epsilon, check_finite_in, check_int, check_item_ids,
                                           check_real)
 from ldpsim.mechanisms.base import Aggregate, Mechanism
-from ldpsim.mechanisms.memo import check_gamma, flip_bits, flipped_probability, keyed_uniforms
+from ldpsim.mechanisms.memo import check_gamma, check_keys, flip_bits, flipped_probability, keyed_uniforms
 
 _TAG_ALPHA, _TAG_BIT = 0x1B1, 0x1B2
 
@@ -167,8 +167,7 @@ class OneBitMean(Mechanism):
         """
         keys = np.asarray(keys, dtype=np.uint64)
         level = self.rounded_levels(values, keys)
-        if keys.shape != level.shape:
-            raise ValueError(f"{self.name}.perturb_memoized: {keys.size} keys for {level.size} values.")
+        keys = check_keys(f"{self.name}.perturb_memoized", keys, level.size)
         u = keyed_uniforms(keys, _TAG_BIT, level)
         bits = (u < self.bit_probability(level * self.m / self.granularity)).astype(np.uint8)
         return flip_bits(bits, self.gamma, as_generator(rng) if self.gamma else None)

@@ -18,6 +18,7 @@ from ldpsim.mechanisms.base import Aggregate, FrequencyOracle, decode_uints, enc
 from ldpsim.mechanisms.binomial import binomial_rows
 from ldpsim.mechanisms.bitsampling import WORD_BITS, bernoulli_words
 from ldpsim.mechanisms.hashing import MAX_K, HashFamily, factorize
+from ldpsim.mechanisms.memo import check_keys, keyed_bits, keyed_ints
 
 _UNPACKED = 1 << 20  # bytes of unpacked bits per counting step (1 MiB: stays in cache)
 
@@ -157,6 +158,14 @@ class Sketch(FrequencyOracle):
         """Rows j_u uniform in [k] and positions h_{j_u}(d_u) for users with mmh3 ``keys``."""
         rows = rng.integers(0, self.k, size=keys.size)
         return rows, self.family.evaluate(rows, keys)
+
+    def _keyed_positions(self, values, keys):
+        """(checked report keys, rows, positions) of a memoized client: row j_i is integer 0 of report
+        key i's stream (uniform in [k]), its position h_{j_i}(value i)."""
+        vkeys = self.value_keys(values)
+        keys = check_keys(f"{self.name}.perturb_keyed", keys, vkeys.size)
+        rows = keyed_ints(keys, self.k, 0)
+        return keys, rows, self.family.evaluate(rows, vkeys)
 
     def value_keys(self, values) -> np.ndarray:
         """The hash family's key of each value: the input of the sketch's hashes (docs/math.md §1.5).
@@ -326,8 +335,34 @@ class CMS(Sketch):
         bits = flips if width == 2 * n_words else np.ascontiguousarray(flips[:, :width])
         if self.m % 8:
             bits[:, -1] &= np.uint8((0xFF << (8 * width - self.m)) & 0xFF)  # padding bits are 0
-        bits[np.arange(n), pos >> 3] ^= (0x80 >> (pos & 7)).astype(np.uint8)  # one-hot XOR flips
-        return CMSReports(bits, rows)
+        return self._reports(bits, rows, pos)
+
+    def perturb_keyed(self, values, keys) -> CMSReports:
+        """Memoized client: report i a deterministic function of ``keys[i]`` with the law of :meth:`perturb`.
+
+        The row is integer 0 of the key's stream and flip c is uniform 1 + c below f (the keyed hash of
+        docs/math.md §7.5, "Memoization in the ledger"); the one-hot vector is :meth:`perturb`'s.
+
+        Parameters
+        ----------
+        values : array_like of tokens, shape (n,)
+            One str/bytes/int token per report.
+        keys : array_like of uint64, shape (n,)
+            One key per report (a memo: one per device and value).
+
+        Returns
+        -------
+        CMSReports
+            As :meth:`perturb` returns them.
+        """
+        keys, rows, pos = self._keyed_positions(values, keys)
+        return self._reports(keyed_bits(keys, self.m, self.flip, offset=1), rows, pos)
+
+    @staticmethod
+    def _reports(flips: np.ndarray, rows: np.ndarray, pos: np.ndarray) -> CMSReports:
+        """(ṽ, j): the one-hot vector at ``pos`` XOR the packed ``flips`` (modified in place), and the rows."""
+        flips[np.arange(rows.size), pos >> 3] ^= (0x80 >> (pos & 7)).astype(np.uint8)
+        return CMSReports(flips, rows)
 
     # server ------------------------------------------------------------------------------------
     def _check_reports(self, reports, what: str) -> CMSReports:

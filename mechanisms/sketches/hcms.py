@@ -12,6 +12,7 @@ from ldpsim.mechanisms._validation import as_generator
 from ldpsim.mechanisms.base import Aggregate, decode_uints, encode_uints, uint_bytes
 from ldpsim.mechanisms.sketches.cms import Sketch
 from ldpsim.mechanisms.hadamard import fwht
+from ldpsim.mechanisms.memo import key_streams, keyed_ints
 
 
 class HCMSReports(NamedTuple):
@@ -116,10 +117,33 @@ class HCMS(Sketch):
         rng = as_generator(rng)
         keys = self.value_keys(values)
         rows, pos = self._user_positions(keys, rng)
-        col = rng.integers(0, self.m, size=keys.size)
+        return self._reports(rows, pos, rng.integers(0, self.m, size=keys.size), rng.random(keys.size))
+
+    def perturb_keyed(self, values, keys) -> HCMSReports:
+        """Memoized client: report i a deterministic function of ``keys[i]`` with the law of :meth:`perturb`.
+
+        The row, the coefficient and the flip coin are uniforms 0, 1 and 2 of the key's stream (the keyed
+        hash of docs/math.md §7.5, "Memoization in the ledger"); the rest is :meth:`perturb`'s.
+
+        Parameters
+        ----------
+        values : array_like of tokens, shape (n,)
+            One str/bytes/int token per report.
+        keys : array_like of uint64, shape (n,)
+            One key per report (a memo: one per device and value).
+
+        Returns
+        -------
+        HCMSReports
+            As :meth:`perturb` returns them.
+        """
+        keys, rows, pos = self._keyed_positions(values, keys)
+        return self._reports(rows, pos, keyed_ints(keys, self.m, 1), key_streams(keys, 1, 2)[:, 0])
+
+    def _reports(self, rows: np.ndarray, pos: np.ndarray, col: np.ndarray, u_flip: np.ndarray) -> HCMSReports:
+        """(bit, j, l): the sign H_m[l, pos] as a bit (1 ⇔ +1), flipped where ``u_flip`` < f."""
         plus = hadamard_sign(col, pos) > 0
-        bit = (plus ^ (rng.random(keys.size) < self.flip)).astype(np.uint8)
-        return HCMSReports(bit, rows, col)
+        return HCMSReports((plus ^ (u_flip < self.flip)).astype(np.uint8), rows, col)
 
     # server ------------------------------------------------------------------------------------
     def _check_reports(self, reports, what: str) -> HCMSReports:
