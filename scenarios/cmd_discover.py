@@ -74,7 +74,7 @@ def _trust(args) -> int:
              "  invented_mean / invented_expected: listed words nobody typed, measured / as the design states "
              "(tee_histogram: the expected words of a single holder a night; it invents none)"]
     cols = ["design", "days_to_discovery_median", "found_share", "f1_last_day", "slang_error", "invented_mean",
-            "invented_expected", "epsilon_run", "delta", "trust_model", "trusted"]   # the answers, then the privacy
+            "invented_expected", "epsilon_device", "delta", "trust_model", "trusted"]   # the answers, then the privacy
     print("\n".join(console_lines(result.table, cols, title=title,
                                    full=str(Path(out) / "word_discovery.csv"), notes=notes)))
     for path in result.to_folder(out, force=args.force):

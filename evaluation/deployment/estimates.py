@@ -45,7 +45,7 @@ def mechanism_label(uc) -> str:
     interactive words protocol, its kind and ε (δ) per device over the run."""
     if uc.collected:  # exact reports to a trust model's collectors (evaluation/deployment/trust_estimates.py)
         t = dict(uc.trust)
-        return f"{uc.aggregation}, ε = {t['epsilon_run']:.3g} per device over the run, δ = {t['delta']:.0e}"
+        return f"{uc.aggregation}, ε = {t['epsilon_device']:.3g} per device over the run, δ = {t['delta']:.0e}"
     g = uc.guarantee
     if uc.interactive:  # rounds, not reports: the run's guarantee per device, with its kind (docs/math.md §10.8)
         plan = uc.make_mechanism()
@@ -277,7 +277,7 @@ def ledger_summary(cfg, result) -> dict:
     spent, daily = result.ledger_spent, result.ledger_daily
     saved = getattr(result, "ledger_saved", None)
     saved = np.zeros(1) if saved is None or saved.size == 0 else saved
-    return {"epsilon_total_mean": float(spent.mean()), "epsilon_total_max": float(spent.max()),
+    return {"epsilon_device_mean": float(spent.mean()), "epsilon_device_max": float(spent.max()),
             "epsilon_daily_max": float(daily.max()), "budget_total": cfg.budget_total,
             "budget_daily": cfg.budget_daily, "donations_refused": int(result.refused),
             "epsilon_saved_mean": float(saved.mean()), "epsilon_saved_max": float(saved.max())}

@@ -121,7 +121,7 @@ def trust_summary(cfg, result) -> dict:
     cohorts = log[log["event"] == "cohort"] if not log.empty else log
     out = {"aggregation": model.kind, "trusted": model.trusted,
            "trust_epsilon_report": g["report"].epsilon, "trust_epsilon_day": g["day"].epsilon,
-           "trust_epsilon_run": g["run"].epsilon, "trust_delta": g["run"].delta,
+           "trust_epsilon_device": g["run"].epsilon, "trust_delta": g["run"].delta,
            "trust_epsilon_misbehaving": g["misbehaving server"].epsilon,
            "trust_if_misbehaving": g["misbehaving server"].meaning,
            "trust_noise": None if (noise := model.central_noise()) is None else f"{noise.kind}({noise.scale:.4g})",

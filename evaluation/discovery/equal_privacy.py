@@ -23,7 +23,7 @@ import numpy as np
 
 from ldpsim.evaluation.discovery.scores import run_scores
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.evaluation.privacy.secagg_rounds import local_epsilon_for, round_guarantees
+from ldpsim.evaluation.privacy.secagg_rounds import epsilon_report_for, round_guarantees
 from ldpsim.evaluation.privacy.threshold_composition import threshold_run
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
@@ -36,36 +36,36 @@ from ldpsim.simulator.discovery_rounds import interactive_passes
 ONE_SHOT = ("sfp", "pem", "treehist")
 
 
-def equal_privacy_protocols(codec: WordCodec, epsilon_total: float, delta: float, n_days: int,
+def equal_privacy_protocols(codec: WordCodec, epsilon_device: float, delta: float, n_days: int,
                             rounds_per_day: int, gamma: float, names=(*INTERACTIVE, *ONE_SHOT),
                             one_shot_params: dict | None = None, cohort: int | None = None) -> dict[str, tuple]:
     """name → (protocol, privacy row) at equal ε per device over the run (module docstring); ``cohort``
     is the fewest devices a round of Gboard's trie or the prefix tree aggregates (:func:`round_cohort`)."""
-    epsilon_total = check_real("equal_privacy_protocols", "epsilon_total", epsilon_total, 0.0, np.inf)
+    epsilon_device = check_real("equal_privacy_protocols", "epsilon_device", epsilon_device, 0.0, np.inf)
     rounds = n_days * rounds_per_day
     out = {}
     for name in names:
         if name in INTERACTIVE and issubclass(INTERACTIVE[name], (GboardTrie, PrefixTree)):
-            proto, row = _under_secure_aggregation(name, codec, epsilon_total, delta, rounds, cohort)
+            proto, row = _under_secure_aggregation(name, codec, epsilon_device, delta, rounds, cohort)
             steps = None
         elif name in INTERACTIVE and issubclass(INTERACTIVE[name], LDPTrie):
-            proto = make(name, epsilon=epsilon_total / rounds, length=codec.length, alphabet=codec.alphabet)
-            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_total,
-                   "delta": 0.0, "per_step": f"ε={epsilon_total / rounds:.3g}/round"}
-            steps = [(epsilon_total / rounds, 0.0)] * rounds
+            proto = make(name, epsilon=epsilon_device / rounds, length=codec.length, alphabet=codec.alphabet)
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the rounds", "epsilon": epsilon_device,
+                   "delta": 0.0, "per_step": f"ε={epsilon_device / rounds:.3g}/round"}
+            steps = [(epsilon_device / rounds, 0.0)] * rounds
         elif name in INTERACTIVE:
             probe = make(name, gamma=gamma, theta=1, length=codec.length, alphabet=codec.alphabet)
-            run = threshold_run(probe, epsilon_total, delta, rounds)
+            run = threshold_run(probe, epsilon_device, delta, rounds)
             proto = make(name, gamma=gamma, theta=run["theta"], length=codec.length, alphabet=codec.alphabet)
             row = {"kind": "central (ε, δ)", "guarantee": "central (ε, δ) after the threshold, per device over the run",
-                   "epsilon": epsilon_total, "delta": run["delta"], "epsilon_pld": run["epsilon_pld"],
+                   "epsilon": epsilon_device, "delta": run["delta"], "epsilon_pld": run["epsilon_pld"],
                    "per_step": f"θ={run['theta']} (basic composition: θ={run['theta_basic']}), γ={gamma:g}"}
             steps = None  # composed exactly above (docs/math.md §10.9)
         elif name in ONE_SHOT:
-            eps = epsilon_total / n_days
+            eps = epsilon_device / n_days
             proto = make(name, epsilon=eps, length=codec.length, alphabet=codec.alphabet,
                          **(one_shot_params or {}).get(name, {}))
-            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the daily reports", "epsilon": epsilon_total,
+            row = {"kind": "pure ε-LDP", "guarantee": "pure ε-LDP, composed over the daily reports", "epsilon": epsilon_device,
                    "delta": 0.0, "per_step": f"ε={eps:.3g}/daily report"}
             steps = [(eps, 0.0)] * n_days
         else:
@@ -83,14 +83,14 @@ def round_cohort(n_devices: int, p_online: float) -> int:
     return max(2, int(mu - 5 * np.sqrt(mu * (1 - p_online))))
 
 
-def _under_secure_aggregation(name: str, codec: WordCodec, epsilon_total: float, delta: float, rounds: int,
+def _under_secure_aggregation(name: str, codec: WordCodec, epsilon_device: float, delta: float, rounds: int,
                               cohort: int | None):
     """A trie of local reports summed by secure aggregation (Gboard's, the prefix tree) at the ε₀ per round
     whose central ε per device over the run, after aggregation of at least ``cohort`` reports a round, is
-    ``epsilon_total`` at ``delta`` (docs/math.md §10.6)."""
+    ``epsilon_device`` at ``delta`` (docs/math.md §10.6)."""
     if cohort is None:
         raise ValueError(f"equal_privacy_protocols: {name!r} needs the 'cohort' of its rounds (round_cohort).")
-    eps0 = local_epsilon_for(epsilon_total, delta, cohort, rounds)
+    eps0 = epsilon_report_for(epsilon_device, delta, cohort, rounds)
     extra = {"min_cohort": cohort} if issubclass(INTERACTIVE[name], GboardTrie) else {}
     proto = make(name, epsilon=eps0, length=codec.length, alphabet=codec.alphabet, **extra)
     run = round_guarantees(proto, cohort, delta, rounds).set_index("scope").loc["run, central"]

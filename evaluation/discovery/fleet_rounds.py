@@ -65,7 +65,7 @@ def first_found(table: pd.DataFrame) -> tuple[int | None, float, float]:
     return int(first), float(hit["slang_estimate"]), float(hit["slang_true"])
 
 
-def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_total: float = 4.0,
+def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, epsilon_device: float = 4.0,
                       delta: float = DELTA_RELEASE, rounds_per_day: int | None = None, rng=None) -> tuple[pd.DataFrame, dict]:
     """(one row per day: found, f1, slang_estimate, slang_true; summary dict) — module docstring.
 
@@ -75,7 +75,7 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
         A deployment's config and :func:`~ldpsim.simulator.deployment.run` result, with a words use case.
     name : str
         A key of :data:`~ldpsim.mechanisms.registry.INTERACTIVE`.
-    gamma, epsilon_total, delta
+    gamma, epsilon_device, delta
         Sampling rate per round (threshold protocols); ε per device over the run; the largest δ allowed.
     rounds_per_day : int, optional
         Rounds a day (default L, one pass a day).
@@ -94,7 +94,7 @@ def fleet_word_rounds(cfg, result, name: str = "triehh", gamma: float = 0.05, ep
     per_day = codec.length if rounds_per_day is None else rounds_per_day
     daily = np.asarray(result.truth["word_donated"], dtype=np.int64).sum(axis=1)
     cohort = max(2, int(daily[daily > 0].min())) if (daily > 0).any() else 2  # the smallest day's devices
-    (proto, privacy), = equal_privacy_protocols(codec, epsilon_total, delta, cfg.n_days, per_day, gamma,
+    (proto, privacy), = equal_privacy_protocols(codec, epsilon_device, delta, cfg.n_days, per_day, gamma,
                                                 names=(name,), cohort=cohort).values()
     table = rounds_table(cfg, result, proto, per_day, uc.top_k, rng)
     first, estimate, true = first_found(table)

@@ -89,7 +89,7 @@ def trust_model_gain(model: TrustModel, attack: str, targets, counts, m: int, id
     return {**row, "per_fake": per_fake, "gain": beta * (per_fake - genuine)}
 
 
-def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int = 30, delta: float = DELTA_RELEASE,
+def poisoning_table(counts, targets, m: int, epsilon_device: float = 2.0, days: int = 30, delta: float = DELTA_RELEASE,
                     identities: int | None = None, limit: int | None = None, models=MODELS) -> pd.DataFrame:
     """One row per (model, attack): :func:`trust_model_gain` with every model's local ε₀ calibrated to the same
     ε per device over the run (the central models' unbiased noise does not enter the expected gain).
@@ -97,7 +97,7 @@ def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int
     Parameters
     ----------
     counts, targets, m, identities, limit : as in :func:`trust_model_gain`
-    epsilon_run, days, delta : the common guarantee the local reports are calibrated to
+    epsilon_device, days, delta : the common guarantee the local reports are calibrated to
 
     Returns
     -------
@@ -108,8 +108,8 @@ def poisoning_table(counts, targets, m: int, epsilon_run: float = 2.0, days: int
     for name in models:
         model = DEFAULTS[name]
         if model.randomizes:
-            model = calibrate(model, epsilon_run, n, days, delta)
+            model = calibrate(model, epsilon_device, n, days, delta)
         for attack in ATTACKS:
             rows.append({**trust_model_gain(model, attack, targets, counts, m, identities, limit),
-                         "local_epsilon": model.local_epsilon if model.randomizes else math.nan})
+                         "epsilon_report": model.epsilon_report if model.randomizes else math.nan})
     return pd.DataFrame(rows)

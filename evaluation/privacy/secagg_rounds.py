@@ -31,10 +31,10 @@ from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 
 
-def cohort_model(local_epsilon: float, cohort: int) -> SecAggLocal:
+def cohort_model(epsilon_report: float, cohort: int) -> SecAggLocal:
     """The ``secagg_local`` trust model of one secure-aggregation cohort of ``cohort`` reports, all arriving."""
     cohort = check_int("cohort_model", "cohort", cohort, low=2)
-    return SecAggLocal(local_epsilon=local_epsilon, min_cohort=cohort, min_arrival=1.0)
+    return SecAggLocal(epsilon_report=epsilon_report, min_cohort=cohort, min_arrival=1.0)
 
 
 def round_guarantees(protocol, cohort: int, delta: float = DELTA_RELEASE, rounds: int | None = None) -> pd.DataFrame:
@@ -70,19 +70,19 @@ def round_guarantees(protocol, cohort: int, delta: float = DELTA_RELEASE, rounds
     ], columns=["scope", "epsilon", "delta", "meaning"])
 
 
-def local_epsilon_for(epsilon_total: float, delta: float, cohort: int, rounds: int) -> float:
+def epsilon_report_for(epsilon_device: float, delta: float, cohort: int, rounds: int) -> float:
     """ε₀ per round whose central ε per device over ``rounds`` rounds, after secure aggregation of
-    ``cohort`` reports a round, is just under ``epsilon_total`` at ``delta`` (bisection; see
+    ``cohort`` reports a round, is just under ``epsilon_device`` at ``delta`` (bisection; see
     :func:`~ldpsim.evaluation.privacy.trust_accounting.calibrate`)."""
-    rounds = check_int("local_epsilon_for", "rounds", rounds)
-    model = calibrate(cohort_model(epsilon_total / rounds, cohort), epsilon_total, cohort, 1, delta,
+    rounds = check_int("epsilon_report_for", "rounds", rounds)
+    model = calibrate(cohort_model(epsilon_device / rounds, cohort), epsilon_device, cohort, 1, delta,
                       reports_per_day=rounds)
-    return model.local_epsilon
+    return model.epsilon_report
 
 
-def central_run_epsilon(local_epsilon: float, cohort: int, rounds: int, delta: float = DELTA_RELEASE) -> float:
-    """Central ε per device over ``rounds`` rounds of ``local_epsilon``-LDP reports, each round summed by
+def central_run_epsilon(epsilon_report: float, cohort: int, rounds: int, delta: float = DELTA_RELEASE) -> float:
+    """Central ε per device over ``rounds`` rounds of ``epsilon_report``-LDP reports, each round summed by
     secure aggregation over ``cohort`` reports, at ``delta`` (the "run, central" row of
     :func:`round_guarantees`)."""
     rounds = check_int("central_run_epsilon", "rounds", rounds)
-    return run_epsilon(cohort_model(local_epsilon, cohort), cohort, 1, delta, reports_per_day=rounds)
+    return run_epsilon(cohort_model(epsilon_report, cohort), cohort, 1, delta, reports_per_day=rounds)

@@ -44,14 +44,14 @@ def _central(eps0: float, n: int, delta: float) -> float:
 def window_table(cfg, result, delta_p: float) -> pd.DataFrame:
     """One row per shuffled batch (window × use case × collection day × shard): n devices and central ε."""
     flushes = pd.DataFrame(result.records.get("flushes", []))
-    cols = ["use_case", "day", "t_s", "reports", "n", "epsilon_local", "epsilon_central"]
+    cols = ["use_case", "day", "t_s", "reports", "n", "epsilon_report", "epsilon_central"]
     if flushes.empty:
         return pd.DataFrame(columns=cols)
     limits = {uc.name: (uc.daily_limit, uc.daily_limit * uc.ledger_cost) for uc in cfg.use_cases}
     lim = flushes["use_case"].map(lambda name: limits[name][0]).to_numpy()
     w = flushes.assign(n=np.ceil(flushes["reports"].to_numpy() / lim).astype(int),
-                       epsilon_local=flushes["use_case"].map(lambda name: limits[name][1]))
-    w["epsilon_central"] = [_central(float(e), int(n), delta_p) for e, n in zip(w["epsilon_local"], w["n"])]
+                       epsilon_report=flushes["use_case"].map(lambda name: limits[name][1]))
+    w["epsilon_central"] = [_central(float(e), int(n), delta_p) for e, n in zip(w["epsilon_report"], w["n"])]
     return w[cols]
 
 
@@ -65,11 +65,11 @@ def partition_table(windows: pd.DataFrame, delta_p: float) -> pd.DataFrame:
     """One row per (use case, day) partition: its worst window and the window of the median report."""
     rows = []
     for (name, day), g in windows.groupby(["use_case", "day"]):
-        eps0 = float(g["epsilon_local"].iloc[0])
+        eps0 = float(g["epsilon_report"].iloc[0])
         worst = float(g["epsilon_central"].max())
         typical = _weighted_median(g["epsilon_central"].to_numpy(), g["reports"].to_numpy())
         rows.append({"use_case": name, "day": int(day), "windows": len(g), "reports": int(g["reports"].sum()),
-                     "n_min": int(g["n"].min()), "epsilon_local": eps0, "epsilon_central_worst": worst,
+                     "n_min": int(g["n"].min()), "epsilon_report": eps0, "epsilon_central_worst": worst,
                      "delta_worst": 0.0 if worst >= eps0 else delta_p, "epsilon_central_median": typical,
                      "delta_median": 0.0 if typical >= eps0 else delta_p})
     return pd.DataFrame(rows)
@@ -77,7 +77,7 @@ def partition_table(windows: pd.DataFrame, delta_p: float) -> pd.DataFrame:
 
 def _composed(rows: pd.DataFrame, which: str, delta: float) -> tuple[float, str]:
     got = compose(zip(rows[f"epsilon_central_{which}"], rows[f"delta_{which}"]), delta)
-    return min(got.epsilon, float(rows["epsilon_local"].sum())), got.method
+    return min(got.epsilon, float(rows["epsilon_report"].sum())), got.method
 
 
 def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
@@ -103,7 +103,7 @@ def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFra
     for day, g in parts.groupby("day"):
         worst, _ = _composed(g, "worst", delta)
         median, _ = _composed(g, "median", delta)
-        days.append({"day": int(day), "epsilon_local": float(g["epsilon_local"].sum()),
+        days.append({"day": int(day), "epsilon_report": float(g["epsilon_report"].sum()),
                      "epsilon_central_worst": worst, "epsilon_central_median": median, "delta": delta})
     days = pd.DataFrame(days)
     run_worst, method = _composed(parts, "worst", delta)
@@ -111,22 +111,22 @@ def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFra
     # no device spends more than the ledger let it: the composition over every partition is a bound,
     # and so is the largest local ε actually spent (shuffling is post-processing)
     spent = getattr(result, "ledger_spent", None)
-    local_run = float(parts["epsilon_local"].sum())
+    local_run = float(parts["epsilon_report"].sum())
     if spent is not None and np.size(spent):
         local_run = min(local_run, float(np.max(spent)))
     run_worst, run_median = min(run_worst, local_run), min(run_median, local_run)
-    unamplified = windows["epsilon_central"] >= windows["epsilon_local"]
+    unamplified = windows["epsilon_central"] >= windows["epsilon_report"]
     summary = {
         "central_delta": delta, "central_delta_per_partition": delta_p, "central_accounting": method,
-        "central_epsilon_run_worst": run_worst, "central_epsilon_run_median": run_median,
-        "local_epsilon_run_all_partitions": local_run,
+        "central_epsilon_device_worst": run_worst, "central_epsilon_device_median": run_median,
+        "local_epsilon_device_all_partitions": local_run,
         "central_epsilon_day_max_worst": float(days["epsilon_central_worst"].max()),
         "central_epsilon_day_max_median": float(days["epsilon_central_median"].max()),
-        "local_epsilon_day_max": float(days["epsilon_local"].max()),
+        "local_epsilon_day_max": float(days["epsilon_report"].max()),
         "central_reports_unamplified": float(windows.loc[unamplified, "reports"].sum() / windows["reports"].sum()),
         "central_window_n_median": _weighted_median(windows["n"].to_numpy().astype(float),
                                                     windows["reports"].to_numpy()),
-        "central_per_report": {name: [float(g["epsilon_local"].iloc[0]),
+        "central_per_report": {name: [float(g["epsilon_report"].iloc[0]),
                                       _weighted_median(g["epsilon_central"].to_numpy(), g["reports"].to_numpy())]
                                for name, g in windows.groupby("use_case")},
     }
@@ -135,7 +135,7 @@ def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFra
 
 def format_central(summary: dict) -> list[str]:
     """The summary's central-ε lines: per report, per device-day and per run, and how they were computed."""
-    if "central_epsilon_run_worst" not in summary:
+    if "central_epsilon_device_worst" not in summary:
         return ["no report was shuffled"]
     per_uc = ", ".join(f"{name} {local:g}→{central:.3f}" for name, (local, central)
                        in summary["central_per_report"].items())
@@ -144,8 +144,8 @@ def format_central(summary: dict) -> list[str]:
             f"amplify.",
             f"per device-day {summary['central_epsilon_day_max_median']:.3f} typical, "
             f"{summary['central_epsilon_day_max_worst']:.3f} worst window (local {summary['local_epsilon_day_max']:g}); "
-            f"whole run {summary['central_epsilon_run_median']:.3f} typical, {summary['central_epsilon_run_worst']:.3f} "
-            f"worst (local ≤ {summary['local_epsilon_run_all_partitions']:g}), δ = {summary['central_delta']:g}.",
+            f"whole run {summary['central_epsilon_device_median']:.3f} typical, {summary['central_epsilon_device_worst']:.3f} "
+            f"worst (local ≤ {summary['local_epsilon_device_all_partitions']:g}), δ = {summary['central_delta']:g}.",
             f"[shuffle: Feldman–McMillan–Talwar 2021 numerical bound; composition: {summary['central_accounting']}]"]
 
 

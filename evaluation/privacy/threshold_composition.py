@@ -165,13 +165,13 @@ def _self_composed(gamma: float, theta: int, rounds: int, counts: bool, discreti
     return pld.self_compose(rounds) if rounds > 1 else pld
 
 
-def composed_delta(epsilon_total: float, gamma: float, theta: int, rounds: int, counts: bool = False,
+def composed_delta(epsilon_device: float, gamma: float, theta: int, rounds: int, counts: bool = False,
                    discretization: float = DISCRETIZATION) -> float:
-    """δ at total ε = ``epsilon_total`` of ``rounds`` sample-and-threshold rounds, an upper bound
+    """δ at total ε = ``epsilon_device`` of ``rounds`` sample-and-threshold rounds, an upper bound
     (docs/math.md §10.9). ``dp_accounting`` sums in floating point: values below about 10⁻¹⁴ are
     rounding noise (shown as 0 when the sum falls below it)."""
-    epsilon_total = check_real("composed_delta", "epsilon_total", epsilon_total, 0.0, math.inf, low_open=False)
-    delta = _composed(gamma, theta, rounds, counts, discretization).get_delta_for_epsilon(epsilon_total)
+    epsilon_device = check_real("composed_delta", "epsilon_device", epsilon_device, 0.0, math.inf, low_open=False)
+    delta = _composed(gamma, theta, rounds, counts, discretization).get_delta_for_epsilon(epsilon_device)
     return float(min(1.0, max(0.0, delta)))
 
 
@@ -184,7 +184,7 @@ def composed_epsilon(delta: float, gamma: float, theta: int, rounds: int, counts
 
 
 @functools.lru_cache(maxsize=64)
-def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: int, counts: bool = False) -> int:
+def tight_threshold(gamma: float, epsilon_device: float, delta: float, rounds: int, counts: bool = False) -> int:
     """The smallest θ whose ``rounds`` rounds are (ε_total, δ)-DP per device by :func:`composed_delta`.
 
     No θ with 1 − (1 − γ^θ)^R > δ can do: a device whose prefix has θ − 1 other voters is revealed
@@ -196,7 +196,7 @@ def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: in
     rounds = check_int("tight_threshold", "rounds", rounds, low=1)
 
     def ok(theta: int) -> bool:
-        return composed_delta(epsilon_total, gamma, theta, rounds, counts) <= delta
+        return composed_delta(epsilon_device, gamma, theta, rounds, counts) <= delta
 
     lo = 1   # every θ < lo fails
     while lo < 10_000 and -math.expm1(rounds * math.log1p(-gamma ** lo)) > delta:
@@ -206,24 +206,24 @@ def tight_threshold(gamma: float, epsilon_total: float, delta: float, rounds: in
         lo, hi, step = hi + 1, hi + step, 2 * step
         if hi > 10_000:
             raise ValueError(f"tight_threshold: no threshold θ <= 10000 reaches δ = {delta:g} at ε = "
-                             f"{epsilon_total:g} over {rounds} rounds with gamma = {gamma:g}.")
+                             f"{epsilon_device:g} over {rounds} rounds with gamma = {gamma:g}.")
     while lo < hi:   # ok(hi); every θ < lo fails
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
     return hi
 
 
-def threshold_run(protocol, epsilon_total: float, delta: float, rounds: int) -> dict:
+def threshold_run(protocol, epsilon_device: float, delta: float, rounds: int) -> dict:
     """The threshold of a run of ``rounds`` rounds of a sample-and-threshold protocol (``gamma``,
     ``counts_released``, ``threshold_for``) at (ε_total, δ) per device: ``theta``, the smallest by the
     composed privacy-loss distribution, ``theta_basic`` by basic composition (the protocol's own
     ``threshold_for``; None when no θ below 10 000 meets it), and at ``theta`` the composed ``delta`` at
     ε_total and ``epsilon_pld`` at δ."""
     try:
-        basic = protocol.threshold_for(epsilon_total, delta, rounds)
+        basic = protocol.threshold_for(epsilon_device, delta, rounds)
     except ValueError:
         basic = None
     gamma, counts = float(protocol.gamma), bool(protocol.counts_released)
-    theta = tight_threshold(gamma, float(epsilon_total), float(delta), int(rounds), counts)
-    return {"theta": theta, "theta_basic": basic, "delta": composed_delta(epsilon_total, gamma, theta, rounds, counts),
+    theta = tight_threshold(gamma, float(epsilon_device), float(delta), int(rounds), counts)
+    return {"theta": theta, "theta_basic": basic, "delta": composed_delta(epsilon_device, gamma, theta, rounds, counts),
             "epsilon_pld": composed_epsilon(delta, gamma, theta, rounds, counts)}

@@ -62,7 +62,7 @@ class TrustModel(ABC):
     kind: ClassVar[str]
     #: whether a deployment's collectors take the reports out of the server's LDP path (simulator)
     collected: ClassVar[bool] = True
-    #: whether the devices randomize each report at ``local_epsilon``, the parameter calibration sets
+    #: whether the devices randomize each report at ``epsilon_report``, the parameter calibration sets
     randomizes: ClassVar[bool] = False
     #: whether the server side can check each report's validity (two aggregators' proof, trusted hardware,
     #: an enclave's contribution bounding)
@@ -73,7 +73,7 @@ class TrustModel(ABC):
     biased: ClassVar[bool] = False
     #: the new-word discovery design the server side allows (a :mod:`ldpsim.mechanisms` name)
     discovery: ClassVar[str] = "triehh_pp"
-    #: a scenario key that may be given instead of ``epsilon_run`` (the guarantee then follows from it)
+    #: a scenario key that may be given instead of ``epsilon_device`` (the guarantee then follows from it)
     given_instead: ClassVar[str | None] = None
 
     @classmethod

@@ -35,35 +35,35 @@ class LocalReports(TrustModel):
 
     Parameters
     ----------
-    local_epsilon : float
+    epsilon_report : float
         ε₀ of each report (set by calibration, not a scenario key).
     """
 
-    local_epsilon: float = field(default=1.0, metadata={"key": False})
+    epsilon_report: float = field(default=1.0, metadata={"key": False})
 
     randomizes = True
     discovery = "ldp_trie"
 
     def local_oracle(self, d: int):
         """GRR at ε₀ over d items (the amplified models' randomizer)."""
-        return make("grr", epsilon=min(self.local_epsilon, ORACLE_EPSILON_MAX), domain_size=d)
+        return make("grr", epsilon=min(self.epsilon_report, ORACLE_EPSILON_MAX), domain_size=d)
 
     def misbehaving(self, reports: int) -> tuple[float, float, str]:
-        return reports * self.local_epsilon, 0.0, "the shuffler / aggregation is bypassed: the local guarantee"
+        return reports * self.epsilon_report, 0.0, "the shuffler / aggregation is bypassed: the local guarantee"
 
     def calibrate(self, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
                   reports_per_day: int = 1, neighbour: str = "replace", rel_tol: float = 0.01) -> LocalReports:
         """ε₀ by bisection on log scale in [target/R, 20] (R reports over the run; ε grows with ε₀)."""
         def eps_of(x: float) -> float:
-            return run_epsilon(replace(self, local_epsilon=x), n, days, delta, reports_per_day, neighbour)
+            return run_epsilon(replace(self, epsilon_report=x), n, days, delta, reports_per_day, neighbour)
 
         low, high = target_epsilon / (reports_per_day * days), 20.0          # ε(low) ≤ target
         if eps_of(high) <= target_epsilon:
-            return replace(self, local_epsilon=high)
+            return replace(self, epsilon_report=high)
         while high / low > 1 + rel_tol / 4:
             mid = math.sqrt(low * high)
             low, high = (mid, high) if eps_of(mid) <= target_epsilon else (low, mid)
-        return replace(self, local_epsilon=low)
+        return replace(self, epsilon_report=low)
 
     def protocol(self, d: int):
         oracle = self.local_oracle(d)
@@ -84,7 +84,7 @@ class LocalReports(TrustModel):
         return type(self.local_oracle(2)).__name__
 
     def parameter(self):
-        return self.local_epsilon
+        return self.epsilon_report
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class LocalDP(LocalReports):
     discovery = "pem"
 
     def epsilon(self, n: int, reports: int, delta: float, bins: int) -> float:
-        return reports * self.local_epsilon
+        return reports * self.epsilon_report
 
     def central_delta(self, delta: float) -> float:
         return 0.0
@@ -106,7 +106,7 @@ class LocalDP(LocalReports):
                 "run": f"one device over the run ({days} days, local)"}
 
     def misbehaving(self, reports: int) -> tuple[float, float, str]:
-        return reports * self.local_epsilon, 0.0, "nothing to misbehave: the server sees the local reports"
+        return reports * self.epsilon_report, 0.0, "nothing to misbehave: the server sees the local reports"
 
     @property
     def trusted(self) -> str:
@@ -115,11 +115,11 @@ class LocalDP(LocalReports):
     def calibrate(self, target_epsilon: float, n: int, days: int, delta: float = DELTA_RELEASE,
                   reports_per_day: int = 1, neighbour: str = "replace", rel_tol: float = 0.01) -> LocalDP:
         """ε₀ = target / R exactly (pure ε adds up over the R reports of the run)."""
-        return replace(self, local_epsilon=target_epsilon / (reports_per_day * days))
+        return replace(self, epsilon_report=target_epsilon / (reports_per_day * days))
 
     def local_oracle(self, d: int):
         """OLH at ε₀ over d items."""
-        return make("olh", epsilon=min(self.local_epsilon, ORACLE_EPSILON_MAX), domain_size=d)
+        return make("olh", epsilon=min(self.epsilon_report, ORACLE_EPSILON_MAX), domain_size=d)
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class Shuffled(LocalReports):
     collected = False
 
     def epsilon(self, n: int, reports: int, delta: float, bins: int) -> float:
-        return shuffled_epsilon(self.local_epsilon, n, reports, delta)
+        return shuffled_epsilon(self.epsilon_report, n, reports, delta)
 
     @property
     def trusted(self) -> str:
@@ -158,9 +158,9 @@ class SecAggLocal(LocalReports):
     def epsilon(self, n: int, reports: int, delta: float, bins: int) -> float:
         sizes = cohort_sizes(n, self.min_cohort)
         if sizes.size == 0:                      # no cohort forms: the local reports' pure ε, composed
-            e0 = self.local_epsilon
+            e0 = self.epsilon_report
             return e0 if reports == 1 else compose([(e0, 0.0)] * reports, delta).epsilon
-        return shuffled_epsilon(self.local_epsilon, quorum(int(sizes.min()), self.min_arrival), reports, delta)
+        return shuffled_epsilon(self.epsilon_report, quorum(int(sizes.min()), self.min_arrival), reports, delta)
 
     @property
     def trusted(self) -> str:

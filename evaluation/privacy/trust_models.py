@@ -11,7 +11,7 @@ plain values and back (a deployment's use case keeps them).
 >>> trust_model("shuffle", noise=IntegerNoise("skellam", 100.0))
 Traceback (most recent call last):
 ...
-ldpsim.runtime.errors.InputError: The trust model 'shuffle' takes no parameter 'noise' (it takes: local_epsilon). Got noise = IntegerNoise(kind='skellam', scale=100.0, copies=1.0).
+ldpsim.runtime.errors.InputError: The trust model 'shuffle' takes no parameter 'noise' (it takes: epsilon_report). Got noise = IntegerNoise(kind='skellam', scale=100.0, copies=1.0).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ COLUMNS = {
     "aggregation": "the trust model",
     "design": "its estimator: the local oracle, or the noise it releases with",
     "epsilon_target": "ε per device over the run the row is calibrated to",
-    "epsilon_run": f"ε per device over the whole run, {_EPS}",
+    "epsilon_device": f"ε per device over the whole run, {_EPS}",
     "epsilon_day": f"ε per device over one day, {_EPS}",
     "epsilon_report": f"ε of one report, {_EPS}",
     "delta": "δ of the guarantees (0: pure ε-LDP)",
@@ -82,12 +82,12 @@ def off_target(table) -> list[str]:
     flags = []
     for row in table.itertuples():
         target = row.epsilon_target
-        if not math.isnan(target) and row.epsilon_run <= target * (1 + EPSILON_SLACK):
+        if not math.isnan(target) and row.epsilon_device <= target * (1 + EPSILON_SLACK):
             continue
         why = (f"above its target {target:g}" if not math.isnan(target) else
                "set by its sampling rate and threshold" + (f", not calibrated to the {stated[0]:g} of the other rows"
                                                            if stated.size == 1 else ""))
-        flags.append(f"! {getattr(row, name)}: ε per device over the run is {row.epsilon_run:.3g}, {why}; "
+        flags.append(f"! {getattr(row, name)}: ε per device over the run is {row.epsilon_device:.3g}, {why}; "
                      "it does not have the privacy of the other rows")
     return flags
 
@@ -100,7 +100,7 @@ def _budget(table) -> str:
 def scenario_lines(run, *, width: int | None = None, full: str | None = "trust.csv") -> list[str]:
     """A :class:`~ldpsim.scenarios.studies.trust.trust_scenario.TrustRun`'s table as ``ldpsim trust`` prints it."""
     s, t = run.settings, run.table
-    cols = ["use_case", "aggregation", "epsilon_target", "epsilon_run", "epsilon_day", "rmse", "counted",
+    cols = ["use_case", "aggregation", "epsilon_target", "epsilon_device", "epsilon_day", "rmse", "counted",
             "if_misbehaving", "bytes_per_device", "epsilon_report", "delta", "devices", "rejected"]
     title = (f"Trust models, one simulated day each: {s['devices']:,} devices, calibrated to {_budget(t)} per device "
              f"over {s['days']} days (δ = {s['delta']:g})")
@@ -112,7 +112,7 @@ def comparison_lines(comparison, *, width: int | None = None, full: str | None =
     """A :class:`~ldpsim.scenarios.studies.trust.trust_compare.TrustComparison`'s table as ``ldpsim trust --compare``
     and ``ldpsim compare --trust`` print it."""
     p, t = comparison.params, comparison.table
-    cols = ["model", "epsilon_target", "epsilon_run", "rmse_frequency_theory", "min_frequency", "top_k_precision",
+    cols = ["model", "epsilon_target", "epsilon_device", "rmse_frequency_theory", "min_frequency", "top_k_precision",
             "days_to_discovery", "if_misbehaving", "bytes_per_device", "reports_counted", "mse_theory",
             "mse_measured", "mse_low", "mse_high", "epsilon_day", "discovery", "trusted"]
     title = (f"Trust models at equal ε per device over {p['days']} days (δ ≤ {p['delta']:g}), one day of "

@@ -209,7 +209,7 @@ def central_epsilon(windows: pd.DataFrame, summary: dict) -> Figure:
     """Central ε of one shuffled report against its window's size, with this run's windows, for windows up to
     a hundred times the run's largest (:func:`ldpsim.evaluation.privacy.shuffle_ledger.central_figure`)."""
     from ldpsim.evaluation.privacy.shuffle_ledger import central_figure
-    eps0s = sorted(set(windows["epsilon_local"])) if not windows.empty else (1.0,)
+    eps0s = sorted(set(windows["epsilon_report"])) if not windows.empty else (1.0,)
     largest = int(windows["n"].max()) if not windows.empty else 1000
     return central_figure(eps0s, summary["central_delta_per_partition"], windows, summary["central_delta"],
                           n_max=100 * largest)

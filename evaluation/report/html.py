@@ -104,7 +104,7 @@ HEADERS = {
     "true_device": "share of devices typing it", "ci_low": "95% interval low", "ci_high": "95% interval high",
     "sd": "sd (theory)", "est_rank": "estimated rank", "true_rank": "true rank", "delta_e": "ΔE",
     "mse_ratio": "daily MSE ÷ theory", "half_width": "± 95%", "running_estimate": "estimate pooled so far",
-    "use_case": "use case", "sd_method": "sd from", "epsilon_local": "local ε", "epsilon_central": "central ε",
+    "use_case": "use case", "sd_method": "sd from", "epsilon_report": "local ε", "epsilon_central": "central ε",
     "epsilon_central_worst": "central ε (worst window)", "epsilon_central_median": "central ε (median report)",
     "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
     "slang_true": "new word: true share", "slang_found": "new word found", "ncr": "NCR",

@@ -331,7 +331,7 @@ def operations(tables: dict, cfg) -> list[Block]:
                    f"{_crash(s, cfg)}; queue mean {s['queue_mean']:.2f} max {s['queue_max']} batches"),
         ("bandwidth", f"{s['bytes_per_uploading_device_day']:.0f} B per uploading device-day, "
                       f"{s['bytes_per_device_per_day']:.1f} B per device-day"),
-        ("ε spent", f"one device over the run: mean {s['epsilon_total_mean']:.2f}, max {s['epsilon_total_max']:.2f} "
+        ("ε spent", f"one device over the run: mean {s['epsilon_device_mean']:.2f}, max {s['epsilon_device_max']:.2f} "
                     f"({_cap(s['budget_total'])}); one device on one day: max {s['epsilon_daily_max']:.2f} "
                     f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"

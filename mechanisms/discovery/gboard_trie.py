@@ -215,7 +215,7 @@ class GboardTrie(LDPTrie):
         n = check_counts(self.name, true_counts, len(items))
         return self.run_devices(np.arange(int(n.sum())), np.repeat(np.asarray(items, dtype=object), n), rng=rng)
 
-    def privacy(self, epsilon_total: float | None = None, rounds: int | None = None) -> dict[str, float]:
+    def privacy(self, epsilon_device: float | None = None, rounds: int | None = None) -> dict[str, float]:
         """Local guarantee over ``rounds`` rounds (default passes·L): R·ε₀, pure; the central one after
         secure aggregation is :func:`ldpsim.evaluation.privacy.secagg_rounds.round_guarantees`."""
-        return super().privacy(epsilon_total, self.passes * self.rounds if rounds is None else rounds)
+        return super().privacy(epsilon_device, self.passes * self.rounds if rounds is None else rounds)

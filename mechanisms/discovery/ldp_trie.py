@@ -157,8 +157,8 @@ class LDPTrie(TrieHH):
         grr = GRR(self.epsilon, 2)
         return {"round": math.log(grr.p / grr.q)}
 
-    def privacy(self, epsilon_total: float | None = None, rounds: int | None = None) -> dict[str, float]:
-        """Pure ε-LDP over ``rounds`` rounds (default L): R·ε, δ = 0 (``epsilon_total`` is ignored:
+    def privacy(self, epsilon_device: float | None = None, rounds: int | None = None) -> dict[str, float]:
+        """Pure ε-LDP over ``rounds`` rounds (default L): R·ε, δ = 0 (``epsilon_device`` is ignored:
         the protocol's ε is per round)."""
         rounds = self.rounds if rounds is None else check_int(self.name, "rounds", rounds, low=1)
         return {"epsilon": rounds * self.epsilon, "delta": 0.0, "epsilon_round": self.epsilon,

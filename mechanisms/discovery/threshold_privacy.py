@@ -113,13 +113,13 @@ def composed(epsilon_round: float, delta_round: float, rounds: int) -> tuple[flo
     return rounds * epsilon_round, min(1.0, rounds * delta_round)
 
 
-def run_privacy(epsilon_total: float, gamma: float, theta: int, rounds: int,
+def run_privacy(epsilon_device: float, gamma: float, theta: int, rounds: int,
                 counts: bool = False) -> dict[str, float]:
-    """Per device over ``rounds`` rounds at total ε = ``epsilon_total`` (ε/R per round), basic
+    """Per device over ``rounds`` rounds at total ε = ``epsilon_device`` (ε/R per round), basic
     composition: ``{"epsilon", "delta", "epsilon_round", "delta_round", "rounds"}``."""
-    epsilon_total = check_real("run_privacy", "epsilon_total", epsilon_total, 0.0, math.inf)
+    epsilon_device = check_real("run_privacy", "epsilon_device", epsilon_device, 0.0, math.inf)
     rounds = check_int("run_privacy", "rounds", rounds, low=1)
-    eps_r = epsilon_total / rounds
+    eps_r = epsilon_device / rounds
     d_r = round_delta(eps_r, gamma, theta, counts)
     eps, delta = composed(eps_r, d_r, rounds)
     return {"epsilon": eps, "delta": delta, "epsilon_round": eps_r, "delta_round": d_r, "rounds": rounds}
@@ -132,7 +132,7 @@ def paper_delta(theta: int) -> float:
     return math.exp(math.log((theta - 2) / (theta - 3)) - math.lgamma(theta + 1))  # θ! by log-gamma: θ may be huge
 
 
-def paper_parameters(epsilon_total: float, delta_total: float, rounds: int) -> dict[str, float]:
+def paper_parameters(epsilon_device: float, delta_total: float, rounds: int) -> dict[str, float]:
     """TrieHH's (θ, γ) for a target (ε, δ) over ``rounds`` rounds by the paper's closed form
     (docs/math.md §10.1): θ the smallest integer ≥ 4 with :func:`paper_delta` ≤ δ and θ ≥ e^{ε/L} − 1
     (the corollary's condition, i.e. γ ≤ 1/(θ + 1)), γ = (e^{ε/L} − 1)/(θ·e^{ε/L}).
@@ -143,10 +143,10 @@ def paper_parameters(epsilon_total: float, delta_total: float, rounds: int) -> d
     >>> p["theta"], round(p["gamma"], 5)
     (15, 0.02198)
     """
-    epsilon_total = check_real("paper_parameters", "epsilon_total", epsilon_total, 0.0, math.inf)
+    epsilon_device = check_real("paper_parameters", "epsilon_device", epsilon_device, 0.0, math.inf)
     delta_total = check_real("paper_parameters", "delta_total", delta_total, 0.0, 1.0)
     rounds = check_int("paper_parameters", "rounds", rounds, low=1)
-    growth = math.expm1(epsilon_total / rounds)               # e^{ε/L} − 1
+    growth = math.expm1(epsilon_device / rounds)               # e^{ε/L} − 1
     theta = max(4, math.ceil(growth))
     while paper_delta(theta) > delta_total:
         theta += 1

@@ -189,13 +189,13 @@ class TrieHH:
                           self.false_bound(), dropped + int(trie.size))
 
     # privacy -----------------------------------------------------------------------------------
-    def privacy(self, epsilon_total: float, rounds: int | None = None) -> dict[str, float]:
+    def privacy(self, epsilon_device: float, rounds: int | None = None) -> dict[str, float]:
         """(ε, δ) per device over ``rounds`` rounds (default L) at total ε, basic composition of
         the exact per-round δ(ε/R) (:func:`~.threshold_privacy.run_privacy`); central, add/remove."""
         rounds = self.rounds if rounds is None else rounds
-        return run_privacy(epsilon_total, self.gamma, self.theta, rounds, self.counts_released)
+        return run_privacy(epsilon_device, self.gamma, self.theta, rounds, self.counts_released)
 
-    def threshold_for(self, epsilon_total: float, delta_total: float, rounds: int | None = None) -> int:
+    def threshold_for(self, epsilon_device: float, delta_total: float, rounds: int | None = None) -> int:
         """The smallest θ whose run over ``rounds`` rounds is (ε, δ)-DP per device (at this γ).
 
         δ falls as θ grows (a larger threshold releases less), so θ is found by doubling and then
@@ -205,7 +205,7 @@ class TrieHH:
         rounds = self.rounds if rounds is None else rounds
 
         def meets(theta: int) -> bool:
-            return run_privacy(epsilon_total, self.gamma, theta, rounds, self.counts_released)["delta"] <= delta_total
+            return run_privacy(epsilon_device, self.gamma, theta, rounds, self.counts_released)["delta"] <= delta_total
 
         high = 1
         while high < 10_000 and not meets(high):
@@ -217,5 +217,5 @@ class TrieHH:
                 low, high = (low, mid) if meets(mid) else (mid, high)
             return high
         raise ValueError(f"{self.name}: no threshold θ < 10000 reaches δ = {delta_total:g} at ε = "
-                         f"{epsilon_total:g} over {rounds} rounds with gamma = {self.gamma:g}.")
+                         f"{epsilon_device:g} over {rounds} rounds with gamma = {self.gamma:g}.")
 

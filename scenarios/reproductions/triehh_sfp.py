@@ -56,7 +56,7 @@ def paper_words(n: int, top: int, length: int) -> Workload:
                                      {"top": top, "length": length, "source": "wordfreq en"})
 
 
-def shuffled_local_epsilon(epsilon: float, delta: float, n: int, tol: float = 1e-3) -> float:
+def shuffled_epsilon_report(epsilon: float, delta: float, n: int, tol: float = 1e-3) -> float:
     """The largest local ε₀ (within ``tol``, rounded down) whose ``n`` shuffled reports are (ε, δ)-DP
     by FMT21's numerical bound; ε itself when shuffling cannot raise it."""
     if n < 2 or shuffle_delta(epsilon, epsilon, n) > delta:
@@ -96,7 +96,7 @@ def _found(method: str, eps: float, config: dict, work: Workload, rng) -> list:
         gamma = paper["gamma"] if method == "TrieHH" else exact_gamma(eps, paper["theta"], length, paper["delta"])
         protocol = TrieHH(gamma=gamma, theta=paper["theta"], length=length, alphabet=ALPHABET)
         return protocol.run(items=items, true_counts=counts, rng=rng).words.tolist()
-    local = shuffled_local_epsilon(eps, config["delta"], n) if method == "SFP shuffled" else eps
+    local = shuffled_epsilon_report(eps, config["delta"], n) if method == "SFP shuffled" else eps
     sfp = SFP(epsilon=local, length=length, alphabet=ALPHABET)
     return sfp.discover(sfp.sample_aggregate(counts, rng, items), top_k=config["k_max"]).words.tolist()
 

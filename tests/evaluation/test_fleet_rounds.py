@@ -26,7 +26,7 @@ def deployment(tmp_path_factory):
 @pytest.mark.parametrize("name", ["triehh", "triehh_pp"])
 def test_fleet_devices_find_the_slang_word(deployment, name):
     cfg, result = deployment
-    table, s = fleet_word_rounds(cfg, result, name, gamma=0.5, epsilon_total=8.0, delta=1e-3, rng=1)
+    table, s = fleet_word_rounds(cfg, result, name, gamma=0.5, epsilon_device=8.0, delta=1e-3, rng=1)
     assert list(table["day"]) == list(range(cfg.n_days))
     assert not table.loc[: cfg.slang_start_day - 1, "found"].any()  # not before it is typed
     assert s["slang_first_day_found"] is not None and s["slang_days_after_start"] >= 0
@@ -41,7 +41,7 @@ def test_fleet_devices_find_the_slang_word(deployment, name):
 
 def test_fleet_devices_answer_gboard_rounds_at_its_central_guarantee(deployment):
     cfg, result = deployment
-    table, s = fleet_word_rounds(cfg, result, "gboard", epsilon_total=8.0, delta=1e-3, rng=1)
+    table, s = fleet_word_rounds(cfg, result, "gboard", epsilon_device=8.0, delta=1e-3, rng=1)
     assert list(table["day"]) == list(range(cfg.n_days))
     assert not table.loc[: cfg.slang_start_day - 1, "found"].any()  # not before it is typed
     assert s["words_interactive_kind"] == "central (ε, δ) after secure aggregation"

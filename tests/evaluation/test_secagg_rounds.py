@@ -11,9 +11,9 @@ from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, r
 from ldpsim.scenarios.studies.discovery.days import growing_slang
 from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.evaluation.privacy.composition import compose
-from ldpsim.evaluation.privacy.secagg_rounds import round_guarantees, local_epsilon_for
+from ldpsim.evaluation.privacy.secagg_rounds import round_guarantees, epsilon_report_for
 from ldpsim.scenarios.studies.trust.trust_reproductions import (GBOARD_2024, gboard_2024_table, gboard_central_epsilon,
-                                                                gboard_local_epsilon)
+                                                                gboard_epsilon_report)
 from ldpsim.mechanisms.discovery.gboard_trie import GboardTrie
 
 
@@ -38,10 +38,10 @@ def test_reproduction_table_gives_the_stated_epsilon_and_stops_at_its_boundary()
     Thm 3.1 (δ/R per round, basic composition); a hair less ε₀ falls short."""
     t = gboard_2024_table(cohorts=(10**5, 10**6), rounds=(1, 10))
     assert (t["epsilon_central"] - GBOARD_2024[0]).abs().max() < 1e-6
-    for n, r, e0 in t[["cohort", "rounds", "eps0"]].itertuples(index=False):
+    for n, r, e0 in t[["cohort", "rounds", "epsilon_report"]].itertuples(index=False):
         assert gboard_central_epsilon(e0 - 1e-6, n, r) < GBOARD_2024[0]
     # the quoted cell: 10⁶ devices a round, one round, ε₀ = 4.514
-    assert t.set_index(["cohort", "rounds"]).loc[(10**6, 1), "eps0"] == pytest.approx(4.5144, abs=1e-4)
+    assert t.set_index(["cohort", "rounds"]).loc[(10**6, 1), "epsilon_report"] == pytest.approx(4.5144, abs=1e-4)
 
 
 def test_the_closed_form_is_fmt21_theorem_3_1():
@@ -51,12 +51,12 @@ def test_the_closed_form_is_fmt21_theorem_3_1():
     assert gboard_central_epsilon(e0, n, 1, d) == pytest.approx(hand, rel=1e-12)
     assert gboard_central_epsilon(e0, n, 5, d) == pytest.approx(
         5 * gboard_central_epsilon(e0, n, 1, d / 5), rel=1e-12)
-    assert math.isnan(gboard_local_epsilon(cohort=300, rounds=1))    # outside Thm 3.1's range
+    assert math.isnan(gboard_epsilon_report(cohort=300, rounds=1))    # outside Thm 3.1's range
 
 
 @pytest.mark.slow
-def test_calibrated_local_epsilon_spends_just_under_the_target():
-    e0 = local_epsilon_for(2.0, 1e-9, 50_000, 10)
+def test_calibrated_epsilon_report_spends_just_under_the_target():
+    e0 = epsilon_report_for(2.0, 1e-9, 50_000, 10)
     run = round_guarantees(GboardTrie(epsilon=e0, length=5, passes=2), 50_000, 1e-9).set_index("scope")
     assert 0.99 * 2.0 <= run.loc["run, central", "epsilon"] <= 2.0
     assert e0 > 2.0 / 10                      # far more than the pure-LDP share of the same ε

@@ -33,14 +33,14 @@ def test_partitions_take_their_worst_and_their_median_window():
     assert day0["epsilon_central_worst"] == pytest.approx(2.0, abs=1e-4)
     assert day0["epsilon_central_median"] < 0.3
     assert s["central_reports_unamplified"] == pytest.approx(3 / 70_003)
-    assert s["central_epsilon_run_median"] < s["central_epsilon_run_worst"] <= 4.0
+    assert s["central_epsilon_device_median"] < s["central_epsilon_device_worst"] <= 4.0
     assert "emoji 2→" in format_central(s)[0]
 
 
 def test_daily_limit_counts_devices_not_reports():
     cfg, result = _fake_run([{"t_s": 1.0, "use_case": "emoji", "day": 0, "reports": 30_000}], limit=3)
     windows, _, _ = central_summary(cfg, result, delta=1e-6)
-    assert windows["n"].tolist() == [10_000] and windows["epsilon_local"].tolist() == [6.0]
+    assert windows["n"].tolist() == [10_000] and windows["epsilon_report"].tolist() == [6.0]
 
 
 @pytest.mark.slow
@@ -52,7 +52,7 @@ def test_ldpsim_run_prints_and_writes_the_central_epsilon(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "central ε" in printed and "Feldman" in printed
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert 0 < summary["central_epsilon_run_median"] <= summary["local_epsilon_run_all_partitions"]
+    assert 0 < summary["central_epsilon_device_median"] <= summary["local_epsilon_device_all_partitions"]
     for name in ("central_windows.csv", "central_days.csv", "plots/central_epsilon.png"):
         assert (out / name).exists(), name
     assert "central_epsilon" in (out / "report.md").read_text(encoding="utf-8")

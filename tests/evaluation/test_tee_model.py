@@ -54,7 +54,7 @@ def test_a_crafted_report_counts_as_one_valid_report():
 
 
 def test_scenario_keys(tmp_path):
-    table = {"aggregation": "tee", "epsilon_run": 2.0, "tee_noise": "gaussian"}
+    table = {"aggregation": "tee", "epsilon_device": 2.0, "tee_noise": "gaussian"}
     model = configured_model(table, "trust.use_case.x", tmp_path / "f.toml", 10_000, 30, 1e-9, 100)
     assert model.tee.noise == "gaussian" and model.tee.epsilon(30, 1e-9, replace=True) <= 2.0
     assert DEFAULTS["tee"].configured(tee_noise="laplace").tee.noise == "laplace"   # the key sets the design's noise
@@ -92,7 +92,7 @@ def test_word_discovery_under_four_trust_models():
     r = compare_word_discovery(4.0, days=30, seeds=(0,))
     t = r.table.set_index("design")
     assert list(t.index) == list(DESIGNS)
-    assert (t["epsilon_run"] <= 4.0 + 1e-9).all() and (t["epsilon_run"] >= 4.0 * 0.99).all()
+    assert (t["epsilon_device"] <= 4.0 + 1e-9).all() and (t["epsilon_device"] >= 4.0 * 0.99).all()
     assert (t["delta"] <= 1e-9).all()
     assert t.loc["tee_histogram", "found_share"] == 1.0 and t.loc["tee_histogram", "invented_mean"] == 0
     assert t.loc["tee_histogram", "invented_expected"] < 1e-6

@@ -13,13 +13,13 @@ from tests.stats import assert_variance
 
 SECAGG = """[use_case.emoji]
 aggregation = "secagg"
-epsilon_run = 3.0
+epsilon_device = 3.0
 noise = "skellam"
 min_cohort = 100
 """
 TWO_SERVER = """[use_case.emoji]
 aggregation = "two_server"
-epsilon_run = 3.0
+epsilon_device = 3.0
 noise = "discrete_gaussian"
 noise_by = "both"
 
@@ -128,10 +128,10 @@ def test_the_shipped_trust_deployment_runs(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("emoji", [
-    pytest.param('aggregation = "threshold"\nepsilon_run = 3.0\nnoise = "discrete_gaussian"', id="threshold",
+    pytest.param('aggregation = "threshold"\nepsilon_device = 3.0\nnoise = "discrete_gaussian"', id="threshold",
                  marks=pytest.mark.slow),
     pytest.param('aggregation = "sample_threshold"\nrate = 0.1\nthreshold = 20', id="sample_threshold"),
-    pytest.param('aggregation = "tee"\nepsilon_run = 3.0\ntee_noise = "laplace"', id="tee", marks=pytest.mark.slow),
+    pytest.param('aggregation = "tee"\nepsilon_device = 3.0\ntee_noise = "laplace"', id="tee", marks=pytest.mark.slow),
 ])
 def test_every_collected_model_runs_over_the_nights_with_its_theory(tmp_path, emoji):
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of, trust_daily, trust_pooled

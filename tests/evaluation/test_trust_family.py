@@ -123,5 +123,5 @@ def test_a_scenario_key_the_model_does_not_read_is_refused(name, tmp_path):
     values = {"min_cohort": 10, "noise_by": "leader", "rate": 0.5, "client_epsilon": 1.0}
     key = next(k for k in values if k not in reads)
     with pytest.raises(ScenarioError, match=rf"\[x\.{key}\] is not used by aggregation = '{name}' \(it reads: "
-                                            rf"{', '.join(('epsilon_run',) * (TRUST_MODELS[name].given_instead is None) + reads)}\)"):
+                                            rf"{', '.join(('epsilon_device',) * (TRUST_MODELS[name].given_instead is None) + reads)}\)"):
         configured_model({"aggregation": name, key: values[key]}, "x", tmp_path / "f.toml", 1000, 1, 1e-9, 20)

@@ -39,9 +39,9 @@ def test_skellam_accounting_approaches_the_gaussian_with_the_same_variance():
 
 
 def test_guarantees_per_scope():
-    ldp = {g.scope: g for g in guarantees(trust_model("ldp", local_epsilon=0.5), 1000, 30, reports_per_day=2)}
+    ldp = {g.scope: g for g in guarantees(trust_model("ldp", epsilon_report=0.5), 1000, 30, reports_per_day=2)}
     assert (ldp["report"].epsilon, ldp["day"].epsilon, ldp["run"].epsilon) == (0.5, 1.0, 30.0)
-    sh = {g.scope: g for g in guarantees(trust_model("shuffle", local_epsilon=2.0), 10**5, 10, delta=1e-8)}
+    sh = {g.scope: g for g in guarantees(trust_model("shuffle", epsilon_report=2.0), 10**5, 10, delta=1e-8)}
     assert sh["report"].epsilon == pytest.approx(min(2.0, numerical_epsilon(2.0, 10**5, 1e-8 / 2, tol=1e-4)))
     # the run composes 10 reports each accounted at δ/20: never above their sum (basic composition)
     assert sh["report"].epsilon < sh["run"].epsilon <= 10 * numerical_epsilon(2.0, 10**5, 1e-8 / 20, tol=1e-4) + 1e-12
@@ -53,8 +53,8 @@ def test_guarantees_per_scope():
 
 
 def test_secagg_local_amplifies_only_within_a_cohort():
-    small = run_epsilon(trust_model("secagg_local", local_epsilon=2.0, min_cohort=1000), 10**6, 1, 1e-9)
-    whole = run_epsilon(trust_model("shuffle", local_epsilon=2.0), 10**6, 1, 1e-9)
+    small = run_epsilon(trust_model("secagg_local", epsilon_report=2.0, min_cohort=1000), 10**6, 1, 1e-9)
+    whole = run_epsilon(trust_model("shuffle", epsilon_report=2.0), 10**6, 1, 1e-9)
     assert whole < small <= 2.0
 
 
@@ -84,7 +84,7 @@ def test_comparison_measures_what_theory_says():
         ratio = t.loc[model, "mse_measured"] / t.loc[model, "mse_theory"]
         assert abs(ratio - 1) < 4.5 * math.sqrt(2 / (40 * 40)), (model, ratio)
     assert t.loc["two_server", "mse_theory"] < t.loc["shuffle", "mse_theory"] < t.loc["ldp", "mse_theory"]
-    assert np.all(t["epsilon_run"] <= 2.0)
+    assert np.all(t["epsilon_device"] <= 2.0)
     fig = r.figure()
     assert len(fig.axes[0].lines) == 8                       # per model: the theory line and the measured dots
 
@@ -189,7 +189,7 @@ def test_keyboard_fleet_comparison_is_inside_the_theory_interval():
     for model in ("ldp", "shuffle", "secagg", "two_server"):
         sd = (t.loc[model, "mse_high"] - t.loc[model, "mse_theory"]) / 1.96
         assert abs(t.loc[model, "mse_measured"] - t.loc[model, "mse_theory"]) < 4.5 * sd, model
-    assert np.all(t["epsilon_run"] <= 2.0)
+    assert np.all(t["epsilon_device"] <= 2.0)
     assert t.loc["sample_threshold", "parameter"].startswith("p=")
 
 
@@ -200,7 +200,7 @@ def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
     from ldpsim.evaluation.privacy.composition import advanced_composition
     e0, n, days, delta = 1.5, 20_000, 30, 1e-9
     from ldpsim.evaluation.privacy.composition import compose
-    g = {x.scope: x for x in guarantees(trust_model("shuffle", local_epsilon=e0), n, days, delta)}
+    g = {x.scope: x for x in guarantees(trust_model("shuffle", epsilon_report=e0), n, days, delta)}
     assert g["run"].epsilon == shuffled_epsilon(e0, n, days, delta)
     step = shuffle_step(e0, n, delta / (2 * days))
     # the split of δ: each day's report at δ/(2·days) by FMT21's numerical bound, composed at δ (dp-accounting)
@@ -225,7 +225,7 @@ def test_discovery_designs_are_paired_and_amplified():
     assert pem.epsilon == pytest.approx(4.0 / 30)                       # one pure-LDP report a day
     trie, row = discovery_design("shuffle", 4.0, fleet, 1e-9, codec)
     online = round(fleet.word_devices * fleet.p_online)
-    assert trie.epsilon == pytest.approx(calibrate(trust_model("shuffle"), 4.0, online, 30, 1e-9).local_epsilon)
+    assert trie.epsilon == pytest.approx(calibrate(trust_model("shuffle"), 4.0, online, 30, 1e-9).epsilon_report)
     assert trie.epsilon > 4.0 / 30                                       # the shuffle buys a larger ε₀
 
 
@@ -236,6 +236,6 @@ def test_the_fleet_and_a_users_vocabulary(tmp_path):
     vocab = tmp_path / "mine.csv"
     vocab.write_text("item,count\na,60\nb,30\nc,10\n", encoding="utf-8")
     r = compare_trust_models(vocabulary=vocab, models=("ldp",), epsilons=(4.0,), repeats=2, discovery=False, rng=1)
-    assert r.params["domain_size"] == 3 and r.table["epsilon_run"].iloc[0] == pytest.approx(4.0)
+    assert r.params["domain_size"] == 3 and r.table["epsilon_device"].iloc[0] == pytest.approx(4.0)
     with pytest.raises(InputError, match="nosuch"):
         compare_trust_models("nosuch", models=("ldp",), discovery=False)

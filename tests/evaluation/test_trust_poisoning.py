@@ -36,7 +36,7 @@ def test_two_server_gain_is_measured_with_valid_and_rejected_fakes():
 
 
 def test_local_models_keep_the_ldp_gains():
-    model = trust_model("shuffle", local_epsilon=2.0)
+    model = trust_model("shuffle", epsilon_report=2.0)
     got = trust_model_gain(model, "mga", [3], COUNTS, 20)
     oracle = model.local_oracle(5)
     assert got["gain"] == pytest.approx(expected_gain(oracle, "mga", [3], COUNTS, list(range(5)), 20))
@@ -58,7 +58,7 @@ def test_rate_limit_caps_the_admitted_fakes():
 
 
 def test_table_covers_every_model_and_attack():
-    t = poisoning_table(COUNTS, [3], 10, epsilon_run=4.0, days=5, delta=1e-6,
+    t = poisoning_table(COUNTS, [3], 10, epsilon_device=4.0, days=5, delta=1e-6,
                         models=("ldp", "two_server", "threshold"))
     assert len(t) == 9 and set(t["attack"]) == {"rpa", "ria", "mga"}
     central = t[t["model"] != "ldp"].set_index(["model", "attack"])["gain"]

@@ -25,7 +25,7 @@ def test_every_use_case_of_the_shipped_trust_scenario_is_at_its_stated_epsilon()
     path = resolve("trust_models")
     t = load_toml(path)["trust"]
     n, days, delta, d = t["devices"], t["days"], t["delta"], t["workload"]["domain_size"]
-    stated = {name: table.get("epsilon_run") for name, table in t["use_case"].items()}
+    stated = {name: table.get("epsilon_device") for name, table in t["use_case"].items()}
     assert set(stated.values()) == {2.0}, stated                # one privacy, stated by every use case
     for name, table in t["use_case"].items():
         model = configured_model(table, name, path, n, days, delta, d)
@@ -34,14 +34,14 @@ def test_every_use_case_of_the_shipped_trust_scenario_is_at_its_stated_epsilon()
 
 
 @pytest.mark.slow
-def test_sample_threshold_calibrates_its_threshold_to_epsilon_run(tmp_path):
+def test_sample_threshold_calibrates_its_threshold_to_epsilon_device(tmp_path):
     base = {"aggregation": "sample_threshold", "rate": 0.03}
-    model = configured_model({**base, "epsilon_run": 2.0}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
+    model = configured_model({**base, "epsilon_device": 2.0}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
     assert {g.scope: g for g in guarantees(model, 50_000, 30, 1e-9)}["run"].epsilon <= 2.0
     with pytest.raises(ScenarioError, match="lower the rate"):       # sampling alone spends more than ε
-        configured_model({**base, "rate": 0.1, "epsilon_run": 2.0}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
+        configured_model({**base, "rate": 0.1, "epsilon_device": 2.0}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
     with pytest.raises(ScenarioError, match="not both"):
-        configured_model({**base, "epsilon_run": 2.0, "threshold": 20}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
+        configured_model({**base, "epsilon_device": 2.0, "threshold": 20}, "uc", tmp_path, 50_000, 30, 1e-9, 2000)
 
 
 class _Run:
@@ -51,7 +51,7 @@ class _Run:
 
 def _scenario_table():
     return pd.DataFrame({"use_case": ["local", "secagg", "sampled"], "aggregation": ["ldp", "secagg", "sample_threshold"],
-                         "epsilon_target": [2.0, 2.0, math.nan], "epsilon_run": [2.0, 1.98, 32.9],
+                         "epsilon_target": [2.0, 2.0, math.nan], "epsilon_device": [2.0, 1.98, 32.9],
                          "epsilon_day": [0.07, 0.33, 0.83], "rmse": [6630.6, 151.2, 24.7],
                          "counted": [49_920, 45_081, 49_937], "if_misbehaving": [2.0, math.inf, math.inf],
                          "bytes_per_device": [5, 70_046, 4], "epsilon_report": [0.07, 0.33, 0.83],
@@ -121,7 +121,7 @@ domain_size = 50
 
 [trust.use_case.local]
 aggregation = "ldp"
-epsilon_run = 2.0
+epsilon_device = 2.0
 
 [trust.use_case.sampled]
 aggregation = "sample_threshold"

@@ -11,7 +11,7 @@ from ldpsim.evaluation.privacy.amplification import shuffle_delta
 from ldpsim.mechanisms.discovery.threshold_privacy import paper_parameters, run_privacy
 from ldpsim.scenarios.api import reproduce
 from ldpsim.scenarios.reproductions import available
-from ldpsim.scenarios.reproductions.triehh_sfp import exact_gamma, paper_f1, paper_words, shuffled_local_epsilon
+from ldpsim.scenarios.reproductions.triehh_sfp import exact_gamma, paper_f1, paper_words, shuffled_epsilon_report
 
 
 def test_paper_f1_hand_values():
@@ -24,12 +24,12 @@ def test_paper_f1_hand_values():
     assert paper_f1([], top, set(top), [2])[0].tolist() == [0.0]
 
 
-def test_sfp_gets_the_largest_local_epsilon_meeting_the_central_guarantee():
+def test_sfp_gets_the_largest_epsilon_report_meeting_the_central_guarantee():
     """The shuffled ε₀ meets (ε, δ) and 0.01 more does not; below amplification's range ε stays."""
     eps, delta, n = 4.0, 2.3e-12, 1_000_000
-    eps0 = shuffled_local_epsilon(eps, delta, n)
+    eps0 = shuffled_epsilon_report(eps, delta, n)
     assert shuffle_delta(eps, eps0, n) <= delta < shuffle_delta(eps, eps0 + 0.01, n)
-    assert shuffled_local_epsilon(eps, delta, 1) == eps
+    assert shuffled_epsilon_report(eps, delta, 1) == eps
 
 
 def test_exact_gamma_is_the_largest_meeting_the_closed_forms_delta():

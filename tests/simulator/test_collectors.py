@@ -67,7 +67,7 @@ def test_the_shipped_trust_scenario_runs_every_model(tmp_path):
     run = run_trust_scenario(SCENARIO)
     t = run.table.set_index("use_case")
     assert set(t["aggregation"]) == set(MODELS)
-    assert (t["epsilon_run"] <= 2.0 + 1e-9).all()             # every row at the stated ε, sampling too
+    assert (t["epsilon_device"] <= 2.0 + 1e-9).all()             # every row at the stated ε, sampling too
     assert (t["epsilon_target"] == 2.0).all()
     assert t.loc["prio", "rejected"] > 0
     assert t.loc["prio", "rmse"] < t.loc["shuffled", "rmse"] < t.loc["local", "rmse"]
@@ -95,7 +95,7 @@ def test_command_line(tmp_path, capsys):
     from ldpsim.scenarios.cli import main
     small = tmp_path / "small.toml"
     small.write_text('[trust]\ndevices = 3000\ndays = 5\n[trust.workload]\ndomain_size = 20\n'
-                     '[trust.use_case.a]\naggregation = "two_server"\nepsilon_run = 4.0\n')
+                     '[trust.use_case.a]\naggregation = "two_server"\nepsilon_device = 4.0\n')
     assert main(["trust", str(small), "--out", str(tmp_path / "out")]) == 0
     assert "two_server" in capsys.readouterr().out
     assert main(["trust", str(small), "--out", str(tmp_path / "out")]) == 2

@@ -432,7 +432,7 @@ def compare(scenario, designs=None, *, epsilon_device: float | None = None,
         spend = device_spend(variant, delta)
         central = math.nan
         if design.aggregation == "shuffle":  # the run's own shuffled batches, the least amplified one per day
-            central = central_summary(variant, result, delta)[2].get("central_epsilon_run_worst", math.nan)
+            central = central_summary(variant, result, delta)[2].get("central_epsilon_device_worst", math.nan)
         own = spend.table.iloc[0]
         g = uc.guarantee
         agg = next(iter(result.aggregates.values()), None)

@@ -42,7 +42,7 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         the server's shuffle) | any other registered trust model (TRUST_MODELS in
                         evaluation/privacy/trust_models.py; its collectors take the reports, night by
                         night: simulator/nightly_collection.py) with the model's keys instead of the
-                        mechanism's: epsilon_run (ε per device over the run it is calibrated to), delta,
+                        mechanism's: epsilon_device (ε per device over the run it is calibrated to), delta,
                         noise, min_cohort, min_arrival, noise_by, client_epsilon, threshold, rate
                         (each model reads its own: TrustModel.settings)
     [collectors]        round_s, round_length_s, job_s, retry_s, invalid_share, crash = {collector,
@@ -194,7 +194,7 @@ def _use_case(name: str, table, items, file, where: str | None = None, plan: dic
 
 def _collected_use_case(name: str, table: dict, items, file, where: str, plan: dict | None) -> UseCase:
     """A use case whose exact reports go to a trust model's collectors: the model calibrated to its
-    ``epsilon_run`` per device over the run's days (planning n = devices · opt_in · p_online devices a
+    ``epsilon_device`` per device over the run's days (planning n = devices · opt_in · p_online devices a
     night), its parameters kept in ``UseCase.trust``, one donation charged the model's ε per device-day."""
     if USE_CASES[name] != "event" or plan is None:
         raise ScenarioError(file, f"{where}.aggregation", f"{table['aggregation']!r} is for [use_case.emoji] "
@@ -211,10 +211,10 @@ def _collected_use_case(name: str, table: dict, items, file, where: str, plan: d
     if not math.isfinite(day.epsilon):
         raise ScenarioError(file, where, f"aggregation = {model.kind!r} with these settings guarantees no finite ε "
                             f"per device-day at delta = {delta:g}; got {model.describe()}")
-    local = model.local_epsilon if model.randomizes else EXACT_REPORTS_EPSILON
+    local = model.epsilon_report if model.randomizes else EXACT_REPORTS_EPSILON
     params = (("epsilon", min(local, DAY_EPSILON_MAX)), ("domain_size", len(items)))
     return UseCase(name, "event", "grr", params, 1, aggregation=model.kind,
-                   trust=(*model_params(model), ("epsilon_run", table.get("epsilon_run")), ("delta", delta),
+                   trust=(*model_params(model), ("epsilon_device", table.get("epsilon_device")), ("delta", delta),
                           ("n_plan", n), ("epsilon_day", day.epsilon)))
 
 

@@ -51,7 +51,7 @@ COLLECTOR_KEYS = {k: Field((int, float), getattr(CollectorSetup(), k)) for k in
 COLLECTOR_KEYS["crash"] = Field(dict, None)
 
 
-USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_run": Field(float, 2.0, _positive),
+USE_CASE = {"aggregation": Field(str, "ldp", _one_of(MODELS)), "epsilon_device": Field(float, 2.0, _positive),
             "noise": Field(str, None, _one_of(KINDS)), "min_cohort": Field(int, None, _positive),
             "min_arrival": Field(float, None, lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
             "noise_by": Field(str, None, _one_of(NOISE_BY)), "rate": Field(float, None, lambda v: None if 0 < v <= 1 else
@@ -68,7 +68,7 @@ DEPLOYMENT_USE_CASE = {**USE_CASE, "delta": Field(float, DELTA_RELEASE, _delta)}
 def configured_model(table: dict, where: str, file, n: int, days: int, delta: float, d: int,
                      spec: dict = USE_CASE) -> TrustModel:
     """The trust model of a use-case table (keys checked against ``spec`` and what its aggregation reads),
-    calibrated to its ``epsilon_run`` per device over ``days`` days of ``n`` devices at ``delta``
+    calibrated to its ``epsilon_device`` per device over ``days`` days of ``n`` devices at ``delta``
     (:meth:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel.for_target`; as given when the table sets
     the parameter the model's guarantee follows from instead, ``given_instead``), a noisy threshold's τ at
     the family-wise false-alarm level.
@@ -81,35 +81,35 @@ def configured_model(table: dict, where: str, file, n: int, days: int, delta: fl
     uc = parse_table(table, spec, where, file)
     model = _model(uc, table, where, file)
     instead = model.given_instead
-    if instead is not None and "epsilon_run" not in table:
+    if instead is not None and "epsilon_device" not in table:
         return model                               # ε follows from the parameter given instead
     if instead is not None and instead in table:
-        raise ScenarioError(file, f"{where}.{instead}", f"is calibrated from epsilon_run under aggregation = "
-                            f"{model.kind!r}: give epsilon_run or {instead}, not both")
-    tuned = model.for_target(uc["epsilon_run"], n, days, delta, d)
+        raise ScenarioError(file, f"{where}.{instead}", f"is calibrated from epsilon_device under aggregation = "
+                            f"{model.kind!r}: give epsilon_device or {instead}, not both")
+    tuned = model.for_target(uc["epsilon_device"], n, days, delta, d)
     if tuned is None:
-        raise ScenarioError(file, f"{where}.epsilon_run", f"no {instead or 'parameter'} keeps ε per device over {days} days at "
-                            f"{uc['epsilon_run']:g} {model.unreachable()}")
+        raise ScenarioError(file, f"{where}.epsilon_device", f"no {instead or 'parameter'} keeps ε per device over {days} days at "
+                            f"{uc['epsilon_device']:g} {model.unreachable()}")
     return tuned
 
 
 def stated_epsilon(table: dict) -> float:
-    """The ε per device over the run a use-case table asks for: its ``epsilon_run`` (the default for a
+    """The ε per device over the run a use-case table asks for: its ``epsilon_device`` (the default for a
     calibrated model), NaN for a table that gives the parameter its guarantee follows from instead
     (:attr:`~ldpsim.evaluation.privacy.trust_accounting.TrustModel.given_instead`)."""
     cls = TRUST_MODELS.get(table.get("aggregation"))
-    if cls is not None and cls.given_instead is not None and "epsilon_run" not in table:
+    if cls is not None and cls.given_instead is not None and "epsilon_device" not in table:
         return math.nan
-    return float(table.get("epsilon_run", USE_CASE["epsilon_run"].default))
+    return float(table.get("epsilon_device", USE_CASE["epsilon_device"].default))
 
 
 def _model(uc: dict, table: dict, where: str, file) -> TrustModel:
     kind = uc["aggregation"]
     reads = TRUST_MODELS[kind].settings()
     for key in table:
-        if key not in ("aggregation", "epsilon_run", "delta", *reads):
+        if key not in ("aggregation", "epsilon_device", "delta", *reads):
             raise ScenarioError(file, f"{where}.{key}", f"is not used by aggregation = {kind!r} (it reads: "
-                                f"{', '.join(('epsilon_run',) * (TRUST_MODELS[kind].given_instead is None) + reads)})")
+                                f"{', '.join(('epsilon_device',) * (TRUST_MODELS[kind].given_instead is None) + reads)})")
     changes = {k: uc[k] for k in reads if k != "noise" and uc[k] is not None}
     if uc["noise"] is not None:
         changes["noise"] = IntegerNoise(uc["noise"], {"skellam": 1000.0}.get(uc["noise"], 30.0))

@@ -101,13 +101,13 @@ class TrustComparison(BriefRepr):
         fig = Figure(figsize=(8.8, 4.4))
         ax = fig.subplots()
         for model, rows in self.table.groupby("model", sort=False):
-            rows = rows.sort_values("epsilon_run")
+            rows = rows.sort_values("epsilon_device")
             n = rows["reports_counted"].to_numpy()       # frequencies of the reports each estimate covers
-            line, = ax.plot(rows["epsilon_run"], rows["rmse_frequency_theory"], label=f"{model} ({rows['design'].iloc[0]})")
-            ax.plot(rows["epsilon_run"], np.sqrt(rows["mse_measured"]) / n, "o", color=line.get_color(), ms=4)
+            line, = ax.plot(rows["epsilon_device"], rows["rmse_frequency_theory"], label=f"{model} ({rows['design'].iloc[0]})")
+            ax.plot(rows["epsilon_device"], np.sqrt(rows["mse_measured"]) / n, "o", color=line.get_color(), ms=4)
             low, high = rows["mse_low"].to_numpy(), rows["mse_high"].to_numpy()
             if np.isfinite(low).all():
-                ax.fill_between(rows["epsilon_run"], np.sqrt(np.maximum(low, 0)) / n, np.sqrt(high) / n,
+                ax.fill_between(rows["epsilon_device"], np.sqrt(np.maximum(low, 0)) / n, np.sqrt(high) / n,
                                 color=line.get_color(), alpha=0.2, lw=0)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -207,7 +207,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     Returns
     -------
     TrustComparison
-        ``table`` columns: model, design, epsilon_target, epsilon_run, parameter, epsilon_report, epsilon_day,
+        ``table`` columns: model, design, epsilon_target, epsilon_device, parameter, epsilon_report, epsilon_day,
         mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
         min_frequency, discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving. Units and
         what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COMPARISON_COLUMNS`.
@@ -233,7 +233,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
             low, high = (math.nan, math.nan) if model.biased \
                 else _mse_interval(mse_th, repeats)     # biased, non-normal errors: no interval stated
             rows.append({"model": name, "design": model.design(), "epsilon_target": eps,
-                         "epsilon_run": g["run"].epsilon, "parameter": model.parameter(),
+                         "epsilon_device": g["run"].epsilon, "parameter": model.parameter(),
                          "epsilon_report": g["report"].epsilon, "epsilon_day": g["day"].epsilon,
                          "mse_theory": float(np.mean(mse_th)), "mse_low": low, "mse_high": high,
                          **measure_cell(model, counts, repeats, top_k, rng),

@@ -135,9 +135,9 @@ def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, cod
     if amplified_as is None:
         return equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, (name,))[name]
     local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta)
-    proto = make(name, epsilon=local.local_epsilon, length=codec.length, alphabet=codec.alphabet)
+    proto = make(name, epsilon=local.epsilon_report, length=codec.length, alphabet=codec.alphabet)
     return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta,
-                   "per_step": f"ε₀={local.local_epsilon:.3g}/round, amplified ({amplified_as.kind})"}
+                   "per_step": f"ε₀={local.epsilon_report:.3g}/round, amplified ({amplified_as.kind})"}
 
 
 def _online(fleet: Fleet) -> int:

@@ -58,7 +58,7 @@ def dp_draft_client_table(n: int = 100_000) -> pd.DataFrame:
     rows = []
     for eps, delta, sd, eps0 in DRAFT_CLIENT:
         ours = symmetric_rappor_central_epsilon(eps0, n, delta)
-        rows.append({"eps0": eps0, "sd_draft": sd, "sd_ours": rappor_sd(eps0, n), "epsilon_draft": eps,
+        rows.append({"epsilon_report": eps0, "sd_draft": sd, "sd_ours": rappor_sd(eps0, n), "epsilon_draft": eps,
                      "epsilon_ours": ours, "delta": delta, "sd_pure_ldp_at_epsilon_draft": ldp_sd_at(eps, n)})
     return pd.DataFrame(rows)
 
@@ -95,7 +95,7 @@ def gboard_central_epsilon(eps0: float, cohort: int, rounds: int, delta: float =
     return rounds * closed_form_epsilon(eps0, cohort, delta / rounds)
 
 
-def gboard_local_epsilon(cohort: int, rounds: int, target: tuple = GBOARD_2024, tol: float = 1e-9) -> float:
+def gboard_epsilon_report(cohort: int, rounds: int, target: tuple = GBOARD_2024, tol: float = 1e-9) -> float:
     """The ε₀ per round for which :func:`gboard_central_epsilon` equals the target ε at its δ (bisection;
     the central ε grows with ε₀). NaN when even ε₀ at the theorem's range end falls short."""
     eps, delta = target
@@ -115,8 +115,8 @@ def gboard_2024_table(cohorts=(10**5, 10**6, 10**7), rounds=(1, 10, 30)) -> pd.D
     rows = []
     for n in cohorts:
         for r in rounds:
-            e0 = gboard_local_epsilon(n, r)
-            rows.append({"cohort": n, "rounds": r, "eps0": e0, "epsilon_round": GBOARD_2024[0] / r,
+            e0 = gboard_epsilon_report(n, r)
+            rows.append({"cohort": n, "rounds": r, "epsilon_report": e0, "epsilon_round": GBOARD_2024[0] / r,
                          "delta_round": GBOARD_2024[1] / r,
                          "epsilon_central": gboard_central_epsilon(e0, n, r) if e0 == e0 else float("nan"),
                          "delta": GBOARD_2024[1]})

@@ -10,8 +10,8 @@ File layout (see ``scenarios/trust_models.toml``)::
         aggregation = a registered trust model (evaluation/privacy/trust_models.py TRUST_MODELS): "ldp" |
                       "shuffle" | "secagg_local" | "secagg" | "two_server" | "threshold" | "sample_threshold" |
                       "tee"
-        epsilon_run = ε per device over the run (the model is calibrated to it; sample_threshold: its
-                      threshold is, at its rate; without epsilon_run its ε follows from rate and threshold)
+        epsilon_device = ε per device over the run (the model is calibrated to it; sample_threshold: its
+                      threshold is, at its rate; without epsilon_device its ε follows from rate and threshold)
         noise, min_cohort, min_arrival, noise_by, rate, threshold, client_epsilon, tee_noise  (the model's own keys,
                       TrustModel.settings; any other is refused)
 """
@@ -62,7 +62,7 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     Returns
     -------
     TrustRun
-        ``table``: use_case, aggregation, epsilon_target (the use case's ``epsilon_run``; NaN where a
+        ``table``: use_case, aggregation, epsilon_target (the use case's ``epsilon_device``; NaN where a
         sample_threshold's ε follows from its rate and threshold), epsilon_report / _day / _run, delta,
         if_misbehaving, trusted, devices, counted, rmse (of the counted reports' counts, in reports),
         bytes_per_device (:mod:`~ldpsim.evaluation.privacy.trust_tables` says each column's unit).
@@ -92,7 +92,7 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
         g = {x.scope: x for x in model.guarantees(n, days, delta)}
         rows.append({"use_case": name, "aggregation": model.kind, "epsilon_target": stated_epsilon(table),
                      "epsilon_report": g["report"].epsilon,
-                     "epsilon_day": g["day"].epsilon, "epsilon_run": g["run"].epsilon, "delta": g["run"].delta,
+                     "epsilon_day": g["day"].epsilon, "epsilon_device": g["run"].epsilon, "delta": g["run"].delta,
                      "if_misbehaving": g["misbehaving server"].epsilon, "trusted": model.trusted,
                      "devices": n, "counted": got.counters["counted"], "rejected": got.counters["rejected"],
                      "rmse": math.sqrt(float(np.mean((got.estimate - got.counted) ** 2))),

@@ -93,7 +93,7 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
     Returns
     -------
     WordDiscoveryComparison
-        ``table`` columns: design, trust_model, trusted, epsilon_run, delta, found_share,
+        ``table`` columns: design, trust_model, trusted, epsilon_device, delta, found_share,
         days_to_discovery_median (days from the new word's first day; NaN: never found), f1_last_day,
         slang_error (mean |estimated − true share| of the new word on the nights it is listed),
         invented_mean, invented_expected (for the TEE: the expected words of a single holder per night;
@@ -142,7 +142,7 @@ def _row(name: str, g: pd.DataFrame, privacy: dict, start_day: int, seeds) -> di
     listed = g[g["found"].astype(bool) & g["slang_estimate"].notna()]
     last = g[g["day"] == g["day"].max()]
     return {"design": name, "trust_model": DESIGNS[name][0], "trusted": DESIGNS[name][1],
-            "epsilon_run": float(privacy["epsilon"]), "delta": float(privacy["delta"]),
+            "epsilon_device": float(privacy["epsilon"]), "delta": float(privacy["delta"]),
             "found_share": len(hit) / len(seeds), "days_to_discovery_median": float(np.median(hit)) if hit else np.nan,
             "f1_last_day": float(last["f1"].mean()),
             "slang_error": float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else np.nan,
