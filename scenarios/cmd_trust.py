@@ -13,6 +13,8 @@ Writes ``trust.csv``, ``collectors.csv`` (and with ``--compare`` ``comparison.cs
 
 from __future__ import annotations
 
+import sys
+
 from ldpsim.scenarios import options
 
 
@@ -77,6 +79,8 @@ def run(args) -> int:
             print(f"{plan.describe()}\noutput: {args.out or 'runs/<name>'}\n(dry run: nothing was run or written)")
             return 0
     result = run_trust_scenario(path, seed=args.seed)
+    for note in result.notices:
+        options.say(args, f"note: {note}", file=sys.stderr)
     comparison = None
     if args.compare:
         comparison = compare_trust_models(fleet, **study, rng=result.settings["seed"])

@@ -2,7 +2,10 @@
 
 import ast
 import functools
+import re
 from pathlib import Path
+
+from tests.tree import own_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,3 +102,25 @@ def test_mechanism_parameters_have_one_table_and_one_builder():
     """The typical parameters of every mechanism live in mechanisms/registry.py's PARAMETERS, and every
     caller builds through ``make``: no other table of mechanism parameters, no ``MECHANISMS[name](...)``."""
     assert _mechanism_tables_and_builds() == ([], [])
+
+
+#: spellings retired for one name per quantity (docs/glossary.md); old scenario keys are read through
+#: scenarios/studies/scenario/old_keys.py, the one place they may still be written
+RETIRED = re.compile(r"\b(epsilon_run|epsilon_total|local_epsilon|epsilon_local)\b|[\"']eps0[\"']")
+
+
+def test_one_name_per_quantity():
+    """ε per device over the run is ``epsilon_device`` and ε of one report ``epsilon_report`` in code,
+    scenario files, README and docs; no two classes of the package share a name."""
+    places = [p for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios", "docs")
+              for suffix in (".py", ".toml", ".md") for p in own_files(ROOT / top, suffix)] + [ROOT / "README.md"]
+    found = [f"{p.relative_to(ROOT).as_posix()}:{i}" for p in places if p.name != "old_keys.py"
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if RETIRED.search(line)]
+    assert found == []
+    classes = {}
+    for top in ("runtime", "mechanisms", "simulator", "evaluation", "scenarios"):
+        for p in (ROOT / top).rglob("*.py"):
+            for node in ast.parse(p.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef):
+                    classes.setdefault(node.name, []).append(p.relative_to(ROOT).as_posix())
+    assert {name: where for name, where in classes.items() if len(where) > 1} == {}

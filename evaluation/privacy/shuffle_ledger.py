@@ -103,7 +103,7 @@ def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFra
     for day, g in parts.groupby("day"):
         worst, _ = _composed(g, "worst", delta)
         median, _ = _composed(g, "median", delta)
-        days.append({"day": int(day), "epsilon_report": float(g["epsilon_report"].sum()),
+        days.append({"day": int(day), "epsilon_day": float(g["epsilon_report"].sum()),
                      "epsilon_central_worst": worst, "epsilon_central_median": median, "delta": delta})
     days = pd.DataFrame(days)
     run_worst, method = _composed(parts, "worst", delta)
@@ -122,7 +122,7 @@ def central_summary(cfg, result, delta: float = DELTA_SPEND) -> tuple[pd.DataFra
         "local_epsilon_device_all_partitions": local_run,
         "central_epsilon_day_max_worst": float(days["epsilon_central_worst"].max()),
         "central_epsilon_day_max_median": float(days["epsilon_central_median"].max()),
-        "local_epsilon_day_max": float(days["epsilon_report"].max()),
+        "local_epsilon_day_max": float(days["epsilon_day"].max()),
         "central_reports_unamplified": float(windows.loc[unamplified, "reports"].sum() / windows["reports"].sum()),
         "central_window_n_median": _weighted_median(windows["n"].to_numpy().astype(float),
                                                     windows["reports"].to_numpy()),

@@ -41,7 +41,7 @@ FALSE_ALARM, POWER = 0.05, 0.95
 
 
 @dataclass(frozen=True)
-class Guarantee:
+class ScopedGuarantee:
     """(ε, δ) for one scope, with what it means."""
 
     scope: str
@@ -116,14 +116,14 @@ class TrustModel(ABC):
         """Who must behave for the central guarantee (the local one, if any, needs nobody)."""
 
     def guarantees(self, n: int, days: int, delta: float = DELTA_RELEASE, reports_per_day: int = 1,
-                   neighbour: str = "replace") -> list[Guarantee]:
+                   neighbour: str = "replace") -> list[ScopedGuarantee]:
         """See :func:`guarantees`."""
         bins = bins_moved(neighbour)
         r_day, r_run = reports_per_day, reports_per_day * days
         meaning = self.meanings(days)
-        out = [Guarantee(scope, self.epsilon(n, r, delta, bins), self.central_delta(delta), meaning[scope])
+        out = [ScopedGuarantee(scope, self.epsilon(n, r, delta, bins), self.central_delta(delta), meaning[scope])
                for scope, r in (("report", 1), ("day", r_day), ("run", r_run))]
-        out.append(Guarantee("misbehaving server", *self.misbehaving(r_run)))
+        out.append(ScopedGuarantee("misbehaving server", *self.misbehaving(r_run)))
         return out
 
     # ---- calibration ----
@@ -301,7 +301,7 @@ def shuffled_epsilon(eps0: float, n: int, steps: int, delta: float) -> float:
 
 
 def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEASE, reports_per_day: int = 1,
-               neighbour: str = "replace") -> list[Guarantee]:
+               neighbour: str = "replace") -> list[ScopedGuarantee]:
     """The device's (ε, δ) per report, per day, over the run, and when the trusted party misbehaves.
 
     Parameters
@@ -319,7 +319,7 @@ def guarantees(model: TrustModel, n: int, days: int, delta: float = DELTA_RELEAS
 
     Returns
     -------
-    list of Guarantee
+    list of ScopedGuarantee
         Scopes "report", "day", "run", "misbehaving server" (docs/math.md §9.5).
     """
     return model.guarantees(n, days, delta, reports_per_day, neighbour)

@@ -32,7 +32,7 @@ from ldpsim.runtime.errors import InputError
 
 
 @dataclass(frozen=True)
-class Field:
+class PrimeField:
     """A VDAF prime field: its name, modulus and encoded size in bytes (docs/math.md §9.3).
 
     Parameters
@@ -97,17 +97,17 @@ class Field:
         return x[0]
 
 
-FIELD64 = Field("Field64", 2**32 * 4294967295 + 1, 8)
-FIELD128 = Field("Field128", 2**66 * 4611686018427387897 + 1, 16)
+FIELD64 = PrimeField("Field64", 2**32 * 4294967295 + 1, 8)
+FIELD128 = PrimeField("Field128", 2**66 * 4611686018427387897 + 1, 16)
 
 
-def split(reports, field: Field = FIELD64, rng=None):
+def split(reports, field: PrimeField = FIELD64, rng=None):
     """Two additive shares of each report: x₀ uniform, x₁ = x − x₀ mod p (docs/math.md §9.3).
 
     Parameters
     ----------
     reports : array_like of non-negative ints < p, shape (n, L)
-    field : Field
+    field : PrimeField
     rng : numpy.random.Generator, int or None
 
     Returns
@@ -121,7 +121,7 @@ def split(reports, field: Field = FIELD64, rng=None):
     return leader, field.sub(x, leader)
 
 
-def reconstruct(leader_sum, helper_sum, field: Field = FIELD64) -> np.ndarray:
+def reconstruct(leader_sum, helper_sum, field: PrimeField = FIELD64) -> np.ndarray:
     """The aggregate Σx from the two aggregators' share sums as signed int64: the representative in
     (−p/2, p/2], so noise that took a sum below zero comes back negative."""
     total = field.add(np.asarray(leader_sum), np.asarray(helper_sum))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldpsim.mechanisms._validation import as_generator, check_counts
-from ldpsim.mechanisms.aggregation.field_shares import FIELD64, Field, reconstruct, split, valid_reports
+from ldpsim.mechanisms.aggregation.field_shares import FIELD64, PrimeField, reconstruct, split, valid_reports
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.frequency.unary import UnaryEncoding
 from ldpsim.runtime.errors import InputError
@@ -37,7 +37,7 @@ class TwoServer:
         or discrete_gaussian).
     noise_by : {"leader", "both"}
         Which aggregators add ``target``.
-    field : Field
+    field : PrimeField
         FIELD64 (vectorized here) or FIELD128 (Prio3Histogram's field; Python integers).
     client : UnaryEncoding, optional
         Client randomization before sharing (symmetric RAPPOR = SUE in the DP-for-DAP draft): the
@@ -53,7 +53,7 @@ class TwoServer:
 
     target: IntegerNoise
     noise_by: str = "both"
-    field: Field = FIELD64
+    field: PrimeField = FIELD64
     client: UnaryEncoding | None = None
 
     def __post_init__(self):
@@ -136,7 +136,7 @@ class TwoServer:
         return reconstruct(sums[0], sums[1], self.field).astype(float), accepted
 
 
-def _to_field(z: np.ndarray, field: Field):
+def _to_field(z: np.ndarray, field: PrimeField):
     """Signed integers as field elements (−k ↦ p − k)."""
     if field.native:
         return np.where(z >= 0, z, 0).astype(np.uint64) + np.where(

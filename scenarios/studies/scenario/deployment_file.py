@@ -257,7 +257,8 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
                     seed: int | None = None, vocabulary=None) -> tuple[DeploymentConfig, dict]:
     """Read and validate a deployment scenario; returns the config and the run options (name, workers,
     notices). ``vocabulary`` (a file) replaces the scenario's workload (:mod:`.vocabulary_keys`)."""
-    raw = load_toml(path)
+    renamed = []
+    raw = load_toml(path, renamed)
     require_kind(raw, "deployment", path)
     for key in raw:
         if key not in TOP_LEVEL:
@@ -297,7 +298,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     kw.update(_events_per_day(kw.pop("events_per_day"), raw.get("fleet", {}), kw, path))
     if "collectors" in raw or any(u.collected for u in use_cases):
         kw["collectors"] = collectors
-    notices = vocab.notices if vocab is not None else ()
+    notices = tuple(renamed) + (vocab.notices if vocab is not None else ())
     word_uc = next((u for u in use_cases if u.kind == "word"), None)
     if word_uc is not None:
         fields, word_notices = _words(word_uc, t["words"], t["deployment"]["seed"], path)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ldpsim.runtime.errors import InputError
+from ldpsim.scenarios.studies.scenario.old_keys import OLD_KEYS, upgrade
 
 REQUIRED = object()
 #: the largest seed: seeds are stored as int64 (Parquet columns, the summary), so 0 … 2⁶³ − 1
@@ -40,12 +41,16 @@ class Field:
     help: str = ""
 
 
-def load_toml(path) -> dict:
-    """Read a TOML file; a missing file or a syntax error becomes a ScenarioError."""
+def load_toml(path, notices: list | None = None) -> dict:
+    """Read a TOML file; a missing file or a syntax error becomes a ScenarioError.
+
+    Keys renamed since an older ldpsim (:data:`~.old_keys.OLD_KEYS`) are read under today's name; a note
+    for each is appended to ``notices`` when a list is given.
+    """
     path = Path(path)
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            raw = tomllib.load(fh)
     except FileNotFoundError:
         raise ScenarioError(path, "file", "no such scenario file") from None
     except IsADirectoryError:
@@ -59,6 +64,14 @@ def load_toml(path) -> dict:
                             "levels)") from None
     except OSError as exc:
         raise ScenarioError(path, "file", f"cannot be read: {exc.strerror or exc}") from None
+    renamed, clashes = upgrade(raw)
+    if clashes:
+        old = clashes[0].rsplit(".", 1)[-1]
+        raise ScenarioError(path, clashes[0], f"is the old name of '{OLD_KEYS[old]}', which the same table also "
+                            f"gives: keep one")
+    if notices is not None:
+        notices.extend(renamed)
+    return raw
 
 
 #: the top-level tables that mark each kind of scenario file

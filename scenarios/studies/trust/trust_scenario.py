@@ -47,6 +47,7 @@ class TrustRun:
     table: pd.DataFrame
     records: pd.DataFrame
     settings: dict
+    notices: tuple = ()  # what reading the file did that the user should know (old key names read)
 
 
 def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
@@ -68,7 +69,8 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
         bytes_per_device (:mod:`~ldpsim.evaluation.privacy.trust_tables` says each column's unit).
     """
     file = Path(path)
-    raw = load_toml(file)
+    renamed = []
+    raw = load_toml(file, renamed)
     if set(raw) != {"trust"}:
         raise ScenarioError(file, "file", "a trust-model scenario holds one [trust] table (with [trust.use_case.NAME])")
     t = parse_table(raw["trust"], TRUST, "trust", file)
@@ -98,7 +100,7 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
                      "rmse": math.sqrt(float(np.mean((got.estimate - got.counted) ** 2))),
                      "bytes_per_device": model.upload_bytes(d)})
         logs += [{"use_case": name, **r} for r in got.records]
-    return TrustRun(pd.DataFrame(rows), pd.DataFrame(logs), {**t, "workload": w, "collectors": c})
+    return TrustRun(pd.DataFrame(rows), pd.DataFrame(logs), {**t, "workload": w, "collectors": c}, tuple(renamed))
 
 
 def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, force: bool = False) -> Path:
