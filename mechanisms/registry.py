@@ -157,7 +157,7 @@ def mechanism_class(name: str) -> type:
     except (KeyError, AttributeError):
         known = {*MECHANISMS, *INTERACTIVE}
         raise InputError(f"Unknown mechanism {name!r}; choose one of {sorted(known)}"
-                         f"{_did_you_mean(str(name).lower(), known)}.") from None
+                         f"{did_you_mean(str(name).lower(), known)}.") from None
 
 
 def takes(name: str, parameter: str) -> bool:
@@ -236,7 +236,8 @@ def make(name: str, *, epsilon: float | None = None, domain_size: int | None = N
     return cls(**merged)
 
 
-def _did_you_mean(key: str, allowed) -> str:
+def did_you_mean(key: str, allowed) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``allowed`` to ``key``, or an empty string."""
     near = difflib.get_close_matches(key, list(allowed), n=1)
     return f" (did you mean {near[0]!r}?)" if near else ""
 
@@ -254,7 +255,7 @@ def check_parameters(cls, params: dict) -> None:
     names = [f.name for f in fields]
     for key in params:
         if key not in names:
-            raise InputError(f"{cls.__name__} has no parameter {key!r}{_did_you_mean(key, names)}; "
+            raise InputError(f"{cls.__name__} has no parameter {key!r}{did_you_mean(key, names)}; "
                              f"its parameters are {', '.join(names)}.")
     missing = [f.name for f in fields if f.name not in params and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]

@@ -40,7 +40,7 @@ from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
-from ldpsim.mechanisms.registry import PARAMETERS
+from ldpsim.mechanisms.registry import PARAMETERS, did_you_mean
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
 
@@ -297,9 +297,8 @@ def _jobs(mechanism, epsilon, params, target, epsilons) -> list:
         return [(m, t, e) for m, e in mechs for t in plan_targets(m)]
     if isinstance(mechanism, str):
         if mechanism.lower() not in PARAMETERS:
-            from ldpsim.mechanisms.registry import _did_you_mean
             raise InputError(f"No audit plan for mechanism {mechanism!r}; auditable: {', '.join(PARAMETERS)}"
-                             f"{_did_you_mean(mechanism.lower(), PARAMETERS)}")
+                             f"{did_you_mean(mechanism.lower(), PARAMETERS)}")
         params = dict(params or {})
         epsilon = params.pop("epsilon", epsilon if epsilon is not None else 1.0)
         mechanism = make_mechanism(mechanism, epsilon, params)
