@@ -150,7 +150,8 @@ PRIVATE_READS_ALLOWED = {
 
 def test_measurements_and_studies_call_no_private_attribute_of_another_object():
     """evaluation/ and scenarios/ use what the mechanisms (and every other object they are handed) make
-    public: ``obj._name`` is read only on ``self`` or ``cls``, so renaming a mechanism's private helper can
+    public: ``obj._name`` is read only on ``self`` or ``cls`` and no ``_name`` is imported from another floor,
+    so renaming a mechanism's private helper can
     break nothing above it."""
     import ast
     found = []
@@ -161,6 +162,10 @@ def test_measurements_and_studies_call_no_private_attribute_of_another_object():
                         and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
                         and node.attr not in PRIVATE_READS_ALLOWED):
                     found.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} {ast.unparse(node)}")
+                elif (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ldpsim.")
+                      and node.module.split(".")[1] != top):   # a private name of another floor
+                    found += [f"{p.relative_to(ROOT).as_posix()}:{node.lineno} import {a.name}" for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
     assert found == []
 
 

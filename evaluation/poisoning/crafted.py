@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ldpsim.mechanisms import HR, RAPPOR
-from ldpsim.mechanisms.frequency.hadamard_response import _parity
+from ldpsim.mechanisms.frequency.hadamard_response import parity
 
 #: seeds the OLH attacker tries at most (vectorized, 2^18 at a time): finds a full collision of r
 #: targets when g^(r−1) ≲ 10⁷
@@ -51,7 +51,7 @@ def output_weights(mech, targets) -> np.ndarray:
     if isinstance(mech, HR):
         o = np.arange(mech.n_outputs)
         in_block = (o[None, :] // mech.block_size) == (t[:, None] // (mech.block_size - 1))
-        sign = 1 - 2 * _parity((t[:, None] % (mech.block_size - 1) + 1) & (o[None, :] % mech.block_size))
+        sign = 1 - 2 * parity((t[:, None] % (mech.block_size - 1) + 1) & (o[None, :] % mech.block_size))
         return mech.kappa * (in_block * sign).sum(axis=0)   # κ(2·[o ∈ C_t] − [o in t's block])
     return mech.estimator_matrix()[t].sum(axis=0)
 

@@ -51,7 +51,7 @@ def paper_blocks(epsilon: float, domain_size: int) -> int:
     return 1 << int(math.floor(math.log2(min(math.exp(epsilon), 2.0 * domain_size))))
 
 
-def _parity(a: np.ndarray) -> np.ndarray:
+def parity(a: np.ndarray) -> np.ndarray:
     """popcount(a) mod 2 for non-negative int64 arrays (< 2^32)."""
     a = a ^ (a >> 16)
     a = a ^ (a >> 8)
@@ -119,7 +119,7 @@ class HR(DiscreteOracle):
         """Whether each output lies in C_x (broadcasting)."""
         block, row = self._place(np.asarray(x, dtype=np.int64))
         o = np.asarray(outputs, dtype=np.int64)
-        return (o // self.block_size == block) & (_parity(row & (o % self.block_size)) == 0)
+        return (o // self.block_size == block) & (parity(row & (o % self.block_size)) == 0)
 
     def transition_matrix(self) -> np.ndarray:
         P = np.where(self.in_set(np.arange(self.domain_size)[:, None], np.arange(self.n_outputs)[None, :]),
@@ -131,7 +131,7 @@ class HR(DiscreteOracle):
         """A uniform cell of C_x: a uniform column, its parity with r fixed by flipping r's lowest bit."""
         block, row = self._place(x)
         col = rng.integers(0, self.block_size, size=x.size)
-        col ^= np.where(_parity(row & col) == 1, row & -row, 0)
+        col ^= np.where(parity(row & col) == 1, row & -row, 0)
         return block * self.block_size + col
 
     def perturb(self, values, rng=None) -> np.ndarray:
@@ -218,7 +218,7 @@ class HR(DiscreteOracle):
         for start in range(0, live.size, step):
             xs = live[start:start + step]
             block, row = self._place(xs)
-            members = np.sort(np.where(_parity(row[:, None] & cols) == 0, cols, self.block_size), axis=1)
+            members = np.sort(np.where(parity(row[:, None] & cols) == 0, cols, self.block_size), axis=1)
             members = members[:, :self._s] + (block * self.block_size)[:, None]      # C_x, (xs, s)
             draws = rng.multinomial(a[xs], np.full(self._s, 1.0 / self._s))
             hist += np.bincount(members.ravel(), weights=draws.ravel(), minlength=self.n_outputs).astype(np.int64)
