@@ -151,8 +151,7 @@ PRIVATE_READS_ALLOWED = {
 def test_measurements_and_studies_call_no_private_attribute_of_another_object():
     """evaluation/ and scenarios/ use what the mechanisms (and every other object they are handed) make
     public: ``obj._name`` is read only on ``self`` or ``cls`` and no ``_name`` is imported from another floor,
-    so renaming a mechanism's private helper can
-    break nothing above it."""
+    so renaming a mechanism's private helper can break nothing above it."""
     import ast
     found = []
     for top in ("evaluation", "scenarios"):
