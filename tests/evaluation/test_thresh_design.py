@@ -1,0 +1,128 @@
+"""THRESH (docs/math.md §12.7) against its closed forms and its privacy from its own probabilities.
+
+* Epoch 0's collection: mean n·π̄ and variance n·μ(1 − μ)/(p − q)² (z tests of mean and variance).
+* The refresh at epoch 1 when the share does not change: the count of refreshing runs is exactly
+  Bin(runs, P[refresh]) (exact binomial test), with nobody using the item (the vote level) and with a
+  constant share (the yes-votes of devices whose local count moved by chance).
+* The guarantee: the worst transcript ratio, enumerated over every history of one device on a small
+  run from the mechanism's own report probabilities, equals (k + 1)·ε_estimate + 2·m·ε_vote.
+
+Each statistical test holds a false-alarm rate of ALPHA = 10⁻⁴ (Bonferroni over its checks).
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldpsim.evaluation.trends.thresh_design import (local_count_law, rr_pair, thresh_design, thresh_epsilon)
+from ldpsim.evaluation.trends.detection import Detector
+from ldpsim.runtime.errors import InputError
+
+ALPHA = 1e-4
+N, RUNS = 200_000, 4000
+
+
+def test_local_count_law_is_poisson_binomial():
+    law = local_count_law([0.1, 0.5, 0.9, 0.2, 0.2, 0.2], 3)
+    assert law[0] == pytest.approx([0.9 * 0.5 * 0.1, 0.1 * 0.5 * 0.1 + 0.9 * 0.5 * 0.1 + 0.9 * 0.5 * 0.9,
+                                    0.1 * 0.5 * 0.1 + 0.1 * 0.5 * 0.9 + 0.9 * 0.5 * 0.9, 0.1 * 0.5 * 0.9])
+    assert law[1] == pytest.approx(stats.binom.pmf(range(4), 3, 0.2))
+
+
+def test_first_collection_has_its_closed_form_mean_and_variance():
+    """Day 0 shows epoch 0's collection: z tests of its mean and variance over 4000 runs."""
+    d = thresh_design(2.0, 30, epoch=6)
+    shares = np.linspace(0.02, 0.08, 30)
+    x = d.release(shares, N, RUNS, np.random.default_rng(3))[:, 0]
+    mean, var = d.collection_moments(shares[:6].mean(), N)
+    z = stats.norm.isf(ALPHA / 4)
+    assert abs(x.mean() - mean) < z * math.sqrt(var / RUNS)
+    s2 = x.var()
+    se = math.sqrt((((x - x.mean()) ** 4).mean() - s2 ** 2) / RUNS)
+    assert abs(s2 - var) < z * se
+
+
+@pytest.mark.parametrize("share", [0.0, 0.002, 0.01])
+def test_refresh_at_epoch_one_without_a_change_has_its_exact_probability(share):
+    """Runs that collect again at epoch 1 ~ Bin(runs, P[refresh]); a refresh changes what day 11 shows."""
+    d = thresh_design(2.0, 12, epoch=6, vote_level=0.05)
+    x, collected = d.run(np.full(12, share), N, RUNS, np.random.default_rng(11))
+    refreshed = int(collected[:, 1].sum())
+    assert np.all(x[~collected[:, 1], 11] == x[~collected[:, 1], 5])
+    p = d.refresh_probability(share, N)
+    assert (p <= 0.05) if share == 0 else (p > 0.05)
+    assert 0 < refreshed < RUNS or p < 0.01 or p > 0.99
+    assert stats.binomtest(refreshed, RUNS, p).pvalue > ALPHA
+
+
+def _transcript_law(d, history, outputs):
+    """P[the device's reports = outputs │ its daily bits, the server's refresh decisions], enumerated.
+
+    ``history``: bits (T,); ``outputs``: per epoch (vote, bit sent or None) with the server's decisions
+    implied by which epochs carry a collected report. The sent bit of a collection is RR of one of the
+    epoch's days drawn uniformly.
+    """
+    pv, qv = rr_pair(d.epsilon_vote)
+    pe, qe = rr_pair(d.epsilon_estimate)
+    counts = np.asarray(history).reshape(-1, d.epoch).sum(axis=1)
+    prob, used, last = 1.0, 0, counts[0]
+    for j, (vote, sent) in enumerate(outputs):
+        if j > 0 and vote is not None:
+            yes = abs(counts[j] - last) >= d.gap and used < d.votes
+            p1 = pv if yes else qv
+            prob *= p1 if vote else 1 - p1
+            used += yes
+        if sent is not None:
+            share = counts[j] / d.epoch
+            p1 = share * pe + (1 - share) * qe
+            prob *= p1 if sent else 1 - p1
+            last = counts[j]
+    return prob
+
+
+def test_worst_transcript_ratio_is_the_stated_epsilon():
+    """Every pair of histories of one device over 5 epochs of 1 day (k = 1, m = 2) and every transcript
+    the server can see (no votes once both collections are spent): max ln ratio ≤ (k + 1)ε_e + 2mε_v,
+    and equal to it — e.g. 1,0,0,0,0 against 0,0,0,1,1 with the second collection on epoch 4."""
+    d = thresh_design(1.0, 5, changes=1, epoch=1)
+    histories = list(itertools.product([0, 1], repeat=5))
+    worst = 0.0
+    for second in (None, 1, 2, 3, 4):                      # the epoch of the second collection, if any
+        for votes in itertools.product([0, 1], repeat=4):
+            for bits in itertools.product([0, 1], repeat=2 if second else 1):
+                outputs = [(None, bits[0])] + [
+                    (None if second and j > second else votes[j - 1], bits[1] if j == second else None)
+                    for j in (1, 2, 3, 4)]
+                law = np.array([_transcript_law(d, h, outputs) for h in histories])
+                worst = max(worst, math.log(law.max() / law.min()))
+    stated = thresh_epsilon(d.changes, d.epsilon_estimate, d.epsilon_vote, d.votes)
+    assert stated == pytest.approx(1.0) == pytest.approx(d.guarantee.epsilon)
+    assert worst == pytest.approx(stated, abs=1e-12)
+
+
+def test_epsilon_grows_with_the_changes_not_the_days():
+    a, b = thresh_design(2.0, 90, changes=3), thresh_design(2.0, 360, changes=3)
+    assert a.epsilon_estimate == b.epsilon_estimate and a.epsilon_vote == b.epsilon_vote
+    assert thresh_epsilon(7, a.epsilon_estimate, a.epsilon_vote, 8) == pytest.approx(4.0)
+
+
+def test_null_thresholds_bound_the_false_alarms():
+    """An unused item over 20,000 runs: alarms on each of days 5, 17, 29 ≤ the bound (one-sided exact test)."""
+    d = thresh_design(2.0, 30, epoch=6, vote_level=0.05)
+    detector = Detector(window=7, items=1, rate=3.0)
+    x = d.release(np.zeros(30), N, 20_000, np.random.default_rng(5))
+    alarms = detector.alarms(x, detector.thresholds(d, N, 30))
+    bound = detector.null_alarm_probability(d, N, 30)
+    assert np.all(bound <= detector.level * (1 + 1e-12))
+    for day in (5, 17, 29):
+        assert stats.binomtest(int(alarms[:, day].sum()), 20_000, bound[day], alternative="greater").pvalue > ALPHA / 3
+
+
+@pytest.mark.parametrize("kwargs, name", [({"epoch": 7}, "epoch"), ({"gap": 0}, "gap"), ({"changes": -1}, "changes"),
+                                          ({"vote_level": 1.5}, "vote_level")])
+def test_bad_parameters_are_refused(kwargs, name):
+    with pytest.raises(InputError, match=name):
+        thresh_design(2.0, 90, **kwargs)
