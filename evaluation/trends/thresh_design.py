@@ -141,9 +141,14 @@ class ThreshDesign:
         return float(expected_false(n, y * p + (1 - y) * q, 1, self.vote_cut(n)))
 
     def window_moments(self, shares, n: int, window: int) -> tuple[np.ndarray, np.ndarray]:
-        """No closed form: the collection epochs are random (chosen by the votes) — NaN, so every
-        theory column derived from them reads NaN rather than a wrong number."""
-        nan = np.full(np.asarray(shares).size, np.nan)
+        """Closed form only for one day of an unused item: every collection is then exactly
+        (Bin(n, q) − n·q)/(p − q) whichever epochs the votes chose, so a day's release has mean 0 and
+        variance n·q(1 − q)/(p − q)². Otherwise the collection epochs are random (chosen by the votes)
+        and there is none — NaN, so every theory column derived from it reads NaN, not a wrong number (§12.7)."""
+        pi = np.asarray(shares, dtype=float)
+        if window == 1 and not np.any(pi):
+            return np.zeros(pi.size), np.full(pi.size, self.collection_moments(0.0, n)[1])
+        nan = np.full(pi.size, np.nan)
         return nan, nan
 
     def _estimate_cut(self, n: int, tested: int, rate: float) -> int:

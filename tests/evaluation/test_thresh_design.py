@@ -118,7 +118,12 @@ def test_null_thresholds_bound_the_false_alarms():
     bound = detector.null_alarm_probability(d, N, 30)
     assert np.all(bound <= detector.level * (1 + 1e-12))
     for day in (5, 17, 29):
-        assert stats.binomtest(int(alarms[:, day].sum()), 20_000, bound[day], alternative="greater").pvalue > ALPHA / 3
+        assert stats.binomtest(int(alarms[:, day].sum()), 20_000, bound[day], alternative="greater").pvalue > ALPHA / 4
+    _, var = d.window_moments(np.zeros(30), N, 1)         # one day's release: z test of its variance
+    s2, r = (x[:, 29] ** 2).mean(), x.shape[0]
+    se = math.sqrt(((x[:, 29] ** 4).mean() - s2 ** 2) / r)
+    assert abs(s2 - var[29]) < stats.norm.isf(ALPHA / 8) * se
+    assert np.isnan(d.window_moments(np.zeros(30), N, 7)[1]).all() and np.isnan(d.window_moments(np.ones(30), N, 1)[0]).all()
 
 
 @pytest.mark.parametrize("kwargs, name", [({"epoch": 7}, "epoch"), ({"gap": 0}, "gap"), ({"changes": -1}, "changes"),
