@@ -32,24 +32,17 @@ are sums of Bernoulli reports, i.e. binomials.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.evaluation.trends.designs import DesignGuarantee
+from ldpsim.evaluation.trends.designs import DesignGuarantee, rr_pair
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 from ldpsim.mechanisms.discovery.false_discoveries import count_threshold, expected_false
 from ldpsim.runtime.errors import InputError
 
 #: default P[a refresh] in an epoch where nobody votes yes
 VOTE_LEVEL = 1e-3
-
-
-def rr_pair(epsilon: float) -> tuple[float, float]:
-    """(p, q) of binary randomized response at ε: P[1 │ 1] = e^ε/(1 + e^ε), P[1 │ 0] = 1 − p."""
-    p = 1.0 / (1.0 + math.exp(-epsilon))
-    return p, 1.0 - p
 
 
 def thresh_epsilon(changes: int, epsilon_estimate: float, epsilon_vote: float, votes: int) -> float:
@@ -170,9 +163,9 @@ class ThreshDesign:
     def sample(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """(true daily counts, released daily estimates), each (replicates, T), from their exact aggregate law.
 
-        The true count of day t is Bin(n, π_t) (the release depends on the devices only through the local
-        counts; the two are drawn from the same law but not jointly — the tracking error compares each
-        day's release with an independent draw of its count, which adds n·π_t(1 − π_t) to its variance).
+        The true count of day t is Bin(n, π_t), drawn independently of the release (which depends on the
+        devices only through their local counts): the tracking error then carries n·π_t(1 − π_t) more
+        variance than against the joint draw.
         """
         gen = as_generator(rng)
         pi = np.asarray(shares, dtype=float)

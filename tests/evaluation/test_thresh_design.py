@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.trends.thresh_design import (local_count_law, rr_pair, thresh_design, thresh_epsilon)
+from ldpsim.evaluation.trends.designs import rr_pair
+from ldpsim.evaluation.trends.thresh_design import local_count_law, thresh_design, thresh_epsilon
 from ldpsim.evaluation.trends.detection import Detector
 from ldpsim.runtime.errors import InputError
 
