@@ -168,11 +168,9 @@ class ThreshDesign:
         variance than against the joint draw.
         """
         gen = as_generator(rng)
+        daily = self.release(shares, n, replicates, gen)
         pi = np.asarray(shares, dtype=float)
-        if pi.shape != (self.days,):
-            raise InputError(f"ThreshDesign.sample: 'shares' must have shape ({self.days},); got {pi.shape}.")
         counts = gen.binomial(n, np.broadcast_to(pi, (replicates, self.days))).astype(float)
-        daily = self.release(pi, n, replicates, gen)
         return counts, daily
 
     def release(self, shares, n: int, replicates: int, rng=None) -> np.ndarray:
@@ -180,16 +178,24 @@ class ThreshDesign:
         return self.run(shares, n, replicates, rng)[0]
 
     def run(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
-        """(released daily estimates (replicates, T), which epochs collected (replicates, J)), exact law."""
+        """(released daily estimates (replicates, T), which epochs collected (replicates, J)), exact law.
+
+        Raises InputError unless ``shares`` is T shares in [0, 1].
+        """
+        pi = np.asarray(shares, dtype=float)
+        if pi.shape != (self.days,) or not np.all((pi >= 0) & (pi <= 1)):
+            raise InputError(f"ThreshDesign.run: 'shares' must be {self.days} daily shares in [0, 1]; "
+                             f"got shape {pi.shape}.")
         gen = as_generator(rng)
-        law = local_count_law(shares, self.epoch)                      # (J, ℓ + 1)
+        law = local_count_law(pi, self.epoch)                          # (J, ℓ + 1)
         ell, m_votes = self.epoch, self.votes
         level = np.arange(ell + 1)
         pv, qv = rr_pair(self.epsilon_vote)
         pe, qe = rr_pair(self.epsilon_estimate)
         cut = self.vote_cut(n)
         # yes[u, f, m]: a device with u yes-votes used, count f at the last collection and count m now
-        yes = (np.abs(level[None, :, None] - level[None, None, :]) >= self.gap) & (np.arange(m_votes + 1) < m_votes)[:, None, None]
+        moved = np.abs(level[:, None] - level[None, :]) >= self.gap
+        yes = moved[None, :, :] & (np.arange(m_votes + 1) < m_votes)[:, None, None]
         state = np.zeros((replicates, m_votes + 1, ell + 1), dtype=np.int64)   # devices per (u, f)
         held = np.zeros(replicates)
         left = np.full(replicates, self.collections)

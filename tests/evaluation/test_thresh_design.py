@@ -132,3 +132,9 @@ def test_null_thresholds_bound_the_false_alarms():
 def test_bad_parameters_are_refused(kwargs, name):
     with pytest.raises(InputError, match=name):
         thresh_design(2.0, 90, **kwargs)
+
+
+@pytest.mark.parametrize("shares", [np.zeros(12), np.full(30, 1.5)])
+def test_bad_shares_are_refused(shares):
+    with pytest.raises(InputError, match="shares"):
+        thresh_design(2.0, 30).run(shares, 1000, 2, 0)
