@@ -23,7 +23,8 @@ the transcript's likelihood ratio is at most e^ε with ε = (k + 1)·ε_estimate
 as half on the collections and half on the votes. The assumption on k is an accuracy assumption: when
 the item's share changes more often, the release lags or freezes; the privacy statement does not move.
 
-Releases are drawn from their exact aggregate law (:meth:`ThreshDesign.sample`): devices are
+Releases are drawn from their exact aggregate law (:meth:`ThreshDesign.run`; device by device on
+given bits, e.g. changing favourites, with :meth:`ThreshDesign.simulate_devices`): devices are
 exchangeable given the server's decisions, so the fleet is a count per state (yes-votes used, local
 count at the last collection), split each epoch by a multinomial over the new local count (the
 epoch's days are independent Bernoulli draws, so M_j is Poisson-binomial, exact), and votes and bits
@@ -231,10 +232,61 @@ class ThreshDesign:
                 new_state = np.where(refresh[:, None, None], stay.sum(axis=2), stay.sum(axis=3))
                 state = np.where(active[:, None, None], new_state, state)
             released[:, j] = held
-        # day t shows the estimate held at its end: epoch j's on its last day, epoch j − 1's before
+        return self._daily(released), collected
+
+    def _daily(self, released: np.ndarray) -> np.ndarray:
+        """Day t shows the estimate held at its end: epoch j's on its last day, epoch j − 1's before (epoch 0's from day 0)."""
+        ell = self.epoch
         daily = np.repeat(np.concatenate([released[:, :1], released[:, :-1]], axis=1), ell, axis=1)
         daily[:, ell - 1::ell] = released
-        return daily, collected
+        return daily
+
+    def simulate_devices(self, bits, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """The protocol run device by device on given daily bits (vectorised over devices), one run.
+
+        For data that are not independent daily draws — e.g. "today's favourite is the item" from
+        :func:`~ldpsim.evaluation.workloads.trends.changing_favourites` — and as an independent check of
+        :meth:`run`'s aggregate law.
+
+        Parameters
+        ----------
+        bits : array_like of bool, shape (n, T)
+        rng : None, int, SeedSequence or Generator
+
+        Returns
+        -------
+        (ndarray (1, T), ndarray of bool (1, J))
+            The released daily estimates and which epochs collected.
+        """
+        b = np.asarray(bits)
+        if b.ndim != 2 or b.shape[1] != self.days or not np.isin(b, (0, 1)).all():
+            raise InputError(f"ThreshDesign.simulate_devices: 'bits' must be 0/1 of shape (devices, {self.days}); "
+                             f"got shape {b.shape}.")
+        gen = as_generator(rng)
+        n, ell = b.shape[0], self.epoch
+        counts = b.reshape(n, -1, ell).sum(axis=2)                       # M_j of every device, (n, J)
+        pv, qv = rr_pair(self.epsilon_vote)
+        pe, qe = rr_pair(self.epsilon_estimate)
+        cut = self.vote_cut(n)
+        rows = np.arange(n)
+
+        def collect(j):
+            sent = b[rows, j * ell + gen.integers(ell, size=n)]
+            return self.estimate((gen.random(n) < np.where(sent == 1, pe, qe)).sum(), n)
+
+        released = np.empty(counts.shape[1])
+        collected = np.zeros(counts.shape[1], dtype=bool)
+        held, left, last, used = collect(0), self.collections - 1, counts[:, 0], np.zeros(n, dtype=np.int64)
+        released[0], collected[0] = held, True
+        for j in range(1, counts.shape[1]):
+            if left > 0:
+                yes = (np.abs(counts[:, j] - last) >= self.gap) & (used < self.votes)
+                ones = (gen.random(n) < np.where(yes, pv, qv)).sum()
+                used += yes
+                if ones >= cut:
+                    held, left, last, collected[j] = collect(j), left - 1, counts[:, j], True
+            released[j] = held
+        return self._daily(released[None, :]), collected[None, :]
 
 
 def default_epoch(days: int) -> int:

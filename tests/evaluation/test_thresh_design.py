@@ -20,6 +20,7 @@ from scipy import stats
 from ldpsim.evaluation.trends.designs import rr_pair
 from ldpsim.evaluation.trends.thresh_design import local_count_law, thresh_design, thresh_epsilon
 from ldpsim.evaluation.trends.detection import Detector
+from ldpsim.evaluation.workloads.trends import changing_favourites
 from ldpsim.runtime.errors import InputError
 
 ALPHA = 1e-4
@@ -110,6 +111,7 @@ def test_epsilon_grows_with_the_changes_not_the_days():
     assert thresh_epsilon(7, a.epsilon_estimate, a.epsilon_vote, 8) == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 def test_null_thresholds_bound_the_false_alarms():
     """An unused item over 20,000 runs: alarms on each of days 5, 17, 29 ≤ the bound (one-sided exact test)."""
     d = thresh_design(2.0, 30, epoch=6, vote_level=0.05)
@@ -138,3 +140,34 @@ def test_bad_parameters_are_refused(kwargs, name):
 def test_bad_shares_are_refused(shares):
     with pytest.raises(InputError, match="shares"):
         thresh_design(2.0, 30).run(shares, 1000, 2, 0)
+
+
+@pytest.mark.slow
+def test_aggregate_law_matches_the_device_by_device_protocol():
+    """1500 runs each of ``run`` and of ``simulate_devices`` on fresh independent daily bits (n = 3000,
+    3 epochs, k = 1 so the cap on collections binds): the pattern of collecting epochs (χ² test of
+    homogeneity) and the last day's release (two-sample Kolmogorov–Smirnov) agree, at ALPHA / 2 each."""
+    d = thresh_design(2.0, 18, changes=1, epoch=6, vote_level=0.05)
+    shares = np.repeat([0.02, 0.06, 0.03], 6)
+    n, runs = 3000, 1500
+    agg, agg_col = d.run(shares, n, runs, np.random.default_rng(21))
+    gen = np.random.default_rng(22)
+    dev = [d.simulate_devices(gen.random((n, 18)) < shares, gen) for _ in range(runs)]
+    dev_daily = np.concatenate([x for x, _ in dev])
+    dev_col = np.concatenate([c for _, c in dev])
+    pattern = lambda col: np.bincount(col[:, 1] * 2 + col[:, 2], minlength=4)
+    table = np.array([pattern(agg_col), pattern(dev_col)])
+    table = table[:, table.sum(axis=0) > 0]
+    assert table.shape[1] >= 2 and stats.chi2_contingency(table).pvalue > ALPHA / 2, table
+    assert stats.ks_2samp(agg[:, -1], dev_daily[:, -1]).pvalue > ALPHA / 2
+
+
+def test_devices_with_favourites_that_never_change_never_refresh_by_vote():
+    """Bits constant over the run (changing_favourites with k = 0): no local count moves, so no device
+    votes yes, and a refresh happens only at the vote level (here 0: never)."""
+    d = thresh_design(2.0, 30, epoch=6, vote_level=1e-12)
+    fav = changing_favourites(20_000, 30, [0.3, 0.7], 0, np.random.default_rng(4))
+    x, collected = d.simulate_devices(fav == 0, np.random.default_rng(5))
+    assert collected.tolist() == [[True, False, False, False, False]] and np.all(x == x[0, 0])
+    with pytest.raises(InputError, match="bits"):
+        d.simulate_devices(np.zeros((10, 29)), 0)
