@@ -295,13 +295,12 @@ def default_epoch(days: int) -> int:
 
 
 def thresh_design(epsilon: float, days: int, changes: int = 3, epoch: int | None = None, gap: int = 1,
-                  vote_level: float = VOTE_LEVEL) -> ThreshDesign:
+                  vote_level: float = VOTE_LEVEL, votes: int | None = None) -> ThreshDesign:
     """THRESH at pure ε per person over ``days``, any behaviour (module docstring; docs/math.md §12.7).
 
-    ``epoch`` defaults to :func:`default_epoch`.
-
-    ε/2 is spread over the k + 1 collections (ε_estimate = ε/(2(k + 1))) and ε/2 over m = k + 1
-    yes-votes, each costing 2·ε_vote between two histories (ε_vote = ε/(4(k + 1))).
+    ε/2 is spread over the k + 1 collections (ε_estimate = ε/(2(k + 1))) and ε/2 over m yes-votes,
+    each costing 2·ε_vote between two histories (ε_vote = ε/(4m)). ``epoch`` defaults to
+    :func:`default_epoch`, ``votes`` (m) to k + 1.
     """
     epsilon = check_real("thresh_design", "epsilon", epsilon, 0.0)
     days = check_int("thresh_design", "days", days, low=1)
@@ -311,7 +310,7 @@ def thresh_design(epsilon: float, days: int, changes: int = 3, epoch: int | None
     vote_level = check_real("thresh_design", "vote_level", vote_level, 0.0, 1.0)
     if days % epoch:
         raise InputError(f"thresh_design: the 'epoch' must divide the {days} days; got {epoch}.")
-    votes = changes + 1
+    votes = changes + 1 if votes is None else check_int("thresh_design", "votes", votes, low=1)
     e_est, e_vote = epsilon / (2 * (changes + 1)), epsilon / (4 * votes)
     spent = thresh_epsilon(changes, e_est, e_vote, votes)
     meaning = (f"pure ε-LDP per person over the {days}-day run, any behaviour (δ = 0); accurate while the "
