@@ -188,7 +188,7 @@ class RRDesign:
     @property
     def p(self) -> float:
         """P[report 1 │ bit 1] = e^ε/(1 + e^ε)."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon_report))
+        return rr_pair(self.epsilon_report)[0]
 
     @property
     def q(self) -> float:
@@ -262,6 +262,12 @@ class RRDesign:
         b = np.array([0, 1, 0, 1])[None, :, None]
         ones = (a * (pairs[:, :, None] - holders) + b * holders).sum(axis=1)
         return holders.sum(axis=1).astype(float), self.estimate(ones, n)
+
+
+def rr_pair(epsilon: float) -> tuple[float, float]:
+    """(p, q) of binary randomized response at ε: P[1 │ 1] = e^ε/(1 + e^ε), P[1 │ 0] = 1 − p."""
+    p = 1.0 / (1.0 + math.exp(-epsilon))
+    return p, 1.0 - p
 
 
 def trailing_sum(values: np.ndarray, window: int) -> np.ndarray:
