@@ -106,7 +106,7 @@ def test_mechanism_parameters_have_one_table_and_one_builder():
 
 #: spellings retired for one name per quantity (docs/glossary.md); old scenario keys are read through
 #: scenarios/studies/scenario/old_keys.py, the one place they may still be written
-RETIRED = re.compile(r"\b(epsilon_run|epsilon_total|local_epsilon|epsilon_local)\b|[\"']eps0[\"']")
+RETIRED = re.compile(r"\b(epsilon_run|epsilon_total|local_epsilon|epsilon_local)\b")
 
 
 def test_one_name_per_quantity():

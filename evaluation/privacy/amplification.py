@@ -38,7 +38,7 @@ _C_TAIL = 1e-15
 
 
 def _check(eps0, n, delta) -> tuple[float, int, float]:
-    eps0 = check_real("shuffle amplification", "epsilon_report", eps0, 0.0, math.inf)
+    eps0 = check_real("shuffle amplification", "eps0", eps0, 0.0, math.inf)
     n = check_int("shuffle amplification", "n", n, low=1)
     delta = check_real("shuffle amplification", "delta", delta, 0.0, 1.0)
     return eps0, n, delta

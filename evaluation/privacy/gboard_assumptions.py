@@ -65,7 +65,7 @@ class GboardAssumptions:
 
     def __post_init__(self):
         owner = "GboardAssumptions"
-        object.__setattr__(self, "epsilon_report", check_epsilon(owner, self.eps0, "epsilon_report"))
+        object.__setattr__(self, "eps0", check_epsilon(owner, self.eps0, "eps0"))
         object.__setattr__(self, "devices_per_round", check_int(owner, "devices_per_round", self.devices_per_round,
                                                                 low=2))
         for name in ("layers", "passes", "collections"):
@@ -96,7 +96,7 @@ def parse_assumptions(pairs) -> GboardAssumptions:
             number = float(value)
         except ValueError:
             raise InputError(f"GboardAssumptions: {key!r} must be a number; got {value!r}.") from None
-        given[key] = number if key == "epsilon_report" or not number.is_integer() else int(number)
+        given[key] = number if key == "eps0" or not number.is_integer() else int(number)
     return GboardAssumptions(**given)
 
 
@@ -142,7 +142,7 @@ def implied(assumptions: GboardAssumptions, delta: float = GBOARD_2024[1]) -> Gb
 
 
 #: the grid of docs/math.md §10.6's table
-GRID = {"epsilon_report": (0.5, 1.0, 2.0, 4.0), "devices_per_round": (10**5, 10**6, 10**7), "layers": (5, 10),
+GRID = {"eps0": (0.5, 1.0, 2.0, 4.0), "devices_per_round": (10**5, 10**6, 10**7), "layers": (5, 10),
         "passes": (1, 2)}
 
 

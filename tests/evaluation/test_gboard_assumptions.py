@@ -32,7 +32,7 @@ def test_implied_equals_the_tries_accountant_and_respects_the_closed_form():
 
 @pytest.mark.slow
 def test_grid_marks_exactly_the_combinations_under_the_stated_epsilon():
-    t = reaching_grid({"epsilon_report": (1.0, 4.0), "devices_per_round": (10**5,), "layers": (10,), "passes": (1, 2)})
+    t = reaching_grid({"eps0": (1.0, 4.0), "devices_per_round": (10**5,), "layers": (10,), "passes": (1, 2)})
     assert len(t) == 4
     assert (t["item_reaches_0.315"] == (t["epsilon_item"] <= 0.315)).all()
     assert (t["person_reaches_0.315"] == (t["epsilon_person"] <= 0.315)).all()
@@ -45,8 +45,8 @@ def test_grid_marks_exactly_the_combinations_under_the_stated_epsilon():
 def test_assumptions_parsed_and_refused_by_name():
     a = parse_assumptions(["eps0=3", "devices_per_round=1e6", "layers=12"])
     assert (a.eps0, a.devices_per_round, a.layers, a.passes) == (3.0, 10**6, 12, 1)
-    for bad, match in ((["foo=1"], "epsilon_report"), (["eps0=x"], "'eps0' must be a number"),
+    for bad, match in ((["foo=1"], "eps0"), (["eps0=x"], "'eps0' must be a number"),
                        (["layers=2", "layers=3"], "twice"), (["layers=0"], "layers"),
-                       (["devices_per_round=1"], "devices_per_round"), (["eps0=-1"], "epsilon_report")):
+                       (["devices_per_round=1"], "devices_per_round"), (["eps0=-1"], "eps0")):
         with pytest.raises(InputError, match=match):
             parse_assumptions(bad)
