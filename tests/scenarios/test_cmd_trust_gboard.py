@@ -19,7 +19,7 @@ def test_gboard_prints_the_librarys_numbers(capsys):
 
 
 @pytest.mark.parametrize("argv, names", [
-    (["trust", "--gboard", "--assume", "foo=1"], ["foo=1", "epsilon_report"]),
+    (["trust", "--gboard", "--assume", "foo=1"], ["foo=1", "eps0"]),
     (["trust", "--assume", "eps0=1"], ["--assume", "--gboard"]),
     (["trust", "--gboard", "--compare"], ["--compare", "--gboard"]),
     (["trust", "--gboard", "--assume", "layers=0"], ["layers"]),
