@@ -47,7 +47,7 @@ from ldpsim.runtime.runfolder import Layout
 #: ``ldpsim audit --out``: the verdicts and the detection table
 LAYOUT = Layout("audit", ("audit.csv", "detection.csv"))
 
-MODES = ("sample", "declared", "repeated")
+MODES = ("sample", "declared", "repeated")  # and "run": :func:`audit_whole_run`
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: most client reports one audit call may draw (sample and repeated modes): at the ~10⁷ reports/s of the
 #: fastest clients a few minutes; the slowest (discovery protocols, Python clients) take far longer
@@ -429,3 +429,43 @@ def detection_table(epsilons=EPSILONS, excesses=(0.05, 0.1, 0.25, 0.5, 1.0), dom
         rows.append(row)
     return pd.DataFrame(rows)
 
+
+
+def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confidence: float = 0.95,
+                    seed: int = 0) -> AuditReport:
+    """The audit of a whole run (mode ``"run"``, :mod:`ldpsim.evaluation.audit.run_audit`, docs/math.md §11.7):
+    per design, one canary person through D days × R rounds, its user-level ε_lb beside the accountant's
+    ε per person over the run.
+
+    Parameters
+    ----------
+    designs : sequence of str, optional
+        Of :data:`~ldpsim.evaluation.audit.run_audit.DESIGNS` (default: all).
+    bug : str, optional
+        A planted bug (:data:`~ldpsim.evaluation.audit.run_audit.BUGS`) every audited design carries
+        (designs that cannot carry it are skipped, and said so).
+    trials : int, optional
+        Runs per world (default: per design, the most its planted bugs need to FAIL with probability ≥ 0.95,
+        :func:`~ldpsim.evaluation.audit.run_audit.default_trials`).
+    confidence : float in (0, 1)
+    seed : int
+    """
+    from ldpsim.evaluation.audit.run_audit import CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, default_trials, run_plan
+
+    designs = tuple(DESIGNS if designs is None else designs)
+    confidence = check_real("audit", "confidence", confidence, 0.0, 1.0)
+    seed = check_int("audit", "seed", seed, low=0)
+    if trials is not None:
+        trials = check_trials(trials)
+    skipped = [d for d in designs if bug == "clear-round" and d in DESIGNS and d not in CLEAR_ROUND_DESIGNS]
+    plans = [run_plan(d, bug=bug) for d in designs if d not in skipped]
+    if trials is not None:
+        _guard_samples(trials, len(plans), max(p.rounds for p in plans))
+    rngs = np.random.default_rng(seed).spawn(len(plans))
+    results = [audit_run(p, trials or default_trials(p.design, confidence), r, confidence) for p, r in zip(plans, rngs)]
+    notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
+             f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln ratio {math.log(p.p_a / p.p_b):.4g})"
+             for p in plans]
+    notes += [f"{d}: skipped, the planted {bug!r} needs a GRR report" for d in skipped]
+    return AuditReport(results, "run", notes + [f"{len(results)} run audit(s): each trial one complete run of the canary; confidence "
+                          f"{confidence:g} per audit; FAIL = ε_lb above the claimed ε per person over the run"])
