@@ -72,8 +72,9 @@ def add_arguments(parser):
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--design", action="append", metavar="NAME",
                         help="--run: a design to audit, repeatable (default: every design)")
-    parser.add_argument("--planted", choices=("uncharged-round", "clear-round"),
-                        help="--run: plant a bug in every audited design, to see the audit FAIL it (default: none)")
+    parser.add_argument("--planted", metavar="BUG",
+                        help="--run: plant a bug in every audited design, to see the audit FAIL it: uncharged-round or "
+                             "clear-round (default: none)")
     parser.add_argument("--target", metavar="NAME",
                         help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
                              "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")

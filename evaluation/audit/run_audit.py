@@ -51,7 +51,9 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
+from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles and the LDP tries' rounds
@@ -118,34 +120,23 @@ class RunPlan:
         return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
 
 
-def _deployment(design: str, days: int, rounds_per_day: int, epsilon_round: float):
-    """(the deployment of ``design`` over ``days`` days, its use case) — what the accountant reads."""
-    from ldpsim.simulator.config import DeploymentConfig, UseCase
-
-    items = ("x", "y")
+def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
+    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} at
+    ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
+    (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
     if design in ("ldp_trie", "gboard"):
-        # one pass of `length` = R rounds a day; ε over the run = n·ε₀
-        uc = UseCase("words", "word", design, (("epsilon", epsilon_round * days * rounds_per_day),
-                                              ("length", rounds_per_day), ("alphabet", "ab")))
-        return DeploymentConfig(items=items, item_weights=(1, 1), use_cases=(uc,), n_days=days,
-                                words=("ab", "ba"), word_weights=(1, 1))
-    uc = UseCase("planted", "event", design, (("epsilon", epsilon_round), ("domain_size", 2)),
-                 daily_limit=rounds_per_day)
-    return DeploymentConfig(items=items, item_weights=(1, 1), use_cases=(uc,), n_days=days)
+        rounds = run_rounds(design, epsilon=epsilon_round * days * rounds_per_day, n_days=days,
+                            length=rounds_per_day, alphabet="ab")
+        return rounds.protocol.oracle(np.arange(1))
+    return make(design, epsilon=epsilon_round, domain_size=2)
 
 
-def claim_of(cfg) -> float:
-    """ε per person over the run of the deployment ``cfg`` by the one accountant (δ = 0 column)."""
-    from ldpsim.evaluation.privacy.accountant import device_spend
-
-    spend = device_spend(cfg)
-    return spend.total(cfg.use_cases[0].guarantee.label, "epsilon_person")
-
-
-def run_plan(design: str, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
+def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
              epsilon_round: float = EPSILON_ROUND, bug: str | None = None) -> RunPlan:
     """The run audit of ``design`` (module docstring) over ``days`` × ``rounds_per_day`` rounds at
-    ``epsilon_round`` per round, optionally with a planted ``bug`` (:data:`BUGS`).
+    ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
+    that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
+    optionally with a planted ``bug`` (:data:`BUGS`).
 
     Raises
     ------
@@ -163,14 +154,10 @@ def run_plan(design: str, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY
     rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day, low=1 if design in ("grr", "oue", "olh")
                                else 2, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
-    cfg = _deployment(design, days, rounds_per_day, epsilon_round)
-    uc = cfg.use_cases[0]
-    mech = uc.make_mechanism()
-    if uc.interactive:   # the round's randomizer over one candidate (the canary's prefix) and "none"
-        mech = mech.protocol.oracle(np.arange(1))
+    mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
     plan = plan_for(mech)
     n = days * rounds_per_day
-    claim, source = claim_of(cfg), "accountant (ε per person over the run)"
+    source = "accountant (ε per person over the run)"
     if bug == "uncharged-round":
         claim, source = claim - epsilon_round, "planted accountant: one round not charged"
     k = joint_k(plan.p_x, plan.p_x_prime, claim if bug == "uncharged-round" else claim - epsilon_round, n)
@@ -250,8 +237,8 @@ def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POW
     return hi
 
 
-def default_trials(design: str, confidence: float = 0.95) -> int:
+def default_trials(design: str, claim: float, confidence: float = 0.95) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
     probability ≥ :data:`POWER` (:func:`trials_for_power`); the honest design is audited with as many."""
     bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
-    return max(trials_for_power(run_plan(design, bug=b), confidence) for b in bugs)
+    return max(trials_for_power(run_plan(design, claim, bug=b), confidence) for b in bugs)

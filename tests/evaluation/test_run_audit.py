@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import (BUGS, CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities,
-                                               default_trials, run_hits, run_plan, trials_for_power)
+                                               default_trials, run_hits, trials_for_power)
 from ldpsim.runtime.errors import InputError
-from ldpsim.scenarios.studies.audit.gate import audit_whole_run
+from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim
 
 FAST = ("grr", "ldp_trie", "gboard")     # GRR reports: P[S|A] ≈ 0.06, ~3·10⁴ runs
 SLOW = ("oue", "olh")                    # P[S|A] ≈ 10⁻³: ~2·10⁶ runs, a few seconds each
@@ -23,14 +23,14 @@ def test_claim_is_the_accountants_person_level_epsilon():
     """6 rounds at ε₀ = 0.5: the accountant's ε per person over the run is 6·0.5 = 3 for every design; the
     planted accountant charges 5 rounds."""
     for d in DESIGNS:
-        assert run_plan(d).claim == pytest.approx(3.0)
-        assert run_plan(d, bug="uncharged-round").claim == pytest.approx(2.5)
+        assert run_claim(d) == pytest.approx(3.0) and plan_run(d).claim == pytest.approx(3.0)
+        assert plan_run(d, bug="uncharged-round").claim == pytest.approx(2.5)
 
 
 def test_event_law_is_the_binomial_tail_and_reaches_the_claim():
     """GRR(0.5, 2): p = e^.5/(1 + e^.5); k = n = 6 is picked, P[S|A] = p⁶, P[S|B] = (1 − p)⁶, ratio e^{3} = the claim."""
     p = math.exp(0.5) / (1 + math.exp(0.5))
-    plan = run_plan("grr")
+    plan = plan_run("grr")
     assert plan.at_least == 6
     assert plan.p_a == pytest.approx(p ** 6) and plan.p_b == pytest.approx((1 - p) ** 6)
     assert math.log(plan.p_a / plan.p_b) == pytest.approx(plan.claim)
@@ -39,7 +39,7 @@ def test_event_law_is_the_binomial_tail_and_reaches_the_claim():
 @pytest.mark.parametrize("design", FAST)
 def test_run_hits_match_the_exact_law(design):
     """The sampled run count is Binomial(T, P[S|·]): within a two-sided 1e-4 binomial interval."""
-    plan, trials = run_plan(design), 40_000
+    plan, trials = plan_run(design), 40_000
     for value, p in ((plan.x, plan.p_a), (plan.x_prime, plan.p_b)):
         hits = run_hits(plan, value, trials, np.random.default_rng(3))
         lo, hi = stats.binom.interval(1 - 1e-4, trials, p)
@@ -48,18 +48,18 @@ def test_run_hits_match_the_exact_law(design):
 
 @pytest.mark.parametrize("design", FAST)
 def test_shipped_designs_pass_and_planted_bugs_fail(design):
-    trials = default_trials(design)
-    assert audit_run(run_plan(design), trials, 0).verdict == "PASS"
+    trials = default_trials(design, run_claim(design))
+    assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     for bug in BUGS:
-        assert audit_run(run_plan(design, bug=bug), trials, 0).verdict == "FAIL", bug
+        assert audit_run(plan_run(design, bug=bug), trials, 0).verdict == "FAIL", bug
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design", SLOW)
 def test_sketch_oracles_pass_and_uncharged_round_fails(design):
-    trials = default_trials(design)
-    assert audit_run(run_plan(design), trials, 0).verdict == "PASS"
-    assert audit_run(run_plan(design, bug="uncharged-round"), trials, 0).verdict == "FAIL"
+    trials = default_trials(design, run_claim(design))
+    assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
+    assert audit_run(plan_run(design, bug="uncharged-round"), trials, 0).verdict == "FAIL"
 
 
 def test_trials_for_power_gives_at_least_the_stated_power():
@@ -68,7 +68,7 @@ def test_trials_for_power_gives_at_least_the_stated_power():
     from ldpsim.evaluation.audit.bounds import epsilon_lower_bound
     rng = np.random.default_rng(7)
     for bug in BUGS:
-        plan = run_plan("grr", bug=bug)
+        plan = plan_run("grr", bug=bug)
         t = trials_for_power(plan)
         p_a, p_b = bug_probabilities(plan)
         lb = epsilon_lower_bound(rng.binomial(t, p_a, 400), t, rng.binomial(t, p_b, 400), t, 0.05)
@@ -77,11 +77,11 @@ def test_trials_for_power_gives_at_least_the_stated_power():
 
 def test_bad_input_is_named():
     with pytest.raises(InputError, match="'design'"):
-        run_plan("nope")
+        plan_run("nope")
     with pytest.raises(InputError, match="'bug'"):
-        run_plan("grr", bug="nope")
+        plan_run("grr", bug="nope")
     with pytest.raises(InputError, match="clear-round"):
-        run_plan("oue", bug="clear-round")
+        plan_run("oue", bug="clear-round")
 
 
 def test_gate_entry_reports_and_skips():

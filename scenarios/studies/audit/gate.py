@@ -37,12 +37,16 @@ from ldpsim.evaluation.audit.auditor import (AuditResult, audit_client, audit_me
                                              load_callable)
 from ldpsim.evaluation.audit.bounds import trials_for_power, trials_to_detect
 from ldpsim.evaluation.audit.plans import plan_targets
+from ldpsim.evaluation.audit import run_audit as ra
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
+from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, default_trials, run_plan
+from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
 from ldpsim.mechanisms.registry import PARAMETERS
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
+from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: ``ldpsim audit --out``: the verdicts and the detection table
 LAYOUT = Layout("audit", ("audit.csv", "detection.csv"))
@@ -450,22 +454,43 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     confidence : float in (0, 1)
     seed : int
     """
-    from ldpsim.evaluation.audit.run_audit import CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, default_trials, run_plan
-
-    designs = tuple(DESIGNS if designs is None else designs)
+    designs = tuple(ra.DESIGNS if designs is None else designs)
     confidence = check_real("audit", "confidence", confidence, 0.0, 1.0)
     seed = check_int("audit", "seed", seed, low=0)
     if trials is not None:
         trials = check_trials(trials)
-    skipped = [d for d in designs if bug == "clear-round" and d in DESIGNS and d not in CLEAR_ROUND_DESIGNS]
-    plans = [run_plan(d, bug=bug) for d in designs if d not in skipped]
+    skipped = [d for d in designs if bug == "clear-round" and d in ra.DESIGNS and d not in ra.CLEAR_ROUND_DESIGNS]
+    plans = [plan_run(d, bug=bug) for d in designs if d not in skipped]
     if trials is not None:
         _guard_samples(trials, len(plans), max(p.rounds for p in plans))
     rngs = np.random.default_rng(seed).spawn(len(plans))
-    results = [audit_run(p, trials or default_trials(p.design, confidence), r, confidence) for p, r in zip(plans, rngs)]
+    results = [audit_run(p, trials or default_trials(p.design, run_claim(p.design), confidence), r, confidence) for p, r in zip(plans, rngs)]
     notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
              f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln ratio {math.log(p.p_a / p.p_b):.4g})"
              for p in plans]
     notes += [f"{d}: skipped, the planted {bug!r} needs a GRR report" for d in skipped]
     return AuditReport(results, "run", notes + [f"{len(results)} run audit(s): each trial one complete run of the canary; confidence "
                           f"{confidence:g} per audit; FAIL = ε_lb above the claimed ε per person over the run"])
+
+
+def run_claim(design: str, days: int | None = None, rounds_per_day: int | None = None,
+              epsilon_round: float | None = None) -> float:
+    """The accountant's ε per person over the run (δ = 0; :func:`~ldpsim.evaluation.privacy.accountant.device_spend`,
+    the number a run summary prints) of a deployment of ``design`` over ``days`` days, ``rounds_per_day``
+    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's)."""
+    if design not in ra.DESIGNS:
+        raise InputError(f"The 'design' parameter of the run audit must be one of {ra.DESIGNS}. Got {design!r} instead.")
+    days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
+    if design in ("ldp_trie", "gboard"):
+        uc = UseCase("words", "word", design, (("epsilon", eps * days * rounds), ("length", rounds), ("alphabet", "ab")))
+        cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
+                               words=("ab", "ba"), word_weights=(1, 1))
+    else:
+        uc = UseCase("planted", "event", design, (("epsilon", eps), ("domain_size", 2)), daily_limit=rounds)
+        cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
+    return device_spend(cfg).total(cfg.use_cases[0].guarantee.label, "epsilon_person")
+
+
+def plan_run(design: str, bug: str | None = None) -> RunPlan:
+    """The run audit's plan of ``design`` at its defaults, judged against :func:`run_claim`."""
+    return run_plan(design, run_claim(design), bug=bug)
