@@ -49,6 +49,7 @@ def test_run_hits_match_the_exact_law(design):
 @pytest.mark.parametrize("design", FAST)
 def test_shipped_designs_pass_and_planted_bugs_fail(design):
     trials = default_trials(design, run_claim(design))
+    assert trials < 10**5      # every planted bug is detectable at ≥ 0.95 power by a feasible audit
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     for bug in BUGS:
         assert audit_run(plan_run(design, bug=bug), trials, 0).verdict == "FAIL", bug
@@ -58,6 +59,7 @@ def test_shipped_designs_pass_and_planted_bugs_fail(design):
 @pytest.mark.parametrize("design", SLOW)
 def test_sketch_oracles_pass_and_uncharged_round_fails(design):
     trials = default_trials(design, run_claim(design))
+    assert trials < 10**7
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     assert audit_run(plan_run(design, bug="uncharged-round"), trials, 0).verdict == "FAIL"
 

@@ -461,10 +461,11 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
         trials = check_trials(trials)
     skipped = [d for d in designs if bug == "clear-round" and d in ra.DESIGNS and d not in ra.CLEAR_ROUND_DESIGNS]
     plans = [plan_run(d, bug=bug) for d in designs if d not in skipped]
-    if trials is not None:
-        _guard_samples(trials, len(plans), max(p.rounds for p in plans))
+    counts = [trials or default_trials(p.design, run_claim(p.design), confidence) for p in plans]
+    for p, t in zip(plans, counts):   # a bug no feasible audit detects gives max_trials + 1: refused here
+        _guard_samples(t, 1, p.rounds)
     rngs = np.random.default_rng(seed).spawn(len(plans))
-    results = [audit_run(p, trials or default_trials(p.design, run_claim(p.design), confidence), r, confidence) for p, r in zip(plans, rngs)]
+    results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]
     notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
              f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln ratio {math.log(p.p_a / p.p_b):.4g})"
              for p in plans]
