@@ -53,14 +53,20 @@ from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
-#: the designs the run audit knows: daily frequency oracles and the LDP tries' rounds
-DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard")
+#: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
+DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold")
+#: central-noise trust models: the released count of the canary's word each round carries this noise
+#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`DELTA_AUDIT`
+CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0)}
+#: δ of the central audits: small enough to leave P[S|A] − δ measurable, large enough to be reached
+DELTA_AUDIT = 1e-3
 #: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
 BUGS = ("uncharged-round", "clear-round")
-CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard")
+CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_for_power` (each planted bug FAILS with at least this probability)
@@ -108,8 +114,10 @@ class RunPlan:
     one_report: str
     bug: str | None
     p_one: tuple  #: (p, p′) of the one-report event S
-    perturb: Callable
-    event: Callable
+    perturb: Callable | None
+    event: Callable | None
+    noise: object = None  #: central designs: the per-round IntegerNoise (the event is Σ releases ≥ at_least)
+    delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
 
     @property
     def rounds(self) -> int:
@@ -117,6 +125,8 @@ class RunPlan:
 
     @property
     def description(self) -> str:
+        if self.noise is not None:
+            return self.one_report
         return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
 
 
@@ -124,6 +134,8 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
     """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} at
     ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
     (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
+    if design in CENTRAL:
+        return IntegerNoise(*CENTRAL[design])
     if design in ("ldp_trie", "gboard"):
         rounds = run_rounds(design, epsilon=epsilon_round * days * rounds_per_day, n_days=days,
                             length=rounds_per_day, alphabet="ab")
@@ -132,11 +144,13 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
 
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
-             epsilon_round: float = EPSILON_ROUND, bug: str | None = None) -> RunPlan:
+             epsilon_round: float = EPSILON_ROUND, bug: str | None = None,
+             claim_short: float | None = None) -> RunPlan:
     """The run audit of ``design`` (module docstring) over ``days`` × ``rounds_per_day`` rounds at
     ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
     that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
-    optionally with a planted ``bug`` (:data:`BUGS`).
+    optionally with a planted ``bug`` (:data:`BUGS`). ``claim_short``: the same accountant over n − 1
+    rounds (the planted accountant's claim; default ``claim`` − ``epsilon_round``, pure composition).
 
     Raises
     ------
@@ -155,15 +169,44 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
                                else 2, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
+    short = claim - epsilon_round if claim_short is None else claim_short
+    if design in CENTRAL:
+        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug)
     plan = plan_for(mech)
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
     if bug == "uncharged-round":
-        claim, source = claim - epsilon_round, "planted accountant: one round not charged"
-    k = joint_k(plan.p_x, plan.p_x_prime, claim if bug == "uncharged-round" else claim - epsilon_round, n)
+        claim, source = short, "planted accountant: one round not charged"
+    k = joint_k(plan.p_x, plan.p_x_prime, short, n)
     p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in (plan.p_x, plan.p_x_prime))
     return RunPlan(design, days, rounds_per_day, plan.x, plan.x_prime, k, p_a, p_b, claim, source,
                    plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
+
+
+def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> RunPlan:
+    """The central design's plan (docs/math.md §11.7): world A the canary adds 1 to its word's count in each
+    of the n rounds, world B it is absent; each round releases count + Z. Event: Σ_r (release_r − background)
+    ≥ t, exact law P[Z^{*n} ≥ t − n] vs P[Z^{*n} ≥ t]; t fixed before any trial (fewest trials to refute the
+    claim one round short, which ``claim`` already is under the planted accountant)."""
+    n = days * rounds_per_day
+    k, p, _ = noise.times(n).pmf_table()
+    sf = np.cumsum(p[::-1])[::-1]                         # P[Z^{*n} ≥ k[i]]
+    target = short
+    best = None
+    for i in range(n, k.size):
+        probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
+                        "", None, (math.nan, math.nan), None, None, noise, DELTA_AUDIT)
+        if sf[i] < 1e-8 or sf[i - n] < 2 * DELTA_AUDIT:
+            continue
+        cost = trials_for_power(probe)
+        best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
+    t = best[1]
+    source = "accountant (ε per person over the run)" if bug != "uncharged-round" else \
+        "planted accountant: one round not charged"
+    return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
+                   short if bug == "uncharged-round" else claim, source,
+                   f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
+                   None, None, noise, DELTA_AUDIT)
 
 
 def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
@@ -172,6 +215,12 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
     hits = 0
     for start in range(0, trials, CHUNK):
         size = min(CHUNK, trials - start)
+        if plan.noise is not None:         # central: each round's noise drawn by its own sampler
+            z = plan.noise.sample((size, plan.rounds), rng)
+            if plan.bug == "clear-round":
+                z[:, -1] = 0                   # the planted aggregator: one round released without noise
+            hits += int(np.count_nonzero(z.sum(axis=1) + value * plan.rounds >= plan.at_least))
+            continue
         inside = np.zeros(size, dtype=np.int64)
         values = np.full(size, value, dtype=np.int64)
         for r in range(plan.rounds):
@@ -195,11 +244,11 @@ def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> Audi
     alpha = 1 - confidence
     return AuditResult(
         subject=f"{plan.design} run" + (f" (planted: {plan.bug})" if plan.bug else ""),
-        epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha)),
+        epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha, plan.delta)),
         confidence=confidence, x=plan.x, x_prime=plan.x_prime, event=plan.description, trials=trials,
         count_x=k_a, count_x_prime=k_b, mode="run", seconds=time.perf_counter() - t0,
-        epsilon_event=math.log(plan.p_a / plan.p_b), target=f"{plan.days} days × {plan.rounds_per_day} rounds",
-        largest_bound=largest_lower_bound(trials, trials, alpha), days=plan.rounds)
+        epsilon_event=math.log((plan.p_a - plan.delta) / plan.p_b), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
+        largest_bound=largest_lower_bound(trials, trials, alpha, plan.delta), days=plan.rounds)
 
 
 def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
@@ -208,6 +257,9 @@ def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
     if plan.bug != "clear-round":
         return plan.p_a, plan.p_b
     n, k = plan.rounds, plan.at_least
+    if plan.noise is not None:          # Σ = (n or 0) + Z^{*(n−1)}
+        kk, p, _ = plan.noise.times(n - 1).pmf_table() if n > 1 else (np.zeros(1, np.int64), np.ones(1), 0.0)
+        return float(p[kk >= k - n].sum()), float(p[kk >= k].sum())
     p, p_prime = plan.p_one
     return float(stats.binom.sf(k - 2, n - 1, p)), float(stats.binom.sf(k - 1, n - 1, p_prime))
 
@@ -223,7 +275,7 @@ def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POW
 
     def fails(t: int) -> bool:
         k_a, k_b = stats.binom.ppf(a, t, p_a), stats.binom.isf(a, t, p_b)
-        return epsilon_lower_bound(k_a, t, k_b, t, 1 - confidence) > plan.claim
+        return epsilon_lower_bound(k_a, t, k_b, t, 1 - confidence, plan.delta) > plan.claim
 
     hi = 16
     while not fails(hi):
@@ -237,8 +289,8 @@ def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POW
     return hi
 
 
-def default_trials(design: str, claim: float, confidence: float = 0.95) -> int:
+def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
     probability ≥ :data:`POWER` (:func:`trials_for_power`); the honest design is audited with as many."""
     bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
-    return max(trials_for_power(run_plan(design, claim, bug=b), confidence) for b in bugs)
+    return max(trials_for_power(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)

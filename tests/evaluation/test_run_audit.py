@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import (BUGS, CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities,
-                                               default_trials, run_hits, trials_for_power)
+                                               run_hits, trials_for_power)
 from ldpsim.runtime.errors import InputError
-from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim
+from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
 
 FAST = ("grr", "ldp_trie", "gboard")     # GRR reports: P[S|A] ≈ 0.06, ~3·10⁴ runs
 SLOW = ("oue", "olh")                    # P[S|A] ≈ 10⁻³: ~2·10⁶ runs, a few seconds each
@@ -22,9 +22,15 @@ SLOW = ("oue", "olh")                    # P[S|A] ≈ 10⁻³: ~2·10⁶ runs, a
 def test_claim_is_the_accountants_person_level_epsilon():
     """6 rounds at ε₀ = 0.5: the accountant's ε per person over the run is 6·0.5 = 3 for every design; the
     planted accountant charges 5 rounds."""
-    for d in DESIGNS:
+    for d in FAST + SLOW:
         assert run_claim(d) == pytest.approx(3.0) and plan_run(d).claim == pytest.approx(3.0)
         assert plan_run(d, bug="uncharged-round").claim == pytest.approx(2.5)
+    # central: the trust accountant (dp-accounting PLD of 6, resp. 5, unit changes) at δ = 10⁻³
+    from ldpsim.evaluation.privacy.trust_accounting import noise_epsilon
+    from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+    z = IntegerNoise("skellam", 2.0)
+    assert run_claim("secagg") == pytest.approx(noise_epsilon(z, 1e-3, 6))
+    assert plan_run("secagg", bug="uncharged-round").claim == pytest.approx(noise_epsilon(z, 1e-3, 5))
 
 
 def test_event_law_is_the_binomial_tail_and_reaches_the_claim():
@@ -48,7 +54,7 @@ def test_run_hits_match_the_exact_law(design):
 
 @pytest.mark.parametrize("design", FAST)
 def test_shipped_designs_pass_and_planted_bugs_fail(design):
-    trials = default_trials(design, run_claim(design))
+    trials = run_trials(design)
     assert trials < 10**5      # every planted bug is detectable at ≥ 0.95 power by a feasible audit
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     for bug in BUGS:
@@ -58,7 +64,7 @@ def test_shipped_designs_pass_and_planted_bugs_fail(design):
 @pytest.mark.slow
 @pytest.mark.parametrize("design", SLOW)
 def test_sketch_oracles_pass_and_uncharged_round_fails(design):
-    trials = default_trials(design, run_claim(design))
+    trials = run_trials(design)
     assert trials < 10**7
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     assert audit_run(plan_run(design, bug="uncharged-round"), trials, 0).verdict == "FAIL"
@@ -84,6 +90,8 @@ def test_bad_input_is_named():
         plan_run("grr", bug="nope")
     with pytest.raises(InputError, match="clear-round"):
         plan_run("oue", bug="clear-round")
+    with pytest.raises(InputError, match="'design'"):
+        run_claim("nope")
 
 
 def test_gate_entry_reports_and_skips():
@@ -92,3 +100,24 @@ def test_gate_entry_reports_and_skips():
     assert [r.subject for r in report.results] == ["grr run (planted: clear-round)"]
     assert any("oue: skipped" in n for n in report.notes)
     assert set(CLEAR_ROUND_DESIGNS) <= set(DESIGNS)
+
+
+@pytest.mark.slow
+def test_central_event_law_is_the_noise_sum_tail():
+    """secagg: Σ releases − background = n + Z^{*n} under A, Z^{*n} under B with Z ~ Skellam(2), Z^{*6} ~ Skellam(12):
+    the plan's P[S|A], P[S|B] are its exact tails (scipy's Skellam as an independent check)."""
+    plan = plan_run("secagg")
+    n, t = plan.rounds, plan.at_least
+    law = stats.skellam(12.0, 12.0)
+    assert plan.p_a == pytest.approx(law.sf(t - n - 1), rel=1e-9) and plan.p_b == pytest.approx(law.sf(t - 1), rel=1e-9)
+    assert plan.delta > 0 and math.log((plan.p_a - plan.delta) / plan.p_b) <= plan.claim
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ("secagg", "threshold"))
+def test_central_designs_pass_and_planted_bugs_fail(design):
+    trials = run_trials(design)
+    assert trials < 10**7
+    assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
+    for bug in BUGS:
+        assert audit_run(plan_run(design, bug=bug), trials, 0).verdict == "FAIL", bug

@@ -41,6 +41,9 @@ from ldpsim.evaluation.audit import run_audit as ra
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, default_trials, run_plan
 from ldpsim.evaluation.privacy.accountant import device_spend
+from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
+from ldpsim.evaluation.privacy.trust_models import trust_model
+from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
 from ldpsim.mechanisms.registry import PARAMETERS
@@ -461,13 +464,13 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
         trials = check_trials(trials)
     skipped = [d for d in designs if bug == "clear-round" and d in ra.DESIGNS and d not in ra.CLEAR_ROUND_DESIGNS]
     plans = [plan_run(d, bug=bug) for d in designs if d not in skipped]
-    counts = [trials or default_trials(p.design, run_claim(p.design), confidence) for p in plans]
+    counts = [trials or run_trials(p.design, confidence) for p in plans]
     for p, t in zip(plans, counts):   # a bug no feasible audit detects gives max_trials + 1: refused here
         _guard_samples(t, 1, p.rounds)
     rngs = np.random.default_rng(seed).spawn(len(plans))
     results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]
     notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
-             f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln ratio {math.log(p.p_a / p.p_b):.4g})"
+             f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln((P[S|A] − δ)/P[S|B]) {math.log((p.p_a - p.delta) / p.p_b):.4g}, δ = {p.delta:g})"
              for p in plans]
     notes += [f"{d}: skipped, the planted {bug!r} needs a GRR report" for d in skipped]
     return AuditReport(results, "run", notes + [f"{len(results)} run audit(s): each trial one complete run of the canary; confidence "
@@ -482,6 +485,9 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
     if design not in ra.DESIGNS:
         raise InputError(f"The 'design' parameter of the run audit must be one of {ra.DESIGNS}. Got {design!r} instead.")
     days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
+    if design in ra.CENTRAL:   # the trust accountant's ε per device over the run, add/remove, at the audit's δ
+        model = trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design]))
+        return run_epsilon(model, 2, days, ra.DELTA_AUDIT, rounds, "add-remove")
     if design in ("ldp_trie", "gboard"):
         uc = UseCase("words", "word", design, (("epsilon", eps * days * rounds), ("length", rounds), ("alphabet", "ab")))
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
@@ -494,4 +500,18 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
 
 def plan_run(design: str, bug: str | None = None) -> RunPlan:
     """The run audit's plan of ``design`` at its defaults, judged against :func:`run_claim`."""
-    return run_plan(design, run_claim(design), bug=bug)
+    return run_plan(design, run_claim(design), bug=bug, claim_short=_claim_short(design))
+
+
+def run_trials(design: str, confidence: float = 0.95) -> int:
+    """Runs per world of ``design``'s audit: the most any of its planted bugs needs to FAIL with probability
+    ≥ 0.95 (:func:`~ldpsim.evaluation.audit.run_audit.default_trials`)."""
+    return default_trials(design, run_claim(design), confidence, _claim_short(design))
+
+
+def _claim_short(design: str) -> float | None:
+    """The accountant over one round fewer, for the central designs (the local ones: claim − ε₀)."""
+    if design not in ra.CENTRAL:
+        return None
+    return run_epsilon(trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design])), 2, 1, ra.DELTA_AUDIT,
+                       ra.DAYS * ra.ROUNDS_PER_DAY - 1, "add-remove")
