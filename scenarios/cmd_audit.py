@@ -65,7 +65,7 @@ def add_arguments(parser):
     what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime) (default: none)")
     what.add_argument("--run", action="store_true",
                       help="audit a whole run: a canary person through every round of every day of each design "
-                           "(grr, oue, olh, ldp_trie, gboard), its user-level ε lower bound beside the accountant's "
+                           "(grr, oue, olh, ldp_trie, gboard, secagg, threshold), its user-level ε lower bound beside the accountant's "
                            "ε per person over the run (default: off)")
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
