@@ -30,10 +30,16 @@ summary prints) for a deployment of the design over D days. ε_lb = ln(p_lo(S|A)
 (:func:`~.bounds.epsilon_lower_bound`); FAIL when it exceeds the claim, INCONCLUSIVE when no outcome
 of these trials could (:func:`~.bounds.largest_lower_bound`), else PASS.
 
+Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian): world A the canary adds
+1 to its word's count each round, world B it is absent; each round releases count + Z (the noise's own
+sampler, vectorised over trials and rounds); the event is Σ_r (release_r − background) ≥ t with the exact
+law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per device over the run at
+:data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`, and ε_lb = ln((p_lo − δ)/p_hi) (docs/math.md §11.5).
+
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round. :func:`trials_for_power` gives the trials at which an audit FAILS a bug with
+in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_for_power` gives the trials at which an audit FAILS a bug with
 probability ≥ 0.95.
 """
 
@@ -54,16 +60,16 @@ from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
 DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold")
 #: central-noise trust models: the released count of the canary's word each round carries this noise
-#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`DELTA_AUDIT`
+#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
 CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0)}
-#: δ of the central audits: small enough to leave P[S|A] − δ measurable, large enough to be reached
-DELTA_AUDIT = 1e-3
+
 #: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
 BUGS = ("uncharged-round", "clear-round")
 CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")

@@ -46,6 +46,7 @@ from ldpsim.evaluation.privacy.trust_models import trust_model
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms._validation import check_epsilon, check_int, check_real
+from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.registry import PARAMETERS
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
@@ -487,7 +488,7 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
     days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
     if design in ra.CENTRAL:   # the trust accountant's ε per device over the run, add/remove, at the audit's δ
         model = trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design]))
-        return run_epsilon(model, 2, days, ra.DELTA_AUDIT, rounds, "add-remove")
+        return run_epsilon(model, 2, days, DELTA_AUDIT, rounds, "add-remove")
     if design in ("ldp_trie", "gboard"):
         uc = UseCase("words", "word", design, (("epsilon", eps * days * rounds), ("length", rounds), ("alphabet", "ab")))
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
@@ -513,5 +514,5 @@ def _claim_short(design: str) -> float | None:
     """The accountant over one round fewer, for the central designs (the local ones: claim − ε₀)."""
     if design not in ra.CENTRAL:
         return None
-    return run_epsilon(trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design])), 2, 1, ra.DELTA_AUDIT,
+    return run_epsilon(trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design])), 2, 1, DELTA_AUDIT,
                        ra.DAYS * ra.ROUNDS_PER_DAY - 1, "add-remove")
