@@ -26,3 +26,5 @@ DELTA_SPEND = 1e-6
 DELTA_RELEASE = 1e-9
 #: the largest δ a user may choose for an (ε, δ) guarantee: δ must stay far below 1/devices
 DELTA_MAX = 1e-3
+#: δ at which the whole-run audit checks a central-noise design's (ε, δ) claim: P[S] − δ stays measurable (§11.7)
+DELTA_AUDIT = 1e-3

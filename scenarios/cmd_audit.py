@@ -11,7 +11,9 @@ numbers and messages). Four ways in (exactly one):
 * ``--client MODULE:FUNC [--client-arg K=V ...] --domain-size D --epsilon E`` — any Python callable
   ``perturb(values, rng) -> reports`` (``--mode repeated``: ``perturb(values, keys, rng)``); this
   imports MODULE and calls FUNC in this process: it runs that code as ``python -c`` would;
-* ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``.
+* ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``;
+* ``--run [--design NAME ...] [--planted BUG]`` — a whole run: one canary person through every round of
+  every day of each design, judged against the accountant's ε per person over the run.
 
 ``--pure-ldp`` audits pure-ldp's clients in the benchmark's peers venv. ``--detection-table`` prints the
 trials needed to detect an ε larger than claimed instead. Output: the table, what was done (mode) and
@@ -61,9 +63,18 @@ def add_arguments(parser):
                       help="audit any perturb(values, rng) -> reports callable; imports MODULE and runs FUNC in "
                            "this process, as `python -c` would: only name code you trust (default: none)")
     what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime) (default: none)")
+    what.add_argument("--run", action="store_true",
+                      help="audit a whole run: a canary person through every round of every day of each design "
+                           "(grr, oue, olh, ldp_trie, gboard, secagg, threshold), its user-level ε lower bound beside the accountant's "
+                           "ε per person over the run (default: off)")
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
+    parser.add_argument("--design", action="append", metavar="NAME",
+                        help="--run: a design to audit, repeatable (default: every design)")
+    parser.add_argument("--planted", metavar="BUG",
+                        help="--run: plant a bug in every audited design, to see the audit FAIL it: uncharged-round or "
+                             "clear-round (default: none)")
     parser.add_argument("--target", metavar="NAME",
                         help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
                              "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")
@@ -96,6 +107,8 @@ def add_arguments(parser):
     options.add_seed(parser, "0")
     options.add_out(parser, "none: print only")
     options.only_with(parser, "--client-arg", "--client")
+    options.only_with(parser, "--design", "--run")
+    options.only_with(parser, "--planted", "--run")
     options.only_with(parser, "--support", "--client", "--reports")
 
 
@@ -123,7 +136,11 @@ def run(args) -> int:
             write_audit_folder(args.out, {"detection.csv": lambda tmp: table.to_csv(tmp, index=False)},
                                table.to_csv(index=False), args.force)
         return 0
-    if args.pure_ldp:
+    if args.run:
+        from ldpsim.scenarios.studies.audit.gate import audit_whole_run
+        report = audit_whole_run(args.design, bug=args.planted, trials=args.trials, confidence=args.confidence,
+                                 seed=args.seed or 0)
+    elif args.pure_ldp:
         from ldpsim.scenarios.studies.audit.peers_audit import audit_pure_ldp
         results = audit_pure_ldp(args.epsilons, args.trials or 100_000, seed=args.seed or 0, confidence=args.confidence,
                                  log=lambda msg: options.say(args, msg))

@@ -1,0 +1,302 @@
+"""The audit of a whole run: one canary person through every round of every day — docs/math.md §11.7.
+
+A one-report audit checks one randomizer; a person's promise is about everything the run releases
+about them. Here the neighbouring pair is two runs of the *same* design that differ in one canary
+person — world A: the canary's input is the planted word x in every one of the n = D·R rounds of the
+run (D days, R rounds or reports a day); world B: the canary's input is x′ in every round (the
+frequency oracles' other value; the tries' "none", the canary without the word) — user-level
+neighbours, the whole history replaced, each round's contribution bounded to one report as the
+design bounds it. The background fleet is empty: under local DP the other devices' reports are
+independent of the canary's and do not change the likelihood ratio of the release, so they can only
+blur the audit; the smallest background maximises the canary's effect.
+
+Each trial is one complete run: the canary's n reports, each made by the design's own client (the
+registry's mechanism through ``make``; the trie's round randomizer, ``protocol.oracle``), vectorised
+over trials (one client call per round for all trials). The event on the release is
+
+    S_n,k = "at least k of the n reports are in S",
+
+S the one-report event of the mechanism's plan (:func:`~.plans.plan_for`: report = x for GRR, bit x
+set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH), whose probabilities p, p′ are the plan's.
+The rounds are independent, so P[S_n,k | A] = P[Bin(n, p) ≥ k] and P[S_n,k | B] = P[Bin(n, p′) ≥ k]
+exactly; k is fixed from these declared probabilities before any trial (:func:`~.repeated.joint_k`:
+fewest trials to refute the planted accountant's claim), so the choice costs no confidence. With
+k = n and a plan ratio p/p′ = e^{ε₀} (GRR, OUE) the event is the likelihood ratio's extreme tail and
+its ratio e^{n·ε₀} is the claim itself.
+
+The claim is the one accountant's ε per person over the run
+(:func:`ldpsim.evaluation.privacy.accountant.device_spend`, ``epsilon_person``: the number a run
+summary prints) for a deployment of the design over D days. ε_lb = ln(p_lo(S|A) / p_hi(S|B))
+(:func:`~.bounds.epsilon_lower_bound`); FAIL when it exceeds the claim, INCONCLUSIVE when no outcome
+of these trials could (:func:`~.bounds.largest_lower_bound`), else PASS.
+
+Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian): world A the canary adds
+1 to its word's count each round, world B it is absent; each round releases count + Z (the noise's own
+sampler, vectorised over trials and rounds); the event is Σ_r (release_r − background) ≥ t with the exact
+law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per device over the run at
+:data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`, and ε_lb = ln((p_lo − δ)/p_hi) (docs/math.md §11.5).
+
+Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
+(claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
+unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
+in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_for_power` gives the trials at which an audit FAILS a bug with
+probability ≥ 0.95.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
+from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, largest_lower_bound
+from ldpsim.evaluation.audit.plans import plan_for
+from ldpsim.evaluation.audit.repeated import joint_k
+from ldpsim.mechanisms import make
+from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.deltas import DELTA_AUDIT
+from ldpsim.mechanisms.discovery.run_budget import run_rounds
+from ldpsim.runtime.errors import InputError
+
+#: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
+DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold")
+#: central-noise trust models: the released count of the canary's word each round carries this noise
+#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
+CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0)}
+
+#: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
+BUGS = ("uncharged-round", "clear-round")
+CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")
+#: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
+DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
+#: power of :func:`trials_for_power` (each planted bug FAILS with at least this probability)
+POWER = 0.95
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One design's run audit before any trial: the neighbouring canaries, the event, its exact law, the claim.
+
+    Attributes
+    ----------
+    design : str
+    days, rounds_per_day : int
+        D and R; ``rounds`` = n = D·R reports of the canary.
+    x, x_prime : int
+        The canary's input in world A (the planted word) and in world B.
+    at_least : int
+        k of the event S_n,k.
+    p_a, p_b : float
+        P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′).
+    claim : float
+        ε per person over the run (pure, δ = 0) — the accountant's, or the planted accountant's.
+    claim_source : str
+        Which accountant made ``claim``.
+    one_report : str
+        The one-report event S.
+    bug : str or None
+    p_one : (float, float)
+        P[S | x], P[S | x′] of one report.
+    perturb, event : callable
+        The round's client ``perturb(values, rng)`` and the one-report event S.
+    """
+
+    design: str
+    days: int
+    rounds_per_day: int
+    x: int
+    x_prime: int
+    at_least: int
+    p_a: float
+    p_b: float
+    claim: float
+    claim_source: str
+    one_report: str
+    bug: str | None
+    p_one: tuple  #: (p, p′) of the one-report event S
+    perturb: Callable | None
+    event: Callable | None
+    noise: object = None  #: central designs: the per-round IntegerNoise (the event is Σ releases ≥ at_least)
+    delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
+
+    @property
+    def rounds(self) -> int:
+        return self.days * self.rounds_per_day
+
+    @property
+    def description(self) -> str:
+        if self.noise is not None:
+            return self.one_report
+        return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
+
+
+def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
+    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} at
+    ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
+    (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
+    if design in CENTRAL:
+        return IntegerNoise(*CENTRAL[design])
+    if design in ("ldp_trie", "gboard"):
+        rounds = run_rounds(design, epsilon=epsilon_round * days * rounds_per_day, n_days=days,
+                            length=rounds_per_day, alphabet="ab")
+        return rounds.protocol.oracle(np.arange(1))
+    return make(design, epsilon=epsilon_round, domain_size=2)
+
+
+def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
+             epsilon_round: float = EPSILON_ROUND, bug: str | None = None,
+             claim_short: float | None = None) -> RunPlan:
+    """The run audit of ``design`` (module docstring) over ``days`` × ``rounds_per_day`` rounds at
+    ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
+    that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
+    optionally with a planted ``bug`` (:data:`BUGS`). ``claim_short``: the same accountant over n − 1
+    rounds (the planted accountant's claim; default ``claim`` − ``epsilon_round``, pure composition).
+
+    Raises
+    ------
+    InputError
+        An unknown design or bug, a bug the design cannot carry, or a parameter out of range.
+    """
+    if design not in DESIGNS:
+        raise InputError(f"The 'design' parameter of the run audit must be one of {DESIGNS}. Got {design!r} instead.")
+    if bug is not None and bug not in BUGS:
+        raise InputError(f"The 'bug' parameter of the run audit must be one of {BUGS} or None. Got {bug!r} instead.")
+    if bug == "clear-round" and design not in CLEAR_ROUND_DESIGNS:
+        raise InputError(f"The 'clear-round' bug sends a GRR category in the clear; it applies to "
+                         f"{CLEAR_ROUND_DESIGNS}. Got design {design!r}.")
+    days = check_int("run_plan", "days", days, low=1, high=365)
+    rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day, low=1 if design in ("grr", "oue", "olh")
+                               else 2, high=64)
+    epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
+    mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
+    short = claim - epsilon_round if claim_short is None else claim_short
+    if design in CENTRAL:
+        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug)
+    plan = plan_for(mech)
+    n = days * rounds_per_day
+    source = "accountant (ε per person over the run)"
+    if bug == "uncharged-round":
+        claim, source = short, "planted accountant: one round not charged"
+    k = joint_k(plan.p_x, plan.p_x_prime, short, n)
+    p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in (plan.p_x, plan.p_x_prime))
+    return RunPlan(design, days, rounds_per_day, plan.x, plan.x_prime, k, p_a, p_b, claim, source,
+                   plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
+
+
+def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> RunPlan:
+    """The central design's plan (docs/math.md §11.7): world A the canary adds 1 to its word's count in each
+    of the n rounds, world B it is absent; each round releases count + Z. Event: Σ_r (release_r − background)
+    ≥ t, exact law P[Z^{*n} ≥ t − n] vs P[Z^{*n} ≥ t]; t fixed before any trial (fewest trials to refute the
+    claim one round short, which ``claim`` already is under the planted accountant)."""
+    n = days * rounds_per_day
+    k, p, _ = noise.times(n).pmf_table()
+    sf = np.cumsum(p[::-1])[::-1]                         # P[Z^{*n} ≥ k[i]]
+    target = short
+    best = None
+    for i in range(n, k.size):
+        probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
+                        "", None, (math.nan, math.nan), None, None, noise, DELTA_AUDIT)
+        if sf[i] < 1e-8 or sf[i - n] < 2 * DELTA_AUDIT:
+            continue
+        cost = trials_for_power(probe)
+        best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
+    t = best[1]
+    source = "accountant (ε per person over the run)" if bug != "uncharged-round" else \
+        "planted accountant: one round not charged"
+    return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
+                   short if bug == "uncharged-round" else claim, source,
+                   f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
+                   None, None, noise, DELTA_AUDIT)
+
+
+def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
+    """How many of ``trials`` runs of the canary holding ``value`` in every round land in S_n,k: the client
+    runs once per round for all trials (chunks of :data:`~.auditor.CHUNK`)."""
+    hits = 0
+    for start in range(0, trials, CHUNK):
+        size = min(CHUNK, trials - start)
+        if plan.noise is not None:         # central: each round's noise drawn by its own sampler
+            z = plan.noise.sample((size, plan.rounds), rng)
+            if plan.bug == "clear-round":
+                z[:, -1] = 0                   # the planted aggregator: one round released without noise
+            hits += int(np.count_nonzero(z.sum(axis=1) + value * plan.rounds >= plan.at_least))
+            continue
+        inside = np.zeros(size, dtype=np.int64)
+        values = np.full(size, value, dtype=np.int64)
+        for r in range(plan.rounds):
+            if plan.bug == "clear-round" and r == plan.rounds - 1:
+                reports = values                      # the planted client: this round is not randomised
+            else:
+                reports = plan.perturb(values, rng)
+            inside += plan.event(reports)
+        hits += int(np.count_nonzero(inside >= plan.at_least))
+    return hits
+
+
+def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> AuditResult:
+    """Run ``trials`` complete runs per world and judge the claim (module docstring)."""
+    trials = check_int("audit_run", "trials", trials, low=1)
+    confidence = check_real("audit_run", "confidence", confidence, 0.0, 1.0)
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    a_rng, b_rng = rng.spawn(2)
+    t0 = time.perf_counter()
+    k_a, k_b = run_hits(plan, plan.x, trials, a_rng), run_hits(plan, plan.x_prime, trials, b_rng)
+    alpha = 1 - confidence
+    return AuditResult(
+        subject=f"{plan.design} run" + (f" (planted: {plan.bug})" if plan.bug else ""),
+        epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha, plan.delta)),
+        confidence=confidence, x=plan.x, x_prime=plan.x_prime, event=plan.description, trials=trials,
+        count_x=k_a, count_x_prime=k_b, mode="run", seconds=time.perf_counter() - t0,
+        epsilon_event=math.log((plan.p_a - plan.delta) / plan.p_b), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
+        largest_bound=largest_lower_bound(trials, trials, alpha, plan.delta), days=plan.rounds)
+
+
+def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
+    """P[S_n,k | A], P[S_n,k | B] under the plan's client: the honest law, or with one round in the clear
+    (that round in S w.p. 1 under A and 0 under B; the other n − 1 binomial)."""
+    if plan.bug != "clear-round":
+        return plan.p_a, plan.p_b
+    n, k = plan.rounds, plan.at_least
+    if plan.noise is not None:          # Σ = (n or 0) + Z^{*(n−1)}
+        kk, p, _ = plan.noise.times(n - 1).pmf_table() if n > 1 else (np.zeros(1, np.int64), np.ones(1), 0.0)
+        return float(p[kk >= k - n].sum()), float(p[kk >= k].sum())
+    p, p_prime = plan.p_one
+    return float(stats.binom.sf(k - 2, n - 1, p)), float(stats.binom.sf(k - 1, n - 1, p_prime))
+
+
+def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POWER, max_trials: int = 10**9) -> int:
+    """The fewest trials per world at which the audit FAILS the plan's claim with probability ≥ ``power``
+    under the plan's client (:func:`bug_probabilities`): with a = (1 − power)/2, when the a-quantile of
+    k_A and the (1 − a)-quantile of k_B already give ε_lb > claim, both hold together with probability
+    ≥ 1 − 2a (ε_lb rises with k_A and falls with k_B) — docs/math.md §11.7. Doubling, then bisection
+    to 1 %; ``max_trials`` + 1 when even that many do not suffice."""
+    p_a, p_b = bug_probabilities(plan)
+    a = (1 - power) / 2
+
+    def fails(t: int) -> bool:
+        k_a, k_b = stats.binom.ppf(a, t, p_a), stats.binom.isf(a, t, p_b)
+        return epsilon_lower_bound(k_a, t, k_b, t, 1 - confidence, plan.delta) > plan.claim
+
+    hi = 16
+    while not fails(hi):
+        if hi > max_trials:
+            return max_trials + 1
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > max(1, lo // 100):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    return hi
+
+
+def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
+    """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
+    probability ≥ :data:`POWER` (:func:`trials_for_power`); the honest design is audited with as many."""
+    bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
+    return max(trials_for_power(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)
