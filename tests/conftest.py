@@ -1,6 +1,6 @@
 """Shared pytest configuration.
 
-Two tiers: the developer loop is ``pytest -n 2 -m "not slow"`` (about 2.5 CPU-minutes: under two
+Two tiers: the developer loop is ``pytest -n 2 -m "not slow"`` (about 3 CPU-minutes: under two
 minutes on two worker processes); the README's command and CI run everything, also with ``-n 2``. Every
 test may run in any order and beside any other (pytest-xdist): it writes only under its ``tmp_path``,
 never into the checkout (:func:`_checkout_untouched` fails the session that did). A test that takes more
