@@ -77,16 +77,20 @@ def trials_to_detect(p_x: float, p_xp: float, epsilon_claimed: float, alpha: flo
     if p_x <= 0 or math.log(p_x / p_xp) <= epsilon_claimed:
         return max_trials + 1
 
-    def detects(n: int) -> bool:
-        return epsilon_lower_bound(round(n * p_x), n, round(n * p_xp), n, alpha) > epsilon_claimed
+    return fewest_trials(lambda n: epsilon_lower_bound(round(n * p_x), n, round(n * p_xp), n, alpha) > epsilon_claimed,
+                         max_trials)
 
+
+def fewest_trials(enough, max_trials: int) -> int:
+    """The fewest trials N (to 1 %) for which ``enough(N)`` holds, ``enough`` rising in N: doubling from
+    16, then bisection; ``max_trials`` + 1 when even that many do not suffice."""
     hi = 16
-    while not detects(hi):
+    while not enough(hi):
         if hi > max_trials:
             return max_trials + 1
         hi *= 2
     lo = hi // 2
     while hi - lo > max(1, lo // 100):  # 1 % resolution
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if detects(mid) else (mid, hi)
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
     return hi

@@ -39,7 +39,7 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_for_power` gives the trials at which an audit FAILS a bug with
+in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_to_fail` gives the trials at which an audit FAILS a bug with
 probability ≥ 0.95.
 """
 
@@ -54,7 +54,7 @@ import numpy as np
 from scipy import stats
 
 from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
-from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, largest_lower_bound
+from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.mechanisms import make
@@ -75,7 +75,7 @@ BUGS = ("uncharged-round", "clear-round")
 CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
-#: power of :func:`trials_for_power` (each planted bug FAILS with at least this probability)
+#: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)
 POWER = 0.95
 
 
@@ -204,7 +204,7 @@ def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> Run
                         "", None, (math.nan, math.nan), None, None, noise, DELTA_AUDIT)
         if sf[i] < 1e-8 or sf[i - n] < 2 * DELTA_AUDIT:
             continue
-        cost = trials_for_power(probe)
+        cost = trials_to_fail(probe)
         best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
     t = best[1]
     source = "accountant (ε per person over the run)" if bug != "uncharged-round" else \
@@ -270,12 +270,12 @@ def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
     return float(stats.binom.sf(k - 2, n - 1, p)), float(stats.binom.sf(k - 1, n - 1, p_prime))
 
 
-def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POWER, max_trials: int = 10**9) -> int:
+def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER, max_trials: int = 10**9) -> int:
     """The fewest trials per world at which the audit FAILS the plan's claim with probability ≥ ``power``
     under the plan's client (:func:`bug_probabilities`): with a = (1 − power)/2, when the a-quantile of
     k_A and the (1 − a)-quantile of k_B already give ε_lb > claim, both hold together with probability
-    ≥ 1 − 2a (ε_lb rises with k_A and falls with k_B) — docs/math.md §11.7. Doubling, then bisection
-    to 1 %; ``max_trials`` + 1 when even that many do not suffice."""
+    ≥ 1 − 2a (ε_lb rises with k_A and falls with k_B) — docs/math.md §11.7. Found by
+    :func:`~.bounds.fewest_trials`."""
     p_a, p_b = bug_probabilities(plan)
     a = (1 - power) / 2
 
@@ -283,20 +283,11 @@ def trials_for_power(plan: RunPlan, confidence: float = 0.95, power: float = POW
         k_a, k_b = stats.binom.ppf(a, t, p_a), stats.binom.isf(a, t, p_b)
         return epsilon_lower_bound(k_a, t, k_b, t, 1 - confidence, plan.delta) > plan.claim
 
-    hi = 16
-    while not fails(hi):
-        if hi > max_trials:
-            return max_trials + 1
-        hi *= 2
-    lo = hi // 2
-    while hi - lo > max(1, lo // 100):
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
-    return hi
+    return fewest_trials(fails, max_trials)
 
 
 def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
-    probability ≥ :data:`POWER` (:func:`trials_for_power`); the honest design is audited with as many."""
+    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many."""
     bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
-    return max(trials_for_power(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)
+    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)

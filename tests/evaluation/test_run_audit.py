@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import (BUGS, CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities,
-                                               run_hits, trials_for_power)
+                                               run_hits, trials_to_fail)
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
 
@@ -77,7 +77,7 @@ def test_trials_for_power_gives_at_least_the_stated_power():
     rng = np.random.default_rng(7)
     for bug in BUGS:
         plan = plan_run("grr", bug=bug)
-        t = trials_for_power(plan)
+        t = trials_to_fail(plan)
         p_a, p_b = bug_probabilities(plan)
         lb = epsilon_lower_bound(rng.binomial(t, p_a, 400), t, rng.binomial(t, p_b, 400), t, 0.05)
         assert np.mean(lb > plan.claim) >= 0.916, bug
