@@ -21,7 +21,7 @@ import numpy as np
 
 from ldpsim.mechanisms._validation import _fail, as_generator, check_counts, check_epsilon, check_finite_in, check_int
 from ldpsim.mechanisms.base import Aggregate, Guarantee, check_aggregate
-from ldpsim.mechanisms.numeric.tree_histogram import ORACLES, group_device_variance, level_oracle
+from ldpsim.mechanisms.numeric.tree_histogram import ORACLES, group_device_variance, level_oracle, stacked
 from ldpsim.runtime.errors import InputError
 
 #: the paper's constants of its granularity guideline (α₁ for 1-D grids, α₂ for 2-D grids)
@@ -161,10 +161,6 @@ class HDG:
         """True counts per output cell of ``points`` (side × side)."""
         return np.bincount(self.cells(points), minlength=self.side ** 2).reshape(self.side, self.side)
 
-    def _data(self, n_group, aggs) -> Aggregate:
-        data = np.concatenate([np.asarray(n_group, np.float64)] + [a.data.astype(np.float64) for a in aggs])
-        return Aggregate(int(sum(n_group)), data, self.kind)
-
     # client and server ----------------------------------------------------------------------------------
     def perturb(self, points, rng=None) -> HDGReports:
         """Client side: each device draws a group uniformly and reports its cell of that group's grid.
@@ -192,7 +188,7 @@ class HDG:
         if not isinstance(reports, HDGReports) or len(reports.reports) != GROUPS:
             raise TypeError(f"{self.name}.aggregate: reports must be the HDGReports of perturb.")
         aggs = [o.aggregate(r) for o, r in zip(self.oracles, reports.reports)]
-        return self._data(np.bincount(np.asarray(reports.groups, np.int64), minlength=GROUPS), aggs)
+        return stacked(self.kind, np.bincount(np.asarray(reports.groups, np.int64), minlength=GROUPS), aggs)
 
     def perturb_aggregate(self, points, rng=None) -> Aggregate:
         """:meth:`perturb` then :meth:`aggregate`."""
@@ -206,7 +202,7 @@ class HDG:
         split = rng.multinomial(counts, np.full(GROUPS, 1.0 / GROUPS))  # (D, 3)
         aggs = [o.sample_aggregate(np.bincount(nodes, weights=split[:, g], minlength=o.domain_size).astype(np.int64), rng)
                 for g, (o, nodes) in enumerate(zip(self.oracles, self.node_of))]
-        return self._data(split.sum(axis=0), aggs)
+        return stacked(self.kind, split.sum(axis=0), aggs)
 
     def grid_estimates(self, agg: Aggregate) -> np.ndarray:
         """Unbiased counts of every grid cell, x grid then y grid then the 2-D grid (row-major): 3 × each

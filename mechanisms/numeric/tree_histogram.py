@@ -118,10 +118,6 @@ class TreeHistogram(Mechanism):
         """True counts of the β^ℓ nodes of ``level`` from leaf counts (trailing axes kept)."""
         return leaf_counts.reshape((self.branching ** level, -1) + leaf_counts.shape[1:]).sum(axis=1)
 
-    def _data(self, n_level, level_aggs) -> Aggregate:
-        data = np.concatenate([np.asarray(n_level, np.float64)] + [a.data.astype(np.float64) for a in level_aggs])
-        return Aggregate(int(sum(n_level)), data, self.kind)
-
     # client ----------------------------------------------------------------------------------------
     def perturb(self, values, rng=None) -> TreeReports:
         """Client side: each device draws a level uniformly and reports its node there.
@@ -164,7 +160,7 @@ class TreeHistogram(Mechanism):
         n_level = np.bincount(np.asarray(reports.levels, np.int64), minlength=self.height + 1)[1:]
         if any(a.n != m for a, m in zip(aggs, n_level)):
             raise ValueError(f"{self.name}.aggregate: the levels do not match the reports per level.")
-        return self._data(n_level, aggs)
+        return stacked(self.kind, n_level, aggs)
 
     def perturb_aggregate(self, values, rng=None) -> Aggregate:
         """:meth:`perturb` then :meth:`aggregate`."""
@@ -193,7 +189,7 @@ class TreeHistogram(Mechanism):
         split = rng.multinomial(counts, np.full(self.height, 1.0 / self.height))  # (D, h)
         aggs = [o.sample_aggregate(self._node_counts(split[:, lv - 1], lv), rng)
                 for lv, o in enumerate(self.level_oracles, start=1)]
-        return self._data(split.sum(axis=0), aggs)
+        return stacked(self.kind, split.sum(axis=0), aggs)
 
     def _levels(self, agg: Aggregate) -> list[np.ndarray]:
         check_aggregate(self.name, self.kind, agg)
@@ -328,6 +324,13 @@ class TreeHistogram(Mechanism):
         if np.any((a <= 0) | (a >= 1)):
             raise InputError(f"{self.name}: 'alpha' must lie in the open interval (0, 1); got {a.tolist()}.")
         return a
+
+
+def stacked(kind: str, n_group, aggs) -> Aggregate:
+    """One aggregate of devices split into groups: the group sizes, then each group's oracle aggregate
+    (the tree histogram's levels, HDG's grids)."""
+    data = np.concatenate([np.asarray(n_group, np.float64)] + [a.data.astype(np.float64) for a in aggs])
+    return Aggregate(int(sum(n_group)), data, kind)
 
 
 def level_oracle(epsilon: float, k: int, oracle: str = "auto"):
