@@ -209,7 +209,7 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
     else:
         speed, n = typing_speed(devices, rng=g_data), devices
         edges = np.linspace(*WPM, BINS + 1)
-        counts = np.bincount(np.minimum(((speed.values + 1) / 2 * BINS).astype(np.int64), BINS - 1), minlength=BINS)
+        counts = bin_counts(speed.values)
         truth = _answer(q, edges, counts)
         designs = reading_estimators(epsilon, delta)
 
@@ -229,6 +229,8 @@ def rank_designs(query: str, epsilon: float = 1.0, devices: int = 100_000, repea
 
 #: range sizes (in the 64 bins) the sweep measures, the quantiles it reads and the keys whose maps it scores
 SWEEP_SIZES, SWEEP_ALPHAS, SWEEP_KEYS = (1, 4, 16, 48), (0.5, 0.9, 0.95), ("e", "space", "q")
+#: the sweep's names of the errors in words/min (:func:`reading_errors`)
+IN_WPM = {"wasserstein": "wasserstein_wpm", "quantile_error": "quantile_error_wpm"}
 
 
 def design_sweep(epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats: int = 10,
@@ -262,10 +264,7 @@ def design_sweep(epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats:
     g_data, g_runs = as_generator(rng).spawn(2)
     g_speed, g_taps = g_data.spawn(2)
     speed = typing_speed(devices, rng=g_speed)
-    edges = np.linspace(*WPM, BINS + 1)
-    counts = np.bincount(np.minimum(((speed.values + 1) / 2 * BINS).astype(np.int64), BINS - 1), minlength=BINS)
-    cdf = np.concatenate([[0.0], np.cumsum(counts)]) / devices
-    true_q = quantile_from_cdf(edges, cdf, np.array(SWEEP_ALPHAS))
+    counts = bin_counts(speed.values)
     taps = key_taps(devices, rng=g_taps)
     grids = taps.grid_counts(SIDE)
     rows = []
@@ -278,15 +277,10 @@ def design_sweep(epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats:
     for eps in epsilons:
         for name, (estimate, *_rest) in reading_estimators(eps, delta).items():
             streams = np.random.SeedSequence(g_runs.integers(2 ** 63)).spawn(repeats)
-            est = np.array([estimate(speed.values, counts, np.random.default_rng(s)) for s in streams])
-            mse = np.array([range_query_mse(counts, e, SWEEP_SIZES) for e in est])
-            for j, size in enumerate(SWEEP_SIZES):
-                add(eps, name, "reading", "", f"range_mse_{size}", mse[:, j])
-            add(eps, name, "reading", "", "wasserstein_wpm",
-                [wasserstein1(counts, _simplex(e), *WPM) for e in est])
-            add(eps, name, "reading", "", "quantile_error_wpm",
-                [quantile_error(true_q, [_answer(Query("quantile", alpha=a), edges, e) for a in SWEEP_ALPHAS]).mean()
-                 for e in est])
+            errors = pd.DataFrame([reading_errors(counts, estimate(speed.values, counts, np.random.default_rng(s)), WPM)
+                                   for s in streams])
+            for metric in errors:
+                add(eps, name, "reading", "", IN_WPM.get(metric, metric), errors[metric])
         for key in SWEEP_KEYS:
             k = KEY_NAMES.index(key)
             grid, points = grids[k], taps.xy[taps.keys == k]
@@ -302,6 +296,52 @@ def _simplex(masses: np.ndarray) -> np.ndarray:
     """Signed masses clipped at 0 (all-zero → uniform), for the distances that need a distribution."""
     m = np.clip(masses, 0.0, None)
     return m if m.sum() > 0 else np.ones_like(m)
+
+
+def bin_counts(values) -> np.ndarray:
+    """Counts of readings on [−1, 1] over the :data:`BINS` equal bins the 1-D designs estimate."""
+    v = np.asarray(values, np.float64)
+    return np.bincount(np.minimum(((v + 1) / 2 * BINS).astype(np.int64), BINS - 1), minlength=BINS)
+
+
+def reading_errors(counts, est, value_range=(-1.0, 1.0)) -> dict:
+    """The errors of one estimate of a reading's :data:`BINS` bin counts (docs/math.md §4.2): the range-query MSE
+    of range shares for ranges of :data:`SWEEP_SIZES` bins (``range_mse_<s>``), the Wasserstein-1 distance in
+    the reading's unit (the estimate clipped at 0 and normalised) and the mean |error| of the
+    :data:`SWEEP_ALPHAS` quantiles in the reading's unit (``quantile_error``).
+
+    Parameters
+    ----------
+    counts : array_like, shape (BINS,)
+        True counts per bin (positive total).
+    est : array_like, shape (BINS,)
+        Estimated counts per bin (signed allowed).
+    value_range : (float, float)
+        The public range the bins cover, in the reading's unit.
+
+    Returns
+    -------
+    dict
+        ``range_mse_1``, …, ``wasserstein``, ``quantile_error``.
+    """
+    counts, est = np.asarray(counts, np.float64), np.asarray(est, np.float64)
+    edges = np.linspace(*value_range, BINS + 1)
+    true_q = quantile_from_cdf(edges, np.concatenate([[0.0], np.cumsum(counts)]) / counts.sum(),
+                               np.array(SWEEP_ALPHAS))
+    out = {f"range_mse_{s}": float(v) for s, v in zip(SWEEP_SIZES, range_query_mse(counts, est, SWEEP_SIZES))}
+    out["wasserstein"] = wasserstein1(counts, _simplex(est), *value_range)
+    out["quantile_error"] = float(quantile_error(true_q, [_answer(Query("quantile", alpha=a), edges, est)
+                                                          for a in SWEEP_ALPHAS]).mean())
+    return out
+
+
+def map_errors(grid, est) -> dict:
+    """The errors of one key's estimated map of tap counts (docs/math.md §4.2, :func:`heatmap_error`):
+    ``heatmap_l1`` = Σ|p̂ − p|, ``heatmap_l2`` = √Σ(p̂ − p)², ``heatmap_max`` = max |p̂ − p| over the cells'
+    shares of the key's true taps."""
+    err = heatmap_error(np.asarray(grid)[None], np.asarray(est)[None])
+    return {"heatmap_l1": float(err.l1[0]), "heatmap_l2": float(np.sqrt(err.l2sq[0])),
+            "heatmap_max": float(err.max_abs[0])}
 
 
 def rank_sweep(query: str, epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats: int = 20,

@@ -51,7 +51,7 @@ FLOORS = (("ldpsim.runtime",), ("ldpsim.mechanisms",), ("ldpsim.simulator",), ("
           ("ldpsim.scenarios.api", "ldpsim.scenarios.options"), ("ldpsim.scenarios",))
 #: the wings of the measurement floor, lowest first
 EVALUATION_WINGS = ("workloads", "metrics", "distribution_metrics", "confidence", "legend", "console_table", "cost",
-                    "adversary", "audit", "privacy", "heatmap_designs", "numeric_designs", "poisoning", "discovery",
+                    "adversary", "audit", "privacy", "heatmap_designs", "numeric_designs", "numeric_use", "poisoning", "discovery",
                     "deployment", "trends", "report")
 
 

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.distribution_plots import distribution_figure
+from ldpsim.evaluation.report.numeric_use_plots import numeric_figures
 from ldpsim.evaluation.report.plots import item_label
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.evaluation.confidence import Z95
@@ -252,6 +253,7 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
                             f"Distribution of {uc.name.replace('_', ' ')} ({unit}) over the run: the donated readings "
                             "(clipped to the use case's range) and EM's estimate from every report; ε is that of "
                             "one report, as the title says."))
+    figures += numeric_figures(tables)
     words = tables.get("words", pd.DataFrame())
     if not words.empty and summary.get("slang_start_day", cfg.n_days) < cfg.n_days:
         job = ("The server's rounds each night over the devices that answer (" + mechanism_label(cfg.use_case("word"))

@@ -63,6 +63,19 @@ def typing_speed(n: int, rng=None, mean: float = 36.2, sd: float = 13.2,
                            {"mean": mean, "sd": sd, "unit": "wpm", "range": (0.0, max_wpm)})
 
 
+def key_latency(n: int, rng=None, median_ms: float = 230.0, sigma: float = 0.45,
+                max_ms: float = 1000.0) -> NumericWorkload:
+    """Time between two key taps in milliseconds ~ LogNormal(ln median_ms, sigma²), public range [0, max_ms]
+    (docs/math.md §5.2); longer pauses are clipped to ``max_ms``."""
+    n = check_int("key-latency", "n", n, low=1)
+    median_ms = check_real("key-latency", "median_ms", median_ms, 0.0, math.inf)
+    sigma = check_real("key-latency", "sigma", sigma, 0.0, math.inf, low_open=False)
+    max_ms = check_real("key-latency", "max_ms", max_ms, 0.0, math.inf)
+    x = as_generator(rng).lognormal(math.log(median_ms), sigma, n)
+    return NumericWorkload("key-latency", to_unit_interval(x, 0.0, max_ms),
+                           {"median": median_ms, "sigma": sigma, "unit": "ms", "range": (0.0, max_ms)})
+
+
 #: QWERTY letter rows and their horizontal offsets, in key widths (a phone layout)
 QWERTY_ROWS = (("qwertyuiop", 0.0), ("asdfghjkl", 0.5), ("zxcvbnm", 1.5))
 

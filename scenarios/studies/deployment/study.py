@@ -11,7 +11,8 @@ trial run never lands on the main run) is a locked run folder of kind ``"run"``
 every output is on disk, then ``complete`` with each file's size and SHA-256). It holds ``config.json``
 (the resolved config), ``scenario.toml`` (the input), ``store/`` (the server's Parquet report store),
 tables (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.csv``, ``daily_reports.csv``,
-``readings.csv``, ``readings_pooled.csv``, ``words.csv``, ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
+``readings.csv``, ``readings_pooled.csv``, ``words.csv``, with ``[numeric.<name>]`` use cases ``numeric_metrics.csv``
+and ``numeric_cells.csv`` (:mod:`ldpsim.evaluation.deployment.numeric_runs`), ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
 ``central_windows.csv``, ``central_days.csv``, ``summary.json``; with a use case under a trust model
 ``trust_guarantees.csv`` and ``collectors.csv``, the collectors' log), ``summary.txt`` (the printed summary),
 ``plots/`` (PNGs and ``captions.json``), ``report.md`` and ``report.html``.
@@ -37,7 +38,8 @@ from ldpsim.runtime.runfolder import Layout
 #: a deployment run's folder: the summary and tables of :func:`write_tables`, the report store, the figures
 LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
                       "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
-                      "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
+                      "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "numeric_metrics.csv",
+                      "numeric_cells.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
                       "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
                 {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
@@ -46,6 +48,7 @@ from ldpsim.runtime.brief_repr import BriefRepr
 #: the tables of a study (``DeploymentStudy.tables``) → the CSV file holding each
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
                "readings": "readings", "pooled_readings": "readings_pooled", "distributions": "reading_distributions",
+               "numeric_metrics": "numeric_metrics", "numeric_cells": "numeric_cells",
                "words": "words",
                "trust": "trust_guarantees"}
 
@@ -61,6 +64,7 @@ class DeploymentPlan:
     out: Path
     cost: object
     notices: tuple = ()
+    numeric: tuple = ()  # the [numeric.<name>] use cases (NumericUseCase)
 
     def describe(self) -> str:
         """The plan as ``--dry-run`` prints it: the cost, the items and words the devices type, the folder
@@ -156,7 +160,7 @@ def plan_deployment(scenario: str | Path, *, devices: int | None = None, days: i
     cost = deployment_plan(cfg, workers, path)
     folder = Path(out) if out is not None else default_out(meta["name"], cfg)
     make_out_folder(folder, create=False)  # an unusable --out is refused before anything runs
-    return DeploymentPlan(meta["name"], path, cfg, workers, folder, cost, tuple(meta["notices"]))
+    return DeploymentPlan(meta["name"], path, cfg, workers, folder, cost, tuple(meta["notices"]), meta["numeric"])
 
 
 def run_deployment(scenario: str | Path, *, devices: int | None = None, days: int | None = None,
@@ -215,7 +219,8 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
         plan = plan_deployment(scenario, devices=devices, days=days, seed=seed, workers=workers, out=out,
                                vocabulary=vocabulary)
     cfg = plan.config
-    config_json = json.dumps(dataclasses.asdict(cfg), indent=1, default=str, ensure_ascii=False)
+    config = dataclasses.asdict(cfg) | ({"numeric": [u.as_dict() for u in plan.numeric]} if plan.numeric else {})
+    config_json = json.dumps(config, indent=1, default=str, ensure_ascii=False)
     identity = {"fingerprint": hashlib.sha256(config_json.encode()).hexdigest()[:16], "seed": cfg.seed}
     # shards append to the store: whatever an earlier run wrote there is deleted first
     with RunFolder.open(plan.out, LAYOUT, identity, resume=False, replace=force) as folder:
@@ -239,6 +244,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
     """Run the deployment into ``out/store``, measure it, write tables, plots and the reports, each a phase
     of ``clock``; returns the study and the store parts the shards wrote (absolute path → SHA-256)."""
     from ldpsim.evaluation.deployment.estimates import measure
+    from ldpsim.evaluation.deployment.numeric_runs import numeric_tables
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.report.html import report_from_run_dir
@@ -255,6 +261,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
                      collectors=collectors_of(cfg))
     with clock.phase("measurement"):
         tables = measure(cfg, result, stream(cfg.seed, "measure"))
+        tables.update(numeric_tables(cfg, plan.numeric))
     with clock.phase("central ε"):
         windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
@@ -275,7 +282,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key not in ("words", "trust", "distributions") or not tables[key].empty:
+        if key not in ("words", "trust", "distributions", "numeric_metrics", "numeric_cells") or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))

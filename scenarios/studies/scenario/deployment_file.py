@@ -49,6 +49,9 @@ Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.tom
                         hour (since the start of the run), hours}: the trust collectors' settings
     [variants.<name>]   the keys of [use_case.emoji]: one emoji design each, compared on the same fleet
                         (ldpsim.scenarios.studies.deployment.compare); checked like [use_case.emoji]
+    [numeric.<name>]    design (a heat-map or reading design, or pm | sdpm | sw), epsilon, keys = [...] (key
+                        tap heat maps) or reading (key_latency | typing_speed), the design's own keys (delta, …):
+                        ldpsim.scenarios.studies.scenario.numeric_keys; the report draws each estimate beside the truth
 
 Known use cases: ``emoji`` (event), ``typing_speed`` and ``session_length`` (readings), ``words``
 (discovery of words no dictionary holds). Bad values (negative rates, zero
@@ -69,6 +72,7 @@ from ldpsim.runtime.plain import plain_name
 from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, require_kind,
                                                       seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import vocabulary_workload_table
+from ldpsim.scenarios.studies.scenario.numeric_keys import numeric_use_cases
 from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, DEPLOYMENT_USE_CASE, configured_model
 from ldpsim.evaluation.privacy.trust_models import MODELS, TRUST_MODELS, model_params
 from ldpsim.evaluation.workloads.make import make_workload
@@ -169,7 +173,7 @@ READING_SPEC = {"range": Field(list, [0.0, 120.0], _pair), "low_range": Field(li
 #: scenario key → DeploymentConfig field, per table
 RENAME = {("deployment", "devices"): "n_devices", ("deployment", "days"): "n_days",
           ("server", "capacity"): "server_capacity", ("privacy", "retention_days"): "retention_days"}
-TOP_LEVEL = set(SPEC) | {"use_case", "variants", "collectors"}  # variants: _check_variants, scenarios/studies/deployment/compare.py
+TOP_LEVEL = set(SPEC) | {"use_case", "variants", "collectors", "numeric"}  # variants: _check_variants, scenarios/studies/deployment/compare.py
 
 
 def _use_case(name: str, table, items, file, where: str | None = None, plan: dict | None = None) -> UseCase:
@@ -317,7 +321,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
         raise ScenarioError(path, "deployment", str(exc)) from None
     _check_variants(raw.get("variants", {}), cfg, items, path)
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
-                 "notices": notices}
+                 "notices": notices, "numeric": numeric_use_cases(raw.get("numeric", {}), path)}
 
 
 def _workload(wl: dict, file) -> tuple[tuple, tuple]:

@@ -1,0 +1,100 @@
+"""A deployment's numeric use cases: key-tap heat maps and reading distributions, night by night — docs/math.md §9.14.
+
+For each ``[numeric.<name>]`` use case of a deployment scenario the run draws which devices report on each
+night (opted in with the fleet's ``opt_in``, online with its ``p_online``, independently of the emoji and
+reading use cases), one tap (:func:`~ldpsim.evaluation.workloads.key_taps.key_taps`, all nights' taps in one
+draw, so the keys' offsets are the run's) or one reading (:data:`~ldpsim.evaluation.numeric_use.READINGS`)
+per reporting device and night, privatizes them with the use case's design and releases one aggregate per
+night (per key for heat maps). The run's estimate is the sum of the nights' estimates, compared with the
+sum of the nights' true counts. A device reports once a night it reports, so its ε per person over the run
+is ε of one report (or release) times the nights it reported (sequential composition; a night's releases
+of different keys hold different devices). The numeric use cases do not go through the channel, the
+server's store or the privacy budget of the other use cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ldpsim.evaluation.numeric_designs import BINS, map_errors, reading_errors
+from ldpsim.evaluation.numeric_use import READINGS, epsilon_person, estimate_maps, estimate_reading, unit_of
+from ldpsim.evaluation.workloads.key_taps import KEY_NAMES, key_taps
+from ldpsim.simulator.fleet import stream
+
+#: columns of the metrics table (long: one row per use case, key and metric)
+METRIC_COLUMNS = ("use_case", "design", "family", "key", "unit", "metric", "value", "reports", "epsilon_report",
+                  "epsilon_person", "delta", "guarantee", "trusts")
+
+
+def reporting_nights(cfg, rng) -> np.ndarray:
+    """(days, devices) bool: device i reports on night d (opted in, and online that night)."""
+    opted = rng.random(cfg.n_devices) < cfg.opt_in
+    return np.stack([opted & (rng.random(cfg.n_devices) < cfg.p_online) for _ in range(cfg.n_days)])
+
+
+def numeric_run(cfg, uc, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(metrics, cells) of numeric use case ``uc`` (the ``index``-th of the run; its streams are the run's
+    ``("numeric", index)`` children).
+
+    Returns
+    -------
+    metrics : pandas.DataFrame
+        :data:`METRIC_COLUMNS`: ``heatmap_l1``, ``heatmap_l2``, ``heatmap_max`` per key (shares of the key's
+        taps over the run), or a reading's ``range_mse_<s>``, ``wasserstein`` and ``quantile_error`` (in
+        ``unit``); ``epsilon_report`` is ε of one report or release, ``epsilon_person`` the largest ε per
+        person over the run.
+    cells : pandas.DataFrame
+        ``use_case, key, cell, low, high, true_count, estimate``: the run's true and estimated counts per
+        bin (``low``/``high`` its edges in the reading's unit) or per map cell (``cell`` = row · 16 + column,
+        row 0 at the bottom of the key).
+    """
+    g_who, g_data, g_noise = np.random.default_rng(stream(cfg.seed, "numeric", index)).spawn(3)
+    nights = reporting_nights(cfg, g_who)
+    per_night = nights.sum(axis=1)
+    total = int(per_night.sum())
+    bounds = np.concatenate([[0], np.cumsum(per_night)])
+    design = uc.design
+    noise = np.random.SeedSequence(int(g_noise.integers(2 ** 63))).spawn(cfg.n_days)
+    if design.family == "heatmap":
+        taps = key_taps(max(total, 1), rng=g_data)
+        truth, est = 0, 0
+        for d in range(cfg.n_days):
+            s = slice(bounds[d], bounds[d + 1])
+            t, e = estimate_maps(design, taps._replace(keys=taps.keys[s], xy=taps.xy[s]), uc.keys,
+                                 np.random.default_rng(noise[d]))
+            truth, est = truth + t, est + e
+        rows = [(KEY_NAMES[k], "share of the key's taps", m, v, int(truth[j].sum()))
+                for j, k in enumerate(uc.keys) if truth[j].sum() > 0 for m, v in map_errors(truth[j], est[j]).items()]
+        cells = pd.concat([pd.DataFrame({"use_case": uc.name, "key": KEY_NAMES[k], "cell": np.arange(truth[j].size),
+                                         "low": np.nan, "high": np.nan, "true_count": truth[j].ravel(),
+                                         "estimate": est[j].ravel()}) for j, k in enumerate(uc.keys)],
+                          ignore_index=True)
+    else:
+        unit, value_range = unit_of(uc.reading)
+        values = READINGS[uc.reading](max(total, 1), rng=g_data).values
+        truth, est = np.zeros(BINS), np.zeros(BINS)
+        for d in range(cfg.n_days):
+            if per_night[d]:
+                t, e = estimate_reading(design, values[bounds[d]:bounds[d + 1]], np.random.default_rng(noise[d]))
+                truth, est = truth + t, est + e
+        rows = [("", unit, m, v, total) for m, v in reading_errors(truth, est, value_range).items()] if total else []
+        edges = np.linspace(*value_range, BINS + 1)
+        cells = pd.DataFrame({"use_case": uc.name, "key": "", "cell": np.arange(BINS), "low": edges[:-1],
+                              "high": edges[1:], "true_count": truth, "estimate": est})
+    _, guarantee, trusts, _ = design.estimator()
+    scope = {"epsilon_report": design.epsilon, "epsilon_person": epsilon_person(design.epsilon, nights.sum(axis=0).max()),
+             "delta": design.guarantee.delta, "guarantee": guarantee, "trusts": trusts}
+    metrics = pd.DataFrame([{"use_case": uc.name, "design": design.name, "family": design.family, "key": key,
+                             "unit": unit, "metric": m, "value": v, "reports": n, **scope}
+                            for key, unit, m, v, n in rows], columns=list(METRIC_COLUMNS))
+    return metrics, cells
+
+
+def numeric_tables(cfg, use_cases) -> dict:
+    """``numeric_metrics`` and ``numeric_cells`` of every numeric use case of a run (empty tables for none)."""
+    parts = [numeric_run(cfg, uc, i) for i, uc in enumerate(use_cases)]
+    if not parts:
+        return {"numeric_metrics": pd.DataFrame(), "numeric_cells": pd.DataFrame()}
+    return {"numeric_metrics": pd.concat([m for m, _ in parts], ignore_index=True),
+            "numeric_cells": pd.concat([c for _, c in parts], ignore_index=True)}
