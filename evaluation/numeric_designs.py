@@ -328,11 +328,14 @@ def reading_errors(counts, est, value_range=(-1.0, 1.0)) -> dict:
     edges = np.linspace(*value_range, BINS + 1)
     true_q = quantile_from_cdf(edges, np.concatenate([[0.0], np.cumsum(counts)]) / counts.sum(),
                                np.array(SWEEP_ALPHAS))
-    out = {f"range_mse_{s}": float(v) for s, v in zip(SWEEP_SIZES, range_query_mse(counts, est, SWEEP_SIZES))}
-    out["wasserstein"] = wasserstein1(counts, _simplex(est), *value_range)
-    out["quantile_error"] = float(quantile_error(true_q, [_answer(Query("quantile", alpha=a), edges, est)
-                                                          for a in SWEEP_ALPHAS]).mean())
-    return out
+    values = [*range_query_mse(counts, est, SWEEP_SIZES).tolist(), wasserstein1(counts, _simplex(est), *value_range),
+              float(quantile_error(true_q, [_answer(Query("quantile", alpha=a), edges, est) for a in SWEEP_ALPHAS]).mean())]
+    return dict(zip(READING_METRICS, values))
+
+
+#: the names of :func:`reading_errors` and of :func:`map_errors`, in their order
+READING_METRICS = tuple(f"range_mse_{s}" for s in SWEEP_SIZES) + ("wasserstein", "quantile_error")
+MAP_METRICS = ("heatmap_l1", "heatmap_l2", "heatmap_max")
 
 
 def map_errors(grid, est) -> dict:
@@ -340,8 +343,7 @@ def map_errors(grid, est) -> dict:
     ``heatmap_l1`` = Σ|p̂ − p|, ``heatmap_l2`` = √Σ(p̂ − p)², ``heatmap_max`` = max |p̂ − p| over the cells'
     shares of the key's true taps."""
     err = heatmap_error(np.asarray(grid)[None], np.asarray(est)[None])
-    return {"heatmap_l1": float(err.l1[0]), "heatmap_l2": float(np.sqrt(err.l2sq[0])),
-            "heatmap_max": float(err.max_abs[0])}
+    return dict(zip(MAP_METRICS, (float(err.l1[0]), float(np.sqrt(err.l2sq[0])), float(err.max_abs[0]))))
 
 
 def rank_sweep(query: str, epsilons=(0.5, 1.0, 2.0, 4.0), devices: int = 100_000, repeats: int = 20,

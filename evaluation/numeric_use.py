@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.evaluation.numeric_designs import BINS, SIDE, bin_counts, map_estimators, reading_estimators
-from ldpsim.evaluation.workloads.key_taps import KEY_NAMES, KeyTaps
+from ldpsim.evaluation.numeric_designs import BINS, SIDE, SWEEP_KEYS, bin_counts, map_estimators, reading_estimators
+from ldpsim.evaluation.workloads.key_taps import KEY_NAMES, KeyTaps, key_taps
+from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.evaluation.workloads.readings import key_latency, typing_speed
 from ldpsim.mechanisms._validation import check_epsilon, check_real
 from ldpsim.mechanisms.base import Guarantee
@@ -33,6 +34,11 @@ FAMILIES = ("reading", "heatmap")
 #: the readings a 1-D use case may name → their workload builder (values on [−1, 1], unit and public range
 #: in the workload's params)
 READINGS = {"typing_speed": typing_speed, "key_latency": key_latency}
+#: the sweeps' numeric workloads → the family of designs they take (key-taps: :func:`key_taps`, the maps of its
+#: ``keys``; the readings: :func:`~ldpsim.evaluation.workloads.make.make_workload`)
+NUMERIC_WORKLOADS = {"key-taps": "heatmap", "typing-speed": "reading", "key-latency": "reading"}
+#: the keys a key-taps workload maps when it names none
+DEFAULT_KEYS = SWEEP_KEYS
 #: who a design trusts when its δ is a parameter (a row of the design table)
 SECURE_AGGREGATION = "the secure-aggregation protocol"
 
@@ -218,6 +224,14 @@ def estimate_maps(design: NumericDesign, taps: KeyTaps, keys, rng) -> tuple[np.n
         if n:
             est[j] = design.estimator(n)[0](taps.xy[taps.keys == k], grids[j], np.random.default_rng(g))
     return grids, est
+
+
+def draw_numeric(name: str, n: int, rng=None, **params):
+    """One population of a numeric workload of :data:`NUMERIC_WORKLOADS`: :class:`KeyTaps` for ``key-taps``
+    (its ``keys`` parameter is the caller's, not the tap model's), else the reading's NumericWorkload."""
+    if name == "key-taps":
+        return key_taps(n, rng=rng, **{k: v for k, v in params.items() if k != "keys"})
+    return make_workload(name, n, rng=rng, **params)
 
 
 def unit_of(reading: str) -> tuple[str, tuple[float, float]]:

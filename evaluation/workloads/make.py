@@ -16,6 +16,7 @@
 | ``census-education`` / ``census-marital`` | 18 / 7 categories (illustrative substitute) | — |
 | ``heights`` / ``weights`` | normal, in [−1, 1] | ``mean``, ``sd`` |
 | ``typing-speed`` | lognormal wpm, in [−1, 1] | ``mean``, ``sd``, ``max_wpm`` |
+| ``key-latency`` | lognormal ms between taps, in [−1, 1] | ``median_ms``, ``sigma``, ``max_ms`` |
 | ``tap-positions`` | 2-D QWERTY tap mixture, in [−1, 1]² | ``top``, ``spread`` |
 | ``vocabulary`` | your own items from a file (:mod:`.vocabulary`) | ``vocabulary`` (the file), ``format``, ``lowercase``, ``top``, ``sha256`` |
 """
@@ -29,7 +30,7 @@ from typing import Callable
 from ldpsim.mechanisms._validation import as_generator, check_int
 
 from ldpsim.evaluation.workloads.types import NumericWorkload, Workload, largest_remainder
-from ldpsim.evaluation.workloads.readings import heights, tap_positions, typing_speed, weights
+from ldpsim.evaluation.workloads.readings import heights, key_latency, tap_positions, typing_speed, weights
 from ldpsim.evaluation.workloads.real import emoji, words
 from ldpsim.evaluation.workloads.slang import words_slang
 from ldpsim.evaluation.workloads.synthetic import census_education, census_marital, even, exponential, harmonic, zipf
@@ -52,6 +53,7 @@ WORKLOADS: dict[str, Callable] = {
     "heights": heights,
     "weights": weights,
     "typing-speed": typing_speed,
+    "key-latency": key_latency,
     "tap-positions": tap_positions,
     "vocabulary": vocabulary_workload,
 }

@@ -40,6 +40,16 @@ the pass (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` over one da
 protocol takes ``delta`` or ``theta`` and ``gamma``); their guarantee's kind (pure ε-LDP, or central
 (ε, δ) after the threshold) keeps them on their own plot panel.
 
+Numeric designs make *numeric* cells (:mod:`ldpsim.scenarios.studies.sweep.numeric_cell`) on a numeric
+workload (``[workload] name`` = ``key-taps`` with ``keys = ["space", "e"]``, or ``typing-speed``,
+``key-latency``): the heat-map designs (``ldp-quadtree``, ``ldp-hdg``, ``secagg-quadtree``, ``secagg-flat``,
+``central-quadtree``, ``central-flat``) on key taps, the reading designs (``ldp-sw-ems``, ``ldp-tree``,
+``secagg-flat``, ``central-flat``, or ``pm``, ``sdpm``, ``sw`` read by EM) on readings, each with ``epsilon``
+(of one report or release), ``delta`` (designs trusting secure aggregation) and a mechanism's own
+parameters (:func:`ldpsim.evaluation.numeric_use.numeric_design`), any of them a grid axis; the metrics are
+:data:`~ldpsim.evaluation.numeric_designs.MAP_METRICS` or :data:`~ldpsim.evaluation.numeric_designs.READING_METRICS`
+(the default).
+
     [plots]
     mark = { k = 65535, m = 32 }    # the cell highlighted on k × m heatmaps
 
@@ -76,6 +86,10 @@ from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load
                                                       seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import VOCABULARY_KEYS, vocabulary_workload_table
 from ldpsim.evaluation.workloads.make import WORKLOADS, Workload, make_workload
+from ldpsim.evaluation.numeric_designs import MAP_METRICS, READING_METRICS
+from ldpsim.evaluation.numeric_use import (DEFAULT_KEYS, NUMERIC_WORKLOADS, design_keys, design_names, draw_numeric,
+                                           key_ids, numeric_design)
+from ldpsim.runtime.errors import InputError
 
 PATHS = ("auto", "direct", "reports")
 #: scenario-level name of a domain fraction → the mechanism parameters taking that many item ids
@@ -131,13 +145,14 @@ class Cell:
         return dict(self.param_items)
 
     def make_mechanism(self):
-        """The mechanism, or an interactive protocol's one pass (:func:`build`)."""
-        return build(self.mechanism, self.params)
+        """The mechanism, an interactive protocol's one pass or a numeric design (:func:`build`)."""
+        return build(self.mechanism, self.params, NUMERIC_WORKLOADS.get(self.workload["name"]))
 
     @property
     def kind(self) -> str:
-        """``"discovery"`` for protocols that find strings without a dictionary, else ``"frequency"``."""
-        return cell_kind(self.mechanism)
+        """``"numeric"`` on a numeric workload, ``"discovery"`` for protocols that find strings without a
+        dictionary, else ``"frequency"``."""
+        return "numeric" if self.workload["name"] in NUMERIC_WORKLOADS else cell_kind(self.mechanism)
 
 
     @functools.cached_property
@@ -169,9 +184,12 @@ def cell_kind(mechanism: str) -> str:
         else "frequency"
 
 
-def build(name: str, params: dict):
-    """``make(name, **params)``, or for an interactive protocol its one pass of rounds at ε per user
-    (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` over one day)."""
+def build(name: str, params: dict, family: str | None = None):
+    """``make(name, **params)``, for an interactive protocol its one pass of rounds at ε per user
+    (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds` over one day), or with a numeric ``family``
+    the numeric design (:func:`~ldpsim.evaluation.numeric_use.numeric_design`)."""
+    if family is not None:
+        return numeric_design(name, family, **params)
     return run_rounds(name, n_days=1, **params) if name in INTERACTIVE else make(name, **params)
 
 
@@ -247,7 +265,9 @@ def _freeze(value):
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
-def _takes(mechanism: str) -> set[str]:
+def _takes(mechanism: str, family: str | None = None) -> set[str]:
+    if family is not None:
+        return set(design_keys(mechanism, family))
     if mechanism in INTERACTIVE:  # one pass of rounds: no rounds per day
         return run_keys(mechanism) - {"rounds_per_day"}
     return set(inspect.signature(MECHANISMS[mechanism]).parameters)
@@ -259,15 +279,19 @@ def _check_list(file, key, values):
     return values
 
 
-def _parse_mechanism(table, i, file) -> dict:
+def _parse_mechanism(table, i, file, family: str | None = None) -> dict:
+    """One ``[[mechanism]]`` table; ``family`` (a numeric workload's) makes it a numeric design."""
     where = f"mechanism[{i}]"
     if not isinstance(table, dict):
         raise ScenarioError(file, where, "must be a table ([[mechanism]])")
     name = table.get("name")
-    if name not in MECHANISMS and name not in INTERACTIVE:
+    if family is not None and name not in design_names(family):
+        raise ScenarioError(file, f"{where}.name", f"unknown {family} design {name!r} for a numeric workload; "
+                            f"allowed: {', '.join(design_names(family))}")
+    if family is None and name not in MECHANISMS and name not in INTERACTIVE:
         raise ScenarioError(file, f"{where}.name",
                             f"unknown mechanism {name!r}; allowed: {', '.join(sorted({*MECHANISMS, *INTERACTIVE}))}")
-    allowed = _takes(name) | set(FRACTION_PARAMS)
+    allowed = _takes(name, family) | (set(FRACTION_PARAMS) if family is None else set())
     grid = table.get("grid", {})
     if not isinstance(grid, dict):
         raise ScenarioError(file, f"{where}.grid", "must be a table of lists")
@@ -297,14 +321,15 @@ def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenari
     top = parse_table(raw, TOP_SPEC, "", path)
     head = parse_table(top["scenario"], SCENARIO_SPEC, "scenario", path)
     workload, vocab = vocabulary_workload_table(dict(top["workload"]), path, vocabulary, VOCABULARY_KEYS + ("n",))
-    if workload.get("name") not in WORKLOADS:
+    if workload.get("name") not in WORKLOADS and workload.get("name") not in NUMERIC_WORKLOADS:
         raise ScenarioError(path, "workload.name", f"unknown workload {workload.get('name')!r}; "
-                            f"allowed: {', '.join(sorted(WORKLOADS))}")
+                            f"allowed: {', '.join(sorted({*WORKLOADS, *NUMERIC_WORKLOADS}))}")
+    family = NUMERIC_WORKLOADS.get(workload["name"])
     if not isinstance(workload.get("n"), int) or isinstance(workload.get("n"), bool) or workload["n"] < 1:
         raise ScenarioError(path, "workload.n", f"must be an int >= 1 (number of users); got {workload.get('n')!r}")
     if not top["mechanism"]:
         raise ScenarioError(path, "mechanism", "at least one [[mechanism]] table is required")
-    mechanisms = tuple(_parse_mechanism(t, i, path) for i, t in enumerate(top["mechanism"]))
+    mechanisms = tuple(_parse_mechanism(t, i, path, family) for i, t in enumerate(top["mechanism"]))
     grid = dict(top["grid"])
     for key, values in grid.items():
         _check_list(path, f"grid.{key}", values)
@@ -312,6 +337,9 @@ def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenari
             raise ScenarioError(path, f"grid.{key}", "cannot vary with a vocabulary file as the workload: run one "
                                 "sweep per file (`--vocabulary FILE`)")
         if key.startswith("workload."):
+            if key == "workload.name" and family is not None:
+                raise ScenarioError(path, f"grid.{key}", "cannot vary with a numeric workload (its designs are "
+                                    "those of its family): run one sweep per workload")
             if key == "workload.name":
                 for v in values:
                     if v not in WORKLOADS:
@@ -319,17 +347,20 @@ def scenario_from_dict(raw: dict, path="<scenario>", vocabulary=None) -> Scenari
                                             f"allowed: {', '.join(sorted(WORKLOADS))}")
             continue
         for m in mechanisms:
-            if key not in _takes(m["name"]) | set(FRACTION_PARAMS):
+            if key not in _takes(m["name"], family) | (set(FRACTION_PARAMS) if family is None else set()):
                 raise ScenarioError(path, f"grid.{key}", f"mechanism {m['name']!r} takes no parameter {key!r}; "
-                                    f"allowed: {', '.join(sorted(_takes(m['name'])))} or 'workload.<param>' "
+                                    f"allowed: {', '.join(sorted(_takes(m['name'], family)))} or 'workload.<param>' "
                                     "(put mechanism-specific values in that mechanism's own grid)")
     metrics = parse_table(top["metrics"], METRICS_SPEC, "metrics", path)["names"]
     if not metrics:
         raise ScenarioError(path, "metrics.names", f"must name at least one metric; allowed: {', '.join(CELL_METRICS)}")
-    kinds = {cell_kind(m["name"]) for m in mechanisms}
+    kinds = {"numeric"} if family is not None else {cell_kind(m["name"]) for m in mechanisms}
+    numeric_metrics = MAP_METRICS if family == "heatmap" else READING_METRICS
     if kinds == {"discovery"} and "names" not in top["metrics"]:
         metrics = list(DISCOVERY_METRICS)
-    allowed = {"frequency": tuple(CELL_METRICS), "discovery": DISCOVERY_METRICS}
+    if kinds == {"numeric"} and "names" not in top["metrics"]:
+        metrics = list(numeric_metrics)
+    allowed = {"frequency": tuple(CELL_METRICS), "discovery": DISCOVERY_METRICS, "numeric": numeric_metrics}
     for kind in kinds:
         for name in metrics:
             if name not in allowed[kind]:
@@ -380,6 +411,9 @@ def _expand(scenario: Scenario) -> list[Cell]:
     cells: list[Cell] = []
     for w_index, w_point in enumerate(_product(wgrid)):
         workload = {**scenario.workload, **w_point}
+        if workload["name"] in NUMERIC_WORKLOADS:
+            cells += _numeric_cells(scenario, workload, w_index, shared, len(cells))
+            continue
         check_workload_size(workload, scenario.file)
         try:
             wl = build_workload(workload, root, w_index)
@@ -410,4 +444,31 @@ def _expand(scenario: Scenario) -> list[Cell]:
                                 scenario.metrics, aliases=aliases)
                     ident = _digest({**cell.__dict__, "root": scenario.seed})
                     cells.append(Cell(**{**cell.__dict__, "id": ident}))
+    return cells
+
+
+def _numeric_cells(scenario: Scenario, workload: dict, w_index: int, shared: dict, start: int) -> list[Cell]:
+    """The numeric cells of one numeric workload setting (validated: the workload drawn once for one
+    device, every design built)."""
+    family = NUMERIC_WORKLOADS[workload["name"]]
+    params = {k: v for k, v in workload.items() if k not in ("name", "n")}
+    try:
+        draw_numeric(workload["name"], 1, 0, **params)
+        if family == "heatmap":
+            key_ids(list(params.get("keys", DEFAULT_KEYS)))
+    except (TypeError, ValueError, InputError) as exc:
+        raise ScenarioError(scenario.file, "workload", f"cannot build workload {workload}: {exc}") from None
+    w_items = tuple(sorted((k, _freeze(v)) for k, v in workload.items()))
+    cells = []
+    for s_point in _product(shared):
+        for mech in scenario.mechanisms:
+            for m_point in _product(mech["grid"]):
+                p = {k: _freeze(v) for k, v in {**mech["fixed"], **s_point, **m_point}.items()}
+                try:
+                    numeric_design(mech["name"], family, **p)
+                except InputError as exc:
+                    raise ScenarioError(scenario.file, "mechanism", f"{mech['name']} with {p}: {exc}") from None
+                cell = Cell(start + len(cells), w_index, w_items, mech["name"], tuple(sorted(p.items())),
+                            scenario.repeats, scenario.path, scenario.top, scenario.store_top, scenario.metrics)
+                cells.append(Cell(**{**cell.__dict__, "id": _digest({**cell.__dict__, "root": scenario.seed})}))
     return cells

@@ -28,6 +28,7 @@ from ldpsim.simulator.population import estimate_counts
 
 from ldpsim.scenarios.studies.sweep.cell_metrics import Context, summarize
 from ldpsim.scenarios.studies.sweep.discovery_cell import discovery_rows
+from ldpsim.scenarios.studies.sweep.numeric_cell import numeric_rows
 from ldpsim.evaluation.metrics import ranks_of
 from ldpsim.scenarios.studies.scenario.grid import Cell, Scenario, build_workload, child_seed
 from ldpsim.scenarios.studies.sweep.store import RunStore
@@ -41,7 +42,8 @@ def _workload(cell_workload: tuple, entropy: int, w_index: int):
 
 def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Workload → ``cell.repeats`` runs of ``estimate_counts`` → tidy estimates and metric summaries
-    (discovery cells: ``cell.repeats`` discovery runs, :mod:`ldpsim.scenarios.studies.sweep.discovery_cell`).
+    (discovery cells: ``cell.repeats`` discovery runs, :mod:`ldpsim.scenarios.studies.sweep.discovery_cell`;
+    numeric cells: ``cell.repeats`` runs of a numeric design, :mod:`ldpsim.scenarios.studies.sweep.numeric_cell`).
 
     ``seedseq`` is the run's root SeedSequence (or its integer entropy). Returns
     ``(estimates, summary)``: one row per (repeat, item) for the top ``cell.store_top`` items (all
@@ -50,9 +52,13 @@ def run_cell(cell: Cell, seedseq) -> tuple[pd.DataFrame, pd.DataFrame]:
     """
     start = time.perf_counter()
     root = seedseq if isinstance(seedseq, np.random.SeedSequence) else np.random.SeedSequence(seedseq)
-    workload = _workload(cell.workload_items, root.entropy, cell.workload_index)
     mech = cell.make_mechanism()
     labels = {**cell.labels(), "root_seed": int(root.entropy)}
+    if cell.kind == "numeric":  # the cell draws its own populations (key taps, readings)
+        estimates, summary = numeric_rows(cell, mech, lambda r: child_seed(root, 1, cell.workload_index, r))
+        labels["elapsed_s"] = time.perf_counter() - start
+        return _label(estimates, labels), _label(summary, labels)
+    workload = _workload(cell.workload_items, root.entropy, cell.workload_index)
     if cell.kind == "discovery":
         estimates, summary = discovery_rows(cell, mech, workload,
                                             lambda r: child_seed(root, 1, cell.workload_index, r))

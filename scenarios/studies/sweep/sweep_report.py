@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ldpsim.evaluation.numeric_use import NUMERIC_WORKLOADS
 from ldpsim.evaluation.report.html import report_from_run_dir
 from ldpsim.evaluation.report.plots import (BOOKKEEPING, caption, discovery_curves, frequency_bars, km_heatmaps,
                                             metric_vs_epsilon, per_rank_curves)
@@ -55,8 +56,9 @@ def plot_run(run_dir, mark: dict | None = None) -> list[Path]:
     out = make_dirs(Path(run_dir) / "plots")
     written = (metric_vs_epsilon(summary[~summary["metric"].str.startswith("adversary")], out)
                + metric_vs_epsilon(summary, out, prefix="adversary")
-               + km_heatmaps(summary, out, mark) + per_rank_curves(summary, out)
-               + frequency_bars(estimates, out, mark, _cells(store)) + discovery_curves(summary, out))
+               + km_heatmaps(summary, out, mark) + per_rank_curves(summary[~summary["workload"].isin(NUMERIC_WORKLOADS)], out)
+               + frequency_bars(estimates[~estimates["workload"].isin(NUMERIC_WORKLOADS)], out, mark, _cells(store))
+               + discovery_curves(summary, out))
     pngs = [p for p in written if p.suffix == ".png"]
     order = ("_vs_epsilon", "heatmap_", "by_rank_", "top_items_")
     pngs.sort(key=lambda p: next(i for i, k in enumerate(order + ("",)) if k in p.name))
