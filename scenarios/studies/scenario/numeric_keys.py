@@ -51,8 +51,8 @@ def _use_case(name: str, table, file) -> NumericUseCase:
         what = "a heat map (keys = [...])" if family == "heatmap" else "a reading (reading = ...)"
         raise ScenarioError(file, f"{where}.design", f"must name a design of {what}: {', '.join(names)}; "
                             f"got {design!r}")
-    spec = {"design": Field(str), **{k: Field(ANY if k not in ("epsilon", "delta") else float) for k in
-                                     design_keys(design, family)}}
+    spec = {"design": Field(str), **{k: Field(float) if k == "epsilon" else Field(float if k == "delta" else ANY, None)
+                                     for k in design_keys(design, family)}}
     spec.update({"keys": Field(list)} if family == "heatmap" else
                 {"reading": Field(str, check=lambda v: None if v in READINGS else f"must be one of {', '.join(READINGS)}")})
     fields = parse_table(table, spec, where, file)
