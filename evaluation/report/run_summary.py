@@ -21,6 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.confidence import Z95
+from ldpsim.evaluation.report.numeric_use_plots import numeric_title
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.person_level import SAME_PATTERN, use_case_person_level
 
@@ -307,6 +308,26 @@ def readings(tables: dict, cfg) -> list[Block]:
     return [Block("Readings", lines=tuple(lines))] if lines else []
 
 
+def numeric(tables: dict, cfg) -> list[Block]:
+    """One line per key of a heat-map use case and per reading use case of ``[numeric.<name>]``: its headline
+    error over the run and what its ε means (:mod:`ldpsim.evaluation.deployment.numeric_runs`)."""
+    m = tables.get("numeric_metrics", pd.DataFrame())
+    if m.empty:
+        return []
+    lines = []
+    for (name, key), rows in m.groupby(["use_case", "key"], sort=False, dropna=False):
+        value = rows.set_index("metric")["value"]
+        r = rows.iloc[0]
+        error = (f"√Σ(p̂ − p)² = {value['heatmap_l2']:.3g} of the cells' shares" if r["family"] == "heatmap" else
+                 f"Wasserstein-1 {value['wasserstein']:.3g} {r['unit']}, quantiles {value['quantile_error']:.3g} "
+                 f"{r['unit']} off")
+        lines.append((name if not lines or lines[-1][0] != name else "",
+                      f"{numeric_title(r, key if isinstance(key, str) else '').split(': ', 1)[1]}: {error} "
+                      f"({int(r['reports']):,} reports)"))
+    return [Block("Numeric use cases", lines=tuple(lines), notes=(
+        "numeric_metrics.csv holds every error; numeric_cells.csv the true and estimated counts.",))]
+
+
 def _crash(s: dict, cfg) -> str:
     """What became of the scenario's planned server crash."""
     if cfg.crash_at_h is None:
@@ -410,7 +431,7 @@ def scopes(tables: dict, cfg) -> list[Block]:
                          "any two histories (see ε per person).",) if spend["memoize"].any() else ())]
 
 
-SECTIONS = [headline, distinguishability, trust, budget, scopes, per_day, trend, new_word, readings, operations,
+SECTIONS = [headline, distinguishability, trust, budget, scopes, per_day, trend, new_word, readings, numeric, operations,
             central, adversary]
 
 

@@ -152,7 +152,7 @@ def test_the_report_draws_the_estimate_beside_the_truth_with_its_scopes():
     assert np.allclose(right, c["estimate"].to_numpy().reshape(SIDE, SIDE) / n)
     assert not np.allclose(left, right)
     title = heat._suptitle.get_text()
-    assert "ldp-hdg" in title and "ε = 1 of one report" in title and "≤ 2 per person over the run" in title
+    assert "ldp-hdg" in title and "ε = 1 of one report" in title and "ε ≤ 2 per person over the run" in title
     dist, caption = figures["numeric_speed.png"]
     s = cells[cells["use_case"] == "speed"]
     ax = dist.axes[0]
@@ -160,10 +160,22 @@ def test_the_report_draws_the_estimate_beside_the_truth_with_its_scopes():
     assert np.allclose(true_line, s["true_count"] / s["true_count"].sum())
     assert np.allclose(est_line, s["estimate"] / s["true_count"].sum())
     assert "central-flat" in ax.get_title() and "ε = 2 of one nightly release" in ax.get_title()
-    assert "≤ 4 per person" in ax.get_title() and ax.get_xlabel() == "wpm" and "the server" in caption
+    assert "ε ≤ 4 per person" in ax.get_title() and ax.get_xlabel() == "wpm" and "the server" in caption
 
 
 def test_no_numeric_use_case_adds_nothing():
     assert all(t.empty for t in numeric_tables(_cfg(), ()).values())
     assert numeric_figures({"numeric_metrics": pd.DataFrame(), "numeric_cells": pd.DataFrame()}) == []
     assert epsilon_person(1.5, 0) == 0.0 and epsilon_person(1.5, 3) == 4.5
+
+
+def test_the_printed_summary_gives_each_use_case_its_error_and_scopes():
+    """A distributed design's line says ε and δ of one nightly release and both composed over the run's nights."""
+    from ldpsim.evaluation.report.run_summary import numeric, render_text
+    cfg = _cfg()
+    ucs = (NumericUseCase("lat", numeric_design("secagg-flat", "reading", epsilon=1.0, delta=1e-9), reading="key_latency"),)
+    tables = numeric_tables(cfg, ucs)
+    text = "\n".join(render_text(numeric(tables, cfg)[0]))
+    w1 = tables["numeric_metrics"].set_index("metric").loc["wasserstein", "value"]
+    assert "ε = 1, δ = 1e-09 of one nightly release, ε ≤ 2, δ ≤ 2e-09 per person over the run" in " ".join(text.split())
+    assert f"Wasserstein-1 {w1:.3g} ms" in text
