@@ -79,6 +79,11 @@ class DeploymentPlan:
             lines.append(f"words: {len(cfg.words) - 1:,} and the slang word {cfg.words[-1]!r} (typed from day "
                          f"{cfg.slang_start_day}); " + describe_items(
                              [cfg.words[i] for i in order], np.asarray(cfg.word_weights)[order], "share", 6))
+        if self.numeric:
+            lines.append("numeric use cases: " + "; ".join(
+                f"{u.name} ({u.design.name}, ε = {u.design.epsilon:g} of one "
+                f"{'report' if u.design.trusts == 'nobody' else 'nightly release'}: "
+                f"{', '.join(d['keys']) if (d := u.as_dict())['keys'] else u.reading})" for u in self.numeric))
         return "\n".join([*lines, f"run folder: {self.out}"])
 
 

@@ -56,7 +56,11 @@ def test_bad_tables_are_refused_naming_the_key(tmp_path, table, says):
 
 
 @pytest.mark.slow
-def test_shipped_scenarios_name_a_heat_map_and_a_latency_distribution():
+def test_shipped_scenarios_name_a_heat_map_and_a_latency_distribution(tmp_path):
+    from ldpsim.scenarios.studies.deployment.study import plan_deployment
+    plan = plan_deployment(shipped()["keyboard-taps"], out=tmp_path / "run")
+    assert ("numeric use cases: taps (ldp-hdg, ε = 1 of one report: space, e); latency (ldp-sw-ems, ε = 1 of one "
+            "report: key_latency)") in plan.describe()
     _, meta = load_deployment(shipped()["keyboard-taps"])
     designs = {uc.design.family: uc for uc in meta["numeric"]}
     assert designs["heatmap"].design.name == "ldp-hdg" and designs["reading"].reading == "key_latency"
