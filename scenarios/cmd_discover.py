@@ -28,8 +28,22 @@ def add_arguments(parser):
     parser.add_argument("--epsilon", type=options.positive_float,
                         help="--trust: ε per person over the run (default: 4)")
     parser.add_argument("--days", type=options.positive_int, help="--trust: nights of the run (default: 30)")
-    for option in ("--epsilon", "--days"):
+    parser.add_argument("--typed", type=options.positive_int,
+                        help="--trust: words an online device types a night (default: 8)")
+    parser.add_argument("--l0", type=options.positive_int,
+                        help="--trust: distinct words a device contributes a night, the bound's L0 (default: 2)")
+    parser.add_argument("--linf", type=options.positive_int,
+                        help="--trust: the most a device adds to one word a night, L∞ (default: 1)")
+    parser.add_argument("--sampler", choices=("uniform", "occurrence", "top", "events"),
+                        help="--trust: which words a device keeps (default: uniform over its distinct words)")
+    parser.add_argument("--run-l0", type=options.positive_int,
+                        help="--trust: also a bound over the run: distinct words a device ever contributes "
+                             "(default: none)")
+    parser.add_argument("--run-linf", type=options.positive_int,
+                        help="--trust: with --run-l0, the most a device adds to one word over the run (default: none)")
+    for option in ("--epsilon", "--days", "--typed", "--l0", "--linf", "--sampler", "--run-l0", "--run-linf"):
         options.only_with(parser, option, "--trust")
+    options.only_with(parser, "--run-linf", "--run-l0")
 
 
 def run(args) -> int:
@@ -53,7 +67,6 @@ def run(args) -> int:
 
 def _trust(args) -> int:
     """``--trust``: :func:`ldpsim.scenarios.studies.trust.word_discovery.compare_word_discovery`."""
-    from ldpsim.evaluation.console_table import console_lines
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.studies.trust.word_discovery import compare_word_discovery
 
@@ -63,20 +76,14 @@ def _trust(args) -> int:
                          f"Got {args.scenario!r}.")
     out = args.out or "runs/word-discovery"
     make_out_folder(out, create=False)  # a bad --out is refused before the work
-    result = compare_word_discovery(args.epsilon or 4.0, args.days or 30, seeds=args.seeds or (0, 1, 2))
-    p = result.params
-    title = (f"New words on the {p['fleet']} fleet ({p['word_devices']:,} devices typing words), ε = {p['epsilon']:g} "
-             f"per person over {p['days']} nights (δ ≤ {p['delta']:g}), {len(p['seeds'])} seeds")
-    notes = ["columns:", "  found_share: share of seeds whose published top 20 keeps the new word",
-             "  days_to_discovery_median: days from the new word's first day until it stays listed (nan: never)",
-             "  f1_last_day: F1 of the last night's top 20 against the true top 20",
-             "  slang_error: |estimated − true share| of the new word on the nights it is listed (nan: no estimate)",
-             "  invented_mean / invented_expected: listed words nobody typed, measured / as the design states "
-             "(tee_histogram: the expected words of a single holder a night; it invents none)"]
-    cols = ["design", "days_to_discovery_median", "found_share", "f1_last_day", "slang_error", "invented_mean",
-            "invented_expected", "epsilon_device", "delta", "trust_model", "trusted"]   # the answers, then the privacy
-    print("\n".join(console_lines(result.table, cols, title=title,
-                                   full=str(Path(out) / "word_discovery.csv"), notes=notes)))
+    from ldpsim.mechanisms.bounding import ContributionBound
+    from ldpsim.scenarios.studies.trust.word_discovery import BOUND, TYPED
+
+    bound = ContributionBound(args.l0 or BOUND.l0, args.linf or BOUND.linf, args.sampler or BOUND.sampler)
+    per_run = None if args.run_l0 is None else ContributionBound(args.run_l0, args.run_linf, bound.sampler)
+    result = compare_word_discovery(args.epsilon or 4.0, args.days or 30, seeds=args.seeds or (0, 1, 2),
+                                    typed=args.typed or TYPED, bound=bound, per_run=per_run)
+    print("\n".join(result.lines(full=str(Path(out) / "word_discovery.csv"))))
     for path in result.to_folder(out, force=args.force):
         options.say(args, path)
     return 0

@@ -19,16 +19,21 @@ from ldpsim.mechanisms.aggregation.tee import TeeDesign
 from ldpsim.simulator.discovery_rounds import online_holders
 
 
-def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int, slang, rng) -> list[dict]:
+def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int, slang, rng,
+                       truth: np.ndarray | None = None) -> list[dict]:
     """Each night's scores (:func:`~ldpsim.evaluation.discovery.equal_privacy.score_day`) of the list the
-    enclave publishes from that night's online holders ``online`` (days × words)."""
+    enclave publishes from that night's bounded counts ``online`` (days × words: online holders at
+    L0 = L∞ = 1), scored against ``truth`` (days × words: the devices typing each word; default
+    ``online``)."""
     words = np.asarray(words, dtype=object)
+    online = np.asarray(online, dtype=np.int64)
+    truth = online if truth is None else np.asarray(truth, dtype=np.int64)
     rows = []
-    for day, holders in enumerate(np.asarray(online, dtype=np.int64)):
-        released = design.release_counts(holders, rng)
+    for day, holders in enumerate(truth):
+        released = design.release_counts(online[day], rng)
         kept = np.flatnonzero(released > 0)
         order = kept[np.argsort(-released[kept], kind="stable")]
-        single = float(np.sum(holders == 1)) * design.key_delta()   # words of one holder expected in the list
+        single = float(np.sum(online[day] == 1)) * design.key_delta()  # words of one holder expected in the list
         rows.append(score_day(day, words, holders, words[order], released[order], int(holders.sum()), top_k,
                               slang, single) | {"dropped": 0, "released": int(kept.size)})
     return rows

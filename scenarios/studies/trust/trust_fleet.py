@@ -125,19 +125,22 @@ def zipf_fleet(n: int = 1_000_000, domain_size: int = 2000, s: float = 1.1, days
                  check_int("zipf_fleet", "days", days, low=1))
 
 
-def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec):
+def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec, reports_per_day: int = 1):
     """(protocol, privacy row) of the discovery design paired with trust model ``model``
-    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day."""
+    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day; an amplified
+    design's device sends ``reports_per_day`` reports a round (its L0 words), each at the local ε₀ of the
+    row (the privacy row's ``model`` is the calibrated local model)."""
     from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
     from ldpsim.mechanisms.registry import make
 
     name, amplified_as = TRUST_MODELS[model].discovery, _amplified_as(model, fleet)
     if amplified_as is None:
         return equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, (name,))[name]
-    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta)
+    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta, reports_per_day)
     proto = make(name, epsilon=local.epsilon_report, length=codec.length, alphabet=codec.alphabet)
-    return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta,
-                   "per_step": f"ε₀={local.epsilon_report:.3g}/round, amplified ({amplified_as.kind})"}
+    return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta, "model": local,
+                   "per_step": f"ε₀={local.epsilon_report:.3g}/report, {reports_per_day}/round, amplified "
+                               f"({amplified_as.kind})"}
 
 
 def _online(fleet: Fleet) -> int:
