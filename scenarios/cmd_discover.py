@@ -57,9 +57,13 @@ def run(args) -> int:
     out = args.out or "runs/discovery-days"
     paths = result.to_folder(out, force=args.force)
     first = ["protocol", "days_to_discovery_median", "found_share", "first_day_found_median", "f1_last_day"]
-    cols = first + [c for c in result.summary.columns if c not in first]   # the answers, then the privacy
+    first += ["epsilon", "epsilon_item", "epsilon_person"]                 # the answers, then the privacy
+    cols = first + [c for c in result.summary.columns if c not in first]
+    notes = ["epsilon: ε per device over the run (its kind and δ in the kind and delta columns); epsilon_item, "
+             "epsilon_person: one word of one person, one person over the run — the same here: a device holds one "
+             "word a day, which may fill every report of the run"]
     print("\n".join(console_lines(result.summary, cols, title="Days until the new word is found, by protocol",
-                                   full=str(Path(out) / "discovery_days_summary.csv"))))
+                                   full=str(Path(out) / "discovery_days_summary.csv"), notes=notes)))
     for path in paths:
         options.say(args, path)
     return 0
@@ -77,7 +81,7 @@ def _trust(args) -> int:
     out = args.out or "runs/word-discovery"
     make_out_folder(out, create=False)  # a bad --out is refused before the work
     from ldpsim.mechanisms.bounding import ContributionBound
-    from ldpsim.scenarios.studies.trust.word_discovery import BOUND, TYPED
+    from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
 
     bound = ContributionBound(args.l0 or BOUND.l0, args.linf or BOUND.linf, args.sampler or BOUND.sampler)
     per_run = None if args.run_l0 is None else ContributionBound(args.run_l0, args.run_linf, bound.sampler)

@@ -116,7 +116,7 @@ def comparison_lines(comparison, *, width: int | None = None, full: str | None =
     """A :class:`~ldpsim.scenarios.studies.trust.trust_compare.TrustComparison`'s table as ``ldpsim trust --compare``
     and ``ldpsim compare --trust`` print it."""
     p, t = comparison.params, comparison.table
-    cols = ["model", "epsilon_device", *LEVEL_COLUMNS, "epsilon_target", "rmse_frequency_theory", "min_frequency",
+    cols = ["model", "epsilon_device", *LEVEL_COLUMNS, "rmse_frequency_theory", "min_frequency", "epsilon_target",
             "top_k_precision", "days_to_discovery", "if_misbehaving", "bytes_per_device", "reports_counted",
             "mse_theory", "mse_measured", "mse_low", "mse_high", "epsilon_day", "discovery", "trusted"]
     title = (f"Trust models at equal ε per device over {p['days']} days (δ ≤ {p['delta']:g}), one day of "

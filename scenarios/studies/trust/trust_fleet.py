@@ -12,8 +12,9 @@ docs/math.md §9.6.
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
   ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
   prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
-  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, one word a device
-  a night, calibrated as the ``tee`` model (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
+  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, :data:`TYPED` words a
+  device a night of which it keeps :data:`BOUND`, calibrated as the ``tee`` model for L0 keys a night
+  (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
 >>> int(f.counts.sum()), f.counts.size, f.words is None
@@ -33,11 +34,16 @@ from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
+from ldpsim.mechanisms.bounding import ContributionBound
 
 #: the new word planted in the fleet's words (absent from the shipped vocabularies)
 NEW_WORD = "rizz"
 #: TrieHH / TrieHH++ sampling rate γ of the discovery designs
 GAMMA = 0.05
+#: word occurrences an online device types a night (the word-discovery designs' fleet)
+TYPED = 8
+#: each device's bound a night (on the device; the TEE's in its enclave): 2 distinct words, uniformly, each once
+BOUND = ContributionBound(l0=2, linf=1, sampler="uniform")
 
 
 @dataclass(frozen=True)
@@ -180,11 +186,12 @@ def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=
 
 
 def _tee_days(model: str, epsilon: float, fleet: Fleet, delta: float, slang, seeds) -> float:
-    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per device over the run
-    (one word a device a night, ``model``'s calibration)."""
-    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta).tee
+    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per person over the run:
+    :data:`TYPED` words a device a night, :data:`BOUND` of them kept, ``model``'s noise calibrated for
+    L0 keys a night (docs/math.md §8.8)."""
+    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta, BOUND.l0).tee
     return tee_days_to_discovery(design, slang.words, slang.shares, slang.slang, slang.start_day, fleet.word_devices,
-                                 fleet.p_online, 20, seeds)["days_to_discovery_median"]
+                                 fleet.p_online, 20, seeds, TYPED, BOUND)["days_to_discovery_median"]
 
 
 #: the discovery designs that are no registered mechanism (``TrustModel.discovery``): name → the median

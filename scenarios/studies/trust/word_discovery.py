@@ -2,11 +2,12 @@
 device bounded — docs/math.md §8.7, §8.8, §9.13, §10.4.
 
 :func:`compare_word_discovery` draws, per seed, the fleet's typing night by night: each online device types
-``typed`` words (:data:`TYPED`), the new word ramping up from the scenario's trend day
+``typed`` words (:data:`.trust_fleet.TYPED`), the new word ramping up from the scenario's trend day
 (:func:`~ldpsim.simulator.typed_nights.typed_entries`). Every design first bounds each device with one
-:class:`~ldpsim.mechanisms.bounding.ContributionBound` (``bound`` a night, default :data:`BOUND`; optionally
-``per_run``) and is then set to the same ε per person over ``days`` nights, its accountant charging the
-cells the bounds allow (:func:`~ldpsim.evaluation.privacy.levels.bounded_cells`: C (night, word) cells a
+:class:`~ldpsim.mechanisms.bounding.ContributionBound` (``bound`` a night, default
+:data:`.trust_fleet.BOUND`; optionally ``per_run``) and is then set to the same ε per person over ``days``
+nights, its accountant charging the cells the bounds allow
+(:func:`~ldpsim.evaluation.privacy.levels.bounded_cells`: C (night, word) cells a
 person, docs/math.md §8.8):
 
 * ``ldp_trie`` — local DP: an LDP prefix trie, one report per kept word a night at ε/C, pure ε-LDP
@@ -43,16 +44,13 @@ from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
+from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
 from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 
 #: design → (trust model it stands for, who must be trusted)
 DESIGNS = {"ldp_trie": ("ldp", "nobody"), "secagg_trie": ("secagg", "the secure-aggregation protocol"),
            "triehh": ("sample_threshold", "the server (sample and threshold)"),
            "tee_histogram": ("tee", "the attested enclave")}
-#: word occurrences an online device types a night
-TYPED = 8
-#: each device's bound a night, before anything leaves it: 2 distinct words, uniformly, each counted once
-BOUND = ContributionBound(l0=2, linf=1, sampler="uniform")
 #: the published list's length in which the new word must stay (the F1 is scored on it too)
 LIST = 20
 #: the printed columns (when and whether the word is found at what privacy, then the rest) and their meaning
@@ -164,10 +162,11 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
     scenario : str
         The deployment scenario whose words, devices and trend are used (default: the keyboard fleet).
     typed : int ≥ 1
-        Word occurrences an online device types a night (default :data:`TYPED`).
+        Word occurrences an online device types a night (default :data:`.trust_fleet.TYPED`).
     bound : ContributionBound
-        Each device's bound a night, applied before anything leaves it (default :data:`BOUND`: L0 = 2
-        distinct words, uniformly, L∞ = 1); its ``linf`` must be set (the enclave's count sensitivity).
+        Each device's bound a night, on the device (the TEE: in the enclave); default
+        :data:`.trust_fleet.BOUND`: L0 = 2 distinct words, uniformly, L∞ = 1. Its ``linf`` must be set (the
+        enclave's count sensitivity).
     per_run : ContributionBound, optional
         A bound over the run too (L0_run words a device ever contributes, each on at most L∞_run nights).
 
