@@ -56,8 +56,8 @@ def run(args) -> int:
     result = discover(args.scenario or "discovery_days", seeds=args.seeds)
     out = args.out or "runs/discovery-days"
     paths = result.to_folder(out, force=args.force)
-    first = ["protocol", "days_to_discovery_median", "found_share", "first_day_found_median", "f1_last_day"]
-    first += ["epsilon", "epsilon_item", "epsilon_person"]                 # the answers, then the privacy
+    first = ["protocol", "days_to_discovery_median", "found_share", "f1_last_day",  # the answers, the privacy
+             "epsilon", "epsilon_item", "epsilon_person", "first_day_found_median"]
     cols = first + [c for c in result.summary.columns if c not in first]
     notes = ["epsilon: ε per device over the run (its kind and δ in the kind and delta columns); epsilon_item, "
              "epsilon_person: one word of one person, one person over the run — the same here: a device holds one "

@@ -26,7 +26,7 @@ def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int,
     """Each night's scores (:func:`~ldpsim.evaluation.discovery.equal_privacy.score_day`) of the list the
     enclave publishes from that night's bounded counts ``online`` (days × words: online holders at
     L0 = L∞ = 1), scored against ``truth`` (days × words: the devices typing each word; default
-    ``online``)."""
+    ``online``). A listed word's share is its released count over the night's counted contributions."""
     words = np.asarray(words, dtype=object)
     online = np.asarray(online, dtype=np.int64)
     truth = online if truth is None else np.asarray(truth, dtype=np.int64)
@@ -36,7 +36,7 @@ def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int,
         kept = np.flatnonzero(released > 0)
         order = kept[np.argsort(-released[kept], kind="stable")]
         single = float(np.sum(online[day] == 1)) * design.key_delta()  # words of one holder expected in the list
-        rows.append(score_day(day, words, holders, words[order], released[order], int(holders.sum()), top_k,
+        rows.append(score_day(day, words, holders, words[order], released[order], int(online[day].sum()), top_k,
                               slang, single) | {"dropped": 0, "released": int(kept.size)})
     return rows
 

@@ -157,3 +157,29 @@ def test_compare_word_discovery_refuses_bad_input(kwargs, names):
     with pytest.raises(InputError) as err:
         compare_word_discovery(**kwargs)
     assert all(n in str(err.value) for n in names)
+
+
+def test_the_enclaves_nights_take_several_words_a_device():
+    """The TEE's days to discovery read the bounded contributions of several typed words: one word typed
+    a night loses nothing; eight typed, two kept, lose what the bound drops; a loud new word is found."""
+    from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
+    from ldpsim.mechanisms.aggregation.tee import calibrate_tee
+    shares = np.tile([0.4, 0.3, 0.2, 0.1, 0.0], (4, 1))
+    shares[2:] = [0.3, 0.2, 0.1, 0.1, 0.3]                        # the new word from night 2
+    words = ("a", "b", "c", "d", "new")
+    for typed, l0 in ((1, 1), (8, 2)):
+        design = calibrate_tee("gaussian", 4.0, 1e-9, 4, l0, 1, replace=True)
+        got = tee_days_to_discovery(design, words, shares, "new", 2, 3000, 0.9, 3, seeds=(0, 1), typed=typed)
+        assert got["found_share"] == 1.0 and got["days_to_discovery_median"] == 0
+        assert (got["entries_lost"] == 0) if typed == 1 else (0 < got["entries_lost"] < 1)
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["discover", "--l0", "2"], ["--l0", "--trust"]),
+    (["discover", "--trust", "--run-linf", "3"], ["--run-linf", "--run-l0"]),
+    (["discover", "--trust", "--sampler", "random"], ["--sampler", "random"]),
+    (["discover", "--trust", "--l0", "0"], ["--l0", "0"]),
+])
+def test_discover_trust_refuses_a_bad_bound(argv, names, capsys, tmp_path):
+    from tests.cli_cases import expect_clear_refusal
+    expect_clear_refusal([*argv, "--out", str(tmp_path / "out")], names, capsys)
