@@ -98,3 +98,13 @@ def test_trust_levels_against_a_hand_computation(reports_per_day):
     assert got["epsilon_person"] <= 2.0 * (1 + 1e-6)
     if reports_per_day > 1:
         assert got["epsilon_item"] < got["epsilon_person"]
+
+
+def test_tune_prints_the_item_and_person_columns_beside_its_eps():
+    from ldpsim.scenarios.studies.sweep.tune import TuneResult
+    tried = pd.DataFrame({"k": [2], "m": [64], "epsilon": [4.0], "report_bytes": [9], "memory_km": [128],
+                          "mean": [0.5], "se": [0.1], "bound": [0.7], "meets": [True], "seconds": [0.1]})
+    text = TuneResult("rank_deviation<=1", tried, tried.iloc[0].to_dict()).describe()
+    header = text.splitlines()[0].split()
+    assert header[header.index("epsilon"):header.index("epsilon") + 3] == ["epsilon", *LEVELS]
+    assert "a device sends one" in text
