@@ -41,7 +41,7 @@ def add_arguments(parser):
                              "(default: none)")
     parser.add_argument("--run-linf", type=options.positive_int,
                         help="--trust: with --run-l0, the most a device adds to one word over the run (default: none)")
-    for option in ("--epsilon", "--days", "--typed", "--l0", "--linf", "--sampler", "--run-l0", "--run-linf"):
+    for option in ("--epsilon", "--days", "--typed", "--l0", "--linf", "--sampler", "--run-l0"):
         options.only_with(parser, option, "--trust")
     options.only_with(parser, "--run-linf", "--run-l0")
 
