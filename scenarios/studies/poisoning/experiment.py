@@ -84,8 +84,9 @@ class PoisonResult(BriefRepr):
                 "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
-        notes = (["epsilon: ε of one report; a genuine device sends one, so one item of one person "
-                  "(epsilon_item) and one person (epsilon_person) get the same ε"] if self.kind == "population" else [])
+        one = ("epsilon: ε of one report; a genuine device sends one, so one item of one person (epsilon_item) "
+               "and one person (epsilon_person) get the same ε")
+        notes = [one] if self.kind == "population" else []
         out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
                             notes=notes)
         return out + ([self.check["message"]] if self.check else [])
