@@ -35,7 +35,10 @@ def run(args) -> int:
                          args.replicates, 0 if args.seed is None else args.seed)
     paths = result.to_folder(out, force=args.force)
     shown = result.table.drop(columns=["guarantee"])
-    print("\n".join(console_lines(shown, title=result.title, full=str(Path(out) / "trends.csv"))))
+    notes = ["epsilon: the design's stated ε (memoized: per value, same repetition pattern); epsilon_item: one "
+             "person's daily use of the item over the run (the only item tracked, so the same number); "
+             "epsilon_person: between arbitrary histories (inf: pure memoization reveals a change of use)"]
+    print("\n".join(console_lines(shown, title=result.title, full=str(Path(out) / "trends.csv"), notes=notes)))
     for path in paths:
         print(path)
     return 0

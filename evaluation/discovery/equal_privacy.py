@@ -124,10 +124,12 @@ def score_day(day, words, holders, found, counts, n, top_k, slang, expected_fals
             "invented": sum(w not in typed for w in np.asarray(found).tolist()), "expected_false": expected_false}
 
 
-def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int, top_k: int, slang, rng) -> list[dict]:
+def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int, top_k: int, slang, rng,
+                       truth: np.ndarray | None = None) -> list[dict]:
     """Each day's scores of the list published by the latest completed pass (rows: day, found, f1,
-    slang_estimate, slang_true, invented, expected_false, dropped), scored against the online devices of the
-    day that pass ended."""
+    slang_estimate, slang_true, invented, expected_false, dropped), scored against ``truth`` (days × words,
+    default ``online``: the devices answering) of the day that pass ended."""
+    truth = online if truth is None else truth
     published = {p["day"]: p for p in interactive_passes(protocol, words, online, rounds_per_day, rng)}
     rows, last = [], None
     for day in range(online.shape[0]):
@@ -135,7 +137,7 @@ def interactive_scores(protocol, words, online: np.ndarray, rounds_per_day: int,
         if last is None:
             continue
         order = np.argsort(-last["votes"], kind="stable")  # most votes first, as one-shot lists
-        rows.append(score_day(day, words, online[last["day"]], last["words"][order], last["counts"][order],
+        rows.append(score_day(day, words, truth[last["day"]], last["words"][order], last["counts"][order],
                            last["online"], top_k, slang, last["expected_false"]) | {"dropped": last["dropped"]})
     return rows
 

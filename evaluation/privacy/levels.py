@@ -53,6 +53,33 @@ class Levels:
         return dict(self.__dict__)
 
 
+def report_counts(reports_per_day: int, days: int, bound: ContributionBound | None = None) -> tuple[int, int]:
+    """(reports that can carry one item of one person, reports of one person) over the run: D·min(r, L∞)
+    and D·r, r the reports a day (at most the bound's L0 under ``"events"``) — docs/math.md §8.7.
+
+    The one count of the three scopes: :func:`levels` composes ε-reports over them, and the trust
+    models' own accountants (:mod:`ldpsim.evaluation.privacy.trust_levels`) their reports."""
+    r = check_int("levels", "reports_per_day", reports_per_day)
+    days = check_int("levels", "days", days)
+    bound = bound or ContributionBound(l0=r, sampler="events")
+    if bound.sampler == "events":
+        r = min(r, bound.l0)
+    return min(r, bound.linf or r) * days, r * days
+
+
+def bounded_cells(days: int, per_day: ContributionBound, per_run: ContributionBound | None = None) -> tuple[int, int]:
+    """(cells one item of one person can touch, cells one person can touch) over ``days`` nights, a cell
+    being one (night, item) count — docs/math.md §8.8.
+
+    A person touches at most L0 cells a night and, under a per-run bound, keeps at most L0_run items
+    over the run, each on at most L∞_run nights (a night's contribution is ≥ 1): the item
+    min(D, L∞_run), the person min(D·L0, L0_run·min(D, L∞_run))."""
+    days = check_int("bounded_cells", "days", days)
+    nights = days if per_run is None or per_run.linf is None else min(days, per_run.linf)
+    person = days * per_day.l0 if per_run is None else min(days * per_day.l0, per_run.l0 * nights)
+    return nights, person
+
+
 def levels(epsilon_report: float, reports_per_day: int, days: int, bound: ContributionBound | None = None,
            delta: float = DELTA_SPEND) -> Levels:
     """The three scopes of fresh ε-reports under contribution bounding (module docstring).
@@ -71,14 +98,8 @@ def levels(epsilon_report: float, reports_per_day: int, days: int, bound: Contri
     delta : float in (0, 1)
     """
     eps = check_epsilon("levels", epsilon_report, "epsilon_report")
-    r = check_int("levels", "reports_per_day", reports_per_day)
-    days = check_int("levels", "days", days)
     delta = check_real("levels", "delta", delta, 0.0, 1.0)
-    bound = bound or ContributionBound(l0=r, sampler="events")
-    if bound.sampler == "events":
-        r = min(r, bound.l0)
-    r_item = min(r, bound.linf or r)
-    item, person = r_item * days, r * days
+    item, person = report_counts(reports_per_day, days, bound)
 
     def at_delta(k: int) -> float:
         return min(compose([(eps, 0.0)] * k, delta).epsilon, k * eps)

@@ -22,6 +22,7 @@ from scipy import stats
 
 from ldpsim.evaluation.privacy.trust_accounting import POWER, TrustModel, bins_moved
 from ldpsim.evaluation.privacy.trust_exact import ITEM_ID_BYTES
+from ldpsim.mechanisms.bounding import ContributionBound
 from ldpsim.mechanisms.aggregation.tee import IF_BREACHED, TeeDesign, calibrate_tee
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.errors import InputError
@@ -69,6 +70,10 @@ class ConfidentialAggregation(TrustModel):
         """The design's ε over ``reports`` unit key contributions (L0 keys a night over the nights: ε
         depends on their number only), one person replaced when ``bins`` = 2."""
         return self.tee.epsilon(reports, delta, keys=1, replace=bins == 2)
+
+    def contribution_bound(self, reports_per_day: int) -> ContributionBound:
+        """The enclave's bound: L0 = ``reports_per_day`` distinct keys a night, L∞ = the design's per key."""
+        return ContributionBound(l0=reports_per_day, linf=self.tee.max_per_key, sampler="uniform")
 
     def misbehaving(self, reports: int) -> tuple[float, float, str]:
         return IF_BREACHED

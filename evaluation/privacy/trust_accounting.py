@@ -31,6 +31,7 @@ from ldpsim.evaluation.privacy.accountant import shuffle_step
 from ldpsim.evaluation.privacy.composition import compose
 from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
+from ldpsim.mechanisms.bounding import ContributionBound
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.errors import InputError
 
@@ -105,6 +106,11 @@ class TrustModel(ABC):
         """What each scope's (ε, δ) protects."""
         return {"report": "one report, central view", "day": "one device over one day",
                 "run": f"one device over the run ({days} days)"}
+
+    def contribution_bound(self, reports_per_day: int) -> ContributionBound:
+        """What one device contributes a day: ``reports_per_day`` typed events (an item may fill every
+        report; docs/math.md §8.7), the reports the scopes per item and per person count."""
+        return ContributionBound(l0=reports_per_day, sampler="events")
 
     @abstractmethod
     def misbehaving(self, reports: int) -> tuple[float, float, str]:

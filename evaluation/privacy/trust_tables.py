@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ldpsim.evaluation.console_table import console_lines, fitted_columns
+from ldpsim.evaluation.privacy.trust_levels import COLUMNS as LEVEL_COLUMNS
 
 #: ε off its target by more than this share is flagged (calibration lands at or just below the target)
 EPSILON_SLACK = 1e-3
@@ -29,6 +30,7 @@ COLUMNS = {
     "epsilon_device": f"ε per device over the whole run, {_EPS}",
     "epsilon_day": f"ε per device over one day, {_EPS}",
     "epsilon_report": f"ε of one report, {_EPS}",
+    **{k: f"{v}, {_EPS}" for k, v in LEVEL_COLUMNS.items()},
     "delta": "δ of the guarantees (0: pure ε-LDP)",
     "parameter": "the calibrated knob: local ε, the noise's scale (in counts), or sampling rate p and threshold τ",
     "if_misbehaving": "ε per device over the run left if the trusted party misbehaves",
@@ -59,6 +61,8 @@ SPECIAL = {
     "days_to_discovery": {"nan": "not found within the run, or the fleet has no new word"},
     "if_misbehaving": {"inf": "no guarantee is left: the trusted party sees every report"},
     "epsilon_target": {"nan": "ε follows from the sampling rate and threshold given"},
+    **{k: {"inf": "no finite guarantee at this δ (the model's accountant finds none)"}
+       for k in ("epsilon_device", "epsilon_day", "epsilon_report", *LEVEL_COLUMNS)},
 }
 
 
@@ -100,8 +104,8 @@ def _budget(table) -> str:
 def scenario_lines(run, *, width: int | None = None, full: str | None = "trust.csv") -> list[str]:
     """A :class:`~ldpsim.scenarios.studies.trust.trust_scenario.TrustRun`'s table as ``ldpsim trust`` prints it."""
     s, t = run.settings, run.table
-    cols = ["use_case", "aggregation", "epsilon_target", "epsilon_device", "epsilon_day", "rmse", "counted",
-            "if_misbehaving", "bytes_per_device", "epsilon_report", "delta", "devices", "rejected"]
+    cols = ["use_case", "aggregation", "epsilon_device", *LEVEL_COLUMNS, "epsilon_target", "epsilon_day", "rmse",
+            "counted", "if_misbehaving", "bytes_per_device", "epsilon_report", "delta", "devices", "rejected"]
     title = (f"Trust models, one simulated day each: {s['devices']:,} devices, calibrated to {_budget(t)} per device "
              f"over {s['days']} days (δ = {s['delta']:g})")
     notes = off_target(t) + _notes(t, fitted_columns(t, cols, width=width))
@@ -112,9 +116,9 @@ def comparison_lines(comparison, *, width: int | None = None, full: str | None =
     """A :class:`~ldpsim.scenarios.studies.trust.trust_compare.TrustComparison`'s table as ``ldpsim trust --compare``
     and ``ldpsim compare --trust`` print it."""
     p, t = comparison.params, comparison.table
-    cols = ["model", "epsilon_target", "epsilon_device", "rmse_frequency_theory", "min_frequency", "top_k_precision",
-            "days_to_discovery", "if_misbehaving", "bytes_per_device", "reports_counted", "mse_theory",
-            "mse_measured", "mse_low", "mse_high", "epsilon_day", "discovery", "trusted"]
+    cols = ["model", "epsilon_device", *LEVEL_COLUMNS, "rmse_frequency_theory", "min_frequency", "epsilon_target",
+            "top_k_precision", "days_to_discovery", "if_misbehaving", "bytes_per_device", "reports_counted",
+            "mse_theory", "mse_measured", "mse_low", "mse_high", "epsilon_day", "discovery", "trusted"]
     title = (f"Trust models at equal ε per device over {p['days']} days (δ ≤ {p['delta']:g}), one day of "
              f"{p['fleet']}: {p['devices']:,} devices, D = {p['domain_size']:,} items, {p['repeats']} draws a row")
     notes = off_target(t) + _notes(t, fitted_columns(t, cols, width=width))

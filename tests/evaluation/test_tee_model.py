@@ -92,7 +92,8 @@ def test_word_discovery_under_four_trust_models():
     r = compare_word_discovery(4.0, days=30, seeds=(0,))
     t = r.table.set_index("design")
     assert list(t.index) == list(DESIGNS)
-    assert (t["epsilon_device"] <= 4.0 + 1e-9).all() and (t["epsilon_device"] >= 4.0 * 0.99).all()
+    assert (t["epsilon_person"] <= 4.0 + 1e-9).all() and (t["epsilon_person"] >= 4.0 * 0.99).all()
+    assert (t["epsilon_item"] <= t["epsilon_person"]).all() and (t["entries_lost"] > 0).all()
     assert (t["delta"] <= 1e-9).all()
     assert t.loc["tee_histogram", "found_share"] == 1.0 and t.loc["tee_histogram", "invented_mean"] == 0
     assert t.loc["tee_histogram", "invented_expected"] < 1e-6

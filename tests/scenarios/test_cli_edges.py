@@ -24,6 +24,8 @@ from tests.cli_cases import command_parser as _parser, expect_clear_refusal
 def _value(action) -> list[str]:
     if action.nargs == 0:
         return []
+    if action.choices:
+        return [str(next(iter(action.choices)))]
     sample = {options.positive_float: "2", options.positive_int: "3", float: "2", int: "3", options.seed: "3",
               options.delta: "1e-6", options.name_list: "olh"}.get(action.type, "x")
     return [sample]

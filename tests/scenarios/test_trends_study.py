@@ -33,7 +33,8 @@ def test_study_table_and_folder(tmp_path):
     assert np.all(t["false_alarms_theory"] <= 0.05 + 1e-12)
     dist = t[t["placement"] == "distributed"]
     assert np.all(dist["detected"] == 1.0) and np.all(np.isfinite(dist["delay_median"]))
-    assert math.isinf(t.loc[t["design"] == "memoized RR", "person_epsilon"].iloc[0])
+    assert math.isinf(t.loc[t["design"] == "memoized RR", "epsilon_person"].iloc[0])
+    assert (t["epsilon_item"] == t["epsilon"]).all()             # one item tracked: the item is the whole record
     paths = r.to_folder(tmp_path / "trends")
     assert {p.name for p in map(__import__("pathlib").Path, paths)} == {"trends.csv", "trajectory.png"}
     assert main(["trends", "--devices", "100000", "--replicates", "5", "--out", str(tmp_path / "cli")]) == 0

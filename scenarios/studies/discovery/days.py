@@ -176,7 +176,7 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
         firsts = [first_reaching(s["day"], s["found"].astype(float), level=1.0) for _, s in g.groupby("seed")]
         hit = [f for f in firsts if f is not None]
         last_day = g[g["day"] == g["day"].max()] if len(g) else g
-        summary.append({"protocol": name, **privacy, "seeds": len(seeds), "found_share": len(hit) / len(seeds),
+        summary.append({"protocol": name, **privacy, **one_word_a_day(privacy["epsilon"]), "seeds": len(seeds), "found_share": len(hit) / len(seeds),
                         "first_day_found_median": float(np.median(hit)) if hit else np.nan,
                         "days_to_discovery_median": float(np.median(hit)) - slang_days.start_day if hit else np.nan,
                         "f1_last_day": float(last_day["f1"].mean()) if len(last_day) else np.nan,
@@ -190,6 +190,14 @@ def discovery_days(slang_days: SlangDays, protocols: dict, n_devices: int, p_onl
 FILE_KEYS = {"vocabulary": "en", "slang": "", "n_days": 14, "start_day": 2, "peak_share": 0.05, "ramp_days": 7,
              "n_devices": 1_000_000, "p_online": 0.5, "rounds_per_day": 0, "top_k": 10, "epsilon": 4.0,
              "delta": DELTA_RELEASE, "gamma": 0.05, "seeds": [0], "protocols": [*INTERACTIVE, *ONE_SHOT]}
+
+
+def one_word_a_day(epsilon: float) -> dict:
+    """``epsilon_item`` and ``epsilon_person`` of a device holding one word a day (docs/math.md §8.7): every
+    report of the run may carry that one word (D·min(r, L∞) = D·r reports,
+    :func:`~ldpsim.evaluation.privacy.levels.report_counts`), so one word and the whole person move the
+    same reports as the device's ε over the run."""
+    return {"epsilon_item": float(epsilon), "epsilon_person": float(epsilon)}
 
 
 def discovery_days_from_file(path, seeds=None) -> DaysResult:

@@ -84,7 +84,11 @@ class PoisonResult(BriefRepr):
                 "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
-        out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full)
+        one = ("epsilon: ε of one report; a genuine device sends one, so one item of one person (epsilon_item) "
+               "and one person (epsilon_person) get the same ε")
+        notes = [one] if self.kind == "population" else []
+        out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
+                            notes=notes)
         return out + ([self.check["message"]] if self.check else [])
 
     def to_folder(self, out, force: bool = False) -> Path:

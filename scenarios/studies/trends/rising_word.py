@@ -127,7 +127,7 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
         g = design.guarantee
         rows.append({
             "design": design.name, "placement": design.placement, "epsilon": g.epsilon, "delta": g.delta,
-            "person_epsilon": g.person_epsilon, "guarantee": g.meaning,
+            "epsilon_item": g.epsilon, "epsilon_person": g.person_epsilon, "guarantee": g.meaning,
             "sd_day": math.sqrt(noise[days // 2]), f"sd_{window}_days": math.sqrt(win[-1]),
             "delay_median": _median_delay(late),
             "delay_theory": theory_delay(detector.alarm_probability(design, pi, devices)[start:], shape.emergence - start),

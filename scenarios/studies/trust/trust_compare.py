@@ -25,6 +25,7 @@ import pandas as pd
 from ldpsim.evaluation.cost import trust_comparison_plan
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate_threshold
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
+from ldpsim.evaluation.privacy.trust_levels import trust_levels
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
 from ldpsim.scenarios.studies.trust.trust_fleet import Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
 from ldpsim.mechanisms._validation import as_generator, check_delta, check_int, check_real
@@ -208,6 +209,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     -------
     TrustComparison
         ``table`` columns: model, design, epsilon_target, epsilon_device, parameter, epsilon_report, epsilon_day,
+        epsilon_item, epsilon_person (docs/math.md §8.7),
         mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
         min_frequency, discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving. Units and
         what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COMPARISON_COLUMNS`.
@@ -235,6 +237,7 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
             rows.append({"model": name, "design": model.design(), "epsilon_target": eps,
                          "epsilon_device": g["run"].epsilon, "parameter": model.parameter(),
                          "epsilon_report": g["report"].epsilon, "epsilon_day": g["day"].epsilon,
+                         **trust_levels(model, m, days, delta, fleet.reports_per_day),
                          "mse_theory": float(np.mean(mse_th)), "mse_low": low, "mse_high": high,
                          **measure_cell(model, counts, repeats, top_k, rng),
                          "reports_counted": counted,

@@ -12,8 +12,9 @@ docs/math.md §9.6.
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
   ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
   prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
-  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, one word a device
-  a night, calibrated as the ``tee`` model (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
+  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, :data:`TYPED` words a
+  device a night of which it keeps :data:`BOUND`, calibrated as the ``tee`` model for L0 keys a night
+  (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
 >>> int(f.counts.sum()), f.counts.size, f.words is None
@@ -33,11 +34,16 @@ from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
+from ldpsim.mechanisms.bounding import ContributionBound
 
 #: the new word planted in the fleet's words (absent from the shipped vocabularies)
 NEW_WORD = "rizz"
 #: TrieHH / TrieHH++ sampling rate γ of the discovery designs
 GAMMA = 0.05
+#: word occurrences an online device types a night (the word-discovery designs' fleet)
+TYPED = 8
+#: each device's bound a night (on the device; the TEE's in its enclave): 2 distinct words, uniformly, each once
+BOUND = ContributionBound(l0=2, linf=1, sampler="uniform")
 
 
 @dataclass(frozen=True)
@@ -125,19 +131,22 @@ def zipf_fleet(n: int = 1_000_000, domain_size: int = 2000, s: float = 1.1, days
                  check_int("zipf_fleet", "days", days, low=1))
 
 
-def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec):
+def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec, reports_per_day: int = 1):
     """(protocol, privacy row) of the discovery design paired with trust model ``model``
-    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day."""
+    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day; an amplified
+    design's device sends ``reports_per_day`` reports a round (its L0 words), each at the local ε₀ of the
+    row (the privacy row's ``model`` is the calibrated local model)."""
     from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
     from ldpsim.mechanisms.registry import make
 
     name, amplified_as = TRUST_MODELS[model].discovery, _amplified_as(model, fleet)
     if amplified_as is None:
         return equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, (name,))[name]
-    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta)
+    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta, reports_per_day)
     proto = make(name, epsilon=local.epsilon_report, length=codec.length, alphabet=codec.alphabet)
-    return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta,
-                   "per_step": f"ε₀={local.epsilon_report:.3g}/round, amplified ({amplified_as.kind})"}
+    return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta, "model": local,
+                   "per_step": f"ε₀={local.epsilon_report:.3g}/report, {reports_per_day}/round, amplified "
+                               f"({amplified_as.kind})"}
 
 
 def _online(fleet: Fleet) -> int:
@@ -177,11 +186,12 @@ def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=
 
 
 def _tee_days(model: str, epsilon: float, fleet: Fleet, delta: float, slang, seeds) -> float:
-    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per device over the run
-    (one word a device a night, ``model``'s calibration)."""
-    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta).tee
+    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per person over the run:
+    :data:`TYPED` words a device a night, :data:`BOUND` of them kept, ``model``'s noise calibrated for
+    L0 keys a night (docs/math.md §8.8)."""
+    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta, BOUND.l0).tee
     return tee_days_to_discovery(design, slang.words, slang.shares, slang.slang, slang.start_day, fleet.word_devices,
-                                 fleet.p_online, 20, seeds)["days_to_discovery_median"]
+                                 fleet.p_online, 20, seeds, TYPED, BOUND)["days_to_discovery_median"]
 
 
 #: the discovery designs that are no registered mechanism (``TrustModel.discovery``): name → the median

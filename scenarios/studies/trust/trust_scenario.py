@@ -30,6 +30,7 @@ import pandas as pd
 from ldpsim.scenarios.studies.scenario.schema import ScenarioError, load_toml, parse_table
 from ldpsim.scenarios.studies.scenario.trust_keys import (COLLECTOR_KEYS, CRASH, TRUST, WORKLOAD, configured_model,
                                                        stated_epsilon)
+from ldpsim.evaluation.privacy.trust_levels import trust_levels
 from ldpsim.evaluation.workloads.synthetic import zipf
 from ldpsim.simulator.collectors import CollectorSetup, simulate_collection
 from ldpsim.runtime.runfolder import Layout
@@ -64,7 +65,8 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
     -------
     TrustRun
         ``table``: use_case, aggregation, epsilon_target (the use case's ``epsilon_device``; NaN where a
-        sample_threshold's ε follows from its rate and threshold), epsilon_report / _day / _run, delta,
+        sample_threshold's ε follows from its rate and threshold), epsilon_report / _day / _run,
+        epsilon_item, epsilon_person (docs/math.md §8.7), delta,
         if_misbehaving, trusted, devices, counted, rmse (of the counted reports' counts, in reports),
         bytes_per_device (:mod:`~ldpsim.evaluation.privacy.trust_tables` says each column's unit).
     """
@@ -94,7 +96,8 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
         g = {x.scope: x for x in model.guarantees(n, days, delta)}
         rows.append({"use_case": name, "aggregation": model.kind, "epsilon_target": stated_epsilon(table),
                      "epsilon_report": g["report"].epsilon,
-                     "epsilon_day": g["day"].epsilon, "epsilon_device": g["run"].epsilon, "delta": g["run"].delta,
+                     "epsilon_day": g["day"].epsilon, "epsilon_device": g["run"].epsilon,
+                     **trust_levels(model, n, days, delta), "delta": g["run"].delta,
                      "if_misbehaving": g["misbehaving server"].epsilon, "trusted": model.trusted,
                      "devices": n, "counted": got.counters["counted"], "rejected": got.counters["rejected"],
                      "rmse": math.sqrt(float(np.mean((got.estimate - got.counted) ** 2))),

@@ -1,36 +1,51 @@
-"""New words on the keyboard fleet under four trust models at equal (ε, δ) per person over the run —
-docs/math.md §9.13, §10.4.
+"""New words on the keyboard fleet under four trust models at equal (ε, δ) per person over the run, every
+device bounded — docs/math.md §8.7, §8.8, §9.13, §10.4.
 
-:func:`compare_word_discovery` runs, on the same draws of the fleet's typing (one per seed, the new word
-ramping up from the scenario's trend day), one discovery design per trust model, each at the same ε per
-person over ``days`` days, one pass a night:
+:func:`compare_word_discovery` draws, per seed, the fleet's typing night by night: each online device types
+``typed`` words (:data:`.trust_fleet.TYPED`), the new word ramping up from the scenario's trend day
+(:func:`~ldpsim.simulator.typed_nights.typed_entries`). Every design first bounds each device with one
+:class:`~ldpsim.mechanisms.bounding.ContributionBound` (``bound`` a night, default
+:data:`.trust_fleet.BOUND`; optionally ``per_run``) and is then set to the same ε per person over ``days``
+nights, its accountant charging the cells the bounds allow
+(:func:`~ldpsim.evaluation.privacy.levels.bounded_cells`: C (night, word) cells a
+person, docs/math.md §8.8):
 
-* ``ldp_trie`` — local DP: an LDP prefix trie at ε/days a night, pure ε-LDP (trusts nobody);
-* ``secagg_trie`` — the same trie, its reports summed by secure aggregation within cohorts, ε₀ amplified to
-  the run's (ε, δ) (trusts the secure-aggregation protocol);
-* ``triehh`` — TrieHH's sample-and-threshold rounds on a trusted server, central (ε, δ);
+* ``ldp_trie`` — local DP: an LDP prefix trie, one report per kept word a night at ε/C, pure ε-LDP
+  (splitting; trusts nobody);
+* ``secagg_trie`` — the same trie, its reports summed by secure aggregation within cohorts, a device's L0
+  reports a round amplified to the run's (ε, δ) (trusts the secure-aggregation protocol);
+* ``triehh`` — TrieHH's sample-and-threshold rounds on a trusted server, central (ε, δ); a device votes
+  once a round, so it keeps one of its bounded words a night, uniformly (its bound is L0 = 1);
 * ``tee_histogram`` — clear uploads to an attested enclave: Gaussian noise and DP partition selection over
-  the whole words (:mod:`~ldpsim.evaluation.discovery.tee_histogram`, trusts the enclave).
+  the whole words, calibrated for C cells of L∞ each (:mod:`~ldpsim.evaluation.discovery.tee_histogram`,
+  trusts the enclave).
 
-Per design: the share of seeds that find the new word and the median days until it stays in the published
-top 20, the F1 of the last night's top 20 against the true top 20, the new word's frequency error once found, and the list's false
-discoveries (invented words, beside the number the design states to expect).
+Per design: ε per person and per word of one person over the run, the share of seeds that find the new word
+and the median days until it stays in the published top 20, the F1 of the last night's top 20 against the
+words typed, the new word's frequency error once found, the list's false discoveries (invented words,
+beside the number the design states to expect), and what the bound costs: the typed entries and
+occurrences it drops.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from ldpsim.evaluation.discovery.equal_privacy import interactive_scores
 from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
-from ldpsim.mechanisms._validation import check_delta, check_real
+from ldpsim.evaluation.privacy.levels import bounded_cells
+from ldpsim.mechanisms._validation import check_delta, check_int, check_real
+from ldpsim.mechanisms.bounding import ContributionBound
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
+from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
-from ldpsim.simulator.discovery_rounds import online_holders
+from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
+from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 
 #: design → (trust model it stands for, who must be trusted)
 DESIGNS = {"ldp_trie": ("ldp", "nobody"), "secagg_trie": ("secagg", "the secure-aggregation protocol"),
@@ -38,6 +53,24 @@ DESIGNS = {"ldp_trie": ("ldp", "nobody"), "secagg_trie": ("secagg", "the secure-
            "tee_histogram": ("tee", "the attested enclave")}
 #: the published list's length in which the new word must stay (the F1 is scored on it too)
 LIST = 20
+#: the printed columns (when and whether the word is found at what privacy, then the rest) and their meaning
+COLUMNS = {
+    "design": "the discovery design",
+    "days_to_discovery_median": "days from the new word's first day until it stays in the top 20 (nan: never)",
+    "found_share": "share of seeds whose published top 20 keeps the new word",
+    "epsilon_person": "ε of one person over the run, every word typed, under the bounds (its accountant's)",
+    "epsilon_item": "ε of one word of one person over the run (the nights it can be contributed)",
+    "f1_last_day": "F1 of the last night's top 20 against the true top 20 of the words typed",
+    "slang_error": "|estimated − true share| of the new word on the nights it is listed (nan: no estimate)",
+    "delta": "δ of both (0: pure ε-LDP)",
+    "entries_lost": "share of the typed (night, device, word) entries the bound drops (triehh: one vote a night)",
+    "occurrences_lost": "share of the typed occurrences never counted",
+    "invented_mean": "listed words nobody typed, measured",
+    "invented_expected": "listed words nobody typed, as the design states (tee_histogram: the expected "
+                         "single-holder words a night; it invents none)",
+    "trust_model": "the trust model the design stands for",
+    "trusted": "who must be trusted for the stated ε",
+}
 #: ``ldpsim discover --trust``: the designs' table and their nightly scores
 LAYOUT = Layout("word-discovery", ("word_discovery.csv", "word_discovery_nights.csv"))
 
@@ -52,6 +85,24 @@ class WordDiscoveryComparison(BriefRepr):
     nights: pd.DataFrame
     params: dict
 
+    def lines(self, *, width: int | None = None, full: str | None = "word_discovery.csv") -> list[str]:
+        """The table as ``ldpsim discover --trust`` prints it: the answers, then the privacy per person and
+        per word, then what the bound costs; each column's meaning."""
+        from ldpsim.evaluation.console_table import console_lines, fitted_columns
+
+        p = self.params
+        b, run = p["bound"], p["per_run"]
+        title = (f"New words on the {p['fleet']} fleet ({p['word_devices']:,} devices typing words, {p['typed']} a "
+                 f"night), ε = {p['epsilon']:g} per person over {p['days']} nights (δ ≤ {p['delta']:g}), "
+                 f"{len(p['seeds'])} seeds; each device keeps ≤ {b.l0} words a night ({b.sampler}), ≤ {b.linf} "
+                 f"each" + ("" if run is None else f", ≤ {run.l0} words over the run"
+                            + ("" if run.linf is None else f" on ≤ {run.linf} nights each")))
+        notes = [f"  {c}: {COLUMNS[c]}" for c in fitted_columns(self.table, list(COLUMNS), width=width)]
+        if np.isinf(self.table[["epsilon_person", "epsilon_item"]].to_numpy()).any():
+            notes.append("  inf in epsilon_person / epsilon_item: no finite guarantee at this δ")
+        return console_lines(self.table, list(COLUMNS), title=title, width=width, full=full,
+                             notes=["columns:", *notes])
+
     def to_folder(self, out, force: bool = False) -> list:
         """Write ``word_discovery.csv`` and ``word_discovery_nights.csv`` into the run folder ``out``; a
         finished result there is replaced only with ``force``. Returns the paths written."""
@@ -64,18 +115,39 @@ class WordDiscoveryComparison(BriefRepr):
         return paths
 
 
-def _designs(epsilon: float, fleet, delta: float, codec) -> dict:
-    """design → (protocol, privacy row) for the three prefix tries at ε per person over the run."""
+def _designs(epsilon: float, fleet, delta: float, codec, bound: ContributionBound,
+             per_run: ContributionBound | None) -> dict:
+    """design → (protocol, privacy row with ``epsilon_item`` and ``epsilon_person``) at ε per person over
+    the run under the bounds (module docstring; docs/math.md §8.8)."""
     from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
+    from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
+    from ldpsim.evaluation.privacy.trust_models import DEFAULTS
+    from ldpsim.mechanisms.aggregation.tee import calibrate_tee
     from ldpsim.scenarios.studies.trust.trust_fleet import GAMMA, discovery_design
 
-    out = equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, ("ldp_trie", "triehh"))
-    out["secagg_trie"] = discovery_design("secagg", epsilon, fleet, delta, codec)
+    days = fleet.days
+    item, person = bounded_cells(days, bound, per_run)
+    out = equal_privacy_protocols(codec, epsilon, delta, person, 1, GAMMA, ("ldp_trie",))  # one report a cell
+    eps0 = out["ldp_trie"][0].epsilon
+    out["ldp_trie"][1].update(epsilon_item=item * eps0, epsilon_person=person * eps0)
+    out |= equal_privacy_protocols(codec, epsilon, delta, days, 1, GAMMA, ("triehh",))     # one vote a night
+    row = out["triehh"][1]
+    row.update(epsilon_item=row["epsilon"], epsilon_person=row["epsilon"])
+    out["secagg_trie"] = discovery_design("secagg", epsilon, fleet, delta, codec, reports_per_day=bound.l0)
+    row, online = out["secagg_trie"][1], max(2, round(fleet.word_devices * fleet.p_online))
+    row.update(epsilon_item=run_epsilon(row["model"], online, days, delta),
+               epsilon_person=run_epsilon(row["model"], online, days, delta, bound.l0))
+    tee = calibrate_tee(DEFAULTS["tee"].tee.noise, epsilon, delta, person, 1, bound.linf, replace=True)
+    tee = replace(tee, max_keys=bound.l0)       # calibrated over the person's C cells, released a night at L0
+    out["tee_histogram"] = (tee, {"epsilon": tee.epsilon(person, delta, keys=1, replace=True), "delta": delta,
+                                  "epsilon_item": tee.epsilon(item, delta, keys=1, replace=True),
+                                  "epsilon_person": tee.epsilon(person, delta, keys=1, replace=True)})
     return out
 
 
 def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = DELTA_RELEASE, seeds=(0, 1, 2),
-                           scenario: str = "keyboard") -> WordDiscoveryComparison:
+                           scenario: str = "keyboard", typed: int = TYPED, bound: ContributionBound = BOUND,
+                           per_run: ContributionBound | None = None) -> WordDiscoveryComparison:
     """The four designs of the module docstring at ``epsilon`` per person over ``days`` days at ``delta``.
 
     Parameters
@@ -89,50 +161,71 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
         One draw of the fleet per seed; every design sees the same draws.
     scenario : str
         The deployment scenario whose words, devices and trend are used (default: the keyboard fleet).
+    typed : int ≥ 1
+        Word occurrences an online device types a night (default :data:`.trust_fleet.TYPED`).
+    bound : ContributionBound
+        Each device's bound a night, on the device (the TEE: in the enclave); default
+        :data:`.trust_fleet.BOUND`: L0 = 2 distinct words, uniformly, L∞ = 1. Its ``linf`` must be set (the
+        enclave's count sensitivity).
+    per_run : ContributionBound, optional
+        A bound over the run too (L0_run words a device ever contributes, each on at most L∞_run nights).
 
     Returns
     -------
     WordDiscoveryComparison
-        ``table`` columns: design, trust_model, trusted, epsilon_device, delta, found_share,
-        days_to_discovery_median (days from the new word's first day; NaN: never found), f1_last_day,
-        slang_error (mean |estimated − true share| of the new word on the nights it is listed),
-        invented_mean, invented_expected (for the TEE: the expected words of a single holder per night;
-        it invents none).
+        ``table`` columns: design, trust_model, trusted, epsilon_person (ε per person over the run under
+        the bounds, by the design's accountant), epsilon_item (one word of one person over the run),
+        delta, found_share, days_to_discovery_median (days from the new word's first day; NaN: never
+        found), f1_last_day (against the words typed), slang_error (mean |estimated − true share| of the
+        new word on the nights it is listed), invented_mean, invented_expected (for the TEE: the expected
+        words of a single holder per night; it invents none), entries_lost and occurrences_lost (what the
+        bound drops of the typed (night, device, word) entries and occurrences; TrieHH: one vote a
+        night).
     """
-    from ldpsim.evaluation.privacy.trust_accounting import calibrate
-    from ldpsim.evaluation.privacy.trust_models import DEFAULTS
     from ldpsim.evaluation.workloads.vocabulary import Vocabulary
-    from ldpsim.scenarios.studies.discovery.days import discovery_days, growing_slang
+    from ldpsim.scenarios.studies.discovery.days import growing_slang
     from ldpsim.scenarios.studies.trust.trust_fleet import NEW_WORD, keyboard_fleet
 
     epsilon = check_real("compare_word_discovery", "epsilon", epsilon, 0.0, 50.0)
     delta = check_delta("compare_word_discovery", delta)
-    seeds = list(seeds)                        # checked by discovery_days
+    typed = check_int("compare_word_discovery", "typed", typed, low=1)
+    for name, b in (("bound", bound), ("per_run", per_run)):
+        if b is not None and not isinstance(b, ContributionBound):
+            raise InputError(f"compare_word_discovery: {name!r} must be a ContributionBound; got {b!r}.")
+    if bound is None or bound.linf is None:
+        raise InputError(f"compare_word_discovery: 'bound' needs an L∞ ('linf', the enclave's most per word and "
+                         f"night); got {bound!r}.")
+    seeds = [check_int("compare_word_discovery", "seeds", s, low=0) for s in seeds]
+    if not seeds:
+        raise InputError("compare_word_discovery: 'seeds' must hold at least one seed; got none.")
     fleet = keyboard_fleet(scenario, days=days)
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
                           start_day=fleet.slang_start_day, peak_share=fleet.slang_share, ramp_days=1, top=None)
-    tries = _designs(epsilon, fleet, delta, slang.codec)
-    local = discovery_days(slang, {k: tries[k] for k in ("ldp_trie", "triehh")}, fleet.word_devices, fleet.p_online,
-                           1, LIST, seeds).days
-    cohorts = discovery_days(slang, {"ldp_trie": tries["secagg_trie"]}, fleet.word_devices, fleet.p_online, 1, LIST,
-                             seeds).days.assign(protocol="secagg_trie")   # the registered trie, amplified in cohorts
-    nights = pd.concat([local, cohorts], ignore_index=True).rename(columns={"protocol": "design"})
-    online = max(2, round(fleet.word_devices * fleet.p_online))
-    tee = calibrate(DEFAULTS["tee"], epsilon, online, fleet.days, delta).tee
-    rows = []
-    for seed in seeds:                         # the fleet's stream is the first child, as in discovery_days
-        fleet_ss, tee_ss = np.random.SeedSequence(int(seed)).spawn(2)
-        held = online_holders(slang.shares, fleet.word_devices, fleet.p_online, np.random.default_rng(fleet_ss))
-        rows += [{"design": "tee_histogram", "seed": seed, **r}
-                 for r in tee_nightly_scores(tee, slang.words, held, LIST, slang.slang, np.random.default_rng(tee_ss))]
-    nights = pd.concat([nights, pd.DataFrame(rows)[nights.columns]], ignore_index=True)
-    privacy = {name: row for name, (_, row) in tries.items()}
-    privacy["tee_histogram"] = {"epsilon": tee.epsilon(fleet.days, delta, replace=True), "delta": delta}
-    table = pd.DataFrame([_row(name, nights[nights["design"] == name], privacy[name], slang.start_day, seeds)
-                          for name in DESIGNS])
+    designs = _designs(epsilon, fleet, delta, slang.codec, bound, per_run)
+    reads = {"ldp_trie": "kept", "secagg_trie": "kept", "triehh": "votes", "tee_histogram": "contributions"}
+    rows, lost = [], []
+    for seed in seeds:
+        typed_ss, bound_ss, *design_ss = np.random.SeedSequence(seed).spawn(2 + len(DESIGNS))
+        entries = typed_entries(slang.shares, fleet.word_devices, fleet.p_online, typed,
+                                np.random.default_rng(typed_ss))
+        b = bounded_nights(entries, len(slang.words), bound, per_run, np.random.default_rng(bound_ss))
+        for (name, read), ss in zip(reads.items(), design_ss):
+            lost.append({"design": name, **b.lost(read)})
+            rng, design, counts = np.random.default_rng(ss), designs[name][0], getattr(b, read)
+            got = (tee_nightly_scores(design, slang.words, counts, LIST, slang.slang, rng, truth=b.holders)
+                   if name == "tee_histogram" else
+                   interactive_scores(design, slang.words, counts, 1, LIST, slang.slang, rng, truth=b.holders))
+            rows += [{"design": name, "seed": seed, **r} for r in got]
+    nights = pd.DataFrame(rows)[["design", "seed", "day", "found", "f1", "slang_estimate", "slang_true", "invented",
+                                 "expected_false"]]
+    lost = pd.DataFrame(lost).groupby("design").mean()
+    table = pd.DataFrame([_row(name, nights[nights["design"] == name], designs[name][1], slang.start_day, seeds)
+                          | lost.loc[name].to_dict() for name in DESIGNS])
     return WordDiscoveryComparison(table, nights, {"epsilon": epsilon, "days": fleet.days, "delta": delta,
-                                                   "seeds": list(seeds), "fleet": fleet.name,
-                                                   "word_devices": fleet.word_devices, "tee": tee})
+                                                   "seeds": list(seeds), "fleet": fleet.name, "typed": typed,
+                                                   "bound": bound, "per_run": per_run,
+                                                   "word_devices": fleet.word_devices,
+                                                   "tee": designs["tee_histogram"][0]})
 
 
 def _row(name: str, g: pd.DataFrame, privacy: dict, start_day: int, seeds) -> dict:
@@ -142,7 +235,8 @@ def _row(name: str, g: pd.DataFrame, privacy: dict, start_day: int, seeds) -> di
     listed = g[g["found"].astype(bool) & g["slang_estimate"].notna()]
     last = g[g["day"] == g["day"].max()]
     return {"design": name, "trust_model": DESIGNS[name][0], "trusted": DESIGNS[name][1],
-            "epsilon_device": float(privacy["epsilon"]), "delta": float(privacy["delta"]),
+            "epsilon_person": float(privacy["epsilon_person"]), "epsilon_item": float(privacy["epsilon_item"]),
+            "delta": float(privacy["delta"]),
             "found_share": len(hit) / len(seeds), "days_to_discovery_median": float(np.median(hit)) if hit else np.nan,
             "f1_last_day": float(last["f1"].mean()),
             "slang_error": float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else np.nan,

@@ -134,4 +134,5 @@ def test_the_discover_command_runs_a_scenario_into_its_folder(tmp_path, monkeypa
     assert printed[0].startswith("Days until the new word is found")
     assert printed[1].split()[:2] == ["protocol", "days_to_discovery_median"]
     assert all(len(line) <= 100 for line in printed[1:]), max(printed, key=len)
+    assert {"epsilon", "epsilon_item", "epsilon_person"} <= set(printed[1].split())   # an ε with what it covers
     assert main(["discover", str(scenario), "--out", str(tmp_path / "out"), "-q"]) == 2  # finished: --force
