@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_label
 from ldpsim.evaluation.report.distribution_plots import distribution_figure
 from ldpsim.evaluation.report.plots import item_label
+from ldpsim.evaluation.report.trend_plots import trajectory_figure
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.evaluation.confidence import Z95
 
@@ -229,6 +230,12 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
         if cfg.trend_item is not None and cfg.trend_start_day < cfg.n_days:
             figures.append(("emoji_trend_rank.png", trend_ranks(daily, cfg, k),
                             f"Rank of the trending emoji by day: estimated vs true, with the top-{k} boundary."))
+    trajectory = tables.get("trend_trajectory", pd.DataFrame())
+    if not trajectory.empty:
+        figures.append(("trend_trajectory.png", trajectory_figure(trajectory, summary["trend_title"]),
+                        "The trending item's released daily count (reports × estimated share) with its 95% band "
+                        "(± 1.96 sd of the release's error on that day), its true count among the reports, and "
+                        "the rising-item detector's threshold divided by its window (trend_metrics.csv)."))
     if not tables["budget"].empty:
         figures.append(("budget_by_day.png", budget_panels(tables["budget"], cfg, summary, k),
                         "Reports received per day per use case and the share of donating devices whose "

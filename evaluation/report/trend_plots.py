@@ -10,9 +10,14 @@ from ldpsim.evaluation.confidence import Z95
 
 
 def plot_trajectories(df: pd.DataFrame, path, title: str) -> None:
+    """:func:`trajectory_figure` of ``df`` written to ``path`` as a PNG."""
+    trajectory_figure(df, title).savefig(path, dpi=100, format="png")
+
+
+def trajectory_figure(df: pd.DataFrame, title: str):
     """One panel per design of ``df`` (columns design, day, expected, estimate, sd, threshold, meaning):
     the released daily estimate with its band estimate ± Z95·sd (sd of the release's error on that day),
-    the expected count n·π_t and the detector's threshold divided by its window; a PNG."""
+    the expected count n·π_t and the detector's threshold divided by its window; a matplotlib Figure."""
     from matplotlib.figure import Figure
 
     designs = list(dict.fromkeys(df["design"]))
@@ -29,6 +34,6 @@ def plot_trajectories(df: pd.DataFrame, path, title: str) -> None:
         ax.title.set_fontsize(8)
     axes[0].set_ylabel("devices using the item that day")
     axes[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, format="png")
+    return fig

@@ -38,7 +38,7 @@ from ldpsim.runtime.runfolder import Layout
 LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.md", "summary.json", "summary.txt",
                       "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
                       "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
-                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
+                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv", "trend_metrics.csv"),
                 {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
 from ldpsim.runtime.brief_repr import BriefRepr
@@ -47,7 +47,7 @@ from ldpsim.runtime.brief_repr import BriefRepr
 TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estimates", "budget": "daily_reports",
                "readings": "readings", "pooled_readings": "readings_pooled", "distributions": "reading_distributions",
                "words": "words",
-               "trust": "trust_guarantees"}
+               "trust": "trust_guarantees", "trend": "trend_metrics"}
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.run_summary import format_summary, html_sections
+    from ldpsim.evaluation.trends.run_metrics import trend_tables
     from ldpsim.simulator.deployment import run
     from ldpsim.simulator.fleet import stream
     cfg, out = plan.config, plan.out
@@ -255,6 +256,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
                      collectors=collectors_of(cfg))
     with clock.phase("measurement"):
         tables = measure(cfg, result, stream(cfg.seed, "measure"))
+        tables.update(trend_tables(cfg, result, tables))
     with clock.phase("central ε"):
         windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
@@ -275,7 +277,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key not in ("words", "trust", "distributions") or not tables[key].empty:
+        if key not in ("words", "trust", "distributions", "trend") or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))
