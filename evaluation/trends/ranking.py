@@ -6,7 +6,7 @@ its peak on day START of a DAYS-day run, and never fading; the peak is wordfreq'
 ``sus``; :func:`~ldpsim.evaluation.workloads.trends.peak_share`). Every design of
 :func:`~ldpsim.evaluation.trends.lineup.standard_designs` releases it at the same ε per person over the run
 and the same detector watches it; each design's row is
-:func:`~ldpsim.evaluation.trends.measure.measure_design`'s (delay, false alarms per month, tracking error,
+:func:`~ldpsim.evaluation.trends.design_rows.measure_design`'s (delay, false alarms per month, tracking error,
 each beside its theory), and the designs are ranked by their median delay (undetected last), then by
 their tracking error.
 """
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ldpsim.evaluation.trends.detection import Detector
 from ldpsim.evaluation.trends.lineup import standard_designs
-from ldpsim.evaluation.trends.measure import measure_design
+from ldpsim.evaluation.trends.design_rows import measure_design
 from ldpsim.evaluation.workloads.trends import TrendShape, peak_share
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE

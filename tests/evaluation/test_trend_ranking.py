@@ -7,7 +7,7 @@ import pytest
 
 from ldpsim.evaluation.trends.detection import Detector
 from ldpsim.evaluation.trends.lineup import standard_designs
-from ldpsim.evaluation.trends.measure import measure_design
+from ldpsim.evaluation.trends.design_rows import measure_design
 from ldpsim.evaluation.trends.ranking import TrendQuery, parse_trend_query, rank_trend_designs
 from ldpsim.evaluation.workloads.trends import TrendShape, peak_share
 from ldpsim.runtime.errors import InputError
