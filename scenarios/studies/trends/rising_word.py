@@ -19,7 +19,7 @@ import pandas as pd
 from ldpsim.evaluation.report.trend_plots import plot_trajectories
 from ldpsim.evaluation.trends.lineup import standard_designs
 from ldpsim.evaluation.trends.detection import Detector
-from ldpsim.evaluation.trends.measure import measure_design
+from ldpsim.evaluation.trends.design_rows import measure_design
 from ldpsim.evaluation.workloads.trends import WORDS_PER_DAY, rising_items
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
