@@ -232,7 +232,11 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
                             f"Rank of the trending emoji by day: estimated vs true, with the top-{k} boundary."))
     trajectory = tables.get("trend_trajectory", pd.DataFrame())
     if not trajectory.empty:
-        figures.append(("trend_trajectory.png", trajectory_figure(trajectory, summary["trend_title"]),
+        title = (f"{item_label(summary['trend_token'])} trending from day {summary['trend_start_day']}: released "
+                 f"daily count with its 95% band; {summary['trend_design']}, ε = {summary['trend_epsilon_person']:.3g} "
+                 f"per person over the {cfg.n_days}-day run (local)")
+        figures.append(("trend_trajectory.png", trajectory_figure(trajectory, title, "reports of the item that day",
+                                                                  "true count among the reports"),
                         "The trending item's released daily count (reports × estimated share) with its 95% band "
                         "(± 1.96 sd of the release's error on that day), its true count among the reports, and "
                         "the rising-item detector's threshold divided by its window (trend_metrics.csv)."))

@@ -106,17 +106,17 @@ class RunDesign:
 
 @dataclass(frozen=True, repr=False)
 class RunTrend:
-    """What :func:`run_trend` returns: one row of metrics, the trajectory of the figure, its title."""
+    """What :func:`run_trend` returns: one row of metrics and the trajectory of the figure."""
 
     table: pd.DataFrame
     trajectory: pd.DataFrame
-    title: str
 
     def summary(self) -> dict:
-        """The ``trend_*`` keys of ``summary.json`` (the row of :attr:`table`, prefixed)."""
-        row = self.table.iloc[0]
+        """The ``trend_*`` keys of ``summary.json``: the row of :attr:`table`, prefixed (but the guarantee's
+        words, and the item and start day, which the summary states already as ``trend_token``, ``trend_start_day``)."""
+        row = {k: v.item() if isinstance(v, np.generic) else v for k, v in self.table.iloc[0].items()}
         return {f"trend_{k}": (None if isinstance(v, float) and math.isnan(v) else v)
-                for k, v in row.items() if k not in ("design", "guarantee")}
+                for k, v in row.items() if k not in ("guarantee", "item", "start_day")}
 
 
 def run_design(cfg, result, daily: pd.DataFrame, person_epsilon: float) -> RunDesign:
@@ -195,9 +195,7 @@ def run_trend(cfg, result, daily: pd.DataFrame, person_epsilon: float,
                                "estimate": estimate, "sd": np.sqrt(var), "bias": bias,
                                "threshold": thresholds / detector.lengths(days), "alarm": alarms,
                                "meaning": design.guarantee.meaning})
-    title = (f"{row['item']} trending from day {start}: released daily count with its 95 % band; "
-             f"{design.name}, ε = {design.guarantee.epsilon:.3g} per person over the {days}-day run (local)")
-    return RunTrend(pd.DataFrame([row]), trajectory, title)
+    return RunTrend(pd.DataFrame([row]), trajectory)
 
 
 def trend_limit(cfg, daily: pd.DataFrame) -> str | None:
@@ -227,5 +225,5 @@ def trend_tables(cfg, result, tables: dict) -> dict:
         if cfg.trend_item is not None:
             summary["trend_limit"] = trend_limit(cfg, tables["daily"])
         return {"trend": pd.DataFrame(), "trend_trajectory": pd.DataFrame()}
-    summary.update(trend.summary(), trend_title=trend.title)
+    summary.update(trend.summary())
     return {"trend": trend.table, "trend_trajectory": trend.trajectory}

@@ -108,3 +108,12 @@ def test_a_trend_after_the_run_is_stated_outside_it():
     tables = {"summary": {"person": {}}, "daily": daily}
     assert trend_tables(cfg, result, tables)["trend"].empty
     assert "outside the run" in tables["summary"]["trend_limit"]
+
+
+def test_summary_keys_are_json_numbers(measured):
+    """summary.json gets numbers (not strings of numpy scalars), None for 'no alarm', and no second copy of
+    the item or start day the summary already holds."""
+    import json
+    s = json.loads(json.dumps(measured[2]["summary"], default=str))
+    assert isinstance(s["trend_window"], int) and isinstance(s["trend_tracking_error"], float)
+    assert "trend_item" not in s and s["trend_start_day"] == TREND["trend_start_day"]
