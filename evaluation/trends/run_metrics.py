@@ -50,7 +50,7 @@ class RunDesign:
     """The run's event use case as a design of one item's daily count (docs/math.md §12.8).
 
     The count is the item's number among the day's n_t reports; a design's share π_t is that count over
-    the fleet's n devices (``n·π_t`` devices). The release's bias and variance are linear in the count
+    n, the most reports of any day of the run (so ``n·π_t`` is the count and π_t ≤ 1). The release's bias and variance are linear in the count
     c: b(c) = b₀ + (c/n_t)(b₁ − b₀), V(c) = V₀ + (c/n_t)(V₁ − V₀), with (b₀, V₀) of an item nobody uses
     (its reports spread over the other items in the day's proportions) and (b₁, V₁) of n_t reports all
     of the item.
@@ -167,7 +167,7 @@ def run_trend(cfg, result, daily: pd.DataFrame, person_epsilon: float,
     if trend_limit(cfg, daily) is not None:
         return None
     design = run_design(cfg, result, daily, person_epsilon)
-    n, days, start = cfg.n_devices, cfg.n_days, cfg.trend_start_day
+    n, days, start = max(int(design.reports.max()), 1), cfg.n_days, cfg.trend_start_day
     item = daily[daily["item"] == cfg.trend_item].set_index("day")
     estimate, count = np.zeros(days), np.zeros(days)
     estimate[item.index.to_numpy()] = (item["reports"] * item["estimate"]).to_numpy()

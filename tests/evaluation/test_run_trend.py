@@ -117,3 +117,22 @@ def test_summary_keys_are_json_numbers(measured):
     s = json.loads(json.dumps(measured[2]["summary"], default=str))
     assert isinstance(s["trend_window"], int) and isinstance(s["trend_tracking_error"], float)
     assert "trend_item" not in s and s["trend_start_day"] == TREND["trend_start_day"]
+
+
+def test_null_threshold_keeps_its_false_alarm_rate_within_berry_esseen():
+    """For GRR (ε = 2, d = 8) and an item nobody uses, a window's ones are exactly Bin(N, q) (N its reports), so
+    P[alarm] = P[Bin(N, q) > N·q + τ·(p − q)] exactly; the normal threshold keeps it within the Berry–Esseen bound
+    0.4748·ρ/(σ³√N) (ρ = E|X − q|³, σ² = q(1 − q)) of the level r/30, on every day of a full 7-day window."""
+    cfg = tiny_config(n_days=12, **TREND)
+    daily, result = _synthetic(cfg, alarm_days=set())
+    daily["reports"] = 1_000_000
+    design = run_trend(cfg, result, daily, 3.0)  # builds the design; the thresholds are on its trajectory
+    p, q = _grr_constants(cfg)
+    lengths = RUN_DETECTOR.lengths(cfg.n_days)
+    tau = (design.trajectory["threshold"] * lengths).to_numpy()
+    n = 1_000_000 * lengths
+    exact = stats.binom.sf(np.floor(n * q + tau * (p - q)), n, q)
+    bound = 0.4748 * (q ** 2 + (1 - q) ** 2) / math.sqrt(q * (1 - q)) / np.sqrt(n)
+    full = lengths == RUN_DETECTOR.window
+    level = RUN_DETECTOR.rate / DAYS_PER_MONTH
+    assert np.all(np.abs(exact - level)[full] <= bound[full]), (exact[full], level, bound[full])
