@@ -33,6 +33,7 @@ from ldpsim.evaluation.deployment.estimates import event_mechanism, mechanism_la
 from ldpsim.evaluation.trends.designs import DesignGuarantee, gaussian_thresholds, trailing_sum
 from ldpsim.evaluation.trends.detection import (DAYS_PER_MONTH, Detector, first_alarm, smallest_growth, theory_delay,
                                                 theory_tracking_error, tracking_error)
+from ldpsim.runtime.brief_repr import BriefRepr
 
 #: the run's detector: 7-day window, one item watched, 0.05 expected false alarms a month (as ``ldpsim trends``)
 RUN_DETECTOR = Detector()
@@ -105,7 +106,7 @@ class RunDesign:
 
 
 @dataclass(frozen=True, repr=False)
-class RunTrend:
+class RunTrend(BriefRepr):
     """What :func:`run_trend` returns: one row of metrics and the trajectory of the figure."""
 
     table: pd.DataFrame
