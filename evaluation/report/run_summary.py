@@ -290,8 +290,9 @@ def trend_metric_lines(s: dict, cfg) -> tuple:
                                f"{_num(s['trend_false_alarms_month_theory'])})"),
             ("  tracking", f"RMSE of the daily count {_num(s['trend_tracking_error'])} reports (theory "
                            f"{_num(s['trend_tracking_error_theory'])})"),
-            ("  growth", f"smallest detectable: {_num(s['trend_smallest_growth'])} reports a day per day, alarmed with "
-                                  f"probability ½ by day {last}"))
+            ("  growth", "smallest detectable: — (no day of the run after the start)" if s["trend_smallest_growth"] is None
+                         else f"smallest detectable: {_num(s['trend_smallest_growth'])} reports a day per day, alarmed "
+                              f"with probability ½ by day {last}"))
 
 
 def new_word(tables: dict, cfg) -> list[Block]:
