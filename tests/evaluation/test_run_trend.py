@@ -136,3 +136,14 @@ def test_null_threshold_keeps_its_false_alarm_rate_within_berry_esseen():
     full = lengths == RUN_DETECTOR.window
     level = RUN_DETECTOR.rate / DAYS_PER_MONTH
     assert np.all(np.abs(exact - level)[full] <= bound[full]), (exact[full], level, bound[full])
+
+
+def test_printed_summary_states_the_measured_numbers_beside_theory(measured):
+    from ldpsim.evaluation.report.run_summary import render_text, trend
+    cfg, _, tables = measured
+    s = tables["summary"]
+    text = "\n".join(line for block in trend(tables, cfg) for line in render_text(block))
+    for key in ("trend_tracking_error", "trend_tracking_error_theory", "trend_false_alarms_month_theory",
+                "trend_expected_false_alarms_run"):
+        assert f"{s[key]:.3g}" in text, key
+    assert f"ε = {s['trend_epsilon_person']:.3g} per person over the run" in text
