@@ -45,7 +45,10 @@ def add_arguments(parser):
     parser.add_argument("--query", metavar="Q",
                         help="rank the numeric designs (local, distributed, central) for one question at "
                              "--epsilon-device per person (default there: 1) instead of running a fleet: quantile:ALPHA, "
-                             "range:LO,HI (words/min, HI may be inf) or heatmap:KEY (e.g. heatmap:space)")
+                             "range:LO,HI (words/min, HI may be inf) or heatmap:KEY (e.g. heatmap:space); or rank "
+                             "the continual-release designs for a rising word: trend:GROWTH,START,DAYS[,WORD] "
+                             "(logistic rate a day, emergence day, days of the run; at --epsilon-device per person "
+                             "over the run, default there 2, and --devices, default there 10000000)")
     parser.add_argument("--epsilons", type=options.positive_float, nargs="+", metavar="EPS",
                         help="with --query: rank the designs at each of these ε per person, on the same devices "
                              "(default: one ε, --epsilon-device)")
@@ -121,6 +124,8 @@ def _rank(args) -> int:
     from ldpsim.evaluation.numeric_designs import rank_designs, rank_sweep
     from ldpsim.runtime.errors import InputError
 
+    if args.query.startswith("trend:"):
+        return _rank_trend(args)
     if args.epsilons and args.epsilon_device is not None:
         raise InputError(f"--epsilon-device does not apply with --epsilons (--epsilons gives every ε of the sweep); "
                          f"got --epsilon-device {args.epsilon_device:g} with --epsilons "
@@ -139,4 +144,31 @@ def _rank(args) -> int:
     truth = f"{r.truth:,.0f} devices on the key" if r.query.startswith("heatmap") else f"true answer {r.truth:.4g}"
     print("\n".join(console_lines(r.table, title=f"{r.query}: designs by RMSE ({r.unit}; {truth}), ε = {r.epsilon:g} "
                                                    f"per person, {r.devices:,} devices, {r.repeats} runs each")))
+    return 0
+
+
+def _rank_trend(args) -> int:
+    """``--query trend:…``: :func:`~ldpsim.evaluation.trends.ranking.rank_trend_designs` at each ε, its table printed."""
+    from ldpsim.evaluation.console_table import console_lines
+    from ldpsim.evaluation.trends.ranking import rank_trend_designs
+    from ldpsim.runtime.errors import InputError
+
+    if args.epsilons and args.epsilon_device is not None:
+        raise InputError(f"--epsilon-device does not apply with --epsilons (--epsilons gives every ε of the sweep); "
+                         f"got --epsilon-device {args.epsilon_device:g} with --epsilons "
+                         f"{' '.join(f'{e:g}' for e in args.epsilons)}.")
+    shown = {"rank": "rank", "design": "design", "delay_median": "delay", "delay_theory": "theory",
+             "false_alarms_month": "false/month", "false_alarms_theory": "theory ", "tracking_rmse": "tracking",
+             "tracking_theory": "theory  "}
+    more = {"rank": "rank", "detected": "detected", "smallest_growth": "smallest growth", "guarantee": "guarantee"}
+    for epsilon in args.epsilons or [2.0 if args.epsilon_device is None else args.epsilon_device]:
+        r = rank_trend_designs(args.query, epsilon=epsilon, devices=args.devices or 10_000_000,
+                               rng=0 if args.seed is None else args.seed,
+                               **({} if args.delta is None else {"delta": args.delta}))
+        print("\n".join(console_lines(r.table[list(shown)].rename(columns=shown), head=None, title=r.title)))
+        print("\n".join(console_lines(r.table[list(more)].rename(columns=more), head=None, notes=(
+            f"delay: days after emergence, median over runs (nan when half the runs or more see no alarm); "
+            f"false/month: false alarms a month for a word nobody uses; tracking: RMSE of the daily count, "
+            f"devices; detected: share of runs with an alarm after emergence; smallest growth: devices a day per "
+            f"day alarmed with probability ½ {r.growth_after} days after day {r.query.start}.",))))
     return 0

@@ -20,6 +20,7 @@ from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_labe
 from ldpsim.evaluation.report.distribution_plots import distribution_figure
 from ldpsim.evaluation.report.numeric_use_plots import numeric_figures
 from ldpsim.evaluation.report.plots import item_label
+from ldpsim.evaluation.report.trend_plots import trajectory_figure
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.evaluation.confidence import Z95
 
@@ -230,6 +231,16 @@ def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]
         if cfg.trend_item is not None and cfg.trend_start_day < cfg.n_days:
             figures.append(("emoji_trend_rank.png", trend_ranks(daily, cfg, k),
                             f"Rank of the trending emoji by day: estimated vs true, with the top-{k} boundary."))
+    trajectory = tables.get("trend_trajectory", pd.DataFrame())
+    if not trajectory.empty:
+        title = (f"{item_label(summary['trend_token'])} trending from day {summary['trend_start_day']}: released "
+                 f"daily count with its 95% band; {summary['trend_design']}, ε = {summary['trend_epsilon_person']:.3g} "
+                 f"per person over the {cfg.n_days}-day run (local)")
+        figures.append(("trend_trajectory.png", trajectory_figure(trajectory, title, "reports of the item that day",
+                                                                  "true count among the reports"),
+                        "The trending item's released daily count (reports × estimated share) with its 95% band "
+                        "(± 1.96 sd of the release's error on that day), its true count among the reports, and "
+                        "the rising-item detector's threshold divided by its window (trend_metrics.csv)."))
     if not tables["budget"].empty:
         figures.append(("budget_by_day.png", budget_panels(tables["budget"], cfg, summary, k),
                         "Reports received per day per use case and the share of donating devices whose "

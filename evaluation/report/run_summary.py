@@ -260,11 +260,40 @@ def trend(tables: dict, cfg) -> list[Block]:
     if s["trend_start_day"] >= cfg.n_days:
         return [Block("Trend", lines=(("trend", _after_run(f"{s['trend_token']}'s trend", s["trend_start_day"],
                                                            cfg)),))]
-    return [Block("Trend", lines=(("trend", f"{s['trend_token']} trends from day {s['trend_start_day']}: in the "
-                                            f"estimated daily top-10 {_from(s.get('first_day_top10_estimate'))}, "
-                                            "in the running (pooled so far) top-10 "
-                                            f"{_from(s.get('first_day_top10_running_estimate'))}; in the true daily "
-                                            f"top-10 {_from(s.get('first_day_top10_true_donated'))}"),))]
+    lines = (("trend", f"{s['trend_token']} trends from day {s['trend_start_day']}: in the "
+                       f"estimated daily top-10 {_from(s.get('first_day_top10_estimate'))}, "
+                       "in the running (pooled so far) top-10 "
+                       f"{_from(s.get('first_day_top10_running_estimate'))}; in the true daily "
+                       f"top-10 {_from(s.get('first_day_top10_true_donated'))}"),)
+    return [Block("Trend", lines=lines + trend_metric_lines(s, cfg))]
+
+
+def _num(value, unit: str = "", fmt: str = ".3g") -> str:
+    return "—" if value is None or value != value else f"{value:{fmt}}{unit}"
+
+
+def trend_metric_lines(s: dict, cfg) -> tuple:
+    """The rising-item detector's measurements of the run beside their theory (trend_metrics.csv)."""
+    if "trend_limit" in s:
+        return (("detector", f"not measured: {s['trend_limit']}"),)
+    if "trend_delay_days" not in s:
+        return ()
+    last = cfg.n_days - 1
+    delay = (f"{s['trend_delay_days']:g} days after the start" if s["trend_delay_days"] is not None else
+             f"no alarm by the run's last day (day {last}, {last - s['trend_start_day']} days after the start)")
+    return (("detector", f"{s['trend_window']}-day window sum of the released daily count above a threshold that an "
+                         f"item nobody uses crosses {s['trend_rate']:g} times a month; over this run's {cfg.n_days} "
+                         f"days a detection list expects {s['trend_expected_false_alarms_run']:.3g} false alarms"),
+            ("", f"ε = {s['trend_epsilon_person']:.3g} per person over the run, the event use case's (local)"),
+            ("  delay", f"{delay} (theory: {_num(s['trend_delay_theory_days'], ' days', 'g')})"),
+            ("  false alarms", f"{_num(s['trend_false_alarms_month'])} a month on the {s['trend_start_day']} days "
+                               f"before the start (theory at the item's own share: "
+                               f"{_num(s['trend_false_alarms_month_theory'])})"),
+            ("  tracking", f"RMSE of the daily count {_num(s['trend_tracking_error'])} reports (theory "
+                           f"{_num(s['trend_tracking_error_theory'])})"),
+            ("  growth", "smallest detectable: — (no day of the run after the start)" if s["trend_smallest_growth"] is None
+                         else f"smallest detectable: {_num(s['trend_smallest_growth'])} reports a day per day, alarmed "
+                              f"with probability ½ by day {last}"))
 
 
 def new_word(tables: dict, cfg) -> list[Block]:

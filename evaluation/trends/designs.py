@@ -142,7 +142,7 @@ class CounterDesign:
         """τ_t = √V_t·Φ⁻¹(1 − rate/tested): S_t is exactly N(0, V_t) for an unused item (§12.6)."""
         end = np.arange(len(lengths))
         var = self.counter.window_variance(self.noise_variance(n), end - np.asarray(lengths) + 1, end)
-        return np.sqrt(var) * stats.norm.isf(rate / tested)
+        return gaussian_thresholds(0.0, var, rate / tested)
 
     def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
         """Exactly rate/tested on every day."""
@@ -262,6 +262,11 @@ class RRDesign:
         b = np.array([0, 1, 0, 1])[None, :, None]
         ones = (a * (pairs[:, :, None] - holders) + b * holders).sum(axis=1)
         return holders.sum(axis=1).astype(float), self.estimate(ones, n)
+
+
+def gaussian_thresholds(mean, var, level: float) -> np.ndarray:
+    """τ = mean + √var·Φ⁻¹(1 − level): exceeded with probability ``level`` by an N(mean, var) window sum (§12.6)."""
+    return np.asarray(mean, dtype=float) + np.sqrt(var) * stats.norm.isf(level)
 
 
 def rr_pair(epsilon: float) -> tuple[float, float]:

@@ -115,10 +115,13 @@ def tracking_error(daily, counts) -> float:
 
 
 def theory_tracking_error(design, shares, n: int) -> float:
-    """√(mean over days of Var(x̂_t − x_t)), the exact tracking error of unbiased estimates (§12.6)."""
+    """√(mean over days of E(x̂_t − x_t)²) = √(mean of Var(x̂_t − x_t) + bias_t²), the exact tracking error (§12.6).
+
+    The bias is the design's mean of x̂_t minus n·π_t (zero for the unbiased designs).
+    """
     pi = np.asarray(shares, dtype=float)
-    _, var = design.window_moments(pi, n, 1)
-    return float(np.sqrt(np.mean(var - n * pi * (1 - pi))))
+    mean, var = design.window_moments(pi, n, 1)
+    return float(np.sqrt(np.mean(var - n * pi * (1 - pi) + (mean - n * pi) ** 2)))
 
 
 def smallest_growth(detector: Detector, design, n: int, days: int, emergence: int, after: int,

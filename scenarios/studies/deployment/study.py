@@ -40,7 +40,7 @@ LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.m
                       "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
                       "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "numeric_metrics.csv",
                       "numeric_cells.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
-                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv"),
+                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv", "trend_metrics.csv"),
                 {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
 from ldpsim.runtime.brief_repr import BriefRepr
@@ -50,7 +50,7 @@ TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estim
                "readings": "readings", "pooled_readings": "readings_pooled", "distributions": "reading_distributions",
                "numeric_metrics": "numeric_metrics", "numeric_cells": "numeric_cells",
                "words": "words",
-               "trust": "trust_guarantees"}
+               "trust": "trust_guarantees", "trend": "trend_metrics"}
 
 
 @dataclass(frozen=True)
@@ -254,6 +254,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.run_summary import format_summary, html_sections
+    from ldpsim.evaluation.trends.run_metrics import trend_tables
     from ldpsim.simulator.deployment import run
     from ldpsim.simulator.fleet import stream
     cfg, out = plan.config, plan.out
@@ -267,6 +268,7 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
     with clock.phase("measurement"):
         tables = measure(cfg, result, stream(cfg.seed, "measure"))
         tables.update(numeric_tables(cfg, plan.numeric))
+        tables.update(trend_tables(cfg, result, tables))
     with clock.phase("central ε"):
         windows, days, central = central_summary(cfg, result)  # the central ε bought by the shuffle
     tables["summary"].update(central)
@@ -287,7 +289,8 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        if key not in ("words", "trust", "distributions", "numeric_metrics", "numeric_cells") or not tables[key].empty:
+        optional = ("words", "trust", "distributions", "numeric_metrics", "numeric_cells", "trend")
+        if key not in optional or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
         write_file(out / f"{name}.csv", lambda p, rows=rows: pd.DataFrame(rows).to_csv(p, index=False))

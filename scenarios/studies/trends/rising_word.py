@@ -11,7 +11,6 @@ guarantee. Releases are drawn from their exact aggregate laws, so 10⁷ devices 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,8 +18,8 @@ import pandas as pd
 
 from ldpsim.evaluation.report.trend_plots import plot_trajectories
 from ldpsim.evaluation.trends.lineup import standard_designs
-from ldpsim.evaluation.trends.detection import (DAYS_PER_MONTH, Detector, first_alarm, smallest_growth, theory_delay,
-                                                theory_tracking_error, tracking_error)
+from ldpsim.evaluation.trends.detection import Detector
+from ldpsim.evaluation.trends.design_rows import measure_design
 from ldpsim.evaluation.workloads.trends import WORDS_PER_DAY, rising_items
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
@@ -66,12 +65,6 @@ class TrendResult(BriefRepr):
         return paths
 
 
-def _median_delay(late) -> float:
-    """Median delay over all runs, an undetected run counting as ∞; NaN when half or more are undetected."""
-    m = float(np.median(np.where(np.isnan(late), np.inf, late)))
-    return m if math.isfinite(m) else math.nan
-
-
 def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, epsilon: float = 2.0,
                 window: int = 7, false_alarms: float = 0.05, replicates: int = 200, seed: int = 0,
                 delta: float = DELTA_RELEASE, words_per_day: float = WORDS_PER_DAY) -> TrendResult:
@@ -113,35 +106,12 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
     designs = standard_designs(epsilon, days, delta)
     streams = designs_seed.spawn(len(designs))
     pi = shape.shares(days)
-    start = math.ceil(shape.emergence)
     rows, traj = [], []
     for design, stream in zip(designs, streams):
-        gen = np.random.default_rng(stream)
-        counts, daily = design.sample(pi, devices, replicates, gen)
-        thr = detector.thresholds(design, devices, days)
-        late = first_alarm(detector.alarms(daily, thr)[:, start:]) + start - shape.emergence
-        _, null_daily = design.sample(np.zeros(days), devices, 5 * replicates, gen)
-        null_alarms = detector.alarms(null_daily, thr).sum() / (5 * replicates * days / DAYS_PER_MONTH)
-        _, noise = design.window_moments(np.zeros(days), devices, 1)
-        _, win = design.window_moments(np.zeros(days), devices, window)
-        g = design.guarantee
-        rows.append({
-            "design": design.name, "placement": design.placement, "epsilon": g.epsilon, "delta": g.delta,
-            "epsilon_item": g.epsilon, "epsilon_person": g.person_epsilon, "guarantee": g.meaning,
-            "sd_day": math.sqrt(noise[days // 2]), f"sd_{window}_days": math.sqrt(win[-1]),
-            "delay_median": _median_delay(late),
-            "delay_theory": theory_delay(detector.alarm_probability(design, pi, devices)[start:], shape.emergence - start),
-            "detected": float(np.isfinite(late).mean()),
-            "false_alarms_month": float(null_alarms),
-            "false_alarms_theory": float(detector.null_alarm_probability(design, devices, days).mean() * DAYS_PER_MONTH),
-            "tracking_rmse": tracking_error(daily, counts),
-            "tracking_theory": theory_tracking_error(design, pi, devices),
-            "smallest_growth": smallest_growth(detector, design, devices, days, GROWTH_FROM, GROWTH_AFTER),
-        })
-        err = design.window_moments(pi, devices, 1)[1] - devices * pi * (1 - pi)
-        traj.append(pd.DataFrame({"design": design.name, "day": np.arange(days), "expected": devices * pi,
-                                  "estimate": daily[0], "sd": np.sqrt(err), "threshold": thr / detector.lengths(days),
-                                  "meaning": g.meaning}))
+        row, trajectory = measure_design(design, detector, pi, shape.emergence, devices, replicates,
+                                         np.random.default_rng(stream), GROWTH_FROM, GROWTH_AFTER)
+        rows.append(row)
+        traj.append(trajectory)
     trajectories = pd.concat(traj, ignore_index=True)
     shown = trajectories[trajectories["design"].str.contains("distributed")]
     return TrendResult(pd.DataFrame(rows), shown, shape.item, shape.emergence, devices, epsilon, delta, seed)
