@@ -16,10 +16,11 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.sketches.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold,
-                                                           over_cap, selection_cut, sketch_kept, sketch_null_share)
+                                                           reach_level, selection_cut, sketch_kept, sketch_null_share)
+from ldpsim.mechanisms.discovery.fragment_search import slot_fragments
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
-                                     cms_log_likelihood, grouped_counts, range_sums, split_counts, top,
+                                     cms_log_likelihood, grouped_counts, split_counts, top,
                                      word_rows)
 
 
@@ -260,10 +261,9 @@ class SFP(DiscoveryProtocol):
         bound on the live fragments cut: under the fixed family an empty token that collides with loud
         fragments in some rows clears the bar too, and on a skewed vocabulary such tokens dominate.
 
-        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); hash value r's
-        b² tokens are consecutive, so one query over that range (:func:`~.words.range_sums`), each key
-        hashed once and read from every position's sketch, gives every position's sums of slot r.
-        Within a position the estimate increases with the integer sum S, so the cut-off
+        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); one compiled
+        pass over them (:func:`~.fragment_search.slot_fragments`), each key hashed once and read from
+        every position's sketch, gives every slot's fragments. Within a position the estimate increases with the integer sum S, so the cut-off
         threshold·σ_l is the least S whose estimate reaches it (position l's estimates and σ_l use
         its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
         of largest S above it, ties broken towards the smaller fragment code."""
@@ -275,21 +275,11 @@ class SFP(DiscoveryProtocol):
         cut = threshold * m / (m - 1) * np.sqrt(n * (c * c - 1) / 4 + n / m)
         least = [self._least_sum(n_l, cut_l) for n_l, cut_l in zip(n, cut)]
         valid = self._valid_fragments()
-        out = np.full((1 << self.hash_bits, self.positions, per_slot), -1, dtype=np.int64)
+        hash_values = 1 << self.hash_bits
         q0 = sketch_null_share(self.fragment_cms.flip, m)
-        bar = [count_threshold(int(n_l), q0, out.shape[0] * int(v.sum()), false_discoveries) for n_l, v in zip(n, valid)]
-        dropped = 0
-        for r in range(out.shape[0]):
-            sums = range_sums(self.fragment_cms.family, tables, r * b2, (r + 1) * b2)  # (L/2, b²)
-            for l in range(self.positions):
-                frag = np.flatnonzero((sums[l] >= least[l]) & valid[l])
-                dropped += over_cap(sums[l, frag], bar[l], per_slot)
-                rank = sums[l, frag] * b2 + (b2 - 1 - frag)  # unique: larger sum first, then smaller code
-                if frag.size > per_slot:
-                    best = np.argpartition(-rank, per_slot - 1)[:per_slot]
-                    frag, rank = frag[best], rank[best]
-                out[r, l, :frag.size] = frag[np.argsort(-rank)]
-        return out, dropped
+        bar = [math.ceil(reach_level(count_threshold(int(n_l), q0, hash_values * int(v.sum()), false_discoveries)))
+               for n_l, v in zip(n, valid)]
+        return slot_fragments(self.fragment_cms.family, tables, valid, least, bar, per_slot, hash_values)
 
     def _least_sum(self, n_l: int, cut: float) -> int:
         """The least sum S whose fragment estimate among n_l users reaches ``cut`` (n_l + 1: none; the
