@@ -56,7 +56,7 @@ class SFP(DiscoveryProtocol):
     fragment's count (≈ 2n_w/L of a word's n_w users) meets the noise of n_l ≈ 2n/L users, not of all n
     (docs/math.md §7.4.1).
     Server (:meth:`discover`): for every position l, hash value r and valid fragment, position l's
-    sketch estimate with n_l (one vectorized query: the tokens are the codes 0 … 2^bits·b² − 1, hashed
+    sketch estimate with n_l (one compiled pass: the tokens are the codes 0 … 2^bits·b² − 1, hashed
     once and read from every position's sketch, docs/math.md §7.4.1); a fragment is frequent if it is at
     least ``threshold``·σ_l (σ_l the CMS noise s.d. of a count among n_l users, docs/math.md §1.5) and
     among the ``per_slot`` largest of its (r, l).
