@@ -37,7 +37,8 @@ def slot_fragments(family: HashFamily, tables: np.ndarray, valid: np.ndarray, le
     family : HashFamily
         The fragment sketches' family (k rows, m columns); token x is its 64-bit key.
     tables : ndarray of int, shape (P, k, m + 1)
-        Position l's sketch at [l] (non-negative counts; column m, the row sizes, is never read).
+        Position l's sketch at [l] (non-negative integer counts, else ``ValueError``; column m, the row
+        sizes, is never read).
     valid : ndarray of bool, shape (P, B)
         valid[l, f]: fragment f (of B = b² fragments) can occur at position l.
     least : ndarray of int, shape (P,)
@@ -57,7 +58,10 @@ def slot_fragments(family: HashFamily, tables: np.ndarray, valid: np.ndarray, le
     dropped : int
         Σ over slots of max(0, #{valid f : S ≥ max(least[l], bar[l])} − J).
     """
-    words, width, fields = _packed(tables[:, :, :family.m])
+    counts = np.asarray(tables)[:, :, :family.m]
+    if counts.size and not (np.array_equal(counts, np.rint(counts)) and counts.min() >= 0):
+        raise ValueError("slot_fragments: the fragment sketches must hold non-negative integer counts.")
+    words, width, fields = _packed(counts.astype(np.int64, copy=False))
     words = np.ascontiguousarray(np.stack(words).astype(np.int64, copy=False))
     n_pos, b2 = valid.shape
     out = np.full((hash_values, n_pos, per_slot), -1, dtype=np.int64)

@@ -103,3 +103,14 @@ def test_compiled_search_is_cached_outside_the_package(tmp_path, monkeypatch):
         fragment_search._kernel.cache_clear()
     assert list((tmp_path / "ldpsim" / "numba").rglob("*.nbi"))
     assert not [p for p in PACKAGE.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+def test_tables_must_hold_counts():
+    """A sketch of negative or fractional cells is refused, naming what is expected."""
+    mech = SFP(**CASES[0])
+    tables = np.zeros((2, mech.fragment_k, mech.fragment_m + 1))
+    valid = np.ones((2, mech.codec.base ** 2), dtype=bool)
+    for bad in (-1.0, 0.5):
+        tables[1, 2, 3] = bad
+        with pytest.raises(ValueError, match="non-negative integer counts"):
+            fragment_search.slot_fragments(mech.fragment_cms.family, tables, valid, [0, 0], [1, 1], 2, 4)
