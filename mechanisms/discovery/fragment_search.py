@@ -9,8 +9,8 @@ from the positions' tables packed into one 64-bit word (:func:`~.words._packed`)
 token's running sum; then each token's field of every position is compared with that position's least sum
 and merged into its slot's top ``per_slot``. No array of sums is built and no token is ranked twice.
 
-numba is imported (and the loop compiled, about a second) on the first search of a process, never by
-``import ldpsim``; no compiled code is cached on disk.
+numba is imported on the first search of a process, never by ``import ldpsim``; the compiled loop is
+cached in the user's cache folder (:func:`_kernel`), so only the first search on a machine compiles it.
 """
 
 from __future__ import annotations
@@ -68,14 +68,15 @@ def slot_fragments(family: HashFamily, tables: np.ndarray, valid: np.ndarray, le
     a, b, c = family.row_params
     m = family.m
     power = m & (m - 1) == 0
-    dropped = _kernel()(words, int(width), int(fields), a, b, c, int(m), bool(power), np.uint64(64 - (m.bit_length() - 1)),
+    shift = np.uint64(64 - (m.bit_length() - 1))
+    dropped = _kernel()(words, int(width), int(fields), a, b, c, int(m), bool(power), shift,
                         np.ascontiguousarray(valid), np.asarray(least, dtype=np.int64),
                         np.asarray(bar, dtype=np.int64), out, int(b2), BLOCK)
     return out, int(dropped)
 
 
 def _search(words, width, fields, a, b, c, m, power, shift, valid, least, bar, out, b2, block):  # pragma: no cover
-    """The compiled loop of :func:`slot_fragments` (numba nopython; run as Python only by nobody: too slow).
+    """The loop of :func:`slot_fragments`, compiled by numba (never run as plain Python: far too slow).
 
     Tokens x = r·b2 + f are taken in blocks of ``block`` that never straddle a multiple of 2^32, so within
     a block the key's high half x₁ is fixed and g_j(x) = A_j·x₀ + (B_j·x₁ + C_j) mod 2^64 grows by A_j per

@@ -263,12 +263,14 @@ class SFP(DiscoveryProtocol):
 
         The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); one compiled
         pass over them (:func:`~.fragment_search.slot_fragments`), each key hashed once and read from
-        every position's sketch, gives every slot's fragments. Within a position the estimate increases with the integer sum S, so the cut-off
-        threshold·σ_l is the least S whose estimate reaches it (position l's estimates and σ_l use
-        its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
-        of largest S above it, ties broken towards the smaller fragment code."""
+        every position's sketch, gives every slot's fragments. Within a position the estimate increases
+        with the integer sum S, so the cut-off threshold·σ_l is the least S whose estimate reaches it
+        (position l's estimates and σ_l use its own n_l users, docs/math.md §7.4.1), and a slot keeps
+        the ``per_slot`` valid fragments of largest S above it, ties broken towards the smaller
+        fragment code."""
         self._check_aggregate(agg)
         false_discoveries = check_rate(self.name, false_discoveries)
+        per_slot = check_int(self.name, "per_slot", per_slot, low=1, high=16)
         tables = self._fragment_tables(agg)
         n = tables[:, :, -1].sum(axis=1)  # n_l
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2

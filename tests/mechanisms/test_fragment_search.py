@@ -114,3 +114,12 @@ def test_tables_must_hold_counts():
         tables[1, 2, 3] = bad
         with pytest.raises(ValueError, match="non-negative integer counts"):
             fragment_search.slot_fragments(mech.fragment_cms.family, tables, valid, [0, 0], [1, 1], 2, 4)
+
+
+def test_per_slot_is_checked_where_it_enters():
+    """fragment_slots names a per_slot outside [1, 16] (the compiled loop would read out of bounds)."""
+    mech = SFP(**CASES[0])
+    agg = mech.sample_aggregate([500], np.random.default_rng(0), ["ab"])
+    for bad in (0, 17):
+        with pytest.raises(ValueError, match="per_slot"):
+            mech.fragment_slots(agg, per_slot=bad)
