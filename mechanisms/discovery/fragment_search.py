@@ -61,17 +61,22 @@ def slot_fragments(family: HashFamily, tables: np.ndarray, valid: np.ndarray, le
     counts = np.asarray(tables)[:, :, :family.m]
     if counts.size and not (np.array_equal(counts, np.rint(counts)) and counts.min() >= 0):
         raise ValueError("slot_fragments: the fragment sketches must hold non-negative integer counts.")
+    valid, least, bar = np.asarray(valid, dtype=bool), np.asarray(least, np.int64), np.asarray(bar, np.int64)
+    n_pos, b2 = valid.shape  # the compiled loop reads without bounds checks: every shape is checked here
+    if (counts.shape[:2] != (n_pos, family.k) or least.shape != (n_pos,) or bar.shape != (n_pos,)
+            or not 1 <= per_slot or not 1 <= hash_values <= (2 ** 63 - 1) // max(b2, 1)):
+        raise ValueError(f"slot_fragments: {counts.shape[0]} tables of {counts.shape[1]} rows (want {family.k}), "
+                         f"valid {valid.shape}, least {least.shape}, bar {bar.shape}, per_slot {per_slot} (want >= 1) "
+                         f"and {hash_values} hash values of {b2} fragments (want >= 1 and tokens below 2^63).")
     words, width, fields = _packed(counts.astype(np.int64, copy=False))
     words = np.ascontiguousarray(np.stack(words).astype(np.int64, copy=False))
-    n_pos, b2 = valid.shape
     out = np.full((hash_values, n_pos, per_slot), -1, dtype=np.int64)
     a, b, c = family.row_params
     m = family.m
     power = m & (m - 1) == 0
     shift = np.uint64(64 - (m.bit_length() - 1))
     dropped = _kernel()(words, int(width), int(fields), a, b, c, int(m), bool(power), shift,
-                        np.ascontiguousarray(valid), np.asarray(least, dtype=np.int64),
-                        np.asarray(bar, dtype=np.int64), out, int(b2), BLOCK)
+                        np.ascontiguousarray(valid), least, bar, out, int(b2), BLOCK)
     return out, int(dropped)
 
 

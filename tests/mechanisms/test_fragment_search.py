@@ -123,3 +123,16 @@ def test_per_slot_is_checked_where_it_enters():
     for bad in (0, 17):
         with pytest.raises(ValueError, match="per_slot"):
             mech.fragment_slots(agg, per_slot=bad)
+
+
+def test_shapes_are_checked_before_the_compiled_loop():
+    """The compiled loop reads without bounds checks, so slot_fragments refuses mismatched shapes."""
+    mech = SFP(**CASES[0])
+    family, k, m = mech.fragment_cms.family, mech.fragment_k, mech.fragment_m
+    tables, valid = np.zeros((2, k, m + 1), dtype=np.int64), np.ones((2, 16), dtype=bool)
+    good = dict(family=family, tables=tables, valid=valid, least=[0, 0], bar=[1, 1], per_slot=2, hash_values=4)
+    assert fragment_search.slot_fragments(**good)[0].shape == (4, 2, 2)
+    for change in (dict(tables=tables[:1]), dict(tables=tables[:, :k - 1]), dict(valid=valid[:1]),
+                   dict(least=[0]), dict(bar=[1, 1, 1]), dict(per_slot=0), dict(hash_values=0)):
+        with pytest.raises(ValueError, match="slot_fragments"):
+            fragment_search.slot_fragments(**{**good, **change})
