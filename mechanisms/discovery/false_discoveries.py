@@ -76,10 +76,16 @@ def peel_collisions(sums: np.ndarray, t: int, excess_of, holders, limit: int) ->
     return np.zeros(0, dtype=np.int64)
 
 
+def reach_level(t: int) -> float:
+    """The level a count must reach to count as reaching t: t less a relative 10⁻⁹, for counts recovered
+    from estimates (an integer count reaches t iff it is at least ⌈reach_level(t)⌉)."""
+    return t - 1e-9 * max(t, 1)
+
+
 def above(sums: np.ndarray, t: int) -> np.ndarray:
     """Positions of the counts that reach t (up to rounding of counts recovered from estimates),
     largest first."""
-    passed = np.flatnonzero(sums >= t - 1e-9 * max(t, 1))
+    passed = np.flatnonzero(sums >= reach_level(t))
     return passed[np.argsort(-sums[passed], kind="stable")]
 
 

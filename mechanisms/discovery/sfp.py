@@ -16,10 +16,11 @@ from ldpsim.mechanisms.base import Aggregate
 from ldpsim.mechanisms.sketches.cms import CMSReports, grouped_column_counts
 from ldpsim.mechanisms.hashing import HashFamily
 from ldpsim.mechanisms.discovery.false_discoveries import (DEFAULT_FALSE_DISCOVERIES, check_rate, count_threshold,
-                                                           over_cap, selection_cut, sketch_kept, sketch_null_share)
+                                                           reach_level, selection_cut, sketch_kept, sketch_null_share)
+from ldpsim.mechanisms.discovery.fragment_search import slot_fragments
 from ldpsim.mechanisms.discovery.theory import UserModel
 from ldpsim.mechanisms.discovery.words import (DEFAULT_ALPHABET, CodeCMS, DiscoveryProtocol, DiscoveryResult, WordCodec,
-                                     cms_log_likelihood, grouped_counts, range_sums, split_counts, top,
+                                     cms_log_likelihood, grouped_counts, split_counts, top,
                                      word_rows)
 
 
@@ -55,7 +56,7 @@ class SFP(DiscoveryProtocol):
     fragment's count (≈ 2n_w/L of a word's n_w users) meets the noise of n_l ≈ 2n/L users, not of all n
     (docs/math.md §7.4.1).
     Server (:meth:`discover`): for every position l, hash value r and valid fragment, position l's
-    sketch estimate with n_l (one vectorized query: the tokens are the codes 0 … 2^bits·b² − 1, hashed
+    sketch estimate with n_l (one compiled pass: the tokens are the codes 0 … 2^bits·b² − 1, hashed
     once and read from every position's sketch, docs/math.md §7.4.1); a fragment is frequent if it is at
     least ``threshold``·σ_l (σ_l the CMS noise s.d. of a count among n_l users, docs/math.md §1.5) and
     among the ``per_slot`` largest of its (r, l).
@@ -260,36 +261,27 @@ class SFP(DiscoveryProtocol):
         bound on the live fragments cut: under the fixed family an empty token that collides with loud
         fragments in some rows clears the bar too, and on a skewed vocabulary such tokens dominate.
 
-        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); hash value r's
-        b² tokens are consecutive, so one query over that range (:func:`~.words.range_sums`), each key
-        hashed once and read from every position's sketch, gives every position's sums of slot r.
-        Within a position the estimate increases with the integer sum S, so the cut-off
-        threshold·σ_l is the least S whose estimate reaches it (position l's estimates and σ_l use
-        its own n_l users, docs/math.md §7.4.1), and a slot keeps the ``per_slot`` valid fragments
-        of largest S above it, ties broken towards the smaller fragment code."""
+        The R·b² tokens (r, fragment) are the codes 0 … R·b² − 1 (:meth:`_word_tokens`); one compiled
+        pass over them (:func:`~.fragment_search.slot_fragments`), each key hashed once and read from
+        every position's sketch, gives every slot's fragments. Within a position the estimate increases
+        with the integer sum S, so the cut-off threshold·σ_l is the least S whose estimate reaches it
+        (position l's estimates and σ_l use its own n_l users, docs/math.md §7.4.1), and a slot keeps
+        the ``per_slot`` valid fragments of largest S above it, ties broken towards the smaller
+        fragment code."""
         self._check_aggregate(agg)
         false_discoveries = check_rate(self.name, false_discoveries)
+        per_slot = check_int(self.name, "per_slot", per_slot, low=1, high=16)
         tables = self._fragment_tables(agg)
         n = tables[:, :, -1].sum(axis=1)  # n_l
         c, m, b2 = self.fragment_cms.c_eps, self.fragment_m, self.codec.base ** 2
         cut = threshold * m / (m - 1) * np.sqrt(n * (c * c - 1) / 4 + n / m)
         least = [self._least_sum(n_l, cut_l) for n_l, cut_l in zip(n, cut)]
         valid = self._valid_fragments()
-        out = np.full((1 << self.hash_bits, self.positions, per_slot), -1, dtype=np.int64)
+        hash_values = 1 << self.hash_bits
         q0 = sketch_null_share(self.fragment_cms.flip, m)
-        bar = [count_threshold(int(n_l), q0, out.shape[0] * int(v.sum()), false_discoveries) for n_l, v in zip(n, valid)]
-        dropped = 0
-        for r in range(out.shape[0]):
-            sums = range_sums(self.fragment_cms.family, tables, r * b2, (r + 1) * b2)  # (L/2, b²)
-            for l in range(self.positions):
-                frag = np.flatnonzero((sums[l] >= least[l]) & valid[l])
-                dropped += over_cap(sums[l, frag], bar[l], per_slot)
-                rank = sums[l, frag] * b2 + (b2 - 1 - frag)  # unique: larger sum first, then smaller code
-                if frag.size > per_slot:
-                    best = np.argpartition(-rank, per_slot - 1)[:per_slot]
-                    frag, rank = frag[best], rank[best]
-                out[r, l, :frag.size] = frag[np.argsort(-rank)]
-        return out, dropped
+        bar = [math.ceil(reach_level(count_threshold(int(n_l), q0, hash_values * int(v.sum()), false_discoveries)))
+               for n_l, v in zip(n, valid)]
+        return slot_fragments(self.fragment_cms.family, tables, valid, least, bar, per_slot, hash_values)
 
     def _least_sum(self, n_l: int, cut: float) -> int:
         """The least sum S whose fragment estimate among n_l users reaches ``cut`` (n_l + 1: none; the

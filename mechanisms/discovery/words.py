@@ -238,7 +238,7 @@ _PAIRS = 1 << 16
 def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Σ_l table[l, h_l(key)] for each 64-bit key (table: k rows of ≥ m columns, C-contiguous),
     vectorized over blocks of (row, key) pairs. A stack of P such tables (P × k × columns) gives the
-    P × keys sums of every table, the keys hashed once (SFP's per-position fragment sketches).
+    P × keys sums of every table, the keys hashed once.
 
     The hash is :meth:`HashFamily.evaluate`'s, written out so that each block of ≈ 2^16 (row, key)
     pairs — every row of a block of keys — stays in cache and the sum over rows runs along contiguous
@@ -262,25 +262,6 @@ def sketch_sums(family: HashFamily, table: np.ndarray, keys: np.ndarray) -> np.n
             yield block, v
 
     return _stack_sums(family, table, keys.size, blocks)
-
-
-def range_sums(family: HashFamily, table: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """:func:`sketch_sums` of the consecutive keys start … stop − 1 (stop ≤ 2^32; SFP's token codes):
-    g_l(x) = A_l·x + C_l mod 2^64 grows by A_l·j from the block's first key x₀ to x₀ + j, so a block
-    costs one addition per (row, key) instead of a multiply-add."""
-    if not 0 <= start <= stop <= 2 ** 32:
-        raise ValueError(f"range_sums: keys must satisfy 0 <= start <= stop <= 2^32; got {start}, {stop}.")
-    a, _, c = family.row_params
-
-    def blocks(rows, step):
-        with np.errstate(over="ignore"):
-            steps = a[rows, None] * np.arange(step, dtype=np.uint64)[None, :]
-            for k0 in range(0, stop - start, step):
-                width = min(step, stop - start - k0)
-                base = a[rows] * np.uint64(start + k0) + c[rows]
-                yield slice(k0, k0 + width), steps[:, :width] + base[:, None]
-
-    return _stack_sums(family, table, stop - start, blocks)
 
 
 def _stack_sums(family: HashFamily, table: np.ndarray, n_keys: int, blocks) -> np.ndarray:

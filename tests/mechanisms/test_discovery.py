@@ -347,22 +347,6 @@ def test_pem_aggregate_equals_the_dense_count_table(params, n):
     np.testing.assert_array_equal(sum(parts).data, expect)
 
 
-@pytest.mark.parametrize("m, start", [(1024, 0), (57, 7), (1024, 2 ** 32 - 3000)])
-def test_range_sums_equal_the_sums_of_the_listed_keys(m, start):
-    """The consecutive-key query (one addition per (row, key)) gives sketch_sums' sums of the same keys,
-    for one table and for a packed stack, the last block shorter than the others."""
-    from ldpsim.mechanisms.hashing import HashFamily
-    from ldpsim.mechanisms.discovery.words import range_sums, sketch_sums
-
-    fam = HashFamily(37, m, 5)
-    tables = np.random.default_rng(1).integers(0, 100, (3, 37, m + 1))
-    keys = np.arange(start, start + 3000, dtype=np.uint64)
-    assert np.array_equal(range_sums(fam, tables, start, start + 3000), sketch_sums(fam, tables, keys))
-    assert np.array_equal(range_sums(fam, tables[1], start, start + 3000), sketch_sums(fam, tables[1], keys))
-    with pytest.raises(ValueError, match="start <= stop"):
-        range_sums(fam, tables, 5, 2 ** 32 + 1)
-
-
 def test_packed_tables_sum_without_carries_at_their_largest_sums():
     """Stacked tables share one int64 word per cell in fields of w bits, w the bits of the largest
     possible sum; keys that hit every row's largest cell reach sums of 2^w − 1 in every table, and each

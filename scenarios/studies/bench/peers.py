@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from ldpsim.runtime.user_cache import user_cache_dir
+
 REQUIREMENTS = ("numpy<2", "xxhash<4", "scikit-learn", "statsmodels", "pure-ldp==1.2.0",
                 "multi-freq-ldpy==0.2.5")
 _PROBE = ("import numpy, pure_ldp.frequency_oracles, multi_freq_ldpy.pure_frequency_oracles.LH; "
@@ -36,8 +38,7 @@ MARKER = "ldpsim-peers-venv"
 
 def default_venv() -> Path:
     """``$XDG_CACHE_HOME/ldpsim/peers-venv`` (``~/.cache/ldpsim/peers-venv`` by default)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "ldpsim" / "peers-venv"
+    return user_cache_dir("peers-venv")
 
 
 def _python(venv: Path) -> Path:
