@@ -111,5 +111,5 @@ def exact_skellam_epsilon(shifts, mu: float, delta: float, step: float = 1e-4) -
         return 0.0, 0.0
     laws = [(*_loss_law(mu, int(d)), int(c)) for d, c in zip(values, counts)]
     upper = _epsilon_at(*_compose(laws, step, +1), step, delta)
-    lower = _epsilon_at(*_compose([(lo, m, 0.0, c) for lo, m, _, c in laws], step, -1), step, delta)
+    lower = _epsilon_at(*_compose([(loss, mass, 0.0, c) for loss, mass, _, c in laws], step, -1), step, delta)
     return lower, upper
