@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.evaluation.trends.designs import DesignGuarantee, rr_pair
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
@@ -172,6 +173,28 @@ class ThreshDesign:
         t = self._estimate_cut(n, tested, rate)
         q = rr_pair(self.epsilon_estimate)[1]
         return np.full(len(lengths), expected_false(n, q, self.collections, t))
+
+    def alarm_bound(self, shares, n: int, tested: int, rate: float) -> np.ndarray:
+        """An upper bound on P[an alarm on or before day t] for an item of daily shares π, shape (T,) (§12.7).
+
+        An alarm on day t needs a collection shown by day t with ones ≥ t_c (:meth:`null_thresholds`).
+        Whether or not epoch j collects, its would-be collection sends ones ~ Bin(n, π̄_j·p_e + (1 − π̄_j)·q_e)
+        exactly (each device's sent bit is Bernoulli(π̄_j), independently), so by the union bound the
+        probability is at most Σ over the epochs shown by day t of P[Bin(n, ·) ≥ t_c], capped at 1:
+        a closed-form lower bound on the detection delay, exact in each term.
+        """
+        pi = np.asarray(shares, dtype=float)
+        if pi.shape != (self.days,) or not np.all((pi >= 0) & (pi <= 1)):
+            raise InputError(f"ThreshDesign.alarm_bound: 'shares' must be {self.days} daily shares in [0, 1]; "
+                             f"got shape {pi.shape}.")
+        pe, qe = rr_pair(self.epsilon_estimate)
+        mean = pi.reshape(-1, self.epoch).mean(axis=1)
+        tail = stats.binom.sf(self._estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
+        shown = np.arange(1, mean.size + 1) * self.epoch - 1           # epoch j's collection, from its last day
+        shown[0] = 0                                                    # epoch 0's from day 0
+        per_day = np.zeros(self.days)
+        np.add.at(per_day, shown, tail)
+        return np.minimum(np.cumsum(per_day), 1.0)
 
     def sample(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """(true daily counts, released daily estimates), each (replicates, T), from their exact aggregate law.

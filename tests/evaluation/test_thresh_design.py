@@ -209,3 +209,25 @@ def test_devices_with_favourites_that_never_change_never_refresh_by_vote():
     assert collected.tolist() == [[True, False, False, False, False]] and np.all(x == x[0, 0])
     with pytest.raises(InputError, match="bits"):
         d.simulate_devices(np.zeros((10, 29)), 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("levels", [1, 2])
+def test_alarm_bound_holds_for_a_rising_item(levels):
+    """2000 runs of a word rising to 5.45 % of 10⁷ devices: on every day, the runs alarmed by then are at
+    most Bin(2000, bound) (one-sided exact tests at ALPHA / 90 each), and the bound is not vacuous: it
+    stays below ½ until 12 days after emergence."""
+    from ldpsim.evaluation.workloads.trends import TrendShape
+
+    shape = TrendShape("w", 0.0545, emergence=52.0, growth=0.2, fade=0.036)
+    pi, n = shape.shares(90), 10_000_000
+    d = thresh_design(2.0, 90, levels=levels)
+    detector = Detector(window=7, items=1, rate=0.05)
+    _, daily = d.sample(pi, n, 2000, np.random.default_rng(31))
+    alarms = detector.alarms(daily, detector.thresholds(d, n, 90))
+    first = np.where(alarms.any(axis=1), alarms.argmax(axis=1), 90)
+    bound = d.alarm_bound(pi, n, detector.tested, detector.rate)
+    assert np.all(np.diff(bound) >= 0) and bound[-1] == 1.0 and bound[52 + 12] < 0.5
+    for day in np.flatnonzero(bound < 1):
+        hits = int((first <= day).sum())
+        assert stats.binomtest(hits, 2000, bound[day], alternative="greater").pvalue > ALPHA / 90, (day, hits, bound[day])
