@@ -231,9 +231,9 @@ def bins_moved(neighbour: str) -> int:
     return 2 if neighbour == "replace" else 1
 
 
-def noise_pld(noise: IntegerNoise, discretization: float = 1e-3):
-    """dp-accounting privacy-loss distribution of x ↦ x + Z against x + 1 ↦ x + 1 + Z, Z ~ ``noise``
-    (exact pmf on its truncated support; the left-out mass is returned separately for δ).
+def noise_pld(noise: IntegerNoise, discretization: float = 1e-3, shift: int = 1):
+    """dp-accounting privacy-loss distribution of x ↦ x + Z against x + ``shift`` ↦ x + ``shift`` + Z,
+    Z ~ ``noise`` (exact pmf on its truncated support; the left-out mass is returned separately for δ).
 
     Returns
     -------
@@ -241,7 +241,7 @@ def noise_pld(noise: IntegerNoise, discretization: float = 1e-3):
     """
     k, p, left = noise.pmf_table()
     keep = p > 1e-300
-    return _pld_of_pair(k[keep], p[keep], k[keep] + 1, p[keep], discretization), left
+    return _pld_of_pair(k[keep], p[keep], k[keep] + shift, p[keep], discretization), left
 
 
 def _pld_of_pair(outcomes_lower, pmf_lower, outcomes_upper, pmf_upper, discretization: float):

@@ -32,6 +32,18 @@ def skellam_scale(epsilon: float, days: int, delta: float) -> float:
                    decreasing=True, steps=25)
 
 
+def skellam_threshold(lam, level: float) -> np.ndarray:
+    """τ + ½ with τ the least integer such that P[Skellam(λ) > τ] ≤ ``level``, for each λ (exact; §12.6).
+
+    The statistic is an integer: half a count above τ, no rounding of it can move an alarm.
+    """
+    lam = np.asarray(lam, dtype=float)
+    tau = np.floor(stats.skellam.isf(level, lam, lam))
+    tau = np.where(stats.skellam.sf(tau - 1, lam, lam) <= level, tau - 1, tau)
+    tau = np.where(stats.skellam.sf(tau, lam, lam) > level, tau + 1, tau)
+    return tau + 0.5
+
+
 @dataclass(frozen=True, eq=False)
 class SkellamDailyDesign:
     """Fresh daily counts with Skellam(μ) in the secure sum (module docstring).
@@ -59,11 +71,7 @@ class SkellamDailyDesign:
 
     def null_thresholds(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
         """τ: the least integer with tested·P[Skellam(w·μ) > τ] ≤ rate, exact (§12.6)."""
-        w = np.asarray(lengths, dtype=float)
-        tau = np.floor(stats.skellam.isf(rate / tested, w * self.mu, w * self.mu))
-        tau = np.where(stats.skellam.sf(tau - 1, w * self.mu, w * self.mu) <= rate / tested, tau - 1, tau)
-        tau = np.where(stats.skellam.sf(tau, w * self.mu, w * self.mu) > rate / tested, tau + 1, tau)
-        return tau + 0.5                      # the sums are integers: half a count above, robust to rounding
+        return skellam_threshold(np.asarray(lengths, dtype=float) * self.mu, rate / tested)
 
     def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
         """P[Skellam(w·μ) > τ] on each day, exact (≤ rate/tested)."""

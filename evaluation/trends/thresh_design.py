@@ -4,11 +4,14 @@ Time is cut into epochs of ℓ days. A device's *local count* M_j is the number 
 which it used the item. The server holds one released estimate and refreshes it only when the
 devices vote that it is out of date:
 
-* **vote** (every epoch j ≥ 1 while collections remain): a device votes *yes* when |M_j − M_f| ≥ ``gap``
-  (f the epoch of the last collection) and it has yes-votes left (at most ``votes`` in the run); it
-  sends binary randomized response at ε_vote of its vote. The server refreshes when the count of ones
-  reaches c, the least count with P[Bin(n, q_vote) ≥ c] ≤ ``vote_level`` (an epoch where nobody
-  votes yes refreshes with probability ≤ ``vote_level``, exactly).
+* **vote** (every epoch j ≥ 1 while collections remain): a device whose local count moved by
+  d = |M_j − M_f| since the last collection (epoch f) has the level b = min(⌊d/``gap``⌋, B), B =
+  ``levels``; it votes *yes* when b ≥ 1, 2^{B − b} divides j (the dyadic schedule: the larger the
+  move, the more epochs on which it may be reported; B = 1 is every epoch at d ≥ ``gap``) and it has
+  yes-votes left (at most ``votes`` in the run); it sends binary randomized response at ε_vote of its
+  vote. The server refreshes when the count of ones reaches c, the least count with
+  P[Bin(n, q_vote) ≥ c] ≤ ``vote_level`` (an epoch where nobody votes yes refreshes with probability
+  ≤ ``vote_level``, exactly).
 * **collect** (epoch 0, and each refresh, at most ``changes`` + 1 times in the run): each device sends
   randomized response at ε_estimate of the bit of one of its ℓ days drawn uniformly (a bit that is 1
   with probability M_j/ℓ); the unbiased count (ones − n·q)/(p − q) estimates n·π̄_j, π̄_j the mean
@@ -36,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from ldpsim.evaluation.trends.designs import DesignGuarantee, rr_pair
 from ldpsim.mechanisms._validation import as_generator, check_int, check_real
@@ -82,6 +86,8 @@ class ThreshDesign:
     vote_level : float
         P[refresh] in an epoch where nobody votes yes.
     guarantee : DesignGuarantee
+    levels : int
+        B, the levels of the dyadic vote schedule (module docstring; 1: every epoch).
     """
 
     epoch: int
@@ -93,13 +99,20 @@ class ThreshDesign:
     gap: int
     vote_level: float
     guarantee: DesignGuarantee
+    levels: int = 1
 
     placement = "local"
 
     @property
     def name(self) -> str:
-        """``"THRESH (k = <changes>)"``."""
-        return f"THRESH (k = {self.changes})"
+        """``"THRESH (k = <changes>)"``, with ``", <B> levels"`` for a dyadic schedule."""
+        return f"THRESH (k = {self.changes})" if self.levels == 1 else f"THRESH (k = {self.changes}, {self.levels} levels)"
+
+    def vote_allowed(self, epoch: int, moved) -> np.ndarray:
+        """Whether a device whose local count moved by ``moved`` since the last collection votes yes at
+        ``epoch`` when it has yes-votes left: level b = min(⌊moved/gap⌋, B) ≥ 1 and 2^{B − b} divides the epoch."""
+        level = np.minimum(np.asarray(moved) // self.gap, self.levels)
+        return (level >= 1) & (epoch % 2 ** (self.levels - np.maximum(level, 1)) == 0)
 
     @property
     def collections(self) -> int:
@@ -125,12 +138,12 @@ class ThreshDesign:
     def refresh_probability(self, share: float, n: int) -> float:
         """P[refresh at epoch 1] when epochs 0 and 1 have the same share π̄ (no change), exact (§12.7).
 
-        A device votes yes when |M₁ − M₀| ≥ gap, M₀, M₁ independent Bin(ℓ, π̄) — probability y; the ones
-        are Bin(n, y·p_v + (1 − y)·q_v).
+        A device votes yes when :meth:`vote_allowed` at epoch 1 for |M₁ − M₀| (≥ B·gap: 2^{B − b} divides 1
+        only at b = B), M₀, M₁ independent Bin(ℓ, π̄) — probability y; the ones are Bin(n, y·p_v + (1 − y)·q_v).
         """
         law = local_count_law(np.full(2 * self.epoch, share), self.epoch)[0]
         m = np.arange(self.epoch + 1)
-        y = float(np.sum(np.outer(law, law)[np.abs(m[:, None] - m[None, :]) >= self.gap]))
+        y = float(np.sum(np.outer(law, law)[self.vote_allowed(1, np.abs(m[:, None] - m[None, :]))]))
         p, q = rr_pair(self.epsilon_vote)
         return float(expected_false(n, y * p + (1 - y) * q, 1, self.vote_cut(n)))
 
@@ -160,6 +173,28 @@ class ThreshDesign:
         t = self._estimate_cut(n, tested, rate)
         q = rr_pair(self.epsilon_estimate)[1]
         return np.full(len(lengths), expected_false(n, q, self.collections, t))
+
+    def alarm_bound(self, shares, n: int, tested: int, rate: float) -> np.ndarray:
+        """An upper bound on P[an alarm on or before day t] for an item of daily shares π, shape (T,) (§12.7).
+
+        An alarm on day t needs a collection shown by day t with ones ≥ t_c (:meth:`null_thresholds`).
+        Whether or not epoch j collects, its would-be collection sends ones ~ Bin(n, π̄_j·p_e + (1 − π̄_j)·q_e)
+        exactly (each device's sent bit is Bernoulli(π̄_j), independently), so by the union bound the
+        probability is at most Σ over the epochs shown by day t of P[Bin(n, ·) ≥ t_c], capped at 1:
+        a closed-form lower bound on the detection delay, exact in each term.
+        """
+        pi = np.asarray(shares, dtype=float)
+        if pi.shape != (self.days,) or not np.all((pi >= 0) & (pi <= 1)):
+            raise InputError(f"ThreshDesign.alarm_bound: 'shares' must be {self.days} daily shares in [0, 1]; "
+                             f"got shape {pi.shape}.")
+        pe, qe = rr_pair(self.epsilon_estimate)
+        mean = pi.reshape(-1, self.epoch).mean(axis=1)
+        tail = stats.binom.sf(self._estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
+        shown = np.arange(1, mean.size + 1) * self.epoch - 1           # epoch j's collection, from its last day
+        shown[0] = 0                                                    # epoch 0's from day 0
+        per_day = np.zeros(self.days)
+        np.add.at(per_day, shown, tail)
+        return np.minimum(np.cumsum(per_day), 1.0)
 
     def sample(self, shares, n: int, replicates: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """(true daily counts, released daily estimates), each (replicates, T), from their exact aggregate law.
@@ -195,8 +230,8 @@ class ThreshDesign:
         pe, qe = rr_pair(self.epsilon_estimate)
         cut = self.vote_cut(n)
         # yes[u, f, m]: a device with u yes-votes used, count f at the last collection and count m now
-        moved = np.abs(level[:, None] - level[None, :]) >= self.gap
-        yes = moved[None, :, :] & (np.arange(m_votes + 1) < m_votes)[:, None, None]
+        moved = np.abs(level[:, None] - level[None, :])
+        budget = (np.arange(m_votes + 1) < m_votes)[:, None, None]
         state = np.zeros((replicates, m_votes + 1, ell + 1), dtype=np.int64)   # devices per (u, f)
         held = np.zeros(replicates)
         left = np.full(replicates, self.collections)
@@ -217,7 +252,7 @@ class ThreshDesign:
                 left -= 1
             else:
                 split = gen.multinomial(state, law[j])                  # (R, u, f, m)
-                voters = np.where(yes, split, 0)
+                voters = np.where(self.vote_allowed(j, moved)[None, :, :] & budget, split, 0)
                 n_yes = voters.sum(axis=(1, 2, 3))
                 ones = gen.binomial(n_yes, pv) + gen.binomial(n - n_yes, qv)
                 refresh = (ones >= cut) & (left > 0)
@@ -280,7 +315,7 @@ class ThreshDesign:
         released[0], collected[0] = held, True
         for j in range(1, counts.shape[1]):
             if left > 0:
-                yes = (np.abs(counts[:, j] - last) >= self.gap) & (used < self.votes)
+                yes = self.vote_allowed(j, np.abs(counts[:, j] - last)) & (used < self.votes)
                 ones = (gen.random(n) < np.where(yes, pv, qv)).sum()
                 used += yes
                 if ones >= cut:
@@ -295,18 +330,20 @@ def default_epoch(days: int) -> int:
 
 
 def thresh_design(epsilon: float, days: int, changes: int = 3, epoch: int | None = None, gap: int = 1,
-                  vote_level: float = VOTE_LEVEL, votes: int | None = None) -> ThreshDesign:
+                  vote_level: float = VOTE_LEVEL, votes: int | None = None, levels: int = 1) -> ThreshDesign:
     """THRESH at pure ε per person over ``days``, any behaviour (module docstring; docs/math.md §12.7).
 
     ε/2 is spread over the k + 1 collections (ε_estimate = ε/(2(k + 1))) and ε/2 over m yes-votes,
     each costing 2·ε_vote between two histories (ε_vote = ε/(4m)). ``epoch`` defaults to
-    :func:`default_epoch`, ``votes`` (m) to k + 1.
+    :func:`default_epoch`, ``votes`` (m) to k + 1; ``levels`` (B, with B·gap ≤ ℓ) sets the dyadic vote
+    schedule, which the guarantee does not depend on.
     """
     epsilon = check_real("thresh_design", "epsilon", epsilon, 0.0)
     days = check_int("thresh_design", "days", days, low=1)
     changes = check_int("thresh_design", "changes", changes, low=0)
     epoch = check_int("thresh_design", "epoch", default_epoch(days) if epoch is None else epoch, low=1, high=days)
     gap = check_int("thresh_design", "gap", gap, low=1, high=epoch)
+    levels = check_int("thresh_design", "levels", levels, low=1, high=epoch // gap)
     vote_level = check_real("thresh_design", "vote_level", vote_level, 0.0, 1.0)
     if days % epoch:
         raise InputError(f"thresh_design: the 'epoch' must divide the {days} days; got {epoch}.")
@@ -316,4 +353,4 @@ def thresh_design(epsilon: float, days: int, changes: int = 3, epoch: int | None
     meaning = (f"pure ε-LDP per person over the {days}-day run, any behaviour (δ = 0); accurate while the "
                f"item's share changes at most {changes} times (≤ {changes + 1} collections, ≤ {votes} yes-votes a device)")
     return ThreshDesign(epoch, days, changes, votes, e_est, e_vote, gap, vote_level,
-                        DesignGuarantee(spent, 0.0, meaning, spent))
+                        DesignGuarantee(spent, 0.0, meaning, spent), levels)

@@ -47,10 +47,11 @@ def test_first_collection_has_its_closed_form_mean_and_variance():
     assert abs(s2 - var) < z * se
 
 
-@pytest.mark.parametrize("share", [0.0, 0.002, 0.01])
-def test_refresh_at_epoch_one_without_a_change_has_its_exact_probability(share):
-    """Runs that collect again at epoch 1 ~ Bin(runs, P[refresh]); a refresh changes what day 11 shows."""
-    d = thresh_design(2.0, 12, epoch=6, vote_level=0.05)
+@pytest.mark.parametrize("share, levels", [(0.0, 1), (0.002, 1), (0.01, 1), (0.05, 2)])
+def test_refresh_at_epoch_one_without_a_change_has_its_exact_probability(share, levels):
+    """Runs that collect again at epoch 1 ~ Bin(runs, P[refresh]); a refresh changes what day 11 shows.
+    With B = 2 levels only a move of ≥ 2·gap may vote at epoch 1."""
+    d = thresh_design(2.0, 12, epoch=6, vote_level=0.05, levels=levels)
     x, collected = d.run(np.full(12, share), N, RUNS, np.random.default_rng(11))
     refreshed = int(collected[:, 1].sum())
     assert np.all(x[~collected[:, 1], 11] == x[~collected[:, 1], 5])
@@ -73,7 +74,7 @@ def _transcript_law(d, history, outputs):
     prob, used, last = 1.0, 0, counts[0]
     for j, (vote, sent) in enumerate(outputs):
         if j > 0 and vote is not None:
-            yes = abs(counts[j] - last) >= d.gap and used < d.votes
+            yes = bool(d.vote_allowed(j, abs(counts[j] - last))) and used < d.votes
             p1 = pv if yes else qv
             prob *= p1 if vote else 1 - p1
             used += yes
@@ -103,6 +104,36 @@ def test_worst_transcript_ratio_is_the_stated_epsilon():
     stated = thresh_epsilon(d.changes, d.epsilon_estimate, d.epsilon_vote, d.votes)
     assert stated == pytest.approx(1.0) == pytest.approx(d.guarantee.epsilon)
     assert worst == pytest.approx(stated, abs=1e-12)
+
+
+def test_dyadic_schedule_lets_larger_moves_vote_on_more_epochs():
+    """B = 3 levels, gap 1: a move of 1 votes on epochs divisible by 4, of 2 on even epochs, of ≥ 3 on every
+    epoch; B = 1 is every epoch at a move ≥ gap. The guarantee does not depend on the schedule."""
+    d = thresh_design(2.0, 96, epoch=6, levels=3)
+    allowed = np.array([[bool(d.vote_allowed(j, m)) for j in range(1, 9)] for m in range(5)])
+    assert allowed.tolist() == [[False] * 8,
+                                [False, False, False, True, False, False, False, True],
+                                [False, True, False, True, False, True, False, True],
+                                [True] * 8, [True] * 8]
+    one = thresh_design(2.0, 96, epoch=6, gap=2)
+    assert [bool(one.vote_allowed(3, m)) for m in range(4)] == [False, False, True, True]
+    assert d.name == "THRESH (k = 3, 3 levels)" and d.guarantee.epsilon == one.guarantee.epsilon
+    with pytest.raises(InputError, match="levels"):
+        thresh_design(2.0, 90, epoch=6, gap=2, levels=4)
+
+
+def test_worst_transcript_ratio_of_a_dyadic_schedule_is_within_the_stated_epsilon():
+    """Every history of one device over 2 epochs of 2 days (B = 2, k = 1) and every transcript: max ln ratio ≤ ε."""
+    d = thresh_design(1.0, 4, changes=1, epoch=2, levels=2)
+    histories = list(itertools.product([0, 1], repeat=4))
+    worst = 0.0
+    for second in (None, 1):
+        for votes in itertools.product([0, 1], repeat=1):
+            for bits in itertools.product([0, 1], repeat=2 if second else 1):
+                outputs = [(None, bits[0]), (votes[0], bits[1] if second == 1 else None)]
+                law = np.array([_transcript_law(d, h, outputs) for h in histories])
+                worst = max(worst, math.log(law.max() / law.min()))
+    assert 0 < worst <= d.guarantee.epsilon + 1e-12
 
 
 def test_epsilon_grows_with_the_changes_not_the_days():
@@ -146,6 +177,7 @@ def test_bad_shares_are_refused(shares):
 @pytest.mark.parametrize("kwargs, shares", [
     (dict(epsilon=2.0, days=24, changes=2), np.repeat([0.02, 0.06, 0.03, 0.06], 6)),   # votes after a refresh
     (dict(epsilon=0.2, days=30, changes=1, votes=1), np.full(30, 0.1)),               # the yes-vote cap binds
+    (dict(epsilon=2.0, days=48, changes=2, levels=3), np.repeat([0.02, 0.02, 0.08, 0.08, 0.3, 0.3, 0.3, 0.1], 6)),
 ])
 def test_aggregate_law_matches_the_device_by_device_protocol(kwargs, shares):
     """1500 runs each of ``run`` and of ``simulate_devices`` on fresh independent daily bits (n = 3000,
@@ -177,3 +209,25 @@ def test_devices_with_favourites_that_never_change_never_refresh_by_vote():
     assert collected.tolist() == [[True, False, False, False, False]] and np.all(x == x[0, 0])
     with pytest.raises(InputError, match="bits"):
         d.simulate_devices(np.zeros((10, 29)), 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("levels", [1, 2])
+def test_alarm_bound_holds_for_a_rising_item(levels):
+    """2000 runs of a word rising to 5.45 % of 10⁷ devices: on every day, the runs alarmed by then are at
+    most Bin(2000, bound) (one-sided exact tests at ALPHA / 90 each), and the bound is not vacuous: it
+    stays below ½ until 12 days after emergence."""
+    from ldpsim.evaluation.workloads.trends import TrendShape
+
+    shape = TrendShape("w", 0.0545, emergence=52.0, growth=0.2, fade=0.036)
+    pi, n = shape.shares(90), 10_000_000
+    d = thresh_design(2.0, 90, levels=levels)
+    detector = Detector(window=7, items=1, rate=0.05)
+    _, daily = d.sample(pi, n, 2000, np.random.default_rng(31))
+    alarms = detector.alarms(daily, detector.thresholds(d, n, 90))
+    first = np.where(alarms.any(axis=1), alarms.argmax(axis=1), 90)
+    bound = d.alarm_bound(pi, n, detector.tested, detector.rate)
+    assert np.all(np.diff(bound) >= 0) and bound[-1] == 1.0 and bound[52 + 12] < 0.5
+    for day in np.flatnonzero(bound < 1):
+        hits = int((first <= day).sum())
+        assert stats.binomtest(hits, 2000, bound[day], alternative="greater").pvalue > ALPHA / 90, (day, hits, bound[day])

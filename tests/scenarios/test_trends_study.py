@@ -29,7 +29,7 @@ def test_study_table_and_folder(tmp_path):
     distributed designs detect 'sus' at 10⁷ devices in every run, and the folder holds table and figure."""
     r = rising_word("sus", 10_000_000, 90, 2.0, replicates=40, seed=0)
     t = r.table
-    assert len(t) == 10 and np.all(t["epsilon"] <= 2.0 + 1e-9)
+    assert len(t) == 12 and np.all(t["epsilon"] <= 2.0 + 1e-9)
     assert np.all(t["false_alarms_theory"] <= 0.05 + 1e-12)
     dist = t[t["placement"] == "distributed"]
     assert np.all(dist["detected"] == 1.0) and np.all(np.isfinite(dist["delay_median"]))
