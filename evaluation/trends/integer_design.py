@@ -35,13 +35,21 @@ def skellam_scale(epsilon: float, days: int, delta: float) -> float:
 def skellam_threshold(lam, level: float) -> np.ndarray:
     """τ + ½ with τ the least integer such that P[Skellam(λ) > τ] ≤ ``level``, for each λ (exact; §12.6).
 
-    The statistic is an integer: half a count above τ, no rounding of it can move an alarm.
+    The statistic is an integer: half a count above τ, no rounding of it can move an alarm. τ is found by
+    integer bisection on the survival function (scipy's Skellam quantile does not converge for large λ).
     """
     lam = np.asarray(lam, dtype=float)
-    tau = np.floor(stats.skellam.isf(level, lam, lam))
-    tau = np.where(stats.skellam.sf(tau - 1, lam, lam) <= level, tau - 1, tau)
-    tau = np.where(stats.skellam.sf(tau, lam, lam) > level, tau + 1, tau)
-    return tau + 0.5
+    sd = np.sqrt(2 * lam)
+    sf = lambda t: np.where(lam > 0, stats.skellam.sf(t, np.maximum(lam, 1e-300), np.maximum(lam, 1e-300)), t < 0)  # noqa: E731
+    low = -np.ceil(40 * sd) - 1                     # P[X > low] > level for any level < 1 − 10⁻³⁰⁰
+    high = np.ceil(sd * stats.norm.isf(level)) + 1
+    while (short := sf(high) > level).any():        # double until P[X > high] ≤ level
+        low, high = np.where(short, high, low), np.where(short, 2 * high + 1, high)
+    while (high - low > 1).any():                   # keep P[X > low] > level ≥ P[X > high]
+        mid = np.floor((low + high) / 2)
+        ok = sf(mid) <= level
+        low, high = np.where(ok, low, mid), np.where(ok, mid, high)
+    return high + 0.5
 
 
 @dataclass(frozen=True, eq=False)
