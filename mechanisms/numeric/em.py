@@ -25,6 +25,9 @@ from ldpsim.mechanisms.numeric.interface import NumericMechanism
 DENSE_LIMIT = 1 << 17
 #: most EM bins (the bins × output-cells matrix must stay small)
 MAX_BINS = 1 << 16
+#: rows of :meth:`EM.means` run together: their products with the matrix stay below the size at which
+#: OpenBLAS starts threads (threads of a small product cost more CPU than they save on a busy machine)
+BATCH_ROWS = 32
 
 
 class EMResult(NamedTuple):
@@ -330,6 +333,9 @@ class EM:
         if c.ndim != 2 or c.shape[1] != self.out_edges.size - 1 or (c < 0).any() or (c.sum(axis=1) <= 0).any():
             _fail("EM.means", "counts", f"histograms of shape (r, {self.out_edges.size - 1}) with at least one "
                   "report each", c.shape, ValueError)
+        return np.concatenate([self._means(c[i:i + BATCH_ROWS]) for i in range(0, len(c), BATCH_ROWS)])
+
+    def _means(self, c: np.ndarray) -> np.ndarray:
         op, seen = self.operator, c > 0
         f = np.full((c.shape[0], self.bins), 1.0 / self.bins)
         ll = (c * np.log(np.where(seen, op.pi_rows(f), 1.0))).sum(axis=1)

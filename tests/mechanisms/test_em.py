@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.mechanisms.numeric.em import EM, _DenseOperator, _PiecewiseOperator, smooth
+from ldpsim.mechanisms.numeric.em import BATCH_ROWS, EM, _DenseOperator, _PiecewiseOperator, smooth
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.stats import em_draw as _draw, fisher_covariance as _fisher_covariance
@@ -187,7 +187,7 @@ def test_means_of_many_histograms_are_each_histograms_own_em_mean(bins, smoothin
     rng = np.random.default_rng(11)
     agg = em.aggregate(em.mechanism.perturb(rng.uniform(-0.6, 0.9, 400), rng=rng))
     pi = em.matrix.T @ em.estimate(agg)
-    draws = rng.multinomial(agg.n, pi.clip(min=0) / pi.clip(min=0).sum(), size=12)
+    draws = rng.multinomial(agg.n, pi.clip(min=0) / pi.clip(min=0).sum(), size=BATCH_ROWS + 5)  # two batches
     draws[0] = np.eye(draws.shape[1], dtype=int)[draws.shape[1] // 2] * agg.n  # every report in one bin
     runs = [em.run(Aggregate(agg.n, c, agg.kind)) for c in draws]
     assert len({r.n_iter for r in runs}) > 1  # rows stop at different iterations
