@@ -2,7 +2,7 @@
 
 Matplotlib's tight and constrained layouts measure every text of a figure (each tick label, title and
 legend entry) to place the axes, and the save measures and draws them all again: for a run's figures
-that layout cost as much as the drawing itself. A figure of ours holds known parts — a title of a
+that layout was about a third of the figures' time. A figure of ours holds known parts — a title of a
 known number of lines, axis labels, tick labels at a known font size, a legend row under the axes —
 so :func:`place` sets its margins in inches from those parts, without drawing anything; the one part
 whose size depends on the data, rotated item names under a bar chart, is measured from the font's
