@@ -50,8 +50,9 @@ FLOORS = (("ldpsim.runtime",), ("ldpsim.mechanisms",), ("ldpsim.simulator",), ("
           ("ldpsim.scenarios.studies",), ("ldpsim.scenarios.catalog",), ("ldpsim.scenarios.reproductions",),
           ("ldpsim.scenarios.api", "ldpsim.scenarios.options"), ("ldpsim.scenarios",))
 #: the wings of the measurement floor, lowest first
-EVALUATION_WINGS = ("workloads", "metrics", "distribution_metrics", "confidence", "legend", "console_table", "cost",
-                    "adversary", "audit", "privacy", "heatmap_designs", "numeric_designs", "numeric_use", "poisoning", "discovery",
+EVALUATION_WINGS = ("workloads", "metrics", "distribution_metrics", "confidence", "legend", "layout", "console_table", "cost",
+                    "adversary", "audit", "privacy", "heatmap_designs", "numeric_designs", "numeric_use", "poisoning",
+                    "discovery",
                     "deployment", "trends", "report")
 
 

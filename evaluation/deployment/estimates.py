@@ -183,12 +183,10 @@ def accuracy_table(pooled: pd.DataFrame, daily: pd.DataFrame, k: int = 10) -> pd
 def _em_unit_sd(em, agg, rng, repeats: int = 200) -> float:
     """sd of EM's mean from ``agg.n`` reports by a parametric bootstrap at EM's own estimate f̂: report
     histograms ~ Multinomial(n, Mᵀf̂) (M the exact transition matrix), EM rerun on each ([−1, 1] units)."""
-    from ldpsim.mechanisms.base import Aggregate
-
     pi = em.matrix.T @ em.estimate(agg)
     pi = pi.clip(min=0) / pi.clip(min=0).sum()
     draws = rng.multinomial(agg.n, pi, size=repeats)
-    return float(np.std([em.mean(Aggregate(agg.n, c, agg.kind)) for c in draws], ddof=1))
+    return float(np.std(em.means(draws), ddof=1))
 
 
 def reading_estimates(cfg, result, rng=None) -> tuple[pd.DataFrame, pd.DataFrame]:

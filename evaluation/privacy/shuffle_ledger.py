@@ -31,6 +31,7 @@ import pandas as pd
 
 from ldpsim.evaluation.privacy.amplification import numerical_epsilon
 from ldpsim.evaluation.privacy.composition import compose
+from ldpsim.evaluation.layout import place, title_height
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.mechanisms.deltas import DELTA_SPEND
 
@@ -181,5 +182,4 @@ def central_figure(eps0s=(0.5, 1.0, 2.0, 4.0, 8.0), delta: float = DELTA_SPEND, 
     ax.title.set_fontsize(8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc=quiet_corner(ax))
-    fig.tight_layout()
-    return fig
+    return place(fig, top=title_height(ax.get_title(), 8), right=0.6)  # room for the centred title's 2nd line

@@ -20,6 +20,7 @@ from ldpsim.evaluation.deployment.estimates import READING_UNITS, mechanism_labe
 from ldpsim.evaluation.report.distribution_plots import distribution_figure
 from ldpsim.evaluation.report.numeric_use_plots import numeric_figures
 from ldpsim.evaluation.report.plots import item_label
+from ldpsim.evaluation.layout import AXIS, TITLE, label_depth, place, save_png, style, text_lines, title_height
 from ldpsim.evaluation.report.trend_plots import trajectory_figure
 from ldpsim.evaluation.legend import quiet_corner
 from ldpsim.evaluation.confidence import Z95
@@ -27,11 +28,16 @@ from ldpsim.evaluation.confidence import Z95
 DAY = "day of the run (0 = first)"
 
 
+#: dots per inch of a run's PNGs
+DPI = 110
+#: inches under the axes for an axis, its label and a legend of up to two rows of 7 pt text
+#: (``bbox_to_anchor=(0.5, -0.16)``: its top 0.16 of the axes' height under them)
+LEGEND_BELOW = 1.3
+
+
 def _save(fig: Figure, path: Path) -> Path:
     from ldpsim.runtime.durable import write_file
-    if fig.get_layout_engine() is None:
-        fig.tight_layout()
-    return write_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
+    return write_file(path, lambda tmp: save_png(fig, tmp, DPI))
 
 
 def _bar(rows: pd.DataFrame) -> np.ndarray:
@@ -69,12 +75,13 @@ def pooled_bars(pooled: pd.DataFrame, cfg, n: int = 20) -> Figure:
     err = _bar(top)
     ax.bar(x + 0.2, top["estimate"], 0.4, yerr=err, capsize=2, color="C1", ecolor="black",
            label="estimate from all reports, with the theory's 95% interval")
-    ax.set_xticks(x, [item_label(t) for t in top["token"]], rotation=55, ha="right", fontsize=7)
+    labels = [item_label(t) for t in top["token"]]
+    ax.set_xticks(x, labels, rotation=55, ha="right", fontsize=7)
     ax.set(ylabel="share of donated emoji", xlabel="emoji (most donated first)",
            title=f"Top-{len(top)} emoji over all {cfg.n_days} days, pooled ({int(top['reports'].iloc[0]):,} reports; "
                  f"{mechanism_label(uc)})")
     ax.legend(fontsize=8, loc=quiet_corner(ax))
-    return fig
+    return place(fig, bottom=label_depth(labels, 7, 55) + AXIS - text_lines(10))
 
 
 def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> Figure:
@@ -82,7 +89,7 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
     and the pooled estimate's interval as a band."""
     uc = cfg.use_case("event")
     items = pooled.nsmallest(n, "true_rank")
-    fig = Figure(figsize=(9, 1.6 * n + 1.2), layout="constrained")
+    fig = Figure(figsize=(9, 1.6 * n + 1.2))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (_, p) in zip(axes, items.iterrows()):
         d = daily[daily["item"] == p["item"]]
@@ -96,9 +103,11 @@ def daily_panels(daily: pd.DataFrame, pooled: pd.DataFrame, cfg, n: int = 5) -> 
         ax.set_title(item_label(p["token"]), fontsize=9, loc="left")
     _day_axis(axes[-1])
     fig.suptitle(f"Daily emoji estimates of the {n} most donated emoji ({mechanism_label(uc)}); "
-                 "a day with few reports has a wide interval", fontsize=10)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
-    return fig
+                 "a day with few reports has a wide interval", fontsize=10, y=1 - 0.1 / fig.get_figheight())
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8)
+    panel_title = title_height("-", 9)  # each panel's title above it
+    return place(fig, top=text_lines(10) + panel_title, bottom=AXIS + text_lines(8) + 0.1,
+                 gap=panel_title + 0.1)
 
 
 def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
@@ -120,7 +129,7 @@ def trend_ranks(daily: pd.DataFrame, cfg, k: int = 10) -> Figure:
     ax.set_yticks(ticks, [str(t) for t in ticks])
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc=quiet_corner(ax))
-    return fig
+    return place(fig)
 
 
 def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figure:
@@ -147,7 +156,7 @@ def budget_panels(budget: pd.DataFrame, cfg, summary: dict, k: int = 10) -> Figu
     bottom.set(ylabel="% of donating devices", ylim=(-2, 102),
                title=f"Budget exhausted, by day ({budget.attrs.get('donating_devices', 0):,} donating devices)")
     bottom.legend(fontsize=7, loc=quiet_corner(bottom))
-    return fig
+    return place(fig, gap=TITLE + 0.1)
 
 
 def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
@@ -170,7 +179,7 @@ def reading_days(readings: pd.DataFrame, pooled: pd.DataFrame, uc) -> Figure:
            title=f"Daily mean {uc.name.replace('_', ' ')} ({mechanism_label(uc)})")
     _day_axis(ax)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    return fig
+    return place(fig, bottom=LEGEND_BELOW)
 
 
 def _spelled(word: str) -> str:
@@ -204,7 +213,7 @@ def words_found(words: pd.DataFrame, summary: dict, cfg) -> Figure:
                  f"({mechanism_label(uc)})" + ("" if found is not None else ": not found in the run"))
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    return fig
+    return place(fig, top=title_height(ax.get_title(), 9), bottom=LEGEND_BELOW)
 
 
 def central_epsilon(windows: pd.DataFrame, summary: dict) -> Figure:
@@ -218,7 +227,13 @@ def central_epsilon(windows: pd.DataFrame, summary: dict) -> Figure:
 
 
 def draw_figures(tables: dict, cfg, k: int = 10) -> list[tuple[str, Figure, str]]:
-    """Every figure of a run as ``(file name, Figure, caption)``, in reading order."""
+    """Every figure of a run as ``(file name, Figure, caption)``, in reading order, built in the figures'
+    shared :func:`~ldpsim.evaluation.layout.style`."""
+    with style():
+        return _figures(tables, cfg, k)
+
+
+def _figures(tables: dict, cfg, k: int) -> list[tuple[str, Figure, str]]:
     daily, pooled, summary = tables["daily"], tables["pooled"], tables["summary"]
     figures = []
     if not pooled.empty:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from ldpsim.evaluation.layout import place, title_height
+
 
 def heatmap_figure(true_counts, est_counts, title: str, unit: str = "key half-widths") -> Figure:
     """The true and the estimated heat map of one key side by side, as shares of the key's taps.
@@ -67,7 +69,7 @@ def distribution_figure(edges, true_counts, est_shares, title: str, unit: str) -
     """
     x = np.asarray(edges, float)
     t = np.asarray(true_counts, float)
-    fig = Figure(figsize=(7.5, 4.0), layout="constrained")
+    fig = Figure(figsize=(7.5, 4.0))
     ax = fig.subplots()
     ax.stairs(t / t.sum(), x, label="true", linewidth=2)
     ax.stairs(np.asarray(est_shares, float), x, label="estimated", linewidth=1.5)
@@ -75,4 +77,4 @@ def distribution_figure(edges, true_counts, est_shares, title: str, unit: str) -
     ax.set_ylabel("share of devices per bin")
     ax.legend(loc="upper right")
     ax.set_title(title)
-    return fig
+    return place(fig, top=title_height(title))

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.mechanisms.numeric.em import EM, _DenseOperator, _PiecewiseOperator, smooth
+from ldpsim.mechanisms.numeric.em import BATCH_ROWS, EM, _DenseOperator, _PiecewiseOperator, smooth
 from ldpsim.mechanisms.numeric.pm import PM
 from ldpsim.mechanisms.numeric.sdpm import SDPM
 from tests.stats import em_draw as _draw, fisher_covariance as _fisher_covariance
@@ -174,3 +174,24 @@ def test_large_em_uses_the_piecewise_operator_and_agrees_with_dense():
     dense = em.run(agg)
     assert fast.n_iter == dense.n_iter
     np.testing.assert_allclose(fast.f, dense.f, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("bins, smoothing", [(16, False), (16, True), (600, True)], ids=["em", "ems", "piecewise"])
+def test_means_of_many_histograms_are_each_histograms_own_em_mean(bins, smoothing):
+    """``means`` runs EM on every row at once (the run's parametric bootstrap); each row stops where ``run``
+    stops on it alone, so every mean equals :meth:`EM.mean` of that row (up to float rounding of the batched
+    products), rows that converge early included."""
+    from ldpsim.mechanisms.base import Aggregate
+
+    em = EM(PM(2.0), bins=bins, smoothing=smoothing)
+    rng = np.random.default_rng(11)
+    agg = em.aggregate(em.mechanism.perturb(rng.uniform(-0.6, 0.9, 400), rng=rng))
+    pi = em.matrix.T @ em.estimate(agg)
+    draws = rng.multinomial(agg.n, pi.clip(min=0) / pi.clip(min=0).sum(), size=BATCH_ROWS + 5)  # two batches
+    draws[0] = np.eye(draws.shape[1], dtype=int)[draws.shape[1] // 2] * agg.n  # every report in one bin
+    runs = [em.run(Aggregate(agg.n, c, agg.kind)) for c in draws]
+    assert len({r.n_iter for r in runs}) > 1  # rows stop at different iterations
+    expected = [float(em.midpoints @ r.f) for r in runs]
+    np.testing.assert_allclose(em.means(draws), expected, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"'counts' parameter of EM.means"):
+        em.means(draws[:, :-1])
