@@ -48,7 +48,7 @@ def test_a_relative_out_reaches_workers_in_another_cwd_as_an_absolute_path(tmp_p
 def threaded_client():
     from dask.distributed import Client, LocalCluster
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="localhost:0") as cluster, Client(cluster) as client:
         yield client
 
 
