@@ -13,7 +13,9 @@ numbers and messages). Four ways in (exactly one):
   imports MODULE and calls FUNC in this process: it runs that code as ``python -c`` would;
 * ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``;
 * ``--run [--design NAME ...] [--planted BUG]`` — a whole run: one canary person through every round of
-  every day of each design, judged against the accountant's ε per person over the run.
+  every day of each design (frequency oracles, tries, secure aggregation, two servers, shuffling, the
+  confidential enclave, TrieHH, sample-and-threshold), judged against the accountant's ε per person over
+  the run.
 
 ``--pure-ldp`` audits pure-ldp's clients in the benchmark's peers venv. ``--detection-table`` prints the
 trials needed to detect an ε larger than claimed instead. Output: the table, what was done (mode) and
@@ -65,16 +67,19 @@ def add_arguments(parser):
     what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime) (default: none)")
     what.add_argument("--run", action="store_true",
                       help="audit a whole run: a canary person through every round of every day of each design "
-                           "(grr, oue, olh, ldp_trie, gboard, secagg, threshold), its user-level ε lower bound beside the accountant's "
-                           "ε per person over the run (default: off)")
+                           "(--design), its user-level ε lower bound beside the accountant's ε per person over the run "
+                           "(default: off)")
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--design", action="append", metavar="NAME",
-                        help="--run: a design to audit, repeatable (default: every design)")
+                        help="--run: a design to audit, repeatable: grr, oue, olh, ldp_trie, gboard, secagg, threshold, "
+                             "two_server, shuffle, secagg_local, tee, tee_selection, triehh, sample_threshold "
+                             "(default: every design)")
     parser.add_argument("--planted", metavar="BUG",
-                        help="--run: plant a bug in every audited design, to see the audit FAIL it: uncharged-round or "
-                             "clear-round (default: none)")
+                        help="--run: plant a bug in every audited design that can carry it, to see the audit FAIL it: "
+                             "uncharged-round, clear-round, split-noise, amplified-by-reports, bound-l0, "
+                             "threshold-before-bounding (default: none)")
     parser.add_argument("--target", metavar="NAME",
                         help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
                              "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")

@@ -65,14 +65,15 @@ from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
-DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold")
+DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: central-noise trust models: the released count of the canary's word each round carries this noise
-#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
-CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0)}
+#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian; two servers: the discrete Gaussian one
+#: aggregator adds, the view of the other, colluding, aggregator), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
+CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0), "two_server": ("discrete_gaussian", 2.0)}
 
 #: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
-BUGS = ("uncharged-round", "clear-round")
-CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")
+BUGS = ("uncharged-round", "clear-round", "split-noise")
+CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)
@@ -93,7 +94,8 @@ class RunPlan:
     at_least : int
         k of the event S_n,k.
     p_a, p_b : float
-        P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′).
+        P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′); for the
+        designs of :mod:`.run_designs`, of the audited release (its planted bug included).
     claim : float
         ε per person over the run (pure, δ = 0) — the accountant's, or the planted accountant's.
     claim_source : str
@@ -124,6 +126,8 @@ class RunPlan:
     event: Callable | None
     noise: object = None  #: central designs: the per-round IntegerNoise (the event is Σ releases ≥ at_least)
     delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
+    #: the designs of :mod:`.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
+    draw: Callable | None = None
 
     @property
     def rounds(self) -> int:
@@ -131,9 +135,15 @@ class RunPlan:
 
     @property
     def description(self) -> str:
-        if self.noise is not None:
+        if self.noise is not None or self.draw is not None:
             return self.one_report
         return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
+
+
+def bugs_of(design: str) -> tuple:
+    """The planted bugs of :data:`BUGS` that ``design`` can carry."""
+    return tuple(b for b in BUGS if (b != "clear-round" or design in CLEAR_ROUND_DESIGNS)
+                 and (b != "split-noise" or design == "two_server"))
 
 
 def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
@@ -167,9 +177,10 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
         raise InputError(f"The 'design' parameter of the run audit must be one of {DESIGNS}. Got {design!r} instead.")
     if bug is not None and bug not in BUGS:
         raise InputError(f"The 'bug' parameter of the run audit must be one of {BUGS} or None. Got {bug!r} instead.")
-    if bug == "clear-round" and design not in CLEAR_ROUND_DESIGNS:
-        raise InputError(f"The 'clear-round' bug sends a GRR category in the clear; it applies to "
-                         f"{CLEAR_ROUND_DESIGNS}. Got design {design!r}.")
+    if bug is not None and bug not in bugs_of(design):
+        raise InputError(f"The {bug!r} bug does not apply to design {design!r} ('clear-round' sends a GRR category "
+                         f"or a count in the clear; 'split-noise' splits the two servers' noise); it takes "
+                         f"{bugs_of(design)}.")
     days = check_int("run_plan", "days", days, low=1, high=365)
     rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day, low=1 if design in ("grr", "oue", "olh")
                                else 2, high=64)
@@ -195,9 +206,22 @@ def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> Run
     ≥ t, exact law P[Z^{*n} ≥ t − n] vs P[Z^{*n} ≥ t]; t fixed before any trial (fewest trials to refute the
     claim one round short, which ``claim`` already is under the planted accountant)."""
     n = days * rounds_per_day
+    law = noise.share(2) if bug == "split-noise" else noise   # the colluding aggregator removes its own share
+    t = _fewest_runs(design, days, rounds_per_day, law, claim if bug == "split-noise" else short)
+    source = {"uncharged-round": "planted accountant: one round not charged",
+              "split-noise": "planted: each aggregator adds half the noise, the claim one aggregator's full noise"
+              }.get(bug, "accountant (ε per person over the run)")
+    return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
+                   short if bug == "uncharged-round" else claim, source,
+                   f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
+                   None, None, law, DELTA_AUDIT)
+
+
+def _fewest_runs(design, days, rounds_per_day, noise, target) -> RunPlan:
+    """The event Σ ≥ t of the n-round noise sum with the fewest runs to refute ``target`` (exact law)."""
+    n = days * rounds_per_day
     k, p, _ = noise.times(n).pmf_table()
     sf = np.cumsum(p[::-1])[::-1]                         # P[Z^{*n} ≥ k[i]]
-    target = short
     best = None
     for i in range(n, k.size):
         probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
@@ -206,13 +230,7 @@ def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> Run
             continue
         cost = trials_to_fail(probe)
         best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
-    t = best[1]
-    source = "accountant (ε per person over the run)" if bug != "uncharged-round" else \
-        "planted accountant: one round not charged"
-    return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
-                   short if bug == "uncharged-round" else claim, source,
-                   f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
-                   None, None, noise, DELTA_AUDIT)
+    return best[1]
 
 
 def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
@@ -221,6 +239,9 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
     hits = 0
     for start in range(0, trials, CHUNK):
         size = min(CHUNK, trials - start)
+        if plan.draw is not None:
+            hits += int(np.count_nonzero(plan.draw(value, size, rng)))
+            continue
         if plan.noise is not None:         # central: each round's noise drawn by its own sampler
             z = plan.noise.sample((size, plan.rounds), rng)
             if plan.bug == "clear-round":
@@ -253,8 +274,16 @@ def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> Audi
         epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha, plan.delta)),
         confidence=confidence, x=plan.x, x_prime=plan.x_prime, event=plan.description, trials=trials,
         count_x=k_a, count_x_prime=k_b, mode="run", seconds=time.perf_counter() - t0,
-        epsilon_event=math.log((plan.p_a - plan.delta) / plan.p_b), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
+        epsilon_event=event_epsilon(plan), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
         largest_bound=largest_lower_bound(trials, trials, alpha, plan.delta), days=plan.rounds)
+
+
+def event_epsilon(plan: RunPlan) -> float:
+    """ln((P[S|A] − δ)/P[S|B]) of the plan's exact law: the most its event can show with unlimited runs
+    (−inf when P[S|A] ≤ δ, inf when P[S|B] = 0 < P[S|A] − δ)."""
+    if plan.p_a <= plan.delta:
+        return -math.inf
+    return math.inf if plan.p_b == 0 else math.log((plan.p_a - plan.delta) / plan.p_b)
 
 
 def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
@@ -289,5 +318,5 @@ def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER
 def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
     probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many."""
-    bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
-    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)
+    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short), confidence)
+               for b in bugs_of(design))
