@@ -43,6 +43,7 @@ so choosing it costs no confidence. Each (ε, δ) claim is judged by ε_lb = ln(
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -108,6 +109,7 @@ def check_design(design: str) -> str:
     return design
 
 
+@functools.lru_cache(maxsize=64)
 def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT, **sizes) -> RunPlan:
     """The run audit's plan of one design of :data:`PLANS` (module docstring).
 
@@ -122,6 +124,11 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     **sizes
         Overrides of the design's defaults (``days``, ``rounds_per_day`` and the design's own: ``devices``,
         ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``).
+
+    Returns
+    -------
+    RunPlan
+        Cached: the same arguments give the same (frozen) plan.
 
     Raises
     ------
