@@ -161,12 +161,13 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
              epsilon_round: float = EPSILON_ROUND, bug: str | None = None,
-             claim_short: float | None = None) -> RunPlan:
+             claim_short: float | None = None, delta: float = DELTA_AUDIT) -> RunPlan:
     """The run audit of ``design`` (module docstring) over ``days`` × ``rounds_per_day`` rounds at
     ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
     that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
     optionally with a planted ``bug`` (:data:`BUGS`). ``claim_short``: the same accountant over n − 1
     rounds (the planted accountant's claim; default ``claim`` − ``epsilon_round``, pure composition).
+    ``delta``: δ of a central design's (ε, δ) claim (the local designs' claims are pure, δ = 0).
 
     Raises
     ------
@@ -182,13 +183,14 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
                          f"or a count in the clear; 'split-noise' splits the two servers' noise); it takes "
                          f"{bugs_of(design)}.")
     days = check_int("run_plan", "days", days, low=1, high=365)
-    rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day, low=1 if design in ("grr", "oue", "olh")
-                               else 2, high=64)
+    rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day,
+                               low=2 if design in ("ldp_trie", "gboard") else 1, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
     short = claim - epsilon_round if claim_short is None else claim_short
     if design in CENTRAL:
-        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug)
+        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
+                             check_real("run_plan", "delta", delta, 0.0, 0.5))
     plan = plan_for(mech)
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
@@ -200,24 +202,24 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
                    plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
 
 
-def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> RunPlan:
+def _central_plan(design, claim, short, days, rounds_per_day, noise, bug, delta) -> RunPlan:
     """The central design's plan (docs/math.md §11.7): world A the canary adds 1 to its word's count in each
     of the n rounds, world B it is absent; each round releases count + Z. Event: Σ_r (release_r − background)
     ≥ t, exact law P[Z^{*n} ≥ t − n] vs P[Z^{*n} ≥ t]; t fixed before any trial (fewest trials to refute the
     claim one round short, which ``claim`` already is under the planted accountant)."""
     n = days * rounds_per_day
     law = noise.share(2) if bug == "split-noise" else noise   # the colluding aggregator removes its own share
-    t = _fewest_runs(design, days, rounds_per_day, law, claim if bug == "split-noise" else short)
+    t = _fewest_runs(design, days, rounds_per_day, law, claim if bug == "split-noise" else short, delta)
     source = {"uncharged-round": "planted accountant: one round not charged",
               "split-noise": "planted: each aggregator adds half the noise, the claim one aggregator's full noise"
               }.get(bug, "accountant (ε per person over the run)")
     return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
                    short if bug == "uncharged-round" else claim, source,
                    f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
-                   None, None, law, DELTA_AUDIT)
+                   None, None, law, delta)
 
 
-def _fewest_runs(design, days, rounds_per_day, noise, target) -> RunPlan:
+def _fewest_runs(design, days, rounds_per_day, noise, target, delta) -> RunPlan:
     """The event Σ ≥ t of the n-round noise sum with the fewest runs to refute ``target`` (exact law)."""
     n = days * rounds_per_day
     k, p, _ = noise.times(n).pmf_table()
@@ -225,8 +227,8 @@ def _fewest_runs(design, days, rounds_per_day, noise, target) -> RunPlan:
     best = None
     for i in range(n, k.size):
         probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
-                        "", None, (math.nan, math.nan), None, None, noise, DELTA_AUDIT)
-        if sf[i] < 1e-8 or sf[i - n] < 2 * DELTA_AUDIT:
+                        "", None, (math.nan, math.nan), None, None, noise, delta)
+        if sf[i] < 1e-8 or sf[i - n] < 2 * delta:
             continue
         cost = trials_to_fail(probe)
         best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
@@ -279,11 +281,13 @@ def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> Audi
 
 
 def event_epsilon(plan: RunPlan) -> float:
-    """ln((P[S|A] − δ)/P[S|B]) of the plan's exact law: the most its event can show with unlimited runs
-    (−inf when P[S|A] ≤ δ, inf when P[S|B] = 0 < P[S|A] − δ)."""
-    if plan.p_a <= plan.delta:
+    """ln((P[S|A] − δ)/P[S|B]) of the audited release's exact law (:func:`bug_probabilities`: the planted
+    bug's when there is one): the most its event can show with unlimited runs (−inf when P[S|A] ≤ δ, inf
+    when P[S|B] = 0 < P[S|A] − δ)."""
+    p_a, p_b = bug_probabilities(plan)
+    if p_a <= plan.delta:
         return -math.inf
-    return math.inf if plan.p_b == 0 else math.log((plan.p_a - plan.delta) / plan.p_b)
+    return math.inf if p_b == 0 else math.log((p_a - plan.delta) / p_b)
 
 
 def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
@@ -315,8 +319,10 @@ def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER
     return fewest_trials(fails, max_trials)
 
 
-def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
+def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None,
+                   **lengths) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
-    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many."""
-    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short), confidence)
+    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many.
+    ``lengths``: :func:`run_plan`'s ``days``, ``rounds_per_day``, ``epsilon_round``, ``delta``."""
+    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short, **lengths), confidence)
                for b in bugs_of(design))

@@ -306,14 +306,14 @@ def _tightest_index(sf_a: np.ndarray, sf_b: np.ndarray, delta: float) -> int:
 def _best_index(probe: RunPlan, sf_a: np.ndarray, sf_b: np.ndarray, delta: float) -> int:
     """The event (index into the exact laws ``sf_a``, ``sf_b``) with the fewest trials for ``probe``'s claim to
     FAIL (:func:`~.run_audit.trials_to_fail`): among the events with P[S|A] ≥ 2δ whose ratio exceeds the
-    claim, the 40 with the smallest delta-method cost (1/P[S|A] + 1/P[S|B])/(ratio − claim)² are tried."""
+    claim, the 40 with the smallest delta-method cost (1/P[S|A] + 1/P[S|B])/(ratio − claim)² are tried;
+    when none exceeds it, :func:`_tightest_index`."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.log((sf_a - delta) / sf_b)
         proxy = (1 / sf_a + np.where(sf_b > 0, 1 / sf_b, 0.0)) / (np.minimum(ratio, 50.0) - probe.claim) ** 2
     usable = np.flatnonzero((sf_a >= 2 * delta) & (ratio > probe.claim))
-    if usable.size == 0:
-        raise InputError(f"{probe.design}: no event of the run can refute ε = {probe.claim:.4g} at δ = {delta:g} "
-                         f"(its bug is out of any audit's reach at these sizes).")
+    if usable.size == 0:            # no event can refute it: the tightest event (trials_to_fail says "never")
+        return _tightest_index(sf_a, sf_b, delta)
     usable = usable[np.argsort(proxy[usable])[:40]]
     cost = [trials_to_fail(dataclasses.replace(probe, p_a=float(sf_a[i]), p_b=float(sf_b[i]))) for i in usable]
     return int(usable[int(np.argmin(cost))])
