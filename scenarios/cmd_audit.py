@@ -80,6 +80,11 @@ def add_arguments(parser):
                         help="--run: plant a bug in every audited design that can carry it, to see the audit FAIL it: "
                              "uncharged-round, clear-round, split-noise, amplified-by-reports, bound-l0, "
                              "threshold-before-bounding (default: none)")
+    parser.add_argument("--rounds-per-day", type=options.positive_int, metavar="R",
+                        help="--run: rounds (reports) a day of the audited run (default: each design's)")
+    parser.add_argument("--delta", type=options.fraction,
+                        help="--run: δ of the (ε, δ) claims of the central, amplified, threshold and enclave designs "
+                             "(default: 1e-3)")
     parser.add_argument("--target", metavar="NAME",
                         help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
                              "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")
@@ -105,7 +110,8 @@ def add_arguments(parser):
                         help="sample: run the client; declared: counts from the declared probabilities only "
                              "(the code does not run); repeated: --days reports of one device jointly (default: sample)")
     parser.add_argument("--days", type=options.positive_int,
-                        help="--mode repeated: reports per device, same key and value (default: 7)")
+                        help="--mode repeated: reports per device, same key and value (default: 7); --run: days "
+                             "of the audited run (default: each design's)")
     parser.add_argument("--confidence", type=options.fraction, default=0.95, help="confidence of the bound (default: 0.95)")
     parser.add_argument("--force", action="store_true",
                         help="replace another audit's results in --out (default: off)")
@@ -114,6 +120,8 @@ def add_arguments(parser):
     options.only_with(parser, "--client-arg", "--client")
     options.only_with(parser, "--design", "--run")
     options.only_with(parser, "--planted", "--run")
+    options.only_with(parser, "--rounds-per-day", "--run")
+    options.only_with(parser, "--delta", "--run")
     options.only_with(parser, "--support", "--client", "--reports")
 
 
@@ -143,8 +151,10 @@ def run(args) -> int:
         return 0
     if args.run:
         from ldpsim.scenarios.studies.audit.gate import audit_whole_run
+        from ldpsim.mechanisms.deltas import DELTA_AUDIT
         report = audit_whole_run(args.design, bug=args.planted, trials=args.trials, confidence=args.confidence,
-                                 seed=args.seed or 0)
+                                 seed=args.seed or 0, days=args.days, rounds_per_day=args.rounds_per_day,
+                                 delta=args.delta or DELTA_AUDIT)
     elif args.pure_ldp:
         from ldpsim.scenarios.studies.audit.peers_audit import audit_pure_ldp
         results = audit_pure_ldp(args.epsilons, args.trials or 100_000, seed=args.seed or 0, confidence=args.confidence,

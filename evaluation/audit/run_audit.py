@@ -30,7 +30,8 @@ summary prints) for a deployment of the design over D days. ε_lb = ln(p_lo(S|A)
 (:func:`~.bounds.epsilon_lower_bound`); FAIL when it exceeds the claim, INCONCLUSIVE when no outcome
 of these trials could (:func:`~.bounds.largest_lower_bound`), else PASS.
 
-Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian): world A the canary adds
+Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian; ``two_server``: the discrete
+Gaussian of the honest aggregator, the view of the other one colluding): world A the canary adds
 1 to its word's count each round, world B it is absent; each round releases count + Z (the noise's own
 sampler, vectorised over trials and rounds); the event is Σ_r (release_r − background) ≥ t with the exact
 law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per device over the run at
@@ -39,8 +40,11 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_to_fail` gives the trials at which an audit FAILS a bug with
-probability ≥ 0.95.
+in that round; for the central models, an aggregator that releases one round without noise;
+``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
+aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
+trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
+designs are planned in :mod:`.run_designs` (docs/math.md §11.8).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ from ldpsim.scenarios.studies.audit.gate import plan_run
 #: runs per world beyond which a bug counts as out of reach (days of CPU for the cheapest clients)
 MAX_RUNS = 10**9
 #: the lengths of :func:`run_power`'s default table: (design, days, rounds a day, δ of the claim)
-CASES = (("grr", 7, 2, DELTA_AUDIT), ("grr", 30, 1, DELTA_AUDIT), ("secagg", 7, 2, 1e-5), ("two_server", 30, 1, 1e-5),
-         ("shuffle", 7, 30, DELTA_AUDIT), ("tee", 30, 1, 1e-5), ("tee_selection", 30, 1, 1e-5), ("triehh", 7, 2, DELTA_AUDIT))
+CASES = (("grr", 7, 2, DELTA_AUDIT), ("grr", 30, 1, DELTA_AUDIT), ("secagg", 3, 2, 1e-5), ("two_server", 3, 2, 1e-5),
+         ("two_server", 30, 1, 1e-5), ("shuffle", 7, 30, DELTA_AUDIT), ("tee", 30, 1, 1e-5),
+         ("tee_selection", 30, 1, 1e-5), ("triehh", 7, 2, DELTA_AUDIT))
 COLUMNS = ("design", "days", "rounds_per_day", "delta", "bug", "claim", "event_epsilon", "runs_for_power")
 
 
