@@ -44,7 +44,7 @@ in that round; for the central models, an aggregator that releases one round wit
 ``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
 aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
 trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
-designs are planned in :mod:`.run_designs` (docs/math.md §11.8).
+designs are planned in :mod:`ldpsim.scenarios.studies.audit.run_designs` (docs/math.md §11.8).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class RunPlan:
         k of the event S_n,k.
     p_a, p_b : float
         P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′); for the
-        designs of :mod:`.run_designs`, of the audited release (its planted bug included).
+        designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`, of the audited release (its planted bug included).
     claim : float
         ε per person over the run (pure, δ = 0) — the accountant's, or the planted accountant's.
     claim_source : str
@@ -130,7 +130,7 @@ class RunPlan:
     event: Callable | None
     noise: object = None  #: central designs: the per-round IntegerNoise (the event is Σ releases ≥ at_least)
     delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
-    #: the designs of :mod:`.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
+    #: the designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
     draw: Callable | None = None
 
     @property

@@ -12,7 +12,7 @@ from scipy import stats
 
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound
 from ldpsim.evaluation.audit.run_audit import audit_run, event_epsilon, run_hits, trials_to_fail
-from ldpsim.evaluation.audit.run_designs import ALL_BUGS, ALL_DESIGNS, PLANS, design_bugs, design_plan
+from ldpsim.scenarios.studies.audit.run_designs import ALL_BUGS, ALL_DESIGNS, PLANS, design_bugs, design_plan
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_local import Shuffled
 from ldpsim.mechanisms.aggregation.tee import calibrate_tee

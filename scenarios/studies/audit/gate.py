@@ -38,7 +38,7 @@ from ldpsim.evaluation.audit.auditor import (AuditResult, audit_client, audit_me
 from ldpsim.evaluation.audit.bounds import trials_for_power, trials_to_detect
 from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit import run_audit as ra
-from ldpsim.evaluation.audit import run_designs as rd
+from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
                                                trials_to_fail)
@@ -450,9 +450,9 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     Parameters
     ----------
     designs : sequence of str, optional
-        Of :data:`~ldpsim.evaluation.audit.run_designs.ALL_DESIGNS` (default: all).
+        Of :data:`~ldpsim.scenarios.studies.audit.run_designs.ALL_DESIGNS` (default: all).
     bug : str, optional
-        A planted bug (:data:`~ldpsim.evaluation.audit.run_designs.ALL_BUGS`) every audited design carries
+        A planted bug (:data:`~ldpsim.scenarios.studies.audit.run_designs.ALL_BUGS`) every audited design carries
         (designs that cannot carry it are skipped, and said so).
     trials : int, optional
         Runs per world (default: per design, the most its planted bugs need to FAIL with probability ≥ 0.95,
@@ -495,7 +495,7 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
     """The accountant's ε per person over the run (δ = 0; :func:`~ldpsim.evaluation.privacy.accountant.device_spend`,
     the number a run summary prints) of a deployment of ``design`` over ``days`` days, ``rounds_per_day``
     reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's); a central design's
-    at ``delta``; for the designs of :data:`~ldpsim.evaluation.audit.run_designs.PLANS`, their own
+    at ``delta``; for the designs of :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own
     accountant's claim (:func:`plan_run`)."""
     if rd.check_design(design) in rd.PLANS:
         return plan_run(design, days=days, rounds_per_day=rounds_per_day, delta=delta).claim

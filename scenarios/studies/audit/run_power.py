@@ -11,7 +11,7 @@ fewer runs has less power: a PASS then says only that no effect that large was s
 from __future__ import annotations
 
 from ldpsim.evaluation.audit.run_audit import event_epsilon, trials_to_fail
-from ldpsim.evaluation.audit.run_designs import design_bugs
+from ldpsim.scenarios.studies.audit.run_designs import design_bugs
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.scenarios.studies.audit.gate import plan_run
 

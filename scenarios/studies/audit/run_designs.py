@@ -1,7 +1,7 @@
 """The whole-run audit of the amplified, thresholded and confidential designs — docs/math.md §11.8.
 
-:mod:`.run_audit` audits the local frequency oracles, the LDP tries and the central-noise models
-(``secagg``, ``threshold``, ``two_server``); this module builds the same :class:`~.run_audit.RunPlan`
+:mod:`~ldpsim.evaluation.audit.run_audit` audits the local frequency oracles, the LDP tries and the central-noise models
+(``secagg``, ``threshold``, ``two_server``); this module builds the same :class:`~ldpsim.evaluation.audit.run_audit.RunPlan`
 for the designs whose release is not one report per round or one noisy count:
 
 * ``shuffle``, ``secagg_local`` — ε₀-LDP reports (binary GRR: the trust models' local randomizer
@@ -35,7 +35,7 @@ for the designs whose release is not one report per round or one noisy count:
   typed occurrences before bounding them to one vote, P[Bin(θ + 2, γ) ≥ θ] a round.
 
 Every event's probabilities are exact; the threshold t (where there is one) is fixed before any trial
-from the exact law (fewest trials for the design's planted bug to FAIL, :func:`~.run_audit.trials_to_fail`),
+from the exact law (fewest trials for the design's planted bug to FAIL, :func:`~ldpsim.evaluation.audit.run_audit.trials_to_fail`),
 so choosing it costs no confidence. Each (ε, δ) claim is judged by ε_lb = ln((p_lo(S|A) − δ)/p_hi(S|B))
 (docs/math.md §11.5): the hypothesis-test form e^ε·P[S|B] + δ ≥ P[S|A].
 """
@@ -305,7 +305,7 @@ def _tightest_index(sf_a: np.ndarray, sf_b: np.ndarray, delta: float) -> int:
 
 def _best_index(probe: RunPlan, sf_a: np.ndarray, sf_b: np.ndarray, delta: float) -> int:
     """The event (index into the exact laws ``sf_a``, ``sf_b``) with the fewest trials for ``probe``'s claim to
-    FAIL (:func:`~.run_audit.trials_to_fail`): among the events with P[S|A] ≥ 2δ whose ratio exceeds the
+    FAIL (:func:`~ldpsim.evaluation.audit.run_audit.trials_to_fail`): among the events with P[S|A] ≥ 2δ whose ratio exceeds the
     claim, the 40 with the smallest delta-method cost (1/P[S|A] + 1/P[S|B])/(ratio − claim)² are tried;
     when none exceeds it, :func:`_tightest_index`."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
