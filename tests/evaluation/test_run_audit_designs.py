@@ -147,3 +147,28 @@ def test_cli_names_every_design_and_refuses_an_unknown_one(capsys):
     assert main(["audit", "--run", "--design", "nope"]) == 2
     assert "tee_selection" in capsys.readouterr().err
     assert main(["audit", "--run", "--design", "sample_threshold", "--planted", "threshold-before-bounding"]) == 1
+
+
+def test_run_power_reports_the_runs_each_bug_needs():
+    from ldpsim.scenarios.studies.audit.run_power import COLUMNS, run_power
+    table = run_power(cases=(("sample_threshold", 2, 1, DELTA_AUDIT),))
+    assert list(table.columns) == list(COLUMNS) and table.bug.tolist() == ["threshold-before-bounding"]
+    assert table.runs_for_power.iloc[0] == run_trials("sample_threshold")
+    assert table.event_epsilon.iloc[0] > table.claim.iloc[0]
+
+
+@pytest.mark.slow
+def test_run_power_at_realistic_lengths():
+    """The documented rows (docs/math.md §11.8): 30 nights of the enclave at δ = 10⁻⁵ need 91 136 runs for
+    bound-l0; one uncharged round among 30 GRR days is beyond 10⁹ (−1)."""
+    from ldpsim.scenarios.studies.audit.run_power import run_power
+    table = run_power(cases=(("tee", 30, 1, 1e-5), ("grr", 30, 1, DELTA_AUDIT)))
+    assert table.runs_for_power.tolist() == [91_136, -1, -1]
+
+
+def test_cli_run_length_and_delta_reach_the_plan(capsys):
+    from ldpsim.scenarios.cli import main
+    assert main(["audit", "--run", "--design", "sample_threshold", "--days", "1", "--delta", "0.002"]) == 0
+    out = capsys.readouterr()
+    assert "[1 days × 1 rounds]" in out.out and "δ = 0.002" in out.out + out.err
+    assert main(["audit", "--mechanism", "grr", "--delta", "0.002"]) == 2
