@@ -55,7 +55,6 @@ from ldpsim.evaluation.audit.run_audit import RunPlan, bugs_of, trials_to_fail
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_local import SecAggLocal, Shuffled
-from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.tee import TeeDesign, bound_contributions, calibrate_tee
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
@@ -158,13 +157,12 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
 def _amplified(design, bug, delta, days, per_day, devices, epsilon_report) -> RunPlan:
     m = check_int(design, "devices", devices, low=2, high=10**5)
     e0 = check_real(design, "epsilon_report", epsilon_report, 0.0, 8.0)
-    claims = {}
-    for crowd in (m, m * per_day):       # the devices, or (planted) the batch's reports
-        model = Shuffled(epsilon_report=e0) if design == "shuffle" else \
-            SecAggLocal(epsilon_report=e0, min_cohort=crowd, min_arrival=1.0)
-        claims[crowd] = run_epsilon(model, crowd, days, delta, per_day, "replace")
+    models = {crowd: Shuffled(epsilon_report=e0) if design == "shuffle" else
+              SecAggLocal(epsilon_report=e0, min_cohort=crowd, min_arrival=1.0)
+              for crowd in (m, m * per_day)}     # the devices, or (planted) the batch's reports
+    claims = {crowd: run_epsilon(model, crowd, days, delta, per_day, "replace") for crowd, model in models.items()}
     claim = claims[m * per_day if bug else m]
-    oracle = make("grr", epsilon=e0, domain_size=2)
+    oracle = models[m].local_oracle(2)                         # the design's client: GRR at ε₀ over {x′, x}
     p = float(oracle.p)
     q = 1.0 - p
     own, others = days * per_day, days * (m - 1) * per_day
