@@ -82,7 +82,7 @@ def add_arguments(parser):
                              "threshold-before-bounding (default: none)")
     parser.add_argument("--rounds-per-day", type=options.positive_int, metavar="R",
                         help="--run: rounds (reports) a day of the audited run (default: each design's)")
-    parser.add_argument("--delta", type=options.fraction,
+    parser.add_argument("--delta", type=options.delta,
                         help="--run: δ of the (ε, δ) claims of the central, amplified, threshold and enclave designs "
                              "(default: 1e-3)")
     parser.add_argument("--target", metavar="NAME",

@@ -168,7 +168,7 @@ def test_run_power_at_realistic_lengths():
 
 def test_cli_run_length_and_delta_reach_the_plan(capsys):
     from ldpsim.scenarios.cli import main
-    assert main(["audit", "--run", "--design", "sample_threshold", "--days", "1", "--delta", "0.002"]) == 0
+    assert main(["audit", "--run", "--design", "sample_threshold", "--days", "1", "--delta", "0.0005"]) == 0
     out = capsys.readouterr()
-    assert "[1 days × 1 rounds]" in out.out and "δ = 0.002" in out.out + out.err
-    assert main(["audit", "--mechanism", "grr", "--delta", "0.002"]) == 2
+    assert "[1 days × 1 rounds]" in out.out and "δ = 0.0005" in out.out + out.err
+    assert main(["audit", "--mechanism", "grr", "--delta", "0.0005"]) == 2
