@@ -13,7 +13,9 @@ numbers and messages). Four ways in (exactly one):
   imports MODULE and calls FUNC in this process: it runs that code as ``python -c`` would;
 * ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``;
 * ``--run [--design NAME ...] [--planted BUG]`` — a whole run: one canary person through every round of
-  every day of each design, judged against the accountant's ε per person over the run.
+  every day of each design (frequency oracles, tries, secure aggregation, two servers, shuffling, the
+  confidential enclave, TrieHH, sample-and-threshold), judged against the accountant's ε per person over
+  the run.
 
 ``--pure-ldp`` audits pure-ldp's clients in the benchmark's peers venv. ``--detection-table`` prints the
 trials needed to detect an ε larger than claimed instead. Output: the table, what was done (mode) and
@@ -65,16 +67,24 @@ def add_arguments(parser):
     what.add_argument("--reports", metavar="FILE", help="audit reports made elsewhere (.npz: reports_x, reports_x_prime) (default: none)")
     what.add_argument("--run", action="store_true",
                       help="audit a whole run: a canary person through every round of every day of each design "
-                           "(grr, oue, olh, ldp_trie, gboard, secagg, threshold), its user-level ε lower bound beside the accountant's "
-                           "ε per person over the run (default: off)")
+                           "(--design), its user-level ε lower bound beside the accountant's ε per person over the run "
+                           "(default: off)")
     what.add_argument("--detection-table", action="store_true", help="print the trials needed to detect excess ε (default: off)")
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--design", action="append", metavar="NAME",
-                        help="--run: a design to audit, repeatable (default: every design)")
+                        help="--run: a design to audit, repeatable: grr, oue, olh, ldp_trie, gboard, secagg, threshold, "
+                             "two_server, shuffle, secagg_local, tee, tee_selection, triehh, sample_threshold "
+                             "(default: every design)")
     parser.add_argument("--planted", metavar="BUG",
-                        help="--run: plant a bug in every audited design, to see the audit FAIL it: uncharged-round or "
-                             "clear-round (default: none)")
+                        help="--run: plant a bug in every audited design that can carry it, to see the audit FAIL it: "
+                             "uncharged-round, clear-round, split-noise, amplified-by-reports, bound-l0, "
+                             "threshold-before-bounding (default: none)")
+    parser.add_argument("--rounds-per-day", type=options.positive_int, metavar="R",
+                        help="--run: rounds (reports) a day of the audited run (default: each design's)")
+    parser.add_argument("--delta", type=options.delta,
+                        help="--run: δ of the (ε, δ) claims of the central, amplified, threshold and enclave designs "
+                             "(default: 1e-3)")
     parser.add_argument("--target", metavar="NAME",
                         help="what to audit of --mechanism: rappor 'report' (ε₁) or 'permanent' (ε_∞), "
                              "personalized 'group0', 'group1', ... (default: the first; --all audits every target)")
@@ -100,7 +110,8 @@ def add_arguments(parser):
                         help="sample: run the client; declared: counts from the declared probabilities only "
                              "(the code does not run); repeated: --days reports of one device jointly (default: sample)")
     parser.add_argument("--days", type=options.positive_int,
-                        help="--mode repeated: reports per device, same key and value (default: 7)")
+                        help="--mode repeated: reports per device, same key and value (default: 7); --run: days "
+                             "of the audited run (default: each design's)")
     parser.add_argument("--confidence", type=options.fraction, default=0.95, help="confidence of the bound (default: 0.95)")
     parser.add_argument("--force", action="store_true",
                         help="replace another audit's results in --out (default: off)")
@@ -109,6 +120,8 @@ def add_arguments(parser):
     options.only_with(parser, "--client-arg", "--client")
     options.only_with(parser, "--design", "--run")
     options.only_with(parser, "--planted", "--run")
+    options.only_with(parser, "--rounds-per-day", "--run")
+    options.only_with(parser, "--delta", "--run")
     options.only_with(parser, "--support", "--client", "--reports")
 
 
@@ -138,8 +151,10 @@ def run(args) -> int:
         return 0
     if args.run:
         from ldpsim.scenarios.studies.audit.gate import audit_whole_run
+        from ldpsim.mechanisms.deltas import DELTA_AUDIT
         report = audit_whole_run(args.design, bug=args.planted, trials=args.trials, confidence=args.confidence,
-                                 seed=args.seed or 0)
+                                 seed=args.seed or 0, days=args.days, rounds_per_day=args.rounds_per_day,
+                                 delta=args.delta or DELTA_AUDIT)
     elif args.pure_ldp:
         from ldpsim.scenarios.studies.audit.peers_audit import audit_pure_ldp
         results = audit_pure_ldp(args.epsilons, args.trials or 100_000, seed=args.seed or 0, confidence=args.confidence,

@@ -30,7 +30,8 @@ summary prints) for a deployment of the design over D days. ε_lb = ln(p_lo(S|A)
 (:func:`~.bounds.epsilon_lower_bound`); FAIL when it exceeds the claim, INCONCLUSIVE when no outcome
 of these trials could (:func:`~.bounds.largest_lower_bound`), else PASS.
 
-Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian): world A the canary adds
+Central-noise trust models (``secagg``: Skellam; ``threshold``: discrete Gaussian; ``two_server``: the discrete
+Gaussian of the honest aggregator, the view of the other one colluding): world A the canary adds
 1 to its word's count each round, world B it is absent; each round releases count + Z (the noise's own
 sampler, vectorised over trials and rounds); the event is Σ_r (release_r − background) ≥ t with the exact
 law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per device over the run at
@@ -39,8 +40,11 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round; for the central models, an aggregator that releases one round without noise. :func:`trials_to_fail` gives the trials at which an audit FAILS a bug with
-probability ≥ 0.95.
+in that round; for the central models, an aggregator that releases one round without noise;
+``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
+aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
+trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
+designs are planned in :mod:`ldpsim.scenarios.studies.audit.run_designs` (docs/math.md §11.8).
 """
 
 from __future__ import annotations
@@ -65,14 +69,15 @@ from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
-DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold")
+DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: central-noise trust models: the released count of the canary's word each round carries this noise
-#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
-CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0)}
+#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian; two servers: the discrete Gaussian one
+#: aggregator adds, the view of the other, colluding, aggregator), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
+CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0), "two_server": ("discrete_gaussian", 2.0)}
 
 #: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
-BUGS = ("uncharged-round", "clear-round")
-CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold")
+BUGS = ("uncharged-round", "clear-round", "split-noise")
+CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)
@@ -93,7 +98,8 @@ class RunPlan:
     at_least : int
         k of the event S_n,k.
     p_a, p_b : float
-        P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′).
+        P[S_n,k | A], P[S_n,k | B] of the honest client (binomial tails of the plan's p, p′); for the
+        designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`, of the audited release (its planted bug included).
     claim : float
         ε per person over the run (pure, δ = 0) — the accountant's, or the planted accountant's.
     claim_source : str
@@ -124,6 +130,8 @@ class RunPlan:
     event: Callable | None
     noise: object = None  #: central designs: the per-round IntegerNoise (the event is Σ releases ≥ at_least)
     delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
+    #: the designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
+    draw: Callable | None = None
 
     @property
     def rounds(self) -> int:
@@ -131,9 +139,15 @@ class RunPlan:
 
     @property
     def description(self) -> str:
-        if self.noise is not None:
+        if self.noise is not None or self.draw is not None:
             return self.one_report
         return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
+
+
+def bugs_of(design: str) -> tuple:
+    """The planted bugs of :data:`BUGS` that ``design`` can carry."""
+    return tuple(b for b in BUGS if (b != "clear-round" or design in CLEAR_ROUND_DESIGNS)
+                 and (b != "split-noise" or design == "two_server"))
 
 
 def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
@@ -151,12 +165,13 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
              epsilon_round: float = EPSILON_ROUND, bug: str | None = None,
-             claim_short: float | None = None) -> RunPlan:
+             claim_short: float | None = None, delta: float = DELTA_AUDIT) -> RunPlan:
     """The run audit of ``design`` (module docstring) over ``days`` × ``rounds_per_day`` rounds at
     ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
     that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
     optionally with a planted ``bug`` (:data:`BUGS`). ``claim_short``: the same accountant over n − 1
     rounds (the planted accountant's claim; default ``claim`` − ``epsilon_round``, pure composition).
+    ``delta``: δ of a central design's (ε, δ) claim (the local designs' claims are pure, δ = 0).
 
     Raises
     ------
@@ -167,17 +182,19 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
         raise InputError(f"The 'design' parameter of the run audit must be one of {DESIGNS}. Got {design!r} instead.")
     if bug is not None and bug not in BUGS:
         raise InputError(f"The 'bug' parameter of the run audit must be one of {BUGS} or None. Got {bug!r} instead.")
-    if bug == "clear-round" and design not in CLEAR_ROUND_DESIGNS:
-        raise InputError(f"The 'clear-round' bug sends a GRR category in the clear; it applies to "
-                         f"{CLEAR_ROUND_DESIGNS}. Got design {design!r}.")
+    if bug is not None and bug not in bugs_of(design):
+        raise InputError(f"The {bug!r} bug does not apply to design {design!r} ('clear-round' sends a GRR category "
+                         f"or a count in the clear; 'split-noise' splits the two servers' noise); it takes "
+                         f"{bugs_of(design)}.")
     days = check_int("run_plan", "days", days, low=1, high=365)
-    rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day, low=1 if design in ("grr", "oue", "olh")
-                               else 2, high=64)
+    rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day,
+                               low=2 if design in ("ldp_trie", "gboard") else 1, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
     short = claim - epsilon_round if claim_short is None else claim_short
     if design in CENTRAL:
-        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug)
+        return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
+                             check_real("run_plan", "delta", delta, 0.0, 0.5))
     plan = plan_for(mech)
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
@@ -189,30 +206,37 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
                    plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
 
 
-def _central_plan(design, claim, short, days, rounds_per_day, noise, bug) -> RunPlan:
+def _central_plan(design, claim, short, days, rounds_per_day, noise, bug, delta) -> RunPlan:
     """The central design's plan (docs/math.md §11.7): world A the canary adds 1 to its word's count in each
     of the n rounds, world B it is absent; each round releases count + Z. Event: Σ_r (release_r − background)
     ≥ t, exact law P[Z^{*n} ≥ t − n] vs P[Z^{*n} ≥ t]; t fixed before any trial (fewest trials to refute the
     claim one round short, which ``claim`` already is under the planted accountant)."""
     n = days * rounds_per_day
-    k, p, _ = noise.times(n).pmf_table()
-    sf = np.cumsum(p[::-1])[::-1]                         # P[Z^{*n} ≥ k[i]]
-    target = short
-    best = None
-    for i in range(n, k.size):
-        probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
-                        "", None, (math.nan, math.nan), None, None, noise, DELTA_AUDIT)
-        if sf[i] < 1e-8 or sf[i - n] < 2 * DELTA_AUDIT:
-            continue
-        cost = trials_to_fail(probe)
-        best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
-    t = best[1]
-    source = "accountant (ε per person over the run)" if bug != "uncharged-round" else \
-        "planted accountant: one round not charged"
+    law = noise.share(2) if bug == "split-noise" else noise   # the colluding aggregator removes its own share
+    t = _fewest_runs(design, days, rounds_per_day, law, claim if bug == "split-noise" else short, delta)
+    source = {"uncharged-round": "planted accountant: one round not charged",
+              "split-noise": "planted: each aggregator adds half the noise, the claim one aggregator's full noise"
+              }.get(bug, "accountant (ε per person over the run)")
     return RunPlan(design, days, rounds_per_day, 1, 0, t.at_least, t.p_a, t.p_b,
                    short if bug == "uncharged-round" else claim, source,
                    f"Σ over the {n} rounds of (release − background) ≥ {t.at_least}", bug, (math.nan, math.nan),
-                   None, None, noise, DELTA_AUDIT)
+                   None, None, law, delta)
+
+
+def _fewest_runs(design, days, rounds_per_day, noise, target, delta) -> RunPlan:
+    """The event Σ ≥ t of the n-round noise sum with the fewest runs to refute ``target`` (exact law)."""
+    n = days * rounds_per_day
+    k, p, _ = noise.times(n).pmf_table()
+    sf = np.cumsum(p[::-1])[::-1]                         # P[Z^{*n} ≥ k[i]]
+    best = None
+    for i in range(n, k.size):
+        probe = RunPlan(design, days, rounds_per_day, 1, 0, int(k[i]), float(sf[i - n]), float(sf[i]), target, "",
+                        "", None, (math.nan, math.nan), None, None, noise, delta)
+        if sf[i] < 1e-8 or sf[i - n] < 2 * delta:
+            continue
+        cost = trials_to_fail(probe)
+        best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
+    return best[1]
 
 
 def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
@@ -221,6 +245,9 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
     hits = 0
     for start in range(0, trials, CHUNK):
         size = min(CHUNK, trials - start)
+        if plan.draw is not None:
+            hits += int(np.count_nonzero(plan.draw(value, size, rng)))
+            continue
         if plan.noise is not None:         # central: each round's noise drawn by its own sampler
             z = plan.noise.sample((size, plan.rounds), rng)
             if plan.bug == "clear-round":
@@ -253,8 +280,18 @@ def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> Audi
         epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha, plan.delta)),
         confidence=confidence, x=plan.x, x_prime=plan.x_prime, event=plan.description, trials=trials,
         count_x=k_a, count_x_prime=k_b, mode="run", seconds=time.perf_counter() - t0,
-        epsilon_event=math.log((plan.p_a - plan.delta) / plan.p_b), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
+        epsilon_event=event_epsilon(plan), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
         largest_bound=largest_lower_bound(trials, trials, alpha, plan.delta), days=plan.rounds)
+
+
+def event_epsilon(plan: RunPlan) -> float:
+    """ln((P[S|A] − δ)/P[S|B]) of the audited release's exact law (:func:`bug_probabilities`: the planted
+    bug's when there is one): the most its event can show with unlimited runs (−inf when P[S|A] ≤ δ, inf
+    when P[S|B] = 0 < P[S|A] − δ)."""
+    p_a, p_b = bug_probabilities(plan)
+    if p_a <= plan.delta:
+        return -math.inf
+    return math.inf if p_b == 0 else math.log((p_a - plan.delta) / p_b)
 
 
 def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
@@ -286,8 +323,10 @@ def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER
     return fewest_trials(fails, max_trials)
 
 
-def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None) -> int:
+def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None,
+                   **lengths) -> int:
     """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
-    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many."""
-    bugs = [b for b in BUGS if b != "clear-round" or design in CLEAR_ROUND_DESIGNS]
-    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short), confidence) for b in bugs)
+    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many.
+    ``lengths``: :func:`run_plan`'s ``days``, ``rounds_per_day``, ``epsilon_round``, ``delta``."""
+    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short, **lengths), confidence)
+               for b in bugs_of(design))

@@ -62,7 +62,7 @@ def bound_contributions(persons, keys, max_keys: int, max_per_key: int, rng=None
     if p.shape != k.shape or p.ndim != 1:
         raise InputError(f"The 'persons' and 'keys' parameters of bound_contributions must be 1-d arrays of one "
                          f"length. Got shapes {p.shape} and {k.shape} instead.")
-    pairs, count = np.unique(np.stack([p, k], axis=1), axis=0, return_counts=True)
+    pairs, count = _distinct_pairs(p, k)
     priority = as_generator(rng).random(len(pairs))
     order = np.lexsort((priority, pairs[:, 0]))               # each person's pairs in a random order
     pairs, count = pairs[order], count[order]
@@ -70,6 +70,19 @@ def bound_contributions(persons, keys, max_keys: int, max_per_key: int, rng=None
     rank = np.arange(len(pairs)) - np.repeat(first, np.diff(np.r_[first, len(pairs)]))
     keep = rank < l0
     return pairs[keep, 0], pairs[keep, 1], np.minimum(count[keep], linf)
+
+
+def _distinct_pairs(p: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (person, key) rows in lexicographic order and their counts (np.unique over rows), through
+    one int64 code per row when the id ranges allow it (an order of magnitude faster than unique over rows)."""
+    if p.size == 0:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    p0, k0 = int(p.min()), int(k.min())
+    base = int(k.max()) - k0 + 1
+    if (int(p.max()) - p0 + 1) * base >= 2 ** 62:
+        return np.unique(np.stack([p, k], axis=1), axis=0, return_counts=True)
+    codes, count = np.unique((p - p0) * base + (k - k0), return_counts=True)
+    return np.stack([codes // base + p0, codes % base + k0], axis=1), count
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.audit.run_audit import (BUGS, CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities,
+from ldpsim.evaluation.audit.run_audit import (CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities, bugs_of,
                                                run_hits, trials_to_fail)
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
@@ -57,7 +57,7 @@ def test_shipped_designs_pass_and_planted_bugs_fail(design):
     trials = run_trials(design)
     assert trials < 10**5      # every planted bug is detectable at ≥ 0.95 power by a feasible audit
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
-    for bug in BUGS:
+    for bug in bugs_of(design):
         assert audit_run(plan_run(design, bug=bug), trials, 0).verdict == "FAIL", bug
 
 
@@ -75,7 +75,7 @@ def test_trials_for_power_gives_at_least_the_stated_power():
     from the exact law) FAIL at least 0.95 − 3.1·√(0.95·0.05/400) ≈ 0.916 of the time (false alarm ~1e-3)."""
     from ldpsim.evaluation.audit.bounds import epsilon_lower_bound
     rng = np.random.default_rng(7)
-    for bug in BUGS:
+    for bug in bugs_of("grr"):
         plan = plan_run("grr", bug=bug)
         t = trials_to_fail(plan)
         p_a, p_b = bug_probabilities(plan)
@@ -114,10 +114,10 @@ def test_central_event_law_is_the_noise_sum_tail():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("design", ("secagg", "threshold"))
+@pytest.mark.parametrize("design", ("secagg", "threshold", "two_server"))
 def test_central_designs_pass_and_planted_bugs_fail(design):
     trials = run_trials(design)
     assert trials < 10**7
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
-    for bug in BUGS:
+    for bug in bugs_of(design):
         assert audit_run(plan_run(design, bug=bug), trials, 0).verdict == "FAIL", bug

@@ -38,8 +38,10 @@ from ldpsim.evaluation.audit.auditor import (AuditResult, audit_client, audit_me
 from ldpsim.evaluation.audit.bounds import trials_for_power, trials_to_detect
 from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit import run_audit as ra
+from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
-from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, default_trials, run_plan
+from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
+                                               trials_to_fail)
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_models import trust_model
@@ -439,7 +441,8 @@ def detection_table(epsilons=EPSILONS, excesses=(0.05, 0.1, 0.25, 0.5, 1.0), dom
 
 
 def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confidence: float = 0.95,
-                    seed: int = 0) -> AuditReport:
+                    seed: int = 0, days: int | None = None, rounds_per_day: int | None = None,
+                    delta: float = DELTA_AUDIT) -> AuditReport:
     """The audit of a whole run (mode ``"run"``, :mod:`ldpsim.evaluation.audit.run_audit`, docs/math.md §11.7):
     per design, one canary person through D days × R rounds, its user-level ε_lb beside the accountant's
     ε per person over the run.
@@ -447,47 +450,59 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     Parameters
     ----------
     designs : sequence of str, optional
-        Of :data:`~ldpsim.evaluation.audit.run_audit.DESIGNS` (default: all).
+        Of :data:`~ldpsim.scenarios.studies.audit.run_designs.ALL_DESIGNS` (default: all).
     bug : str, optional
-        A planted bug (:data:`~ldpsim.evaluation.audit.run_audit.BUGS`) every audited design carries
+        A planted bug (:data:`~ldpsim.scenarios.studies.audit.run_designs.ALL_BUGS`) every audited design carries
         (designs that cannot carry it are skipped, and said so).
     trials : int, optional
         Runs per world (default: per design, the most its planted bugs need to FAIL with probability ≥ 0.95,
         :func:`~ldpsim.evaluation.audit.run_audit.default_trials`).
     confidence : float in (0, 1)
     seed : int
+    days, rounds_per_day : int, optional
+        The run's length (default: each design's, :func:`plan_run`).
+    delta : float
+        δ of the (ε, δ) claims (central, amplified, thresholded and enclave designs; default
+        :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`).
     """
-    designs = tuple(ra.DESIGNS if designs is None else designs)
+    lengths = {"days": days, "rounds_per_day": rounds_per_day, "delta": delta}
+    designs = tuple(rd.check_design(d) for d in (rd.ALL_DESIGNS if designs is None else designs))
+    if bug is not None and bug not in rd.ALL_BUGS:
+        raise InputError(f"The 'bug' parameter of the run audit must be one of {', '.join(rd.ALL_BUGS)} or None. "
+                         f"Got {bug!r} instead.")
     confidence = check_real("audit", "confidence", confidence, 0.0, 1.0)
     seed = check_int("audit", "seed", seed, low=0)
     if trials is not None:
         trials = check_trials(trials)
-    skipped = [d for d in designs if bug == "clear-round" and d in ra.DESIGNS and d not in ra.CLEAR_ROUND_DESIGNS]
-    plans = [plan_run(d, bug=bug) for d in designs if d not in skipped]
-    counts = [trials or run_trials(p.design, confidence) for p in plans]
+    skipped = [d for d in designs if bug is not None and bug not in rd.design_bugs(d)]
+    plans = [plan_run(d, bug, **lengths) for d in designs if d not in skipped]
+    counts = [trials or run_trials(p.design, confidence, **lengths) for p in plans]
     for p, t in zip(plans, counts):   # a bug no feasible audit detects gives max_trials + 1: refused here
         _guard_samples(t, 1, p.rounds)
     rngs = np.random.default_rng(seed).spawn(len(plans))
     results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]
     notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
-             f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln((P[S|A] − δ)/P[S|B]) {math.log((p.p_a - p.delta) / p.p_b):.4g}, δ = {p.delta:g})"
+             f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln((P[S|A] − δ)/P[S|B]) {event_epsilon(p):.4g}, δ = {p.delta:g})"
              for p in plans]
-    notes += [f"{d}: skipped, the planted {bug!r} needs a GRR report" for d in skipped]
+    notes += [f"{d}: skipped, the planted {bug!r} does not apply (it carries {', '.join(rd.design_bugs(d))})"
+              for d in skipped]
     return AuditReport(results, "run", notes + [f"{len(results)} run audit(s): each trial one complete run of the canary; confidence "
                           f"{confidence:g} per audit; FAIL = ε_lb above the claimed ε per person over the run"])
 
 
 def run_claim(design: str, days: int | None = None, rounds_per_day: int | None = None,
-              epsilon_round: float | None = None) -> float:
+              epsilon_round: float | None = None, delta: float = DELTA_AUDIT) -> float:
     """The accountant's ε per person over the run (δ = 0; :func:`~ldpsim.evaluation.privacy.accountant.device_spend`,
     the number a run summary prints) of a deployment of ``design`` over ``days`` days, ``rounds_per_day``
-    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's)."""
-    if design not in ra.DESIGNS:
-        raise InputError(f"The 'design' parameter of the run audit must be one of {ra.DESIGNS}. Got {design!r} instead.")
+    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's); a central design's
+    at ``delta``; for the designs of :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own
+    accountant's claim (:func:`plan_run`)."""
+    if rd.check_design(design) in rd.PLANS:
+        return plan_run(design, days=days, rounds_per_day=rounds_per_day, delta=delta).claim
     days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
     if design in ra.CENTRAL:   # the trust accountant's ε per device over the run, add/remove, at the audit's δ
         model = trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design]))
-        return run_epsilon(model, 2, days, DELTA_AUDIT, rounds, "add-remove")
+        return run_epsilon(model, 2, days, delta, rounds, "add-remove")
     if design in ("ldp_trie", "gboard"):
         uc = UseCase("words", "word", design, (("epsilon", eps * days * rounds), ("length", rounds), ("alphabet", "ab")))
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
@@ -498,20 +513,33 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
     return device_spend(cfg).total(cfg.use_cases[0].guarantee.label, "epsilon_person")
 
 
-def plan_run(design: str, bug: str | None = None) -> RunPlan:
-    """The run audit's plan of ``design`` at its defaults, judged against :func:`run_claim`."""
-    return run_plan(design, run_claim(design), bug=bug, claim_short=_claim_short(design))
+def plan_run(design: str, bug: str | None = None, days: int | None = None, rounds_per_day: int | None = None,
+             epsilon_round: float | None = None, delta: float = DELTA_AUDIT) -> RunPlan:
+    """The run audit's plan of ``design`` judged against :func:`run_claim`: at its defaults, or over ``days`` ×
+    ``rounds_per_day`` rounds (the frequency oracles and tries at ``epsilon_round`` a round) with a central
+    claim at ``delta``."""
+    if rd.check_design(design) in rd.PLANS:
+        sizes = {k: v for k, v in (("days", days), ("rounds_per_day", rounds_per_day)) if v is not None}
+        return rd.design_plan(design, bug, delta, **sizes)
+    lengths = {"days": days or ra.DAYS, "rounds_per_day": rounds_per_day or ra.ROUNDS_PER_DAY,
+               "epsilon_round": epsilon_round or ra.EPSILON_ROUND, "delta": delta}
+    return run_plan(design, run_claim(design, **lengths), bug=bug, claim_short=_claim_short(design, **lengths),
+                    **lengths)
 
 
-def run_trials(design: str, confidence: float = 0.95) -> int:
+def run_trials(design: str, confidence: float = 0.95, **lengths) -> int:
     """Runs per world of ``design``'s audit: the most any of its planted bugs needs to FAIL with probability
-    ≥ 0.95 (:func:`~ldpsim.evaluation.audit.run_audit.default_trials`)."""
-    return default_trials(design, run_claim(design), confidence, _claim_short(design))
+    ≥ 0.95 (:func:`~ldpsim.evaluation.audit.run_audit.default_trials`); ``lengths`` as :func:`plan_run`'s."""
+    if rd.check_design(design) in rd.PLANS:
+        return max(trials_to_fail(plan_run(design, b, **lengths), confidence) for b in rd.design_bugs(design))
+    full = {"days": lengths.get("days") or ra.DAYS, "rounds_per_day": lengths.get("rounds_per_day") or ra.ROUNDS_PER_DAY,
+            "epsilon_round": lengths.get("epsilon_round") or ra.EPSILON_ROUND, "delta": lengths.get("delta", DELTA_AUDIT)}
+    return default_trials(design, run_claim(design, **full), confidence, _claim_short(design, **full), **full)
 
 
-def _claim_short(design: str) -> float | None:
+def _claim_short(design: str, days: int, rounds_per_day: int, epsilon_round: float, delta: float) -> float | None:
     """The accountant over one round fewer, for the central designs (the local ones: claim − ε₀)."""
     if design not in ra.CENTRAL:
         return None
-    return run_epsilon(trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design])), 2, 1, DELTA_AUDIT,
-                       ra.DAYS * ra.ROUNDS_PER_DAY - 1, "add-remove")
+    return run_epsilon(trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design])), 2, 1, delta,
+                       days * rounds_per_day - 1, "add-remove")
