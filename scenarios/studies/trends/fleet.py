@@ -1,0 +1,142 @@
+"""The trend designs on a whole fleet, device by device, in blocks — serially or on Dask — docs/math.md §12.8.
+
+The fleet of n devices is cut into blocks of at most ``block`` devices; each (replicate, block) is one
+task with its own child stream (the run's root ``SeedSequence`` spawns one child per replicate, each
+spawns one per block), which draws the block's histories and privatizes them on the devices
+(:func:`~ldpsim.evaluation.trends.device_path.block_aggregates`). The server's daily aggregates are the
+sums of the blocks' aggregates, added in block order — so a serial run and a run on any number of Dask
+workers give the same numbers, bit for bit. Only the blocks' sums (a few hundred numbers per design)
+travel back; a task's memory is bounded by its batch (:data:`~ldpsim.evaluation.trends.device_path.BATCH`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldpsim.evaluation.trends.device_path import BATCH, block_aggregates, release
+from ldpsim.mechanisms._validation import check_int
+from ldpsim.runtime.brief_repr import BriefRepr
+
+#: devices per Dask task
+BLOCK = 500_000
+
+
+@dataclass(frozen=True, repr=False)
+class FleetRun(BriefRepr):
+    """Released daily estimates of every design on the fleet, device by device.
+
+    Parameters
+    ----------
+    counts : ndarray, shape (replicates, T)
+        The fleet's true daily counts (devices that used the item each day).
+    daily : dict
+        Design name → released daily estimates, shape (replicates, T).
+    devices, blocks : int
+        n, and the blocks (tasks) per replicate.
+    seconds : float
+        Wall-clock time of the simulation.
+    """
+
+    counts: np.ndarray
+    daily: dict
+    devices: int
+    blocks: int
+    seconds: float
+
+
+def _block(designs, workload, size: int, n: int, seed, batch: int):
+    """One task: a block's true counts and each design's summed messages (module docstring)."""
+    return block_aggregates(designs, workload, size, n, np.random.default_rng(seed), batch)
+
+
+def simulate_fleet(designs, workload, devices: int, replicates: int = 1, seed=0, block: int = BLOCK,
+                   workers: int | None = None, scheduler: str | None = None, progress=None,
+                   batch: int = BATCH) -> FleetRun:
+    """Run ``designs`` on ``devices`` devices of ``workload``, device by device (module docstring).
+
+    Parameters
+    ----------
+    designs : sequence
+        Designs with a per-device path (:func:`~ldpsim.evaluation.trends.device_path.has_device_path`).
+    workload : DailyUse or FavouriteUse
+        Each device's history of the tracked item.
+    devices : int
+        n ≥ 1.
+    replicates : int
+        Independent runs of the whole fleet.
+    seed : int or SeedSequence
+        Root entropy.
+    block : int
+        Devices per task.
+    workers : int, optional
+        Worker processes of a local Dask cluster (:func:`~ldpsim.runtime.cluster.local_cluster`); None or 1
+        runs the blocks in this process.
+    scheduler : str, optional
+        Address of an existing Dask scheduler (takes precedence over ``workers``).
+    progress : callable, optional
+        ``progress(done, total)`` in blocks, as they finish.
+    batch : int
+        Devices privatized together inside a block (bounds a task's memory).
+
+    Returns
+    -------
+    FleetRun
+    """
+    n = check_int("simulate_fleet", "devices", devices, low=1)
+    replicates = check_int("simulate_fleet", "replicates", replicates, low=1)
+    block = check_int("simulate_fleet", "block", block, low=1)
+    batch = check_int("simulate_fleet", "batch", batch, low=1)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check_int(
+        "simulate_fleet", "seed", seed, low=0))
+    n_blocks = math.ceil(n / block)
+    sizes = [min(block, n - b * block) for b in range(n_blocks)]
+    tasks = [(r, b, s) for r, rep in enumerate(root.spawn(replicates)) for b, s in enumerate(rep.spawn(n_blocks))]
+    designs = list(designs)
+    t0 = time.perf_counter()
+    if scheduler is None and (workers or 1) == 1:
+        finished = (((r, b), _block(designs, workload, sizes[b], n, s, batch)) for r, b, s in tasks)
+    else:
+        finished = _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler)
+    counts = np.zeros((replicates, workload.days), dtype=np.int64)
+    totals = [[0] * len(designs) for _ in range(replicates)]
+    parts, folded = {}, [0] * replicates
+    for done, (key, part) in enumerate(finished, start=1):
+        parts[key] = part
+        r = key[0]
+        while folded[r] < n_blocks and (r, folded[r]) in parts:   # add in block order: serial = parallel
+            c, agg = parts.pop((r, folded[r]))
+            counts[r] += c
+            totals[r] = [t + a for t, a in zip(totals[r], agg)]
+            folded[r] += 1
+        if progress is not None:
+            progress(done, len(tasks))
+    daily = {d.name: np.stack([release(d, totals[r][k], n) for r in range(replicates)])
+             for k, d in enumerate(designs)}
+    return FleetRun(counts.astype(float), daily, n, n_blocks, time.perf_counter() - t0)
+
+
+def _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler):
+    """Yield ((replicate, block), result) as the tasks finish on a local cluster or at ``scheduler``."""
+    from ldpsim.runtime.cluster import as_finished, connect, local_cluster
+
+    cluster = client = None
+    try:
+        if scheduler is None:
+            cluster = local_cluster(min(workers, len(tasks)))
+        client = connect(scheduler, cluster)
+        shared_designs, shared_workload = client.scatter([designs, workload], broadcast=True)
+        futures = {client.submit(_block, shared_designs, shared_workload, sizes[b], n, s, batch, pure=False): (r, b)
+                   for r, b, s in tasks}
+        for future in as_finished(client, futures):
+            part = future.result()
+            future.release()
+            yield futures[future], part
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
