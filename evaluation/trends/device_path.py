@@ -16,7 +16,9 @@ design prescribes; the server's daily aggregate is the sum of the devices' messa
 The released daily estimates are then the design's own decoding of the summed aggregate
 (:func:`release`), so each design's estimates have exactly the law its ``sample`` draws from
 (:mod:`ldpsim.evaluation.trends.designs`) when the days are independent draws. THRESH is interactive
-(the server's refresh decisions feed back into every device's votes), so it has no per-block path here.
+(the server's refresh decisions feed back into every device's votes), so it has no one-pass block path
+here: its devices run in rounds (:meth:`~ldpsim.evaluation.trends.thresh_design.ThreshDesign.device_step`,
+over blocks by :func:`ldpsim.scenarios.studies.trends.device_fleet.simulate_thresh_fleet`).
 
 Cost and memory: a block of devices is processed in batches of at most ``batch`` devices; a batch
 holds its bits (``batch`` × T bytes) and, one design at a time, ``batch`` × max(T, m) 8-byte draws
@@ -31,6 +33,7 @@ import numpy as np
 
 from ldpsim.evaluation.trends.designs import CounterDesign, RRDesign
 from ldpsim.evaluation.trends.integer_design import SkellamDailyDesign
+from ldpsim.evaluation.trends.thresh_design import ThreshDesign
 from ldpsim.evaluation.workloads.trends import changing_favourites
 from ldpsim.mechanisms._validation import check_int
 from ldpsim.runtime.errors import InputError
@@ -137,8 +140,15 @@ PATHS = {RRDesign: (_rr_messages, _rr_release), CounterDesign: (_counter_message
          SkellamDailyDesign: (_skellam_messages, _skellam_release)}
 
 
+def cost_key(design) -> str:
+    """The key of ``design``'s CPU cost per device-day in :data:`ldpsim.evaluation.cost.TREND_NS_PER_DEVICE_DAY`."""
+    if isinstance(design, RRDesign):
+        return design.name
+    return {CounterDesign: "counter", SkellamDailyDesign: "Skellam", ThreshDesign: "THRESH"}[type(design)]
+
+
 def has_device_path(design) -> bool:
-    """Whether ``design`` runs device by device here (every design of the line-up but THRESH)."""
+    """Whether ``design`` runs device by device in one pass here (every design of the line-up but THRESH)."""
     return type(design) in PATHS
 
 
@@ -178,6 +188,12 @@ def block_aggregates(designs, workload, size: int, n: int, rng, batch: int = BAT
         for k, design in enumerate(designs):
             totals[k] = totals[k] + PATHS[type(design)][0](design, bits, n, rng)
     return counts, totals
+
+
+def block_histories(workload, size: int, rng, batch: int = BATCH) -> np.ndarray:
+    """The histories of a block of ``size`` devices, bool (size, T), drawn ``batch`` devices at a time (for a
+    protocol that keeps them between rounds: THRESH)."""
+    return np.concatenate([workload.bits(min(batch, size - start), rng) for start in range(0, size, batch)])
 
 
 def release(design, total, n: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from ldpsim.evaluation.trends.device_path import (DailyUse, FavouriteUse, block_
 from ldpsim.evaluation.trends.lineup import standard_designs
 from ldpsim.evaluation.workloads.trends import TrendShape
 from ldpsim.runtime.errors import InputError
-from ldpsim.scenarios.studies.trends.fleet import simulate_fleet
+from ldpsim.scenarios.studies.trends.device_fleet import simulate_fleet
 from tests.stats import assert_mean, assert_variance
 
 ALPHA = 1e-4

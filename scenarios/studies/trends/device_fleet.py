@@ -7,6 +7,12 @@ spawns one per block), which draws the block's histories and privatizes them on 
 sums of the blocks' aggregates, added in block order — so a serial run and a run on any number of Dask
 workers give the same numbers, bit for bit. Only the blocks' sums (a few hundred numbers per design)
 travel back; a task's memory is bounded by its batch (:data:`~ldpsim.evaluation.trends.device_path.BATCH`).
+
+THRESH is interactive: its server decides each epoch from the fleet's votes whether the devices collect,
+and that decision moves every device's state. :func:`simulate_thresh_fleet` runs it in rounds — each
+block keeps its devices' state where it was made (a Dask future on its worker) and returns only its ones
+of each epoch's votes and collection; the server (:meth:`~ldpsim.evaluation.trends.thresh_design.ThreshDesign.serve`)
+sums them over blocks and decides. A block's stream spawns one child per epoch, so serial and Dask agree.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpsim.evaluation.trends.device_path import BATCH, block_aggregates, release
+from ldpsim.evaluation.trends.device_path import BATCH, block_aggregates, block_histories, release
 from ldpsim.mechanisms._validation import check_int
 from ldpsim.runtime.brief_repr import BriefRepr
 
@@ -140,3 +146,92 @@ def _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler):
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _thresh_start(design, workload, size: int, seed, batch: int):
+    """A block's epoch 0: (state, (ones of its collection, its true daily counts))."""
+    rng = np.random.default_rng(seed)
+    bits = block_histories(workload, size, rng, batch)
+    state, ones = design.device_start(bits, rng)
+    return state, (ones, bits.sum(axis=0))
+
+
+def _thresh_step(design, j: int, refreshed: bool, state, seed):
+    """A block's epoch j: (state, (ones of its votes, ones of its collection))."""
+    return design.device_step(state, j, refreshed, np.random.default_rng(seed))
+
+
+class _Blocks:
+    """Blocks whose state stays where it was made: in this process, or as Dask futures on the workers."""
+
+    def __init__(self, client=None):
+        self.client, self.states = client, []
+
+    def run(self, fn, per_block, *common) -> list:
+        """Call ``fn(*common, state, *extra)`` (``fn(*common, *extra)`` at the start: no states yet) on every
+        block; keep each block's new state and return the small results in block order."""
+        calls = [common + ((s,) if self.states else ()) + tuple(e) for s, e in
+                 zip(self.states or [None] * len(per_block), per_block)]
+        if self.client is None:
+            out = [fn(*c) for c in calls]
+            self.states = [o[0] for o in out]
+            return [o[1] for o in out]
+        from operator import getitem
+        futures = [self.client.submit(fn, *c, pure=False) for c in calls]
+        self.states = [self.client.submit(getitem, f, 0) for f in futures]
+        return self.client.gather([self.client.submit(getitem, f, 1) for f in futures])
+
+
+def simulate_thresh_fleet(design, workload, devices: int, replicates: int = 1, seed=0, block: int = BLOCK,
+                          workers: int | None = None, scheduler: str | None = None, progress=None,
+                          batch: int = BATCH) -> FleetRun:
+    """THRESH on ``devices`` devices of ``workload``, device by device in rounds over blocks (module docstring).
+
+    Parameters as :func:`simulate_fleet` (``progress`` counts epochs: one round each while collections remain).
+    A block holds its devices' histories and local counts between rounds: about ``block`` × (T + 2J + 4)
+    bytes, on its worker.
+
+    Returns
+    -------
+    FleetRun
+        ``daily`` holds the one design's released daily estimates.
+    """
+    n = check_int("simulate_thresh_fleet", "devices", devices, low=1)
+    replicates = check_int("simulate_thresh_fleet", "replicates", replicates, low=1)
+    block = check_int("simulate_thresh_fleet", "block", block, low=1)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check_int(
+        "simulate_thresh_fleet", "seed", seed, low=0))
+    n_blocks, epochs = math.ceil(n / block), design.days // design.epoch
+    sizes = [min(block, n - b * block) for b in range(n_blocks)]
+    t0 = time.perf_counter()
+    cluster = client = None
+    daily, counts = [], []
+    try:
+        if scheduler is not None or (workers or 1) > 1:
+            from ldpsim.runtime.cluster import connect, local_cluster
+            cluster = None if scheduler is not None else local_cluster(min(workers, n_blocks))
+            client = connect(scheduler, cluster)
+        for r, rep in enumerate(root.spawn(replicates)):
+            streams = [s.spawn(epochs) for s in rep.spawn(n_blocks)]
+            blocks = _Blocks(client)
+            first = blocks.run(_thresh_start, [(size, st[0], batch) for size, st in zip(sizes, streams)],
+                               design, workload)
+            counts.append(sum(c for _, c in first))
+            rounds = [0]
+
+            def step(j, refreshed, blocks=blocks, streams=streams, r=r):
+                ones = blocks.run(_thresh_step, [(st[j],) for st in streams], design, j, bool(refreshed))
+                rounds[0] += 1
+                if progress is not None:
+                    progress(r * epochs + rounds[0], replicates * epochs)
+                return sum(v for v, _ in ones), sum(c for _, c in ones)
+            daily.append(design.serve(n, sum(o for o, _ in first), step)[0][0])
+            if progress is not None:                        # the run may end before its last epoch
+                progress((r + 1) * epochs, replicates * epochs)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    return FleetRun(np.stack(counts).astype(float), {design.name: np.stack(daily)}, n, n_blocks,
+                    time.perf_counter() - t0)
