@@ -6,6 +6,8 @@
 * Changing favourites: a device's days are dependent, but each day's bit is still Bernoulli(share), so
   every single day's estimate has ``window_moments``' one-day law at the constant share.
 * Blocks: serial and Dask give the same numbers; the block sums are the fleet's.
+* THRESH in rounds over blocks: serial = Dask; epoch 0's collection and every release of an unused item
+  have their closed-form laws (docs/math.md §12.7).
 
 Each statistical test holds a family-wise false-alarm rate ALPHA = 10⁻⁴ (Bonferroni over its four checks:
 mean and variance of two windows; variance by Σ(x − μ)²/σ² ~ χ²_R, the window sums being sums over
@@ -18,9 +20,10 @@ import pytest
 from ldpsim.evaluation.trends.device_path import (DailyUse, FavouriteUse, block_aggregates, has_device_path,
                                                   release)
 from ldpsim.evaluation.trends.lineup import standard_designs
+from ldpsim.evaluation.trends.thresh_design import thresh_design
 from ldpsim.evaluation.workloads.trends import TrendShape
 from ldpsim.runtime.errors import InputError
-from ldpsim.scenarios.studies.trends.device_fleet import simulate_fleet
+from ldpsim.scenarios.studies.trends.device_fleet import simulate_fleet, simulate_thresh_fleet
 from tests.stats import assert_mean, assert_variance
 
 ALPHA = 1e-4
@@ -111,3 +114,42 @@ def test_bad_input_is_refused_naming_it():
         FavouriteUse(np.array([0.5, 0.5]), 0, T, T)
     with pytest.raises(InputError, match="devices"):
         simulate_fleet(DESIGNS[:1], DailyUse(SHARES), 0)
+
+
+# ---- THRESH, device by device in rounds over blocks ----------------------------------------------------------
+THRESH = thresh_design(2.0, T, changes=2, epoch=3, vote_level=0.05)
+
+
+@pytest.mark.slow
+def test_thresh_serial_and_dask_give_the_same_numbers():
+    from dask.distributed import LocalCluster
+    wl = DailyUse(SHARES)
+    serial = simulate_thresh_fleet(THRESH, wl, 3000, 2, seed=8, block=700)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        parallel = simulate_thresh_fleet(THRESH, wl, 3000, 2, seed=8, block=700, scheduler=cluster.scheduler_address)
+    assert np.array_equal(serial.counts, parallel.counts)
+    assert np.array_equal(serial.daily[THRESH.name], parallel.daily[THRESH.name])
+
+
+@pytest.mark.slow
+def test_thresh_first_collection_has_its_exact_law():
+    """Epoch 0's collection (shown on days 0 … ℓ − 1) is not selected by any vote: mean n·π̄₀ and variance
+    n·μ(1 − μ)/(p − q)² (``collection_moments``), 600 fleets of 4 000 devices in blocks of 1 500; epoch 0's
+    shares 0.8, 0.1, 0.1 differ, so only a uniformly drawn day of the epoch gives the mean n·π̄₀."""
+    shares = np.concatenate([[0.8, 0.1, 0.1], SHARES[3:]])
+    run = simulate_thresh_fleet(THRESH, DailyUse(shares), N, R, seed=9, block=1500)
+    first = run.daily[THRESH.name][:, :1]
+    mean, var = THRESH.collection_moments(float(shares[:THRESH.epoch].mean()), N)
+    assert_mean(first, mean, var, ALPHA / 2, "THRESH epoch 0: mean")
+    assert_variance(first, mean, var, ALPHA / 2, "THRESH epoch 0: variance")
+
+
+@pytest.mark.slow
+def test_thresh_releases_of_an_unused_item_have_their_exact_law():
+    """Nobody uses the item: every collection, whichever epochs the votes chose, is (Bin(n, q) − n·q)/(p − q)
+    (``window_moments`` at π = 0, one day), on days 3, 7 and 11 of 600 fleets."""
+    run = simulate_thresh_fleet(THRESH, DailyUse(np.zeros(T)), N, R, seed=10, block=1500)
+    mean, var = THRESH.window_moments(np.zeros(T), N, 1)
+    days = run.daily[THRESH.name][:, DAYS]
+    assert_mean(days, mean[DAYS], var[DAYS], ALPHA / 2, "THRESH unused: mean")
+    assert_variance(days, mean[DAYS], var[DAYS], ALPHA / 2, "THRESH unused: variance")
