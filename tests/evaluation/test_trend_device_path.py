@@ -82,6 +82,7 @@ def test_blocks_add_up_to_the_fleet_and_common_histories_are_shared():
     assert np.all(run.counts <= 5000)
 
 
+@pytest.mark.slow  # starts an in-process Dask cluster
 def test_serial_and_dask_give_the_same_numbers():
     """Two in-process Dask workers, blocks finishing in any order: bit-for-bit the serial result."""
     from dask.distributed import LocalCluster

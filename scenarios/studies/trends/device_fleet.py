@@ -17,6 +17,7 @@ sums them over blocks and decides. A block's stream spawns one child per epoch, 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -125,15 +126,34 @@ def simulate_fleet(designs, workload, devices: int, replicates: int = 1, seed=0,
     return FleetRun(counts.astype(float), daily, n, n_blocks, time.perf_counter() - t0)
 
 
-def _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler):
-    """Yield ((replicate, block), result) as the tasks finish on a local cluster or at ``scheduler``."""
-    from ldpsim.runtime.cluster import as_finished, connect, local_cluster
+@contextlib.contextmanager
+def _client(workers: int, scheduler: str | None):
+    """A Dask client of a local cluster of ``workers`` processes (the sweep's allocator setting), or of ``scheduler``."""
+    import dask
+    import distributed  # noqa: F401 - loads Dask's distributed config before dask.config.set below
+
+    from ldpsim.runtime.cluster import connect, local_cluster
+    from ldpsim.scenarios.studies.sweep.runner import FAST_ALLOCATOR
 
     cluster = client = None
     try:
         if scheduler is None:
-            cluster = local_cluster(min(workers, len(tasks)))
+            with dask.config.set(FAST_ALLOCATOR):
+                cluster = local_cluster(workers)
         client = connect(scheduler, cluster)
+        yield client
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler):
+    """Yield ((replicate, block), result) as the tasks finish on a local cluster or at ``scheduler``."""
+    from ldpsim.runtime.cluster import as_finished
+
+    with _client(min(workers or 1, len(tasks)), scheduler) as client:
         shared_designs, shared_workload = client.scatter([designs, workload], broadcast=True)
         futures = {client.submit(_block, shared_designs, shared_workload, sizes[b], n, s, batch, pure=False): (r, b)
                    for r, b, s in tasks}
@@ -141,11 +161,6 @@ def _on_dask(tasks, designs, workload, sizes, n, batch, workers, scheduler):
             part = future.result()
             future.release()
             yield futures[future], part
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _thresh_start(design, workload, size: int, seed, batch: int):
@@ -204,13 +219,9 @@ def simulate_thresh_fleet(design, workload, devices: int, replicates: int = 1, s
     n_blocks, epochs = math.ceil(n / block), design.days // design.epoch
     sizes = [min(block, n - b * block) for b in range(n_blocks)]
     t0 = time.perf_counter()
-    cluster = client = None
     daily, counts = [], []
-    try:
-        if scheduler is not None or (workers or 1) > 1:
-            from ldpsim.runtime.cluster import connect, local_cluster
-            cluster = None if scheduler is not None else local_cluster(min(workers, n_blocks))
-            client = connect(scheduler, cluster)
+    on_dask = scheduler is not None or (workers or 1) > 1
+    with _client(min(workers or 1, n_blocks), scheduler) if on_dask else contextlib.nullcontext() as client:
         for r, rep in enumerate(root.spawn(replicates)):
             streams = [s.spawn(epochs) for s in rep.spawn(n_blocks)]
             blocks = _Blocks(client)
@@ -228,10 +239,5 @@ def simulate_thresh_fleet(design, workload, devices: int, replicates: int = 1, s
             daily.append(design.serve(n, sum(o for o, _ in first), step)[0][0])
             if progress is not None:                        # the run may end before its last epoch
                 progress((r + 1) * epochs, replicates * epochs)
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
     return FleetRun(np.stack(counts).astype(float), {design.name: np.stack(daily)}, n, n_blocks,
                     time.perf_counter() - t0)
