@@ -83,7 +83,8 @@ def simulate_fleet(designs, workload, devices: int, replicates: int = 1, seed=0,
         Worker processes of a local Dask cluster (:func:`~ldpsim.runtime.cluster.local_cluster`); None or 1
         runs the blocks in this process.
     scheduler : str, optional
-        Address of an existing Dask scheduler (takes precedence over ``workers``).
+        Address of an existing Dask scheduler (takes precedence over ``workers``), or ``"local"`` for a local
+        cluster of ``workers`` (default 1) processes.
     progress : callable, optional
         ``progress(done, total)`` in blocks, as they finish.
     batch : int
@@ -128,7 +129,8 @@ def simulate_fleet(designs, workload, devices: int, replicates: int = 1, seed=0,
 
 @contextlib.contextmanager
 def _client(workers: int, scheduler: str | None):
-    """A Dask client of a local cluster of ``workers`` processes (the sweep's allocator setting), or of ``scheduler``."""
+    """A Dask client of a local cluster of ``workers`` processes (the sweep's allocator setting; ``scheduler``
+    None or ``"local"``), or of the scheduler at ``scheduler``."""
     import dask
     import distributed  # noqa: F401 - loads Dask's distributed config before dask.config.set below
 
@@ -137,10 +139,10 @@ def _client(workers: int, scheduler: str | None):
 
     cluster = client = None
     try:
-        if scheduler is None:
+        if scheduler in (None, "local"):
             with dask.config.set(FAST_ALLOCATOR):
                 cluster = local_cluster(workers)
-        client = connect(scheduler, cluster)
+        client = connect(None if cluster else scheduler, cluster)
         yield client
     finally:
         if client is not None:
