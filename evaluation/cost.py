@@ -313,24 +313,26 @@ def sweep_plan(scenario, cells, workers: int) -> Plan:
 
 def trend_devices_plan(devices: int, days: int, replicates: int, costs, workers: int, batch: int, block: int,
                        fleets: int = 1, where="the devices engine") -> Plan:
-    """Plan of the trend designs run device by device (:mod:`ldpsim.scenarios.studies.trends.device_fleet`):
-    ``fleets`` × ``replicates`` fleets of ``devices`` × ``days``, each drawing its histories and privatizing them by every design of ``costs``
-    (keys of :data:`TREND_NS_PER_DEVICE_DAY`; "counter" once per noisy coordinate per day), times
-    :data:`TREND_CPU_MARGIN`; memory
-    :data:`RUN_BASE_BYTES` per process (the workers and this one) plus a batch of
-    :data:`TREND_BATCH_BYTES_PER_DEVICE_DAY` per device-day in each worker, and with THRESH its devices'
-    state (:data:`TREND_THRESH_BYTES_PER_DEVICE_DAY`) and a ``block``'s round in each worker. Raise :class:`CostError` beyond
-    :data:`MAX_STUDY_SECONDS` of CPU or the memory budget."""
-    ns = TREND_CPU_MARGIN * (TREND_NS_PER_DEVICE_DAY["histories"] + sum(TREND_NS_PER_DEVICE_DAY[c] for c in costs))
-    per_run = devices * days * ns * 1e-9 * fleets
+    """Plan of the trend designs run device by device (:mod:`ldpsim.scenarios.studies.trends.device_fleet`).
+
+    CPU: ``fleets`` × ``replicates`` fleets of ``devices`` × ``days``, each drawing its histories and
+    privatizing them by every design of ``costs`` (keys of :data:`TREND_NS_PER_DEVICE_DAY`), times
+    :data:`TREND_CPU_MARGIN`. Memory: :data:`RUN_BASE_BYTES` per process (the workers and this one), a batch
+    of :data:`TREND_BATCH_BYTES_PER_DEVICE_DAY` per device-day in each worker, and with THRESH its devices'
+    state (:data:`TREND_THRESH_BYTES_PER_DEVICE_DAY`) and a ``block``'s round in each worker. Raise
+    :class:`CostError` beyond :data:`MAX_STUDY_SECONDS` of CPU or the memory budget.
+    """
+    ns = TREND_NS_PER_DEVICE_DAY["histories"] + sum(TREND_NS_PER_DEVICE_DAY[c] for c in costs)
+    per_run = devices * days * TREND_CPU_MARGIN * ns * 1e-9 * fleets
     runs = fleets * replicates
     processes = max(1, workers) + (workers > 1)
-    memory = RUN_BASE_BYTES * processes + max(1, workers) * TREND_BATCH_BYTES_PER_DEVICE_DAY * min(batch, devices) * days
+    each = max(1, workers)
+    memory = RUN_BASE_BYTES * processes + each * TREND_BATCH_BYTES_PER_DEVICE_DAY * min(batch, devices) * days
     if "THRESH" in costs:
-        memory += int(TREND_THRESH_BYTES_PER_DEVICE_DAY * devices * days) + max(1, workers) * min(block, devices) * (
-            2 * days + 40)
-    plan = Plan([f"{runs:,} fleet run(s) of {devices:,} devices × {days:,} days = {runs * devices * days:,} device-days, "
-                 f"{len(costs)} design path(s), {max(1, workers)} worker(s), batches of {min(batch, devices):,} devices"],
+        memory += int(TREND_THRESH_BYTES_PER_DEVICE_DAY * devices * days) + each * min(block, devices) * (2 * days + 40)
+    plan = Plan([f"{runs:,} fleet run(s) of {devices:,} devices × {days:,} days = {runs * devices * days:,} "
+                 f"device-days, {len(costs)} design path(s), {each} worker(s), batches of {min(batch, devices):,} "
+                 "devices"],
                 memory, per_run * replicates)
     return _check_study(plan, where, lambda s, _: f"at most about {int(s // per_run):,} replicate(s) of "
                                                   f"{devices:,} devices fit (change --replicates or --devices)")

@@ -72,7 +72,8 @@ class DailyUse:
 
 @dataclass(frozen=True, eq=False)
 class FavouriteUse:
-    """The tracked item is the device's favourite of the day (:func:`~ldpsim.evaluation.workloads.trends.changing_favourites`).
+    """The tracked item is the device's favourite of the day
+    (:func:`~ldpsim.evaluation.workloads.trends.changing_favourites`).
 
     Parameters
     ----------

@@ -8,9 +8,10 @@ design's row gives the measured detection delay, detection rate, false alarms pe
 error beside their theory, its exact variances, the smallest linear growth it detects, and its
 guarantee. With ``engine="exact"`` releases are drawn from their exact aggregate laws, so 10⁷ devices cost
 what 10 do; with ``engine="devices"`` every device privatizes its own 90-day history and the server sums
-(:mod:`ldpsim.scenarios.studies.trends.device_fleet`, on Dask with ``workers`` > 1 or a ``scheduler``; THRESH in
-rounds, one an epoch); the table's ``engine`` column says which. The devices engine runs ``replicates`` fleets of the rising word and as many of an item nobody
-uses (the exact engine five times as many), and states its cost before it starts (:func:`plan_rising_word`).
+(:mod:`ldpsim.scenarios.studies.trends.device_fleet`, on Dask with ``workers`` > 1 or a ``scheduler``;
+THRESH in rounds, one an epoch); the table's ``engine`` column says which. The devices engine runs
+``replicates`` fleets of the rising word and as many of an item nobody uses (the exact engine five times
+as many), and states its cost before it starts (:func:`plan_rising_word`).
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
     false_alarms : float
         Expected false alarms per month of the detector (> 0).
     replicates : int, optional
-        Runs of the rising item (default :data:`REPLICATES` of the engine) (and of an item nobody uses: :data:`NULL_RUNS` times as many with the exact
-        engine, as many with the devices engine) per design.
+        Runs of the rising item per design (default: :data:`REPLICATES` of the engine), and of an item
+        nobody uses (:data:`NULL_RUNS` times as many with the exact engine, as many with the devices engine).
     seed : int
         Root entropy: the workload, then one child stream per design, then the devices engine's fleets.
     words_per_day : float
