@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from ldpsim.runtime.errors import LdpsimError
 from ldpsim.scenarios.cli import main
 from ldpsim.scenarios.studies.trends.rising_word import rising_word
 from tests.cli_cases import expect_clear_refusal
@@ -60,6 +61,10 @@ def test_devices_engine_table(tmp_path, capsys):
     assert list(r.table["engine"]) == ["devices"] * 10 and set(exact.table["engine"]) == {"exact law"}
     for col in ("sd_day", "false_alarms_theory", "tracking_theory", "smallest_growth"):
         assert np.allclose(r.table[col], exact.table[col], equal_nan=True), col
+    assert "device by device" in r.title and "device by device" not in exact.title
+    exact.to_folder(tmp_path / "t")
+    with pytest.raises(LdpsimError):                 # another engine's results are not replaced silently
+        r.to_folder(tmp_path / "t")
     assert main(["trends", "--engine", "devices", "--devices", "10000", "--out", str(tmp_path / "cli")]) == 0
     assert "estimated CPU time" in capsys.readouterr().err
 

@@ -63,16 +63,19 @@ class TrendResult(BriefRepr):
     epsilon: float
     delta: float
     seed: int
+    engine: str = "exact"
 
     @property
     def title(self) -> str:
-        """The figure's title: the item, the fleet and what ε means."""
-        return (f"Rising word {self.item!r} (emerges on day {self.emergence:.1f}), {self.devices:,} devices, "
+        """The figure's title: the item, the fleet (and how it was run) and what ε means."""
+        fleet = f"{self.devices:,} devices" + (" device by device" if self.engine == "devices" else "")
+        return (f"Rising word {self.item!r} (emerges on day {self.emergence:.1f}), {fleet}, "
                 f"ε = {self.epsilon:g} per person over the run (δ = {self.delta:g} where a design has one)")
 
     def to_folder(self, out, force: bool = False) -> list:
         """Write ``trends.csv`` and ``trajectory.png`` into the run folder ``out`` (kind ``"trends"``)."""
-        identity = {"fingerprint": f"trends-{self.item}-{self.devices}-{self.epsilon!r}", "seed": self.seed}
+        engine = "" if self.engine == "exact" else f"-{self.engine}"
+        identity = {"fingerprint": f"trends-{self.item}-{self.devices}-{self.epsilon!r}{engine}", "seed": self.seed}
         with RunFolder.open(out, LAYOUT, identity, replace=force) as folder:
             durable.write_file(folder.path("trends.csv"), lambda tmp: self.table.to_csv(tmp, index=False))
             durable.write_file(folder.path("trajectory.png"),
@@ -181,7 +184,7 @@ def rising_word(item: str = "sus", devices: int = 10_000_000, days: int = 90, ep
                                   "meaning": g.meaning}))
     trajectories = pd.concat(traj, ignore_index=True)
     shown = trajectories[trajectories["design"].str.contains("distributed")]
-    return TrendResult(pd.DataFrame(rows), shown, shape.item, shape.emergence, devices, epsilon, delta, seed)
+    return TrendResult(pd.DataFrame(rows), shown, shape.item, shape.emergence, devices, epsilon, delta, seed, engine)
 
 
 def _path_designs(designs, engine: str) -> list:
