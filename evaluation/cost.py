@@ -65,6 +65,25 @@ TRUST_SECONDS_PER_EPSILON_DAY = 0.11
 TRUST_BYTES_PER_DAY_WORD = 12
 #: largest n × repeats per cell on the reports path
 MAX_REPORT_USERS = 10**8
+#: CPU nanoseconds per device-day of the trend designs run device by device (``ldpsim trends --engine devices``),
+#: measured at T = 90 over 4·10⁵ devices in batches of 2¹⁵ (one process, 2-core Linux, numpy 2): drawing the
+#: histories 7.4 ns; fresh RR 3.3 ns; memoized RR ≤ 1 ns; a Gaussian counter 8 ns per noisy coordinate per device
+#: (m = T coordinates: 8 ns per device-day); fresh daily Skellam 14 ns; THRESH, which draws its own histories and
+#: runs in rounds, 10.6 ns in all
+TREND_NS_PER_DEVICE_DAY = {"histories": 7.4, "fresh RR": 3.3, "memoized RR": 1.0, "counter": 8.0, "Skellam": 14.0,
+                           "THRESH": 10.6}
+#: the whole command's CPU time (every process: this one, the Dask workers) over the sum of those parts: measured
+#: 552 CPU-s for ``ldpsim trends --engine devices --workers 2 --devices 10000000 --replicates 1`` (1.8·10⁹
+#: device-days, 307 ns each, against the parts' 84 ns: the server, Dask, the designs' calibration, and a machine
+#: loaded 8–19 on its 2 cores), rounded up
+TREND_CPU_MARGIN = 3.7
+#: bytes per device-day of a batch of devices privatized together: measured 17 B (peak RSS over a 3·10⁵-device
+#: block, batches of 2¹⁷ devices × 90 days, all nine designs), ×1.5
+TREND_BATCH_BYTES_PER_DEVICE_DAY = 26
+#: THRESH's devices keep their state between rounds: per device T bytes of history, J local counts of 2 bytes and
+#: 4 bytes of votes and last count (≤ 1.4 B per device-day at 6-day epochs, from the arrays' sizes), ×1.5; and each
+#: block's round holds its history twice while it is drawn, plus about 40 B per device of one round's draws
+TREND_THRESH_BYTES_PER_DEVICE_DAY = 2.1
 
 
 class CostError(InputError):
@@ -290,3 +309,30 @@ def sweep_plan(scenario, cells, workers: int) -> Plan:
         options = {k: wl[k] for k in ("format", "lowercase", "top") if k in wl}
         lines.append(load_vocabulary(wl["vocabulary"], **options).describe(6))
     return Plan(lines, memory)
+
+
+def trend_devices_plan(devices: int, days: int, replicates: int, costs, workers: int, batch: int, block: int,
+                       fleets: int = 1, where="the devices engine") -> Plan:
+    """Plan of the trend designs run device by device (:mod:`ldpsim.scenarios.studies.trends.device_fleet`).
+
+    CPU: ``fleets`` × ``replicates`` fleets of ``devices`` × ``days``, each drawing its histories and
+    privatizing them by every design of ``costs`` (keys of :data:`TREND_NS_PER_DEVICE_DAY`), times
+    :data:`TREND_CPU_MARGIN`. Memory: :data:`RUN_BASE_BYTES` per process (the workers and this one), a batch
+    of :data:`TREND_BATCH_BYTES_PER_DEVICE_DAY` per device-day in each worker, and with THRESH its devices'
+    state (:data:`TREND_THRESH_BYTES_PER_DEVICE_DAY`) and a ``block``'s round in each worker. Raise
+    :class:`CostError` beyond :data:`MAX_STUDY_SECONDS` of CPU or the memory budget.
+    """
+    ns = TREND_NS_PER_DEVICE_DAY["histories"] + sum(TREND_NS_PER_DEVICE_DAY[c] for c in costs)
+    per_run = devices * days * TREND_CPU_MARGIN * ns * 1e-9 * fleets
+    runs = fleets * replicates
+    processes = max(1, workers) + (workers > 1)
+    each = max(1, workers)
+    memory = RUN_BASE_BYTES * processes + each * TREND_BATCH_BYTES_PER_DEVICE_DAY * min(batch, devices) * days
+    if "THRESH" in costs:
+        memory += int(TREND_THRESH_BYTES_PER_DEVICE_DAY * devices * days) + each * min(block, devices) * (2 * days + 40)
+    plan = Plan([f"{runs:,} fleet run(s) of {devices:,} devices × {days:,} days = {runs * devices * days:,} "
+                 f"device-days, {len(costs)} design path(s), {each} worker(s), batches of {min(batch, devices):,} "
+                 "devices"],
+                memory, per_run * replicates)
+    return _check_study(plan, where, lambda s, _: f"at most about {int(s // per_run):,} replicate(s) of "
+                                                  f"{devices:,} devices fit (change --replicates or --devices)")

@@ -27,7 +27,7 @@ def median_delay(late) -> float:
 
 
 def measure_design(design, detector: Detector, shares, emergence: float, devices: int, replicates: int, rng,
-                   growth_from: int, growth_after: int) -> tuple[dict, pd.DataFrame]:
+                   growth_from: int, growth_after: int, fleet=None) -> tuple[dict, pd.DataFrame]:
     """The design's row and first run's trajectory for an item of daily shares π emerging on day e.
 
     Parameters
@@ -45,6 +45,9 @@ def measure_design(design, detector: Detector, shares, emergence: float, devices
     growth_from, growth_after : int
         The smallest growth is for a count rising linearly from day ``growth_from``, alarmed with
         probability ½ ``growth_after`` days later (:func:`~ldpsim.evaluation.trends.detection.smallest_growth`).
+    fleet : (counts, daily, null_daily) of ndarray, optional
+        The runs already simulated device by device (true counts and releases of the rising item, releases
+        of an unused item); by default both are drawn from the design's exact aggregate law with ``rng``.
 
     Returns
     -------
@@ -55,16 +58,20 @@ def measure_design(design, detector: Detector, shares, emergence: float, devices
     """
     pi = np.asarray(shares, dtype=float)
     days, window, start = pi.size, detector.window, math.ceil(emergence)
-    counts, daily = design.sample(pi, devices, replicates, rng)
+    if fleet is None:
+        counts, daily = design.sample(pi, devices, replicates, rng)
+        _, null_daily = design.sample(np.zeros(days), devices, NULL_RUNS * replicates, rng)
+    else:
+        counts, daily, null_daily = fleet
     thr = detector.thresholds(design, devices, days)
     late = first_alarm(detector.alarms(daily, thr)[:, start:]) + start - emergence
-    _, null_daily = design.sample(np.zeros(days), devices, NULL_RUNS * replicates, rng)
-    null_alarms = detector.alarms(null_daily, thr).sum() / (NULL_RUNS * replicates * days / DAYS_PER_MONTH)
+    null_alarms = detector.alarms(null_daily, thr).sum() / (null_daily.shape[0] * days / DAYS_PER_MONTH)
     _, noise = design.window_moments(np.zeros(days), devices, 1)
     _, win = design.window_moments(np.zeros(days), devices, window)
     g = design.guarantee
     row = {
-        "design": design.name, "placement": design.placement, "epsilon": g.epsilon, "delta": g.delta,
+        "design": design.name, "placement": design.placement,
+        "engine": "exact law" if fleet is None else "devices", "epsilon": g.epsilon, "delta": g.delta,
         "epsilon_item": g.epsilon, "epsilon_person": g.person_epsilon, "guarantee": g.meaning,
         "sd_day": math.sqrt(noise[days // 2]), f"sd_{window}_days": math.sqrt(win[-1]),
         "delay_median": median_delay(late),

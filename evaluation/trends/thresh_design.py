@@ -281,7 +281,8 @@ class ThreshDesign:
 
         For data that are not independent daily draws — e.g. "today's favourite is the item" from
         :func:`~ldpsim.evaluation.workloads.trends.changing_favourites` — and as an independent check of
-        :meth:`run`'s aggregate law.
+        :meth:`run`'s aggregate law. The devices' side is :meth:`device_start` and :meth:`device_step` (the
+        same rounds a fleet in blocks runs, summing the blocks' ones); this method is the server.
 
         Parameters
         ----------
@@ -298,30 +299,58 @@ class ThreshDesign:
             raise InputError(f"ThreshDesign.simulate_devices: 'bits' must be 0/1 of shape (devices, {self.days}); "
                              f"got shape {b.shape}.")
         gen = as_generator(rng)
-        n, ell = b.shape[0], self.epoch
-        counts = b.reshape(n, -1, ell).sum(axis=2)                       # M_j of every device, (n, J)
-        pv, qv = rr_pair(self.epsilon_vote)
-        pe, qe = rr_pair(self.epsilon_estimate)
+        state, first = self.device_start(b.astype(bool), gen)
+        box = [state]
+
+        def step(j, refreshed):
+            box[0], ones = self.device_step(box[0], j, refreshed, gen)
+            return ones
+        return self.serve(b.shape[0], first, step)
+
+    def serve(self, n: int, first_ones: int, step) -> tuple[np.ndarray, np.ndarray]:
+        """The server's side over the run: epoch 0's collection from ``first_ones``, then each epoch's vote
+        while collections remain — ``step(j, refreshed)`` returns the fleet's (vote ones, collection ones) of
+        epoch j, ``refreshed`` saying whether epoch j − 1 collected. Returns (released (1, T), collected (1, J))."""
+        epochs = self.days // self.epoch
         cut = self.vote_cut(n)
-        rows = np.arange(n)
-
-        def collect(j):
-            sent = b[rows, j * ell + gen.integers(ell, size=n)]
-            return self.estimate((gen.random(n) < np.where(sent == 1, pe, qe)).sum(), n)
-
-        released = np.empty(counts.shape[1])
-        collected = np.zeros(counts.shape[1], dtype=bool)
-        held, left, last, used = collect(0), self.collections - 1, counts[:, 0], np.zeros(n, dtype=np.int64)
+        released = np.empty(epochs)
+        collected = np.zeros(epochs, dtype=bool)
+        held, left, refreshed = self.estimate(first_ones, n), self.collections - 1, True
         released[0], collected[0] = held, True
-        for j in range(1, counts.shape[1]):
+        for j in range(1, epochs):
             if left > 0:
-                yes = self.vote_allowed(j, np.abs(counts[:, j] - last)) & (used < self.votes)
-                ones = (gen.random(n) < np.where(yes, pv, qv)).sum()
-                used += yes
-                if ones >= cut:
-                    held, left, last, collected[j] = collect(j), left - 1, counts[:, j], True
+                votes, ones = step(j, refreshed)
+                refreshed = votes >= cut
+                if refreshed:
+                    held, left, collected[j] = self.estimate(ones, n), left - 1, True
             released[j] = held
         return self._daily(released[None, :]), collected[None, :]
+
+    def device_start(self, bits, rng) -> tuple[tuple, int]:
+        """Epoch 0 on a block of devices: (their state, the ones of their collected reports).
+
+        The state is (bits, local counts M_j (n, J), local count at the last collection, yes-votes used).
+        """
+        counts = bits.reshape(bits.shape[0], -1, self.epoch).sum(axis=2, dtype=np.int16)
+        state = (bits, counts, counts[:, 0], np.zeros(bits.shape[0], dtype=np.int16))
+        return state, self._collect_ones(bits, 0, rng)
+
+    def device_step(self, state, j: int, refreshed: bool, rng) -> tuple[tuple, tuple[int, int]]:
+        """Epoch j ≥ 1 on a block of devices: (their new state, (ones of their votes, ones of the reports they
+        would send if the epoch collects)). ``refreshed``: epoch j − 1 collected (the devices' last count moves)."""
+        bits, counts, last, used = state
+        last = counts[:, j - 1] if refreshed else last
+        yes = self.vote_allowed(j, np.abs(counts[:, j] - last)) & (used < self.votes)
+        pv, qv = rr_pair(self.epsilon_vote)
+        votes = int((rng.random(yes.size) < np.where(yes, pv, qv)).sum())
+        return (bits, counts, last, used + yes), (votes, self._collect_ones(bits, j, rng))
+
+    def _collect_ones(self, bits, j: int, rng) -> int:
+        """Ones of a collection in epoch j: RR at ε_estimate of the bit of a uniformly drawn day of the epoch."""
+        pe, qe = rr_pair(self.epsilon_estimate)
+        n = bits.shape[0]
+        sent = bits[np.arange(n), j * self.epoch + rng.integers(self.epoch, size=n)]
+        return int((rng.random(n) < np.where(sent, pe, qe)).sum())
 
 
 def default_epoch(days: int) -> int:

@@ -27,7 +27,7 @@ def _value(action) -> list[str]:
     if action.choices:
         return [str(next(iter(action.choices)))]
     sample = {options.positive_float: "2", options.positive_int: "3", float: "2", int: "3", options.seed: "3",
-              options.delta: "1e-6", options.name_list: "olh"}.get(action.type, "x")
+              options.delta: "1e-6", options.name_list: "olh", options.scheduler: "local"}.get(action.type, "x")
     return [sample]
 
 
