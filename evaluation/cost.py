@@ -68,10 +68,11 @@ MAX_REPORT_USERS = 10**8
 #: CPU nanoseconds per device-day of the trend designs run device by device (``ldpsim trends --engine devices``),
 #: measured at T = 90 over 4·10⁵ devices in batches of 2¹⁵ (one process, 2-core Linux, numpy 2): drawing the
 #: histories 7.4 ns; fresh RR 3.3 ns; memoized RR ≤ 1 ns; a Gaussian counter 8 ns per noisy coordinate per device
-#: (m = T coordinates: 8 ns per device-day); fresh daily Skellam 14 ns; THRESH, which draws its own histories and
-#: runs in rounds, 10.6 ns in all
+#: (m = T coordinates: 8 ns per device-day); fresh daily Skellam 14 ns; a Skellam tree or square-root counter (m = T
+#: coordinates, two Poisson draws each) as fresh daily Skellam (measured side by side: 20.5–20.9 ns against 20.8 on a
+#: loaded machine); THRESH, which draws its own histories and runs in rounds, 10.6 ns in all
 TREND_NS_PER_DEVICE_DAY = {"histories": 7.4, "fresh RR": 3.3, "memoized RR": 1.0, "counter": 8.0, "Skellam": 14.0,
-                           "THRESH": 10.6}
+                           "Skellam counter": 14.0, "THRESH": 10.6}
 #: the whole command's CPU time (every process: this one, the Dask workers) over the sum of those parts: measured
 #: 552 CPU-s for ``ldpsim trends --engine devices --workers 2 --devices 10000000 --replicates 1`` (1.8·10⁹
 #: device-days, 307 ns each, against the parts' 84 ns: the server, Dask, the designs' calibration, and a machine

@@ -33,6 +33,7 @@ import numpy as np
 
 from ldpsim.evaluation.trends.designs import CounterDesign, RRDesign
 from ldpsim.evaluation.trends.integer_design import SkellamDailyDesign
+from ldpsim.evaluation.trends.skellam_counter_design import SkellamCounterDesign
 from ldpsim.evaluation.trends.thresh_design import ThreshDesign
 from ldpsim.evaluation.workloads.trends import changing_favourites
 from ldpsim.mechanisms._validation import check_int
@@ -124,6 +125,14 @@ def _skellam_messages(design: SkellamDailyDesign, bits, n: int, rng) -> np.ndarr
     return bits.sum(axis=0) + rng.poisson(lam, bits.shape).sum(axis=0) - rng.poisson(lam, bits.shape).sum(axis=0)
 
 
+def _skellam_counter_messages(design: SkellamCounterDesign, bits, n: int, rng) -> np.ndarray:
+    """Σ over devices of R·b + Poisson(μ/n) − Poisson(μ/n) per coordinate, int64 (m,): the secure sum holds
+    R·x + Skellam(μ) on every coordinate (R a non-negative integer matrix)."""
+    lam, shape = design.mu / n, (bits.shape[0], design.counter.R.shape[0])
+    noise = rng.poisson(lam, shape).sum(axis=0) - rng.poisson(lam, shape).sum(axis=0)
+    return design.counter.R @ bits.sum(axis=0) + noise
+
+
 def _rr_release(design: RRDesign, total, n: int) -> np.ndarray:
     return design.estimate(total, n)
 
@@ -138,14 +147,16 @@ def _skellam_release(design: SkellamDailyDesign, total, n: int) -> np.ndarray:
 
 #: design class → (the devices' summed messages of a batch, the server's daily estimates from the total)
 PATHS = {RRDesign: (_rr_messages, _rr_release), CounterDesign: (_counter_messages, _counter_release),
-         SkellamDailyDesign: (_skellam_messages, _skellam_release)}
+         SkellamDailyDesign: (_skellam_messages, _skellam_release),
+         SkellamCounterDesign: (_skellam_counter_messages, _counter_release)}
 
 
 def cost_key(design) -> str:
     """The key of ``design``'s CPU cost per device-day in :data:`ldpsim.evaluation.cost.TREND_NS_PER_DEVICE_DAY`."""
     if isinstance(design, RRDesign):
         return design.name
-    return {CounterDesign: "counter", SkellamDailyDesign: "Skellam", ThreshDesign: "THRESH"}[type(design)]
+    return {CounterDesign: "counter", SkellamDailyDesign: "Skellam", SkellamCounterDesign: "Skellam counter",
+            ThreshDesign: "THRESH"}[type(design)]
 
 
 def has_device_path(design) -> bool:

@@ -49,7 +49,7 @@ def _check(design, daily, shares, windows):
 
 def test_the_line_up_runs_device_by_device_except_thresh():
     names = [d.name for d in standard_designs(2.0, T) if not has_device_path(d)]
-    assert names == ["THRESH (k = 3)"] and len(DESIGNS) == 9
+    assert names == ["THRESH (k = 3, 2 levels)"] and len(DESIGNS) == 11
 
 
 @pytest.mark.parametrize("index", range(len(DESIGNS)))
