@@ -105,6 +105,7 @@ HEADERS = {
     "sd": "sd (theory)", "est_rank": "estimated rank", "true_rank": "true rank", "delta_e": "ΔE",
     "mse_ratio": "daily MSE ÷ theory", "half_width": "± 95%", "running_estimate": "estimate pooled so far",
     "use_case": "use case", "sd_method": "sd from", "epsilon_report": "ε of one report",
+    "epsilon_item": "ε of one item of one person (run)", "epsilon_person": "ε of one person (run)",
     "epsilon_day": "ε per device per day", "epsilon_central": "central ε",
     "epsilon_central_worst": "central ε (worst window)", "epsilon_central_median": "central ε (median report)",
     "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
