@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ldpsim.evaluation.privacy import level_columns
+
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".gif": "image/gif"}
@@ -308,7 +310,9 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
     elif (text := _summary_text(run_dir, own)) is not None:
         sections.append(("Summary", Preformatted(text)))
     if results is not None and not results.empty:
-        sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)", Table(results, "summary/")))
+        scope = [level_columns.note("epsilon_report", "each user")] if "epsilon_person" in results else []
+        sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)",
+                         [*scope, Table(results, "summary/")]))
     if figures := _figures(run_dir, own):
         sections.append(("Figures", figures))
     for path in _tables(run_dir, own):
