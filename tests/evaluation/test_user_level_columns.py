@@ -108,3 +108,102 @@ def test_tune_prints_the_item_and_person_columns_beside_its_eps():
     header = text.splitlines()[0].split()
     assert header[header.index("epsilon"):header.index("epsilon") + 3] == ["epsilon", *LEVELS]
     assert "a device sends one" in text
+
+
+# --- the tables whose every row is one report a device: sweep, accuracy, poison, audit, the report page ---
+
+def _levels_of(epsilon):
+    from ldpsim.evaluation.privacy.levels import levels
+    g = levels(epsilon, reports_per_day=1, days=1)
+    return g.epsilon_item, g.epsilon_person
+
+
+def _fits(lines, width):
+    assert all(len(line) <= width for line in lines), [line for line in lines if len(line) > width]
+
+
+def test_the_helper_puts_levels_values_right_after_the_eps():
+    """level_columns.beside is levels() of one report, inserted right after the ε it reads."""
+    from ldpsim.evaluation.privacy.level_columns import beside, one_report
+    table = pd.DataFrame({"mechanism": ["grr", "oue", "rappor"], "epsilon_report": [0.5, 2.0, 0.2654],
+                          "gain": [0.1, 0.2, 0.3]})
+    shown = beside(table, "epsilon_report")
+    assert list(shown.columns) == ["mechanism", "epsilon_report", *LEVELS, "gain"]
+    for e, item, person in zip(shown["epsilon_report"], shown["epsilon_item"], shown["epsilon_person"]):
+        assert (item, person) == pytest.approx(_levels_of(e))
+    # more reports a device: the composed scopes of the same function, never the one report's ε
+    from ldpsim.evaluation.privacy.levels import levels
+    assert one_report(0.5, reports_per_day=3, days=10)["epsilon_person"] == levels(0.5, 3, 10).epsilon_person == 15.0
+
+
+def test_sweep_cells_and_their_report_carry_the_levels(tmp_path):
+    """Every row a sweep stores carries epsilon_item / epsilon_person (one report a user); its report
+    page's results show them with what they mean."""
+    import ldpsim
+    from ldpsim.scenarios.studies.sweep.sweep_report import report_sweep, sweep_results
+    from ldpsim.scenarios.studies.sweep.store import RunStore
+    path = tmp_path / "tiny.toml"
+    path.write_text('[scenario]\nname = "tiny"\nseed = 1\nrepeats = 2\npath = "direct"\ntop = 5\n'
+                    '[workload]\nname = "harmonic"\nn = 2000\ndomain_size = 20\n[[mechanism]]\nname = "grr"\n'
+                    '[grid]\nepsilon = [0.5, 2.0]\n[metrics]\nnames = ["mse"]\n')
+    ldpsim.sweep(str(path), out=tmp_path / "run", workers=1)
+    summary = RunStore(tmp_path / "run").read("summary")
+    assert set(LEVELS) <= set(summary.columns)
+    for row in summary.drop_duplicates("epsilon_report").itertuples():
+        assert (row.epsilon_item, row.epsilon_person) == pytest.approx(_levels_of(row.epsilon_report))
+    assert set(LEVELS) <= set(sweep_results(tmp_path / "run").columns)
+    page = report_sweep(tmp_path / "run").read_text(encoding="utf-8")
+    assert "one item of one person (epsilon_item)" in page and "ε of one person (run)" in page
+
+
+def test_accuracy_prints_the_levels_of_each_rows_one_report(monkeypatch):
+    from ldpsim.scenarios.studies.bench import accuracy
+    monkeypatch.setattr(accuracy, "ROWS", [("RAPPOR", "rappor", {"epsilon": 4.0}, 20), ("GRR ε = 1", "grr",
+                                                                                        {"epsilon": 1.0}, 10)])
+    printed = []
+    table = accuracy.accuracy_table(300, 2, report=printed.append)
+    header = [c.strip() for c in accuracy.markdown_header(300, 2)[0].split("|")]
+    assert header[-4:-1] == ["epsilon_report", *LEVELS]
+    assert "epsilon_person" in accuracy.MARKDOWN_NOTE
+    for row, line in zip(table.itertuples(), printed):
+        assert (row.epsilon_item, row.epsilon_person) == pytest.approx(_levels_of(row.epsilon_report))
+        assert line.count("|") == accuracy.markdown_header(300, 2)[0].count("|")   # a cell under each header
+    # RAPPOR's one report is its instantaneous ε₁, below the permanent ε_∞ = 4 its label gives
+    assert table["epsilon_report"].iloc[0] < 4.0
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_poison_prints_the_levels_within_the_width(width):
+    from ldpsim.evaluation.privacy.level_columns import beside
+    from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
+    cells = 4
+    table = beside(pd.DataFrame({"mechanism": ["grr", "oue", "rappor", "rappor"], "attack": ["mga"] * cells,
+                                 "epsilon": [1.0, 4.0, 1.0, 4.0], "epsilon_report": [1.0, 4.0, 0.2654, 0.9919],
+                                 "beta": [0.01] * cells, "defense": ["normalization"] * cells,
+                                 "gain": [0.0123456] * cells, "gain_se": [0.000123] * cells,
+                                 "closed_form": [0.0123] * cells}), "epsilon_report")
+    lines = PoisonResult("population", table).lines(width=width)
+    assert set(LEVELS) <= set(lines[0].split())
+    _fits(lines, width)
+    text = " ".join(" ".join(lines).split())
+    assert "one item of one person (epsilon_item)" in text and "permanent ε_∞" in text
+
+
+def test_audit_says_each_claims_scope_and_its_levels():
+    """One report: a device sending it once gets the claim at both levels; RAPPOR's ε_∞ and the repeated
+    mode cover one value's reports (no person level: said in a note); the printed table fits."""
+    import ldpsim
+    report = ldpsim.audit("all", mode="declared", trials=10_000, epsilons=[1.0])
+    table = report.table
+    one = table[table["scope"] == "one report"]
+    assert len(one) > 10
+    assert (one["epsilon_item"] == one["epsilon_claimed"]).all() and (one["epsilon_person"] == one["epsilon_claimed"]).all()
+    permanent = table[table["target"] == "permanent"]
+    assert len(permanent) and permanent["epsilon_person"].isna().all()
+    assert (permanent["epsilon_item"] == permanent["epsilon_claimed"]).all()
+    for width in (80, 100):
+        lines = report.table_lines(width=width)
+        assert set(LEVELS) <= set(lines[0].split()), lines[0]
+        _fits(lines, width)
+        assert any(line.startswith("nan in epsilon_item/epsilon_person") for line in lines)
+        assert any(line.startswith("ε claimed: of one report") for line in lines)

@@ -111,7 +111,7 @@ def accuracy_table(devices: int = 100_000, repeats: int = 10, seed: int = 0, rep
         rows.append(row)
         if report is not None:
             report(markdown_row(row))
-    return pd.DataFrame(rows, columns=["mechanism", "mse", "se", "theory", "ratio", "seconds", *COLUMNS])
+    return pd.DataFrame(rows, columns=["mechanism", "mse", "se", "theory", "ratio", "seconds", *SCOPES])
 
 
 def markdown_header(devices: int, repeats: int) -> list[str]:

@@ -85,7 +85,8 @@ class PoisonResult(BriefRepr):
                 "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
-        notes = [level_columns.note(who="a genuine device"), RAPPOR_EPSILON] if self.kind == "population" else []
+        notes = [] if self.kind != "population" else [level_columns.note(who="a genuine device")] + (
+            [RAPPOR_EPSILON] if (self.table.get("mechanism") == "rappor").any() else [])
         out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
                             notes=notes)
         return out + ([self.check["message"]] if self.check else [])
