@@ -207,3 +207,29 @@ def test_audit_says_each_claims_scope_and_its_levels():
         _fits(lines, width)
         assert any(line.startswith("nan in epsilon_item/epsilon_person") for line in lines)
         assert any(line.startswith("ε claimed: of one report") for line in lines)
+
+
+def test_a_poisoned_deployment_prints_what_a_genuine_device_gets_over_the_run():
+    """The fleet rows' epsilon_item / epsilon_person are the accountant's for the attacked use case over
+    the run: here one fresh report a day, so levels(ε, 1, days) — not the one report's ε."""
+    from ldpsim.evaluation.privacy.levels import levels
+    from ldpsim.scenarios.api import _resolved
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import genuine_levels, with_epsilon
+    from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+    cfg, _ = load_deployment(str(_resolved("keyboard")), 300, 3)
+    run_cfg = with_epsilon(cfg, "event", 4.0)
+    uc = run_cfg.use_case("event")
+    got = genuine_levels(run_cfg, "event")
+    want = levels(4.0, reports_per_day=uc.daily_limit, days=3)
+    assert (got["epsilon_item"], got["epsilon_person"]) == pytest.approx((want.epsilon_item, want.epsilon_person))
+    assert got["epsilon_person"] > 4.0
+    table = pd.DataFrame({"use_case": ["event"] * 2, "epsilon": [4.0] * 2, **{k: [v] * 2 for k, v in got.items()},
+                          "fakes": [0, 30], "defense": ["none", "rate limit 10 ids × 5/day"],
+                          "fakes_accepted_per_day": [0, 30], "days_in_top": [0, 3], "estimated_share": [0.0034, 0.2074],
+                          "closed_form_share": [0.0034, 0.2076], "true_share": [0.0036, 0.0036]})
+    for width in (80, 100):
+        lines = PoisonResult("fleet", table).lines(width=width)
+        assert set(LEVELS) <= set(lines[0].split())
+        _fits(lines, width)
+        assert "one person over the run" in " ".join(" ".join(lines).split())

@@ -81,11 +81,12 @@ class PoisonResult(BriefRepr):
         if self.kind == "population":
             cols = ["mechanism", "attack", "epsilon", *level_columns.COLUMNS, "beta", "defense", "gain", "gain_se", "closed_form"]
         else:
-            cols = [c for c in self.table.columns if c not in (
-                "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
+            first = ["epsilon", *level_columns.COLUMNS, "fakes", "defense", "days_in_top"]   # the rest after
+            cols = first + [c for c in self.table.columns if c not in (
+                *first, "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
-        notes = [] if self.kind != "population" else [level_columns.note(who="a genuine device")] + (
+        notes = [FLEET_EPSILON] if self.kind != "population" else [level_columns.note(who="a genuine device")] + (
             [RAPPOR_EPSILON] if (self.table.get("mechanism") == "rappor").any() else [])
         out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
                             notes=notes)
@@ -109,6 +110,9 @@ def _open_folder(out: Path, fingerprint: str, seed, resume: bool, force: bool):
     return RunFolder.open(out, LAYOUT, identity, resume=resume, replace=force)
 
 
+#: a deployment's rows: the attacked use case's ε and what a genuine device gets over the run
+FLEET_EPSILON = ("epsilon: ε of one report of the attacked use case; epsilon_item, epsilon_person: what a genuine "
+                 "device's reports give one item of one person and one person over the run (the accountant, δ = 0)")
 #: RAPPOR's cells: their ``epsilon`` is the permanent ε_∞, the user-level columns those of its one report
 RAPPOR_EPSILON = ("rappor: epsilon is its permanent ε_∞; epsilon_item and epsilon_person are those of the one "
                   "report (epsilon_report in the CSV)")
