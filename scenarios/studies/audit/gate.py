@@ -40,7 +40,7 @@ from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit import run_audit as ra
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, default_trials, run_plan
-from ldpsim.evaluation.console_table import CELL_CHARS
+from ldpsim.evaluation.console_table import CELL_CHARS, console_lines
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
@@ -98,8 +98,9 @@ def scopes(result: AuditResult) -> dict:
 
 
 #: under the table, when a row's user-level column is undefined (NaN)
-UNDEFINED = ("nan in epsilon_item/epsilon_person: not defined by this audit; a memoized claim covers the reports of one value, not a "
-             "person whose values repeat differently; a whole-run claim is the person's (audit.csv: scope)")
+UNDEFINED = ("nan in epsilon_item/epsilon_person: not defined by this audit; a memoized claim covers the reports "
+             "of one value, not a person whose values repeat differently; a whole-run claim is the person's "
+             "(audit.csv: scope)")
 
 
 @dataclass(frozen=True)
@@ -146,11 +147,10 @@ class AuditReport:
     def table_lines(self, width: int | None = None) -> list[str]:
         """The table: one line per audit under a header, the columns of :data:`SHOWN` that fit ``width``
         (default: the terminal's; the rest are in ``audit.csv``), and what its ε columns cover."""
-        from ldpsim.evaluation.console_table import console_lines
         table = self.table
         if table.empty:
             return []
-        shown = table.assign(subject=[r.subject[:CELL_CHARS - 3 - len(r.target)] + f" [{r.target}]" if r.target
+        shown = table.assign(subject=[r.subject[:max(CELL_CHARS - 3 - len(r.target), 8)] + f" [{r.target}]" if r.target
                                       else r.subject for r in self.results],
                              pair=[f"{r.x!r},{r.x_prime!r}" for r in self.results]).rename(columns=SHOWN)
         kinds = dict.fromkeys(table["scope"])
