@@ -88,6 +88,7 @@ class PoisonResult(BriefRepr):
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
         notes = [FLEET_EPSILON] if self.kind != "population" else [level_columns.note(who="a genuine device")] + (
             [RAPPOR_EPSILON] if (self.table.get("mechanism") == "rappor").any() else [])
+        notes = notes if "epsilon" in self.table else []
         out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
                             notes=notes)
         return out + ([self.check["message"]] if self.check else [])
