@@ -206,7 +206,8 @@ def _cell(cfg, target, use_case: str, eps: float, n_fakes: int, defense: str, fo
         measured = (word_nights(run_cfg, result, fleet) if use_case == "word" else
                     target_ranks(run_cfg, result, target, 10, fleet.accepted_per_day(), fleet.start_day))
     row = {"use_case": use_case, "epsilon": eps, **genuine_levels(run_cfg, use_case), "fakes": n_fakes,
-           "defense": defense, "fakes_accepted_per_day": fleet.accepted_per_day(), "devices": cfg.n_devices, "days": cfg.n_days,
+           "defense": defense, "fakes_accepted_per_day": fleet.accepted_per_day(), "devices": cfg.n_devices,
+           "days": cfg.n_days,
            "shards": result.shards, **{k: v for k, v in result.counters.items() if k.startswith("fake_")},
            **measured}
     if folder is not None:

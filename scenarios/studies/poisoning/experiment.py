@@ -79,7 +79,8 @@ class PoisonResult(BriefRepr):
         ``width`` characters (default: the terminal's), the full table being the folder's CSV."""
         from ldpsim.evaluation.console_table import console_lines
         if self.kind == "population":
-            cols = ["mechanism", "attack", "epsilon", *level_columns.COLUMNS, "beta", "defense", "gain", "gain_se", "closed_form"]
+            cols = ["mechanism", "attack", "epsilon", *level_columns.COLUMNS, "beta", "defense", "gain", "gain_se",
+                    "closed_form"]
         else:
             first = ["epsilon", *level_columns.COLUMNS, "fakes", "defense", "days_in_top"]   # the rest after
             cols = first + [c for c in self.table.columns if c not in (

@@ -151,7 +151,8 @@ class Cell:
         """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text),
         with ``epsilon_report`` (ε of one report: a sweep collects one report per user), what one item
         of one person and one person get from it (``epsilon_item``, ``epsilon_person``:
-        :func:`~ldpsim.evaluation.privacy.level_columns.one_report`) and ``guarantee`` (its kind, e.g. "ε-LDP"), the quantity and meaning plots put on their ε axis."""
+        :func:`~ldpsim.evaluation.privacy.level_columns.one_report`) and ``guarantee`` (its kind, e.g.
+        "ε-LDP"), the quantity and meaning plots put on their ε axis."""
         w = self.workload
         out = {"cell_id": self.id, "cell_index": self.index, "workload_index": self.workload_index,
                "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path,
