@@ -234,3 +234,24 @@ def test_a_poisoned_deployment_prints_what_a_genuine_device_gets_over_the_run():
         assert set(LEVELS) <= set(lines[0].split())
         _fits(lines, width)
         assert "one person over the run" in " ".join(" ".join(lines).split())
+
+
+def test_a_deployments_trust_model_states_one_item_and_one_person():
+    """The run report's trust block (trust_guarantees.csv) has an item and a person row from the model's
+    own accountant (trust_levels), beside report, day and run; one report a day: both are the run's."""
+    from ldpsim.evaluation.deployment.trust_estimates import trust_guarantees
+    from ldpsim.evaluation.privacy.trust_levels import trust_levels
+    from ldpsim.evaluation.privacy.trust_models import model_from
+    from ldpsim.scenarios.catalog import shipped
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+    cfg, _ = load_deployment(shipped()["keyboard_trust"], 2000, 3)
+    table = trust_guarantees(cfg)
+    assert len(table)
+    for name, g in table.groupby("use_case"):
+        g = g.set_index("scope")
+        p = dict(cfg.use_cases[[u.name for u in cfg.use_cases].index(name)].trust)
+        want = trust_levels(model_from(p), p["n_plan"], cfg.n_days, p["delta"])
+        assert g.loc["item", "epsilon"] == pytest.approx(want["epsilon_item"])
+        assert g.loc["person", "epsilon"] == pytest.approx(want["epsilon_person"])
+        assert g.loc["person", "epsilon"] == pytest.approx(g.loc["run", "epsilon"])
+        assert g.loc["person", "delta"] == g.loc["run", "delta"] and "one person" in g.loc["person", "meaning"]
