@@ -16,13 +16,13 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from ldpsim.scenarios.studies.bench.accuracy import accuracy_table
-    header = [f"| mechanism | MSE measured (n = {args.devices:,}, {args.repeats} runs) | MSE theory | ratio |",
-              "|---|---|---|---|"]
+    from ldpsim.scenarios.studies.bench.accuracy import MARKDOWN_NOTE, accuracy_table, markdown_header
+    header = markdown_header(args.devices, args.repeats)
 
     def report(line):  # the header with the first row: a refused size prints nothing on stdout
         while header:
             print(header.pop(0))
         print(line, flush=True)
     accuracy_table(args.devices, args.repeats, 0 if args.seed is None else args.seed, report=report)
+    print(MARKDOWN_NOTE)
     return 0

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.confidence import Z95
+from ldpsim.evaluation.privacy.trust_levels import COLUMNS as LEVEL_MEANINGS, trust_levels
 from ldpsim.evaluation.privacy.trust_models import model_from
 
 
@@ -97,16 +98,24 @@ def trust_pooled(cfg, result) -> pd.DataFrame:
 
 def trust_guarantees(cfg) -> pd.DataFrame:
     """The collected use cases' guarantees: one row per (use case, scope) — report, day, run, misbehaving
-    server — with ε, δ, their meaning and who must be trusted."""
+    server, and one item and one person over the run
+    (:func:`~ldpsim.evaluation.privacy.trust_levels.trust_levels`) — with ε, δ, their meaning and who
+    must be trusted."""
     rows = []
     for uc in cfg.use_cases:
         if not uc.collected:
             continue
         p = dict(uc.trust)
         model = model_from(uc.trust)
-        for g in model.guarantees(p["n_plan"], cfg.n_days, p["delta"]):
+        guarantees = model.guarantees(p["n_plan"], cfg.n_days, p["delta"])
+        for g in guarantees:
             rows.append({"use_case": uc.name, "aggregation": model.kind, "scope": g.scope, "epsilon": g.epsilon,
                          "delta": g.delta, "meaning": g.meaning, "trusted": model.trusted})
+        run_delta = next(g.delta for g in guarantees if g.scope == "run")
+        for column, eps in trust_levels(model, p["n_plan"], cfg.n_days, p["delta"]).items():
+            rows.append({"use_case": uc.name, "aggregation": model.kind, "scope": column.removeprefix("epsilon_"),
+                         "epsilon": eps, "delta": run_delta, "meaning": LEVEL_MEANINGS[column],
+                         "trusted": model.trusted})
     return pd.DataFrame(rows)
 
 

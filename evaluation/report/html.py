@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ldpsim.evaluation.privacy import level_columns
+
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".gif": "image/gif"}
@@ -105,6 +107,7 @@ HEADERS = {
     "sd": "sd (theory)", "est_rank": "estimated rank", "true_rank": "true rank", "delta_e": "ΔE",
     "mse_ratio": "daily MSE ÷ theory", "half_width": "± 95%", "running_estimate": "estimate pooled so far",
     "use_case": "use case", "sd_method": "sd from", "epsilon_report": "ε of one report",
+    "epsilon_item": "ε of one item of one person (run)", "epsilon_person": "ε of one person (run)",
     "epsilon_day": "ε per device per day", "epsilon_central": "central ε",
     "epsilon_central_worst": "central ε (worst window)", "epsilon_central_median": "central ε (median report)",
     "t_s": "time (s since start)", "n": "devices in the window", "slang_estimate": "new word: estimated share",
@@ -307,7 +310,9 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
     elif (text := _summary_text(run_dir, own)) is not None:
         sections.append(("Summary", Preformatted(text)))
     if results is not None and not results.empty:
-        sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)", Table(results, "summary/")))
+        scope = [level_columns.note("epsilon_report", "each user")] if "epsilon_person" in results else []
+        sections.append(("Results (aggregate metrics per cell, mean ± se over repeats)",
+                         [*scope, Table(results, "summary/")]))
     if figures := _figures(run_dir, own):
         sections.append(("Figures", figures))
     for path in _tables(run_dir, own):

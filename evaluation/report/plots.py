@@ -55,7 +55,8 @@ def _drawable() -> frozenset:
 BOOKKEEPING = {"cell_id", "cell_index", "workload_index", "repeats", "path", "root_seed", "seed", "elapsed_s",
                "metric", "rank", "item", "mean", "se", "n_runs", "domain_size",
                "repeat", "true_rank", "true_count", "estimate", "est_rank",
-               "epsilon_report", "guarantee"}  # the ε axis and its panels (epsilon_panels)
+               "epsilon_report", "guarantee",  # the ε axis and its panels (epsilon_panels)
+               "epsilon_item", "epsilon_person"}  # and its user-level scopes (level_columns)
 HEATMAP_METRICS = ("rank_deviation", "expectation_bias", "variance")
 FORMATS = ("png", "svg")
 

@@ -108,3 +108,150 @@ def test_tune_prints_the_item_and_person_columns_beside_its_eps():
     header = text.splitlines()[0].split()
     assert header[header.index("epsilon"):header.index("epsilon") + 3] == ["epsilon", *LEVELS]
     assert "a device sends one" in text
+
+
+# --- the tables whose every row is one report a device: sweep, accuracy, poison, audit, the report page ---
+
+def _levels_of(epsilon):
+    from ldpsim.evaluation.privacy.levels import levels
+    g = levels(epsilon, reports_per_day=1, days=1)
+    return g.epsilon_item, g.epsilon_person
+
+
+def _fits(lines, width):
+    assert all(len(line) <= width for line in lines), [line for line in lines if len(line) > width]
+
+
+def test_the_helper_puts_levels_values_right_after_the_eps():
+    """level_columns.beside is levels() of one report, inserted right after the ε it reads."""
+    from ldpsim.evaluation.privacy.level_columns import beside, one_report
+    table = pd.DataFrame({"mechanism": ["grr", "oue", "rappor"], "epsilon_report": [0.5, 2.0, 0.2654],
+                          "gain": [0.1, 0.2, 0.3]})
+    shown = beside(table, "epsilon_report")
+    assert list(shown.columns) == ["mechanism", "epsilon_report", *LEVELS, "gain"]
+    for e, item, person in zip(shown["epsilon_report"], shown["epsilon_item"], shown["epsilon_person"]):
+        assert (item, person) == pytest.approx(_levels_of(e))
+    # more reports a device: the composed scopes of the same function, never the one report's ε
+    from ldpsim.evaluation.privacy.levels import levels
+    assert one_report(0.5, reports_per_day=3, days=10)["epsilon_person"] == levels(0.5, 3, 10).epsilon_person == 15.0
+
+
+def test_sweep_cells_and_their_report_carry_the_levels(tmp_path):
+    """Every row a sweep stores carries epsilon_item / epsilon_person (one report a user); its report
+    page's results show them with what they mean."""
+    import ldpsim
+    from ldpsim.scenarios.studies.sweep.sweep_report import report_sweep, sweep_results
+    from ldpsim.scenarios.studies.sweep.store import RunStore
+    path = tmp_path / "tiny.toml"
+    path.write_text('[scenario]\nname = "tiny"\nseed = 1\nrepeats = 2\npath = "direct"\ntop = 5\n'
+                    '[workload]\nname = "harmonic"\nn = 2000\ndomain_size = 20\n[[mechanism]]\nname = "grr"\n'
+                    '[grid]\nepsilon = [0.5, 2.0]\n[metrics]\nnames = ["mse"]\n')
+    ldpsim.sweep(str(path), out=tmp_path / "run", workers=1)
+    summary = RunStore(tmp_path / "run").read("summary")
+    assert set(LEVELS) <= set(summary.columns)
+    for row in summary.drop_duplicates("epsilon_report").itertuples():
+        assert (row.epsilon_item, row.epsilon_person) == pytest.approx(_levels_of(row.epsilon_report))
+    assert set(LEVELS) <= set(sweep_results(tmp_path / "run").columns)
+    page = report_sweep(tmp_path / "run").read_text(encoding="utf-8")
+    assert "one item of one person (epsilon_item)" in page and "ε of one person (run)" in page
+
+
+def test_accuracy_prints_the_levels_of_each_rows_one_report(monkeypatch):
+    from ldpsim.scenarios.studies.bench import accuracy
+    monkeypatch.setattr(accuracy, "ROWS", [("RAPPOR", "rappor", {"epsilon": 4.0}, 20), ("GRR ε = 1", "grr",
+                                                                                        {"epsilon": 1.0}, 10)])
+    printed = []
+    table = accuracy.accuracy_table(300, 2, report=printed.append)
+    header = [c.strip() for c in accuracy.markdown_header(300, 2)[0].split("|")]
+    assert header[-4:-1] == ["epsilon_report", *LEVELS]
+    assert "epsilon_person" in accuracy.MARKDOWN_NOTE
+    for row, line in zip(table.itertuples(), printed):
+        assert (row.epsilon_item, row.epsilon_person) == pytest.approx(_levels_of(row.epsilon_report))
+        assert line.count("|") == accuracy.markdown_header(300, 2)[0].count("|")   # a cell under each header
+    # RAPPOR's one report is its instantaneous ε₁, below the permanent ε_∞ = 4 its label gives
+    assert table["epsilon_report"].iloc[0] < 4.0
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_poison_prints_the_levels_within_the_width(width):
+    from ldpsim.evaluation.privacy.level_columns import beside
+    from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
+    cells = 4
+    table = beside(pd.DataFrame({"mechanism": ["grr", "oue", "rappor", "rappor"], "attack": ["mga"] * cells,
+                                 "epsilon": [1.0, 4.0, 1.0, 4.0], "epsilon_report": [1.0, 4.0, 0.2654, 0.9919],
+                                 "beta": [0.01] * cells, "defense": ["normalization"] * cells,
+                                 "gain": [0.0123456] * cells, "gain_se": [0.000123] * cells,
+                                 "closed_form": [0.0123] * cells}), "epsilon_report")
+    lines = PoisonResult("population", table).lines(width=width)
+    assert set(LEVELS) <= set(lines[0].split())
+    _fits(lines, width)
+    text = " ".join(" ".join(lines).split())
+    assert "one item of one person (epsilon_item)" in text and "permanent ε_∞" in text
+
+
+def test_audit_says_each_claims_scope_and_its_levels():
+    """One report: a device sending it once gets the claim at both levels; RAPPOR's ε_∞ and the repeated
+    mode cover one value's reports (no person level: said in a note); the printed table fits."""
+    import ldpsim
+    report = ldpsim.audit("all", mode="declared", trials=10_000, epsilons=[1.0])
+    table = report.table
+    one = table[table["scope"] == "one report"]
+    assert len(one) > 10
+    for level in LEVELS:
+        assert (one[level] == one["epsilon_claimed"]).all()
+    permanent = table[table["target"] == "permanent"]
+    assert len(permanent) and permanent["epsilon_person"].isna().all()
+    assert (permanent["epsilon_item"] == permanent["epsilon_claimed"]).all()
+    for width in (80, 100):
+        lines = report.table_lines(width=width)
+        assert set(LEVELS) <= set(lines[0].split()), lines[0]
+        _fits(lines, width)
+        assert any(line.startswith("nan in epsilon_item/epsilon_person") for line in lines)
+        assert any(line.startswith("ε claimed: of one report") for line in lines)
+
+
+def test_a_poisoned_deployment_prints_what_a_genuine_device_gets_over_the_run():
+    """The fleet rows' epsilon_item / epsilon_person are the accountant's for the attacked use case over
+    the run: here one fresh report a day, so levels(ε, 1, days) — not the one report's ε."""
+    from ldpsim.evaluation.privacy.levels import levels
+    from ldpsim.scenarios.api import _resolved
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import genuine_levels, with_epsilon
+    from ldpsim.scenarios.studies.poisoning.experiment import PoisonResult
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+    cfg, _ = load_deployment(str(_resolved("keyboard")), 300, 3)
+    run_cfg = with_epsilon(cfg, "event", 4.0)
+    uc = run_cfg.use_case("event")
+    got = genuine_levels(run_cfg, "event")
+    want = levels(4.0, reports_per_day=uc.daily_limit, days=3)
+    assert (got["epsilon_item"], got["epsilon_person"]) == pytest.approx((want.epsilon_item, want.epsilon_person))
+    assert got["epsilon_person"] > 4.0
+    table = pd.DataFrame({"use_case": ["event"] * 2, "epsilon": [4.0] * 2, **{k: [v] * 2 for k, v in got.items()},
+                          "fakes": [0, 30], "defense": ["none", "rate limit 10 ids × 5/day"],
+                          "fakes_accepted_per_day": [0, 30], "days_in_top": [0, 3], "estimated_share": [0.0034, 0.2074],
+                          "closed_form_share": [0.0034, 0.2076], "true_share": [0.0036, 0.0036]})
+    for width in (80, 100):
+        lines = PoisonResult("fleet", table).lines(width=width)
+        assert set(LEVELS) <= set(lines[0].split())
+        _fits(lines, width)
+        assert "one person over the run" in " ".join(" ".join(lines).split())
+
+
+def test_a_deployments_trust_model_states_one_item_and_one_person():
+    """The run report's trust block (trust_guarantees.csv) has an item and a person row from the model's
+    own accountant (trust_levels), beside report, day and run; one report a day: both are the run's."""
+    from ldpsim.evaluation.deployment.trust_estimates import trust_guarantees
+    from ldpsim.evaluation.privacy.trust_levels import trust_levels
+    from ldpsim.evaluation.privacy.trust_models import model_from
+    from ldpsim.scenarios.catalog import shipped
+    from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
+    cfg, _ = load_deployment(shipped()["keyboard_trust"], 2000, 3)
+    table = trust_guarantees(cfg)
+    assert len(table)
+    for name, g in table.groupby("use_case"):
+        g = g.set_index("scope")
+        p = dict(cfg.use_cases[[u.name for u in cfg.use_cases].index(name)].trust)
+        want = trust_levels(model_from(p), p["n_plan"], cfg.n_days, p["delta"])
+        assert g.loc["item", "epsilon"] == pytest.approx(want["epsilon_item"])
+        assert g.loc["person", "epsilon"] == pytest.approx(want["epsilon_person"])
+        assert g.loc["person", "epsilon"] == pytest.approx(g.loc["run", "epsilon"])
+        assert g.loc["person", "delta"] == g.loc["run", "delta"] and "one person" in g.loc["person", "meaning"]

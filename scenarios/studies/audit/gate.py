@@ -42,7 +42,9 @@ from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
                                                trials_to_fail)
+from ldpsim.evaluation.console_table import CELL_CHARS, console_lines
 from ldpsim.evaluation.privacy.accountant import device_spend
+from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_models import trust_model
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
@@ -70,8 +72,37 @@ DEFAULT_TRIALS = 1_000_000
 DEFAULT_DEVICES = 100_000
 DEFAULT_DAYS = 7
 
-COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "delta", "epsilon_lower_bound", "confidence", "x", "x_prime",
-           "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict", "event", "seconds")
+COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "scope", *LEVEL_COLUMNS, "delta", "epsilon_lower_bound",
+           "confidence", "x", "x_prime", "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict",
+           "event", "seconds")
+#: the columns ``ldpsim audit`` prints, in order of importance (the rest are in ``audit.csv``)
+SHOWN = {"subject": "subject", "epsilon_claimed": "ε claimed", "epsilon_item": "epsilon_item",
+         "epsilon_person": "epsilon_person", "epsilon_lower_bound": "ε lower", "verdict": "verdict",
+         "trials": "trials", "confidence": "conf", "pair": "pair", "event": "event"}
+
+
+def scopes(result: AuditResult) -> dict:
+    """What the claim's ε covers (``scope``) and what one item of one person and one person get
+    (``epsilon_item``, ``epsilon_person``: NaN where this audit does not define it) — docs/math.md §8.7.
+
+    One report (or one round's central release): a device sending it once gives both the claim
+    (:func:`~ldpsim.evaluation.privacy.level_columns.one_report`). A memoized target (RAPPOR's ε_∞, the
+    repeated mode) covers every report of one value: the item's, not the person's (histories with
+    other repeats are told apart more: :mod:`ldpsim.evaluation.privacy.person_level`). A whole run
+    (:func:`audit_whole_run`) is judged against ε per person over the run."""
+    claim = result.epsilon_claimed
+    if result.mode == "run":
+        return {"scope": "one person over the run", "epsilon_item": math.nan, "epsilon_person": claim}
+    if result.mode == "repeated" or result.target == "permanent":
+        what = f"{result.days} reports of one value" if result.mode == "repeated" else "every report of one value"
+        return {"scope": what, "epsilon_item": claim, "epsilon_person": math.nan}
+    return {"scope": "one round's release" if result.delta > 0 else "one report", **one_report(claim)}
+
+
+#: under the table, when a row's user-level column is undefined (NaN)
+UNDEFINED = ("nan in epsilon_item/epsilon_person: not defined by this audit; a memoized claim covers the reports "
+             "of one value, not a person whose values repeat differently; a whole-run claim is the person's "
+             "(audit.csv: scope)")
 
 
 @dataclass(frozen=True)
@@ -97,7 +128,7 @@ class AuditReport:
     def table(self):
         """One row per audit (pandas.DataFrame, columns :data:`COLUMNS`)."""
         import pandas as pd
-        rows = [{**r.as_row(), "x": repr(r.x), "x_prime": repr(r.x_prime)} for r in self.results]
+        rows = [{**r.as_row(), **scopes(r), "x": repr(r.x), "x_prime": repr(r.x_prime)} for r in self.results]
         return pd.DataFrame(rows, columns=list(COLUMNS))
 
     @property
@@ -115,18 +146,21 @@ class AuditReport:
         """The table and the notes, as ``ldpsim audit`` prints them."""
         return self.table_lines() + self.notes
 
-    def table_lines(self) -> list[str]:
-        """The table: one line per audit under a header."""
-        out = [f"{'subject':<44}{'ε claimed':>10}{'ε lower':>10}{'conf':>8}  {'pair':<12}{'trials':>12}  "
-               f"{'verdict':<13}event"]
-        for r in self.results:
-            suffix = f" [{r.target}]" if r.target else ""
-            name = r.subject + suffix
-            if len(name) > 43:
-                name = r.subject[:40 - len(suffix)] + "..." + suffix
-            out.append(f"{name:<44}{r.epsilon_claimed:>10g}{r.epsilon_lower_bound:>10.4f}{r.confidence:>8.5g}  "
-                       f"{f'{r.x!r},{r.x_prime!r}':<12}{r.trials:>12,}  {r.verdict:<13}{r.event}")
-        return out
+    def table_lines(self, width: int | None = None) -> list[str]:
+        """The table: one line per audit under a header, the columns of :data:`SHOWN` that fit ``width``
+        (default: the terminal's; the rest are in ``audit.csv``), and what its ε columns cover."""
+        table = self.table
+        if table.empty:
+            return []
+        shown = table.assign(subject=[r.subject[:max(CELL_CHARS - 3 - len(r.target), 8)] + f" [{r.target}]" if r.target
+                                      else r.subject for r in self.results],
+                             pair=[f"{r.x!r},{r.x_prime!r}" for r in self.results]).rename(columns=SHOWN)
+        kinds = dict.fromkeys(table["scope"])
+        notes = [f"ε claimed: of {', '.join(kinds)}" + ("; a device sending it once: epsilon_item = epsilon_person"
+                                                         if {"one report", "one round's release"} & set(kinds) else "")]
+        notes += [UNDEFINED] if table[list(LEVEL_COLUMNS)].isna().any(axis=None) else []
+        return console_lines(shown, list(SHOWN.values()), head=None, width=width, full="audit.csv (--out)",
+                             notes=notes)
 
     def __str__(self) -> str:
         return "\n".join(self.lines())

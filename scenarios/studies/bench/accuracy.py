@@ -9,7 +9,7 @@ workload is n counters uniform in [0, m] (fixed) and the MSE is that of the mean
 
 >>> row = measure("sue", {"epsilon": 1.0}, domain_size=20, n=2000, repeats=3)
 >>> sorted(row)
-['mse', 'se', 'seconds', 'theory']
+['epsilon_report', 'mse', 'se', 'seconds', 'theory']
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ldpsim.evaluation.privacy.level_columns import COLUMNS, note, one_report
 from ldpsim.evaluation.workloads.synthetic import harmonic
 from ldpsim.mechanisms import registry
 
@@ -60,7 +61,8 @@ def measure(name: str, params: dict, domain_size: int, n: int, repeats: int, see
     Returns
     -------
     dict
-        ``mse``, ``se`` (standard error of ``mse``), ``theory`` and ``seconds`` (mean per repeat).
+        ``mse``, ``se`` (standard error of ``mse``), ``theory``, ``seconds`` (mean per repeat) and
+        ``epsilon_report`` (ε of the one report each user sends).
     """
     mech = registry.make(name, domain_size=domain_size, **params)  # the domain goes to those that take one
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(repeats + 1)]
@@ -81,14 +83,16 @@ def measure(name: str, params: dict, domain_size: int, n: int, repeats: int, see
         seconds = (time.perf_counter() - t0) / repeats
         per_repeat, theory = np.array(err), float(np.mean(mech.mse(counts, items))) / n ** 2
     return {"mse": float(per_repeat.mean()), "se": float(per_repeat.std(ddof=1) / math.sqrt(repeats)),
-            "theory": float(theory), "seconds": seconds}
+            "theory": float(theory), "seconds": seconds, "epsilon_report": mech.guarantee.epsilon_report}
 
 
 def accuracy_table(devices: int = 100_000, repeats: int = 10, seed: int = 0, report=None):
     """Every row of :data:`ROWS` measured with :func:`measure`: one row per mechanism (``ldpsim accuracy``).
 
     ``report``, when given, is called with each finished row's markdown line.
-    Returns a pandas DataFrame with ``mechanism``, ``mse``, ``se``, ``theory``, ``ratio`` and ``seconds``.
+    Returns a pandas DataFrame with ``mechanism``, ``mse``, ``se``, ``theory``, ``ratio``, ``seconds``,
+    ``epsilon_report`` and what one item of one person and one person get from the one report each user
+    sends (``epsilon_item``, ``epsilon_person``: :mod:`ldpsim.evaluation.privacy.level_columns`).
     Every user is perturbed one by one: ``devices × repeats`` beyond
     :data:`~ldpsim.evaluation.cost.MAX_REPORT_USERS` is refused before any row runs (a ``CostError``).
     """
@@ -103,13 +107,26 @@ def accuracy_table(devices: int = 100_000, repeats: int = 10, seed: int = 0, rep
     rows = []
     for label, name, params, d in ROWS:
         row = {"mechanism": label, **measure(name, params, d, devices, repeats, seed)}
-        row["ratio"] = row["mse"] / row["theory"]
+        row.update(ratio=row["mse"] / row["theory"], **one_report(row["epsilon_report"]))
         rows.append(row)
         if report is not None:
             report(markdown_row(row))
-    return pd.DataFrame(rows, columns=["mechanism", "mse", "se", "theory", "ratio", "seconds"])
+    return pd.DataFrame(rows, columns=["mechanism", "mse", "se", "theory", "ratio", "seconds", *SCOPES])
+
+
+def markdown_header(devices: int, repeats: int) -> list[str]:
+    """The header of the markdown table ``ldpsim accuracy`` prints (its rows: :func:`markdown_row`)."""
+    return [f"| mechanism | MSE measured (n = {devices:,}, {repeats} runs) | MSE theory | ratio | "
+            f"{' | '.join(SCOPES)} |", "|---" * (4 + len(SCOPES)) + "|"]
+
+
+#: the ε columns of the markdown table: one report's, and what one item and one person get from it
+SCOPES = ("epsilon_report", *COLUMNS)
+#: under the table: what its ε columns mean
+MARKDOWN_NOTE = f"({note('epsilon_report', 'each user')}; RAPPOR's label gives its permanent ε_∞)"
 
 
 def markdown_row(row) -> str:
     """One row of the markdown table ``ldpsim accuracy`` prints."""
-    return f"| {row['mechanism']} | {row['mse']:.3e} ± {row['se']:.1e} | {row['theory']:.3e} | {row['ratio']:.3f} |"
+    return (f"| {row['mechanism']} | {row['mse']:.3e} ± {row['se']:.1e} | {row['theory']:.3e} | {row['ratio']:.3f} | "
+            + " | ".join(f"{row[c]:.4g}" for c in SCOPES) + " |")

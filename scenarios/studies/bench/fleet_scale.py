@@ -73,7 +73,9 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
                   shards: int = 2, workers: int = 2, out: str | None = None, fsync: bool | None = None,
                   keep: bool = False) -> dict:
     """Run the deployment scenario file ``scenario`` on a local Dask cluster of ``workers`` processes
-    (1: in this process); its rate and peak memory as one JSON-ready dict.
+    (1: in this process); its rate and peak memory as one JSON-ready dict, with what the run's devices
+    get (``person``: per use case ``epsilon_report``, ``epsilon_item``, ``epsilon_person``, δ = 0, as a
+    run's ``summary.json`` gives them: :func:`~ldpsim.evaluation.privacy.accountant.person_summary`).
 
     Raises
     ------
@@ -86,6 +88,7 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
     import dataclasses
 
     from ldpsim.evaluation.cost import deployment_plan
+    from ldpsim.evaluation.privacy.accountant import device_spend, person_summary
     from ldpsim.scenarios.studies.scenario.deployment_file import load_deployment
     from ldpsim.mechanisms._validation import check_int
     from ldpsim.runtime.errors import InputError
@@ -126,4 +129,4 @@ def measure_scale(scenario, devices: int | None = None, days: int | None = None,
             "bundle_table_peak_mb": round(result.peak_state_bytes / 1e6, 3),
             "store_gb": round(stored / 1e9, 2), "reports_stored": int(result.counters["stored"]),
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
-            "cpus": os.cpu_count()}
+            "cpus": os.cpu_count(), "person": person_summary(device_spend(cfg))}

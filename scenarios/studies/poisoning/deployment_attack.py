@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.deployment.estimates import daily_estimates
+from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.poisoning.attacks import fake_reports
 from ldpsim.evaluation.poisoning import word_attack
 from ldpsim.mechanisms.base import Aggregate
@@ -176,6 +178,16 @@ def fake_sweep(cfg, target, fakes=(0, 50, 100, 200, 400), epsilons=(2.0, 4.0, 8.
     return pd.DataFrame(rows)
 
 
+def genuine_levels(cfg, kind: str) -> dict:
+    """What one genuine device's reports of the use case of ``kind`` give one item of one person and one
+    person over the run of ``cfg`` (``epsilon_item``, ``epsilon_person``: the accountant's
+    :func:`~ldpsim.evaluation.privacy.accountant.device_spend`, δ = 0; NaN for a use case a trust model
+    collects, whose guarantee is its own accountant's)."""
+    spend = device_spend(cfg).table
+    rows = spend[spend["use_case"] == cfg.use_case(kind).name]
+    return {c: float(rows[c].iloc[0]) if len(rows) else math.nan for c in ("epsilon_item", "epsilon_person")}
+
+
 def _cell(cfg, target, use_case: str, eps: float, n_fakes: int, defense: str, folder, shards, scheduler) -> dict:
     """One deployment of the sweep: its row (read back from the folder's journal when already done)."""
     name = _cell_name(eps, n_fakes, defense)
@@ -193,8 +205,9 @@ def _cell(cfg, target, use_case: str, eps: float, n_fakes: int, defense: str, fo
         result = run_deployment(run_cfg, out, shards, scheduler, components=(fleet.component,))
         measured = (word_nights(run_cfg, result, fleet) if use_case == "word" else
                     target_ranks(run_cfg, result, target, 10, fleet.accepted_per_day(), fleet.start_day))
-    row = {"use_case": use_case, "epsilon": eps, "fakes": n_fakes, "defense": defense,
-           "fakes_accepted_per_day": fleet.accepted_per_day(), "devices": cfg.n_devices, "days": cfg.n_days,
+    row = {"use_case": use_case, "epsilon": eps, **genuine_levels(run_cfg, use_case), "fakes": n_fakes,
+           "defense": defense, "fakes_accepted_per_day": fleet.accepted_per_day(), "devices": cfg.n_devices,
+           "days": cfg.n_days,
            "shards": result.shards, **{k: v for k, v in result.counters.items() if k.startswith("fake_")},
            **measured}
     if folder is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsim.evaluation.privacy import level_columns
 from ldpsim.evaluation.cost import MAX_REPORT_USERS, CostError, deployment_plan, memory_budget
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
@@ -78,15 +79,17 @@ class PoisonResult(BriefRepr):
         ``width`` characters (default: the terminal's), the full table being the folder's CSV."""
         from ldpsim.evaluation.console_table import console_lines
         if self.kind == "population":
-            cols = ["mechanism", "attack", "epsilon", "beta", "defense", "gain", "gain_se", "closed_form"]
+            cols = ["mechanism", "attack", "epsilon", *level_columns.COLUMNS, "beta", "defense", "gain", "gain_se",
+                    "closed_form"]
         else:
-            cols = [c for c in self.table.columns if c not in (
-                "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
+            first = ["epsilon", *level_columns.COLUMNS, "fakes", "defense", "days_in_top"]   # the rest after
+            cols = first + [c for c in self.table.columns if c not in (
+                *first, "use_case", "devices", "days", "shards", "fake_sent", "fake_refused_attestation",
                 "fake_refused_rate_limit")]
         full = "poisoning.csv" if self.kind == "population" else "fakes.csv"
-        one = ("epsilon: ε of one report; a genuine device sends one, so one item of one person (epsilon_item) "
-               "and one person (epsilon_person) get the same ε")
-        notes = [one] if self.kind == "population" else []
+        notes = [FLEET_EPSILON] if self.kind != "population" else [level_columns.note(who="a genuine device")] + (
+            [RAPPOR_EPSILON] if (self.table.get("mechanism") == "rappor").any() else [])
+        notes = notes if "epsilon" in self.table else []
         out = console_lines(self.table, cols, width=width, full=str(self.out / full) if self.out else full,
                             notes=notes)
         return out + ([self.check["message"]] if self.check else [])
@@ -107,6 +110,14 @@ def _open_folder(out: Path, fingerprint: str, seed, resume: bool, force: bool):
     from ldpsim.runtime.runfolder import RunFolder
     identity = {"fingerprint": fingerprint} if seed is None else {"fingerprint": fingerprint, "seed": seed}
     return RunFolder.open(out, LAYOUT, identity, resume=resume, replace=force)
+
+
+#: a deployment's rows: the attacked use case's ε and what a genuine device gets over the run
+FLEET_EPSILON = ("epsilon: ε of one report of the attacked use case; epsilon_item, epsilon_person: what a genuine "
+                 "device's reports give one item of one person and one person over the run (the accountant, δ = 0)")
+#: RAPPOR's cells: their ``epsilon`` is the permanent ε_∞, the user-level columns those of its one report
+RAPPOR_EPSILON = ("rappor: epsilon is its permanent ε_∞; epsilon_item and epsilon_person are those of the one "
+                  "report (epsilon_report in the CSV)")
 
 
 def _write(result: PoisonResult, folder) -> None:
@@ -293,14 +304,14 @@ def _population(cfg: dict, path, out, force: bool, progress, log) -> PoisonResul
     from ldpsim.scenarios.studies.poisoning.sweep import run_poisoning
     _guard_population(cfg, path)
     if out is None:
-        table = run_poisoning(cfg, progress)
+        table = level_columns.beside(run_poisoning(cfg, progress), "epsilon_report")  # one report a device
         return PoisonResult("population", table, power_check(table))
     out = Path(out)
     settings = json.dumps(cfg, sort_keys=True, default=str)
     with _open_folder(out, _fingerprint(settings), cfg["seed"], False, force) as folder:
         for note in folder.notes:
             (log or print)(note)
-        table = run_poisoning(cfg, progress)
+        table = level_columns.beside(run_poisoning(cfg, progress), "epsilon_report")  # one report a device
         result = PoisonResult("population", table, power_check(table), out)
         _write(result, folder)
     return result

@@ -81,6 +81,7 @@ from ldpsim.mechanisms.discovery.words import DiscoveryProtocol
 from ldpsim.evaluation.discovery.scores import DISCOVERY_METRICS
 from ldpsim.scenarios.studies.sweep.cell_metrics import CELL_METRICS, NEEDS_TRANSITION_MATRIX
 from ldpsim.evaluation.cost import check_workload_size
+from ldpsim.evaluation.privacy.level_columns import one_report
 from ldpsim.runtime.plain import plain_name
 from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, require_kind,
                                                       seed_check)
@@ -163,8 +164,10 @@ class Cell:
 
     def labels(self) -> dict:
         """Flat parameter columns carried by every output row (tuple values, e.g. id sets, as text),
-        with ``epsilon_report`` (ε of one report: a sweep collects one report per user) and
-        ``guarantee`` (its kind, e.g. "ε-LDP"), the quantity and meaning plots put on their ε axis."""
+        with ``epsilon_report`` (ε of one report: a sweep collects one report per user), what one item
+        of one person and one person get from it (``epsilon_item``, ``epsilon_person``:
+        :func:`~ldpsim.evaluation.privacy.level_columns.one_report`) and ``guarantee`` (its kind, e.g.
+        "ε-LDP"), the quantity and meaning plots put on their ε axis."""
         w = self.workload
         out = {"cell_id": self.id, "cell_index": self.index, "workload_index": self.workload_index,
                "mechanism": self.mechanism, "repeats": self.repeats, "path": self.path,
@@ -174,7 +177,8 @@ class Cell:
         for alias, param, value in self.aliases:  # the scenario's value, not the resolved id set
             out.pop(param)
             out[alias] = value
-        out.update(epsilon_report=self.guarantee.epsilon_report, guarantee=self.guarantee.label)
+        out.update(epsilon_report=self.guarantee.epsilon_report, **one_report(self.guarantee.epsilon_report),
+                   guarantee=self.guarantee.label)
         return {k: str(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 

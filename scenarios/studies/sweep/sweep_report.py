@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ldpsim.evaluation.numeric_use import NUMERIC_WORKLOADS
+from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS
 from ldpsim.evaluation.report.html import report_from_run_dir
 from ldpsim.evaluation.report.plots import (BOOKKEEPING, caption, discovery_curves, frequency_bars, km_heatmaps,
                                             metric_vs_epsilon, per_rank_curves)
@@ -19,7 +20,9 @@ from ldpsim.scenarios.studies.sweep.store import RunStore
 
 
 def sweep_results(run_dir: Path) -> pd.DataFrame:
-    """One row per cell of a sweep: its varying parameters and every aggregate metric as "mean ± se"."""
+    """One row per cell of a sweep: its varying parameters, the ε of its one report a user with what one
+    item and one person get (``epsilon_report``, ``epsilon_item``, ``epsilon_person``) and every aggregate
+    metric as "mean ± se"."""
 
     summary = RunStore(run_dir).read("summary")
     if summary.empty:
@@ -29,7 +32,8 @@ def sweep_results(run_dir: Path) -> pd.DataFrame:
                               and agg[c].astype(str).nunique() > 1]
     agg["value"] = [f"{m:.4g} ± {s:.2g}" for m, s in zip(agg["mean"], agg["se"])]
     wide = agg.pivot_table(index="cell_index", columns="metric", values="value", aggfunc="first")
-    labels = agg.groupby("cell_index")[params].first().astype(str)
+    scopes = [c for c in ("epsilon_report", *LEVEL_COLUMNS) if c in agg]   # a summary written before: absent
+    labels = agg.groupby("cell_index")[params].first().astype(str).join(agg.groupby("cell_index")[scopes].first())
     return labels.join(wide[list(dict.fromkeys(agg["metric"]))]).reset_index()
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from ldpsim.evaluation.cost import CostError, memory_budget
-from ldpsim.evaluation.privacy.levels import levels
+from ldpsim.evaluation.privacy.level_columns import beside, note
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.scenarios.studies.sweep.cell_metrics import CELL_METRICS
 from ldpsim.scenarios.studies.scenario.grid import scenario_from_dict
@@ -82,13 +82,7 @@ class TuneResult(BriefRepr):
 
     def describe(self) -> str:
         """The table and the conclusion, as ``ldpsim tune`` prints them."""
-        shown = self.tried.copy()
-        one = [levels(e, reports_per_day=1, days=1) for e in shown["epsilon"]]   # one report a device
-        at = shown.columns.get_loc("epsilon") + 1
-        shown.insert(at, "epsilon_person", [g.epsilon_person for g in one])
-        shown.insert(at, "epsilon_item", [g.epsilon_item for g in one])
-        table = (f"{shown.to_string(index=False)}\n(epsilon: of one report; a device sends one, so one item "
-                 "(epsilon_item) and one person (epsilon_person) get the same)")
+        table = f"{beside(self.tried).to_string(index=False)}\n({note()})"   # one report a device
         if self.best is None:
             return f"{table}\n\nno setting tried meets {self.target}"
         b = self.best
