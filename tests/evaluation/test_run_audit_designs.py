@@ -166,8 +166,9 @@ def test_run_power_at_realistic_lengths():
     assert table.runs_for_power.tolist() == [91_136, -1, -1]
 
 
-def test_cli_run_length_and_delta_reach_the_plan(capsys):
+def test_cli_run_length_and_delta_reach_the_plan(capsys, monkeypatch):
     from ldpsim.scenarios.cli import main
+    monkeypatch.setenv("COLUMNS", "100")  # the run length is in the subject, cut below 100 columns
     assert main(["audit", "--run", "--design", "sample_threshold", "--days", "1", "--delta", "0.0005"]) == 0
     out = capsys.readouterr()
     assert "[1 days × 1 rounds]" in out.out and "δ = 0.0005" in out.out + out.err

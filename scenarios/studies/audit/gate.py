@@ -42,7 +42,7 @@ from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
                                                trials_to_fail)
-from ldpsim.evaluation.console_table import CELL_CHARS, console_lines
+from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, terminal_width
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
@@ -76,9 +76,9 @@ COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "scope", *LEVEL_COLUM
            "confidence", "x", "x_prime", "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict",
            "event", "seconds")
 #: the columns ``ldpsim audit`` prints, in order of importance (the rest are in ``audit.csv``)
-SHOWN = {"subject": "subject", "epsilon_claimed": "ε claimed", "epsilon_item": "epsilon_item",
-         "epsilon_person": "epsilon_person", "epsilon_lower_bound": "ε lower", "verdict": "verdict",
-         "trials": "trials", "confidence": "conf", "pair": "pair", "event": "event"}
+SHOWN = {"subject": "subject", "verdict": "verdict", "epsilon_claimed": "ε claimed", "epsilon_lower_bound": "ε lower",
+         "epsilon_item": "epsilon_item", "epsilon_person": "epsilon_person", "trials": "trials", "confidence": "conf",
+         "pair": "pair", "event": "event"}
 
 
 def scopes(result: AuditResult) -> dict:
@@ -97,6 +97,16 @@ def scopes(result: AuditResult) -> dict:
         what = f"{result.days} reports of one value" if result.mode == "repeated" else "every report of one value"
         return {"scope": what, "epsilon_item": claim, "epsilon_person": math.nan}
     return {"scope": "one round's release" if result.delta > 0 else "one report", **one_report(claim)}
+
+
+#: the subject's characters in a table narrower than 100 columns (so the verdict, both ε and both levels fit 80)
+SUBJECT_NARROW = 20
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text`` in at most ``chars`` characters (≥ 4), ending in … when cut."""
+    chars = max(chars, 4)
+    return text if len(text) <= chars else text[:chars - 1] + "…"
 
 
 #: under the table, when a row's user-level column is undefined (NaN)
@@ -152,8 +162,11 @@ class AuditReport:
         table = self.table
         if table.empty:
             return []
-        shown = table.assign(subject=[r.subject[:max(CELL_CHARS - 3 - len(r.target), 8)] + f" [{r.target}]" if r.target
-                                      else r.subject for r in self.results],
+        width = terminal_width() if width is None else int(width)
+        cut = CELL_CHARS if width >= 100 else SUBJECT_NARROW   # below 100 columns the verdict and levels come first
+        labels = [f" [{_cut(r.target, cut - 7)}]" if r.target else "" for r in self.results]
+        shown = table.assign(subject=[_cut(r.subject, cut - len(label)) + label
+                                      for r, label in zip(self.results, labels)],
                              pair=[f"{r.x!r},{r.x_prime!r}" for r in self.results]).rename(columns=SHOWN)
         kinds = dict.fromkeys(table["scope"])
         notes = [f"ε claimed: of {', '.join(kinds)}" + ("; a device sending it once: epsilon_item = epsilon_person"
