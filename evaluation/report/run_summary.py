@@ -356,7 +356,9 @@ def operations(tables: dict, cfg) -> list[Block]:
                     f"({_cap(s['budget_total'])}); one device on one day: max {s['epsilon_daily_max']:.2f} "
                     f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
-                       if s.get("epsilon_saved_mean", 0) > 0 else "")),
+                       if s.get("epsilon_saved_mean", 0) > 0 else "")
+                    + ("; the ledger's use cases only: the numeric use cases' spend is in the ε per report, item "
+                       "and person table" if cfg.numeric else "")),
         *(("ε per person" if i == 0 else "", line) for i, line in enumerate(person_lines(cfg))),
     ))]
 

@@ -88,5 +88,6 @@ def test_a_runs_summary_states_the_numeric_use_cases_spend(tmp_path):
     assert m.loc["lat", "delta_person"] == person["lat"]["delta_person"]
     text = " ".join((tmp_path / "run" / "summary.txt").read_text(encoding="utf-8").split())
     for line in ("taps 1.5 3 3", "lat 2 4 4", "all, ε-LDP — 8 13", "all, (ε, δ)-DP, central — 4 4",
-                 "With a δ (the releases' δ summed over the run): lat δ = 2e-09; all, (ε, δ)-DP, central δ = 2e-09."):
+                 "With a δ (the releases' δ summed over the run): lat δ = 2e-09; all, (ε, δ)-DP, central δ = 2e-09.",
+                 "the ledger's use cases only: the numeric use cases' spend is in the ε per report, item and person table"):
         assert line in text
