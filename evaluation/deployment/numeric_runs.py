@@ -7,11 +7,12 @@ draw, so the keys' offsets are the run's) or one reading (:data:`~ldpsim.evaluat
 per reporting device and night, privatizes them with the use case's design and releases one aggregate per
 night (per key for heat maps). A device's owner — left- or right-handed, and the habit offset of every tap it
 makes — is drawn once for the run from its block's ``"habits"`` stream (:func:`fleet_habits`), so a device
-keeps it on every night it taps, and any shard of the fleet draws the same owners. The run's estimate is the sum of the nights' estimates, compared with the
-sum of the nights' true counts. A device reports once a night it reports, so its ε per person over the run
-is ε of one report (or release) times the nights it reported (sequential composition; a night's releases
-of different keys hold different devices). The numeric use cases do not go through the channel, the
-server's store or the privacy budget of the other use cases.
+keeps it on every night it taps, and any shard of the fleet draws the same owners. The run's estimate is
+the sum of the nights' estimates, compared with the sum of the nights' true counts. A device reports at most
+once a night (a night's releases of different keys hold different devices); the run's accountant charges
+each use case's nights (:func:`~ldpsim.evaluation.privacy.accountant.numeric_row`), and the ε and δ per
+person over the run in the metrics are the accountant's. The numeric use cases do not go through the
+channel, the server's store or the ledger's budget.
 """
 
 from __future__ import annotations
