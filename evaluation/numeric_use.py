@@ -239,9 +239,3 @@ def unit_of(reading: str) -> tuple[str, tuple[float, float]]:
     params = READINGS[reading](1, rng=0).params
     return params["unit"], tuple(params["range"])
 
-
-def epsilon_person(epsilon: float, reports: int) -> float:
-    """ε per person over the run of a device that sent ``reports`` reports (or was in that many releases),
-    each at ε (sequential composition, docs/math.md §8.2); 0 for none."""
-    return float(epsilon) * int(reports) if reports else 0.0
-

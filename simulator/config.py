@@ -396,6 +396,7 @@ class DeploymentConfig:
     adversary_devices: int = 500      # devices (lowest ids) whose linked view the observer tap keeps
     policy: str = "spl"               # several attributes per device: spl | smp | rsfd (simulator/attributes.py)
     collectors: tuple = ()            # (key, value) pairs of the trust collectors' CollectorSetup (rounds, jobs, crash)
+    numeric: tuple = ()               # the [numeric.<name>] use cases (NumericUseCase): run after the simulation, charged by the accountant
 
     def __post_init__(self):
         o = "DeploymentConfig"

@@ -38,9 +38,9 @@ from ldpsim.simulator.config import DeploymentConfig
 #: the run's random-stream roles (the first spawn-key entry of every stream of a run's root seed): the
 #: simulation's draws by block and day, and the evaluation's measurement (the EM bootstrap), the slang
 #: word of the words use case, the rounds of an interactive words protocol, the numeric use cases' devices and
-#: readings (evaluation/deployment/numeric_runs.py) and the adversary's tap
+#: readings, the devices' tap habits by block (evaluation/deployment/numeric_runs.py) and the adversary's tap
 ROLES = {"traits": 0, "day": 1, "donate": 2, "online": 3, "server": 4, "memo": 5, "policy": 6, "fakes": 7,
-         "measure": 9, "slang": 11, "rounds": 13, "collect": 15, "numeric": 17, "adversary": 0x0B5E}
+         "measure": 9, "slang": 11, "rounds": 13, "collect": 15, "numeric": 17, "habits": 19, "adversary": 0x0B5E}
 
 
 def stream(seed: int, role: str, *key: int) -> np.random.SeedSequence:

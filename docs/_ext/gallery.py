@@ -131,6 +131,20 @@ def _heatmap(tmp: Path):
             ("typing_speed.png", "Typing speed of 100,000 devices and its SW + EMS estimate over 64 bins.", dist)]
 
 
+@example("A deployment's key-tap heat map beside the truth",
+         'study = ldpsim.run("keyboard-taps", out=folder)   # 30,000 devices × 7 days\n'
+         "numeric_figures(study.tables)   # each numeric use case's estimate beside its truth")
+def _numeric_run(tmp: Path):
+    import ldpsim
+    from ldpsim.evaluation.report.numeric_use_plots import numeric_figures
+    study = ldpsim.run("keyboard-taps", out=tmp / "run")
+    person = study.summary["person"]
+    return [(name, f"{caption} The run's accountant charges the taps ε = {person['taps']['epsilon_person']:g} per "
+             f"person over the {study.config.n_days} nights, and the person {person['total ε-LDP']['epsilon_person']:g} over all the "
+             "run's ε-LDP use cases.", fig)
+            for name, fig, caption in numeric_figures(study.tables) if name == "numeric_taps_space.png"]
+
+
 @example("The numeric designs against ε per person",
          "table = design_sweep(epsilons=(0.5, 1, 2, 4), devices=100_000, repeats=10, rng=2026)\n"
          "design_sweep_figure(table)")

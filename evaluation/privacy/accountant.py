@@ -29,6 +29,12 @@ per day a device answers (ε/D of its ε per device over the run); its PLD compo
 (FMT21, :mod:`~ldpsim.evaluation.privacy.amplification`), at δ/(2·n_days) each, and the days compose
 at δ.
 
+**Numeric use cases** (``cfg.numeric``, docs/math.md §9.14). A device sends at most one report (or is in
+at most one release) of each numeric use case a night: R = n_days steps at the design's (ε, δ) of one report
+or release (:func:`numeric_row`). They bypass the ledger, so its caps do not bound them: a kind's total is its
+ledger use cases' capped basic ε plus the numeric use cases' Σ ε (at δ = their Σ δ, ``delta_device``), and at
+a δ all of the kind's steps compose together (:func:`~ldpsim.evaluation.privacy.composition.compose`).
+
 Trust models (a shuffler, secure aggregation, two servers, trusted hardware) are accounted in
 :mod:`ldpsim.evaluation.privacy.trust_accounting`, with the same shuffle step (:func:`shuffle_step`).
 """
@@ -134,6 +140,23 @@ def _person_total(rows, kind: str, basic: float) -> float:
     return sum(r["epsilon_person"] for r in own) if any(r["memoize"] for r in own) else basic
 
 
+def numeric_row(uc, n_days: int, delta: float = DELTA_SPEND) -> dict:
+    """The accountant's row of numeric use case ``uc`` (:class:`~ldpsim.evaluation.numeric_use.NumericUseCase`)
+    over ``n_days`` nights: its n_days steps at (ε, δ_r) of one report or release composed basically
+    (``epsilon_device`` = n_days · ε at ``delta_device`` = n_days · δ_r) and, at ``delta``, by PLD
+    (docs/math.md §8.2, §9.14); ε per item and per person are the basic ε (every report may carry any value)."""
+    g = uc.design.guarantee
+    n_days = check_int("numeric_row", "n_days", n_days, low=1)
+    steps = [(g.epsilon_report, g.delta)] * n_days
+    basic = basic_composition(e for e, _ in steps)
+    eps_at = _steps_epsilon(steps, delta)[0]
+    return {"use_case": uc.name, "mechanism": uc.design.name, "kind": g.label, "memoize": False,
+            "epsilon": g.epsilon_report, "epsilon_report": g.epsilon_report, "epsilon_permanent": math.nan,
+            "reports": n_days, "memo_classes": math.nan, "epsilon_device": basic, "delta_device": g.delta * n_days,
+            "epsilon_device_at_delta": min(eps_at, basic), "epsilon_central": math.nan, "epsilon_item": basic,
+            "epsilon_person": basic, "steps": steps}  # steps: for the kind's total (device_spend)
+
+
 def _item_epsilon(uc, reports: int, spent: dict, joint: bool, cap: float) -> float:
     """ε of one item (memo class) of one device over the run (docs/math.md §8.7): memoized, the loss of all
     R reports in one class, ε(R); fresh, every report may carry the item (the daily limit samples typed
@@ -160,7 +183,8 @@ class DeviceSpend:
         ``epsilon_person`` (ε per
         person over the run between arbitrary histories, docs/math.md §8.6: for a memoized use case
         ``epsilon_device`` holds only per value between histories of one repetition pattern, and
-        ``epsilon_person`` is ∞ under pure memoization; else ``epsilon_device``).
+        ``epsilon_person`` is ∞ under pure memoization; else ``epsilon_device``), ``delta_device`` (δ of
+        the basic ε columns: 0 but for numeric designs whose release carries a δ, composed by summing).
     delta : float
         δ of the (ε, δ) columns.
     method : str
@@ -189,7 +213,7 @@ class DeviceSpend:
                       if r.memoize or r.epsilon_person != r.epsilon_device else "")
             item = f"per item over the run {r.epsilon_item:.3g}; "
             out.append(f"{r.use_case:>16}  {r.kind:<8} {per_report}{item}per device over the run {r.epsilon_device:.3g} "
-                       f"(δ = 0), {r.epsilon_device_at_delta:.3g} at δ = {self.delta:g}{central}{person}")
+                       f"(δ = {r.delta_device:.3g}), {r.epsilon_device_at_delta:.3g} at δ = {self.delta:g}{central}{person}")
         return out
 
 
@@ -199,7 +223,8 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
     Parameters
     ----------
     cfg : ldpsim.simulator.config.DeploymentConfig
-        The deployment: use cases (their mechanisms, daily limits, memoization), policy, days, caps.
+        The deployment: use cases (their mechanisms, daily limits, memoization), numeric use cases, policy,
+        days, caps.
     delta : float in (0, 1)
         δ of the (ε, δ) per device (PLD composition) and of the central ε.
     shuffled_among : int, optional
@@ -243,7 +268,7 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
                      "epsilon": float(dict(uc.params)["epsilon"]), "epsilon_report": g.epsilon_report,
                      "epsilon_permanent": g.epsilon_permanent if uc.memoize else math.nan,
                      "reports": reports, "memo_classes": classes if classes is not None else math.nan,
-                     "epsilon_device": basic, "epsilon_device_at_delta": min(eps_at, basic),
+                     "epsilon_device": basic, "delta_device": 0.0, "epsilon_device_at_delta": min(eps_at, basic),
                      "epsilon_central": central,
                      "epsilon_item": _item_epsilon(uc, reports, spent, joint, cap),
                      "epsilon_person": person_level(uc.make_mechanism(), reports).epsilon if uc.memoize else basic})
@@ -252,23 +277,30 @@ def device_spend(cfg, delta: float = DELTA_SPEND, shuffled_among: int | None = N
             _merge(spent_by_kind.setdefault(g.label, {}), spent)
             _merge(pure_by_kind.setdefault(g.label, {}), {} if rounds else spent)
             rounds_by_kind.setdefault(g.label, []).extend(rounds)
-    for kind, spent in spent_by_kind.items():
-        basic = min(basic_composition(e * n for e, n in spent.items()), cap)
-        if rounds_by_kind[kind]:
-            eps_at, method = _steps_epsilon([(e, 0.0) for e, n in pure_by_kind[kind].items() for _ in range(n)]
-                                            + rounds_by_kind[kind], delta)
+    numeric_by_kind = {}
+    for uc in cfg.numeric:
+        row = numeric_row(uc, cfg.n_days, delta)
+        numeric_by_kind.setdefault(row["kind"], []).extend(row.pop("steps"))
+        rows.append(row)
+    for kind in {**spent_by_kind, **numeric_by_kind}:
+        spent, numeric = spent_by_kind.get(kind, {}), numeric_by_kind.get(kind, [])
+        basic = (min(basic_composition(e * n for e, n in spent.items()), cap) if spent else 0.0) \
+            + basic_composition(e for e, _ in numeric)
+        if rounds_by_kind.get(kind) or numeric:
+            eps_at, method = _steps_epsilon([(e, 0.0) for e, n in pure_by_kind.get(kind, {}).items() for _ in range(n)]
+                                            + rounds_by_kind.get(kind, []) + numeric, delta)
         else:
             eps_at, method = _pld_epsilon(spent, delta)
         central = math.nan
         if kind in central_by_kind:
             parts = central_by_kind[kind][:1] if joint else central_by_kind[kind]
             n_parts = sum(n for _, n in parts)
-            central = min(compose([(e, delta / (2 * n_parts)) for e, n in parts for _ in range(n)], delta).epsilon,
-                          basic)
+            central = min(_steps_epsilon([(e, delta / (2 * n_parts)) for e, n in parts for _ in range(n)] + numeric,
+                                         delta)[0], basic)
         rows.append({"use_case": "total", "mechanism": "", "kind": kind, "memoize": False, "epsilon": math.nan,
                      "epsilon_report": math.nan, "epsilon_permanent": math.nan,
                      "reports": int(sum(r["reports"] for r in rows if r["kind"] == kind and r["use_case"] != "total")),
-                     "memo_classes": math.nan, "epsilon_device": basic,
+                     "memo_classes": math.nan, "epsilon_device": basic, "delta_device": sum(d for _, d in numeric),
                      "epsilon_device_at_delta": min(eps_at, basic), "epsilon_central": central,
                      "epsilon_item": max(r["epsilon_item"] for r in rows if r["kind"] == kind),
                      "epsilon_person": _person_total(rows, kind, basic)})
@@ -335,9 +367,10 @@ def solve_epsilon(make, target: float, reports: int, classes: int | None = None,
 
 def spend_summary(cfg, delta: float = DELTA_SPEND) -> dict:
     """The run's bound on one device's spend, flat for a run's ``summary.json``: per guarantee kind k
-    (``ldp``, ``sdldp``, ``uldp``), ``epsilon_device_<k>`` (δ = 0) and ``epsilon_device_<k>_at_delta``,
-    with ``epsilon_device_delta``, and under ``person`` each use case's ε per report, item and person
-    (:func:`person_summary`)."""
+    (``ldp``, ``sdldp``, ``uldp``, and ``central`` for numeric use cases trusting the server or secure
+    aggregation), ``epsilon_device_<k>`` (at δ = ``delta_device_<k>`` when that is not 0) and
+    ``epsilon_device_<k>_at_delta``, with ``epsilon_device_delta``, and under ``person`` each use case's
+    (numeric use cases included) ε per report, item and person (:func:`person_summary`)."""
     from ldpsim.mechanisms import GUARANTEE_KINDS
 
     spend = device_spend(cfg, delta)
@@ -346,17 +379,21 @@ def spend_summary(cfg, delta: float = DELTA_SPEND) -> dict:
         if np.isfinite(spend.total(label)):
             out[f"epsilon_device_{key}"] = spend.total(label)
             out[f"epsilon_device_{key}_at_delta"] = spend.total(label, "epsilon_device_at_delta")
+            if spend.total(label, "delta_device") > 0:
+                out[f"delta_device_{key}"] = spend.total(label, "delta_device")
     return out
 
 
 def person_summary(spend: DeviceSpend) -> dict:
     """``summary.json``'s ``person`` key: per use case (and ``total <kind>``) what one report, one item and one
-    person over the run get (``epsilon_report``, ``epsilon_item``, ``epsilon_person``, δ = 0; docs/math.md §8.7)."""
+    person over the run get (``epsilon_report``, ``epsilon_item``, ``epsilon_person``, δ = 0; docs/math.md §8.7;
+    with ``delta_person``, their δ, for numeric designs whose release carries a δ)."""
     out = {}
     for r in spend.table.itertuples():
         name = r.use_case if r.use_case != "total" else f"total {r.kind}"
         out[name] = {"epsilon_report": float(r.epsilon_report), "epsilon_item": float(r.epsilon_item),
-                     "epsilon_person": float(r.epsilon_person)}
+                     "epsilon_person": float(r.epsilon_person)} | (
+            {"delta_person": float(r.delta_device)} if r.delta_device > 0 else {})
     return out
 
 

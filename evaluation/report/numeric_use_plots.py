@@ -16,12 +16,11 @@ from ldpsim.evaluation.report.distribution_plots import distribution_figure, hea
 
 def numeric_title(row: pd.Series, key: str = "") -> str:
     """``<use case>: <design>[, key 'k'], ε = …[, δ = …] of one report (or nightly release), ε ≤ …[, δ ≤ …] per
-    person over the run`` (sequential composition over the nights a device reported, docs/math.md §9.14)."""
+    person over the run`` (the run's accountant: the nights composed, docs/math.md §9.14)."""
     scope = "one report" if row["trusts"] == "nobody" else "one nightly release"
     delta = f", δ = {row['delta']:g}" if row["delta"] > 0 else ""
     where = f", key {key!r}" if key else ""
-    nights = row["epsilon_person"] / row["epsilon_report"]  # the most reports (releases) of one device
-    person = f"ε ≤ {row['epsilon_person']:g}" + (f", δ ≤ {row['delta'] * nights:.3g}" if row["delta"] > 0 else "")
+    person = f"ε ≤ {row['epsilon_person']:g}" + (f", δ ≤ {row['delta_person']:.3g}" if row["delta"] > 0 else "")
     return (f"{row['use_case']}: {row['design']}{where}, ε = {row['epsilon_report']:g}{delta} of {scope}, "
             f"{person} per person over the run")
 

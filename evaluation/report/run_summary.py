@@ -385,7 +385,9 @@ def operations(tables: dict, cfg) -> list[Block]:
                     f"({_cap(s['budget_total'])}); one device on one day: max {s['epsilon_daily_max']:.2f} "
                     f"({_cap(s['budget_daily'])}); {s['donations_refused']:,} donations refused"
                     + (f"; memoization saved mean {s['epsilon_saved_mean']:.2f}, max {s['epsilon_saved_max']:.2f}"
-                       if s.get("epsilon_saved_mean", 0) > 0 else "")),
+                       if s.get("epsilon_saved_mean", 0) > 0 else "")
+                    + ("; the ledger's use cases only: the numeric use cases' spend is in the ε per report, item "
+                       "and person table" if cfg.numeric else "")),
         *(("ε per person" if i == 0 else "", line) for i, line in enumerate(person_lines(cfg))),
     ))]
 
@@ -456,8 +458,17 @@ def scopes(tables: dict, cfg) -> list[Block]:
     return [Block("ε per report, item and person",
                   "ε (δ = 0) of one report, of one item of one device over the run, and of one person over the run "
                   "(the whole history replaced)", table, ("use case",),
-                  notes=("Memoized use cases: epsilon_item is one value's reports; epsilon_person holds between "
-                         "any two histories (see ε per person).",) if spend["memoize"].any() else ())]
+                  notes=(("Memoized use cases: epsilon_item is one value's reports; epsilon_person holds between "
+                          "any two histories (see ε per person).",) if spend["memoize"].any() else ())
+                  + _delta_note(spend))]
+
+
+def _delta_note(spend: pd.DataFrame) -> tuple[str, ...]:
+    """The δ beside ε per person of the rows whose releases carry one (numeric secure-aggregation designs)."""
+    rows = spend[spend["delta_device"] > 0]
+    return (("With a δ (the releases' δ summed over the run): " + "; ".join(
+        f"{'all, ' + r.kind if r.use_case == 'total' else r.use_case.replace('_', ' ')} δ = {r.delta_device:.3g}"
+        for r in rows.itertuples()) + "."),) if len(rows) else ()
 
 
 SECTIONS = [headline, distinguishability, trust, budget, scopes, per_day, trend, new_word, readings, numeric, operations,

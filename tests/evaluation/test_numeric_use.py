@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpsim.evaluation.deployment.numeric_runs import numeric_run, numeric_tables, reporting_nights
+from ldpsim.evaluation.deployment.numeric_runs import numeric_run, numeric_tables, reporting_nights, run_taps
 from ldpsim.evaluation.distribution_metrics import heatmap_error, range_query_mse, wasserstein1
 from ldpsim.evaluation.numeric_designs import BINS, SIDE, SWEEP_SIZES
-from ldpsim.evaluation.numeric_use import (FAMILIES, READINGS, NumericUseCase, design_names, epsilon_person,
+from ldpsim.evaluation.numeric_use import (FAMILIES, READINGS, NumericUseCase, design_names,
                                            key_ids, numeric_design, registered_numeric)
 from ldpsim.evaluation.report.numeric_use_plots import numeric_figures
-from ldpsim.evaluation.workloads.key_taps import key_taps
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.mechanisms.numeric.quadtree_heatmap import QuadtreeHeatmap
 from ldpsim.runtime.errors import InputError
@@ -73,7 +72,7 @@ def _cfg(**kw):
 def test_run_metrics_are_evaluations_functions_on_the_runs_counts():
     """The metrics table holds heatmap_error's and the distance functions' values on the run's own true and
     estimated counts; the true counts are those of the reporting devices' draws (replayed from the run's
-    streams), and ε per person is ε of one report times the most nights a device reported."""
+    streams), and ε per person is the accountant's: ε of one report or release times the run's nights."""
     cfg = _cfg()
     taps_uc = NumericUseCase("taps", numeric_design("secagg-quadtree", "heatmap", epsilon=2.0), key_ids(["space", "a"]))
     lat_uc = NumericUseCase("lat", numeric_design("ldp-tree", "reading", epsilon=1.5), reading="key_latency")
@@ -84,12 +83,12 @@ def test_run_metrics_are_evaluations_functions_on_the_runs_counts():
         nights = reporting_nights(cfg, g_who)
         m = metrics[metrics["use_case"] == uc.name]
         assert (m["epsilon_report"] == uc.design.epsilon).all()
-        assert (m["epsilon_person"] == uc.design.epsilon * nights.sum(axis=0).max()).all()
+        assert (m["epsilon_person"] == uc.design.epsilon * cfg.n_days).all()
         assert nights.sum(axis=0).max() == 2  # (so the scope's factor is not 1)
         c = cells[cells["use_case"] == uc.name]
         if uc.design.family == "heatmap":
             assert (m["delta"] == DELTA_RELEASE).all()
-            taps = key_taps(int(nights.sum()), rng=g_data)
+            taps = run_taps(cfg, nights, g_data)[1]
             for key, k in zip(("space", "a"), uc.keys):
                 t = c[c["key"] == key]["true_count"].to_numpy().reshape(1, SIDE, SIDE)
                 e = c[c["key"] == key]["estimate"].to_numpy().reshape(1, SIDE, SIDE)
@@ -123,8 +122,9 @@ def test_nightly_ldp_quadtree_maps_have_the_closed_form_error():
         cfg = _cfg(seed=seed, n_devices=2000)
         _, cells = numeric_run(cfg, uc, 0)
         g_who, g_data, _ = np.random.default_rng(stream(cfg.seed, "numeric", 0)).spawn(3)
-        per_night = reporting_nights(cfg, g_who).sum(axis=1)
-        taps = key_taps(int(per_night.sum()), rng=g_data)
+        nights = reporting_nights(cfg, g_who)
+        per_night = nights.sum(axis=1)
+        taps = run_taps(cfg, nights, g_data)[1]
         bounds = np.concatenate([[0], np.cumsum(per_night)])
         variance = sum(quad.cell_variance(taps._replace(keys=taps.keys[a:b], xy=taps.xy[a:b]).grid_counts(SIDE)[26]).sum()
                        for a, b in zip(bounds[:-1], bounds[1:]))
@@ -166,7 +166,6 @@ def test_the_report_draws_the_estimate_beside_the_truth_with_its_scopes():
 def test_no_numeric_use_case_adds_nothing():
     assert all(t.empty for t in numeric_tables(_cfg(), ()).values())
     assert numeric_figures({"numeric_metrics": pd.DataFrame(), "numeric_cells": pd.DataFrame()}) == []
-    assert epsilon_person(1.5, 0) == 0.0 and epsilon_person(1.5, 3) == 4.5
 
 
 def test_the_printed_summary_gives_each_use_case_its_error_and_scopes():

@@ -315,13 +315,14 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
                                 f"got {tr['rank']}")
         kw.update(trend_item=tr["rank"] - 1, trend_start_day=tr["start_day"], trend_ramp_days=tr["ramp_days"],
                   trend_peak_share=tr["peak_share"])
+    numeric = numeric_use_cases(raw.get("numeric", {}), path)
     try:
-        cfg = DeploymentConfig(items=items, item_weights=weights, use_cases=use_cases, **kw)
+        cfg = DeploymentConfig(items=items, item_weights=weights, use_cases=use_cases, numeric=numeric, **kw)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(path, "deployment", str(exc)) from None
     _check_variants(raw.get("variants", {}), cfg, items, path)
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
-                 "notices": notices, "numeric": numeric_use_cases(raw.get("numeric", {}), path)}
+                 "notices": notices, "numeric": cfg.numeric}
 
 
 def _workload(wl: dict, file) -> tuple[tuple, tuple]:
