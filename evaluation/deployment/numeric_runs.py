@@ -8,7 +8,10 @@ per reporting device and night, privatizes them with the use case's design and r
 night (per key for heat maps). A device's owner — left- or right-handed, and the habit offset of every tap it
 makes — is drawn once for the run from its block's ``"habits"`` stream (:func:`fleet_habits`), so a device
 keeps it on every night it taps, and any shard of the fleet draws the same owners. The run's estimate is
-the sum of the nights' estimates, compared with the sum of the nights' true counts. A device reports at most
+the sum of the nights' estimates, compared with the sum of the nights' true counts. A reading's night whose
+devices are fewer than its release needs (a secure sum's smallest cohort) publishes nothing: its metrics count
+the published nights only, and ``nights_released`` says how many there were (no error metric when none was).
+A device reports at most
 once a night (a night's releases of different keys hold different devices); the run's accountant charges
 each use case's nights (:func:`~ldpsim.evaluation.privacy.accountant.numeric_row`), and the ε and δ per
 person over the run in the metrics are the accountant's. The numeric use cases do not go through the
@@ -64,8 +67,8 @@ def numeric_run(cfg, uc, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     -------
     metrics : pandas.DataFrame
         :data:`METRIC_COLUMNS`: ``heatmap_l1``, ``heatmap_l2``, ``heatmap_max`` per key (shares of the key's
-        taps over the run), or a reading's ``range_mse_<s>``, ``wasserstein`` and ``quantile_error`` (in
-        ``unit``); ``epsilon_report`` and ``delta`` are ε and δ of one report or release, ``epsilon_person``
+        taps over the run), or a reading's ``nights_released`` and (over those nights) ``range_mse_<s>``,
+        ``wasserstein`` and ``quantile_error`` (in ``unit``); ``epsilon_report`` and ``delta`` are ε and δ of one report or release, ``epsilon_person``
         and ``delta_person`` the accountant's per person over the run (:func:`numeric_row`).
     cells : pandas.DataFrame
         ``use_case, key, cell, low, high, true_count, estimate``: the run's true and estimated counts per
@@ -97,11 +100,13 @@ def numeric_run(cfg, uc, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         unit, value_range = unit_of(uc.reading)
         values = READINGS[uc.reading](max(total, 1), rng=g_data).values
         truth, est = np.zeros(BINS), np.zeros(BINS)
-        for d in range(cfg.n_days):
-            if per_night[d]:
-                t, e = estimate_reading(design, values[bounds[d]:bounds[d + 1]], np.random.default_rng(noise[d]))
-                truth, est = truth + t, est + e
-        rows = [("", unit, m, v, total) for m, v in reading_errors(truth, est, value_range).items()] if total else []
+        published = per_night >= max(design.estimator()[3], 1)   # a night below the release's cohort publishes nothing
+        for d in np.flatnonzero(published):
+            t, e = estimate_reading(design, values[bounds[d]:bounds[d + 1]], np.random.default_rng(noise[d]))
+            truth, est = truth + t, est + e
+        counted = int(per_night[published].sum())
+        rows = [("", unit, "nights_released", float(published.sum()), total)]
+        rows += [("", unit, m, v, counted) for m, v in reading_errors(truth, est, value_range).items()] if counted else []
         edges = np.linspace(*value_range, BINS + 1)
         cells = pd.DataFrame({"use_case": uc.name, "key": "", "cell": np.arange(BINS), "low": edges[:-1],
                               "high": edges[1:], "true_count": truth, "estimate": est})

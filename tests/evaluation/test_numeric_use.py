@@ -178,3 +178,12 @@ def test_the_printed_summary_gives_each_use_case_its_error_and_scopes():
     w1 = tables["numeric_metrics"].set_index("metric").loc["wasserstein", "value"]
     assert "ε = 1, δ = 1e-09 of one nightly release, ε ≤ 2, δ ≤ 2e-09 per person over the run" in " ".join(text.split())
     assert f"Wasserstein-1 {w1:.3g} ms" in text
+
+
+def test_a_reading_whose_nights_are_all_below_the_cohort_says_so_instead_of_dividing_by_zero():
+    """A secure sum releases nothing below its smallest cohort (1 000 devices): on a fleet smaller than that no
+    night is published, the metrics say ``nights_released`` = 0 and carry no error (no NaN, no warning)."""
+    cfg = _cfg(n_devices=1000)
+    uc = NumericUseCase("lat", numeric_design("secagg-flat", "reading", epsilon=1.0), reading="key_latency")
+    metrics = numeric_tables(cfg, (uc,))["numeric_metrics"]
+    assert list(metrics["metric"]) == ["nights_released"] and metrics["value"].tolist() == [0.0]
