@@ -52,8 +52,12 @@ def cell(value) -> str:
         if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}" if abs(v) >= 1e4 else f"{v:.4g}"
         return f"{v:.4g}"
-    text = " ".join(str(value).split())
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+    return cut(" ".join(str(value).split()))
+
+
+def cut(text: str, chars: int = CELL_CHARS) -> str:
+    """``text`` in at most ``chars`` characters, ending in … when cut."""
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _plural(n: int, word: str) -> str:

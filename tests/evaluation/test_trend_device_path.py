@@ -82,14 +82,20 @@ def test_blocks_add_up_to_the_fleet_and_common_histories_are_shared():
     assert np.all(run.counts <= 5000)
 
 
-@pytest.mark.slow  # starts an in-process Dask cluster
-def test_serial_and_dask_give_the_same_numbers():
-    """Two in-process Dask workers, blocks finishing in any order: bit-for-bit the serial result."""
+@pytest.fixture
+def scheduler():
+    """The address of two in-process Dask workers (no TCP port but the dashboard's, any free one)."""
     from dask.distributed import LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="localhost:0") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.slow  # starts an in-process Dask cluster
+def test_serial_and_dask_give_the_same_numbers(scheduler):
+    """Two in-process Dask workers, blocks finishing in any order: bit-for-bit the serial result."""
     wl = DailyUse(SHARES)
     serial = simulate_fleet(DESIGNS, wl, 3000, 2, seed=7, block=700)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        parallel = simulate_fleet(DESIGNS, wl, 3000, 2, seed=7, block=700, scheduler=cluster.scheduler_address)
+    parallel = simulate_fleet(DESIGNS, wl, 3000, 2, seed=7, block=700, scheduler=scheduler)
     assert np.array_equal(serial.counts, parallel.counts)
     for name, daily in serial.daily.items():
         assert np.array_equal(daily, parallel.daily[name]), name
@@ -122,12 +128,10 @@ THRESH = thresh_design(2.0, T, changes=2, epoch=3, vote_level=0.05)
 
 
 @pytest.mark.slow
-def test_thresh_serial_and_dask_give_the_same_numbers():
-    from dask.distributed import LocalCluster
+def test_thresh_serial_and_dask_give_the_same_numbers(scheduler):
     wl = DailyUse(SHARES)
     serial = simulate_thresh_fleet(THRESH, wl, 3000, 2, seed=8, block=700)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        parallel = simulate_thresh_fleet(THRESH, wl, 3000, 2, seed=8, block=700, scheduler=cluster.scheduler_address)
+    parallel = simulate_thresh_fleet(THRESH, wl, 3000, 2, seed=8, block=700, scheduler=scheduler)
     assert np.array_equal(serial.counts, parallel.counts)
     assert np.array_equal(serial.daily[THRESH.name], parallel.daily[THRESH.name])
 

@@ -42,7 +42,7 @@ from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
                                                trials_to_fail)
-from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, terminal_width
+from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, cut, terminal_width
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
@@ -105,8 +105,7 @@ SUBJECT_NARROW = 20
 
 def _cut(text: str, chars: int) -> str:
     """``text`` in at most ``chars`` characters (≥ 4), ending in … when cut."""
-    chars = max(chars, 4)
-    return text if len(text) <= chars else text[:chars - 1] + "…"
+    return cut(text, max(chars, 4))
 
 
 #: under the table, when a row's user-level column is undefined (NaN)
