@@ -51,10 +51,13 @@ from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import BUGS as RUN_BUGS
 from ldpsim.evaluation.audit.run_audit import DESIGNS as RUN_DESIGNS
+from ldpsim.evaluation.audit.plans import plan_for
+from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.evaluation.audit.run_audit import RunPlan, bugs_of, trials_to_fail
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_local import SecAggLocal, Shuffled
+from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.tee import TeeDesign, bound_contributions, calibrate_tee
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
@@ -71,6 +74,8 @@ PLANS = {
     "tee_selection": (("bound-l0",), dict(days=10, rounds_per_day=1, epsilon=1.0, max_keys=3)),
     "triehh": (("threshold-before-bounding",), dict(days=2, rounds_per_day=2, epsilon=2.0, gamma=0.5)),
     "sample_threshold": (("threshold-before-bounding",), dict(days=2, rounds_per_day=1, epsilon=2.0, rate=0.5)),
+    "pem": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, pool=64)),
+    "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
@@ -122,7 +127,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
         δ of the audited (ε, δ) claim.
     **sizes
         Overrides of the design's defaults (``days``, ``rounds_per_day`` and the design's own: ``devices``,
-        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``).
+        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``).
 
     Returns
     -------
@@ -149,7 +154,8 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     per_day = check_int(design, "rounds_per_day", s.pop("rounds_per_day"), low=1, high=1000)
     delta = check_real(design, "delta", delta, 0.0, 0.5)
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
-             "triehh": _sample_threshold, "sample_threshold": _sample_threshold}[design]
+             "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
+             "pem": _pem, "prefix_tree": _prefix_tree}[design]
     return build(design, bug, delta, days, per_day, **s)
 
 
@@ -280,6 +286,66 @@ def _sample_threshold(design, bug, delta, days, per_day, epsilon, **rate) -> Run
         claim_source=source, draw=draw,
         one_report=f"the canary's word released in at least {at_least} of {rounds} rounds (θ = {theta}, "
                    f"γ = {gamma:g}, {m} other holders)")
+
+
+# ------------------------------------------------------------------------------------------ local discovery
+#: the canary's planted word (world A) and its neighbour (world B): every prefix differs
+WORDS = ("ab", "ba")
+
+
+def _pem(design, bug, delta, days, per_day, epsilon, length, pool) -> RunPlan:
+    if per_day != 1:
+        raise InputError(f"The pem run audit sends one report a run (a day): 'rounds_per_day' must be 1. Got {per_day}.")
+    epsilon = check_real(design, "epsilon", epsilon, 0.0, 8.0)
+    pem = make("pem", epsilon=epsilon, length=check_int(design, "length", length, low=2, high=8), alphabet="ab",
+               start=1, pool=check_int(design, "pool", pool, low=1, high=1 << 12))
+    rows, inv = pem.codec.symbols(list(WORDS))
+    codes = pem.group_prefix_codes(rows)[inv]                                   # (2 words, G groups)
+    hashed = pem.hash_codes(np.arange(pem.pool)[:, None, None], codes[None])     # (pool, 2, G)
+    split = float(np.mean(hashed[:, 0] != hashed[:, 1]))    # P[H_s(x) ≠ H_s(x′)], group and s uniform
+    p_one = (pem.p * split, pem.q * split)                  # S: y = H_s(x) ≠ H_s(x′), ratio p/q = e^ε
+    per_run = sum(pem.privacy_parts().values())             # ε of the device's one report of the run
+    claims = {None: days * per_run, "claimed-per-group": days * per_run / pem.groups}
+    source = {None: f"PEM's privacy_parts: one report per device per run, {days} run(s) composed",
+              "claimed-per-group": f"planted accountant: ε per group, the device's ε split over {pem.groups} groups"}
+    ratio = np.log(pem.p / pem.q) - 1e-9
+
+    def event(reports):
+        return pem.log_likelihood(reports, np.full(reports.y.size, WORDS[0])) - pem.log_likelihood(
+            reports, np.full(reports.y.size, WORDS[1])) >= ratio
+
+    def perturb(values, rng):                               # value 1: the planted word; 0: its neighbour
+        return pem.perturb(np.where(values == 1, WORDS[0], WORDS[1]), rng)
+
+    return _binomial(design, days, per_day, claims[bug], claims["claimed-per-group"], source[bug], bug, p_one,
+                     perturb, event, f"report (group, s, y) with y = H_s({WORDS[0]!r}) ≠ H_s({WORDS[1]!r}) "
+                                     f"(pool {pem.pool}, g = {pem.g})", 1, 0)
+
+
+def _prefix_tree(design, bug, delta, days, per_day, epsilon) -> RunPlan:
+    epsilon = check_real(design, "epsilon", epsilon, 0.0, 50.0)
+    if per_day < 2:
+        raise InputError(f"The prefix_tree run audit needs words of at least 2 symbols: 'rounds_per_day' must be "
+                         f"≥ 2. Got {per_day}.")
+    run = run_rounds("prefix_tree", epsilon=epsilon, n_days=days, rounds_per_day=per_day, length=per_day,
+                     alphabet="ab")
+    short = sum(e for e, _ in run.steps[:-1])               # the planted accountant: one round not charged
+    claim, source = ((short, "planted accountant: one round not charged") if bug else
+                     (run.epsilon, f"the prefix tree's run accountant (ε per device over {run.rounds} rounds)"))
+    plan = plan_for(run.protocol.oracle(1))                 # the round's OUE over the canary's prefix and "none"
+    return _binomial(design, days, per_day, claim, short, source, bug, (plan.p_x, plan.p_x_prime),
+                     plan.client or run.protocol.oracle(1).perturb, plan.event, plan.description, plan.x,
+                     plan.x_prime)
+
+
+def _binomial(design, days, per_day, claim, target, source, bug, p_one, perturb, event, one_report, x, x_prime):
+    """The plan of n = D·R independent reports of the canary, event "at least k in S" (k: fewest trials to
+    refute ``target``, the planted claim), exact law P[Bin(n, p) ≥ k] against P[Bin(n, p′) ≥ k]."""
+    n = days * per_day
+    k = joint_k(*p_one, target, n)
+    p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in p_one)
+    return RunPlan(design, days, per_day, x, x_prime, k, p_a, p_b, float(claim), source, one_report, bug,
+                   p_one, perturb, event)
 
 
 # ------------------------------------------------------------------------------------------------ helpers
