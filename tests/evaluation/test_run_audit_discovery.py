@@ -1,4 +1,4 @@
-"""The whole-run audit of the local discovery protocols PEM and the prefix tree (docs/math.md §11.8): the
+"""The whole-run audit of the local discovery protocols PEM, TreeHist, SFP and the prefix tree (docs/math.md §11.8): the
 event's exact law against the protocol's own client, the claim from the protocol's own accounting, the honest
 protocol PASSES and its planted accounting bug FAILS at the default runs (fixed seeds)."""
 
@@ -17,7 +17,7 @@ from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import plan_run, run_trials
 from ldpsim.scenarios.studies.audit.run_designs import design_bugs, design_plan
 
-DISCOVERY = ("pem", "prefix_tree")
+DISCOVERY = ("pem", "treehist", "sfp", "prefix_tree")
 
 
 @pytest.mark.parametrize("design", DISCOVERY)
@@ -25,7 +25,7 @@ def test_sampled_runs_follow_the_exact_law(design):
     """The protocol's own client, 20 000 runs per world, lands in S as often as the exact P[S|A], P[S|B]
     say: within the two-sided 1 − 10⁻⁴ binomial interval, honest and planted, two run lengths."""
     trials = 20_000
-    for sizes in ({}, {"days": 2} if design == "pem" else {"rounds_per_day": 2}):
+    for sizes in ({}, {"rounds_per_day": 2} if design == "prefix_tree" else {"days": 2}):
         for bug in (None,) + design_bugs(design):
             plan = design_plan(design, bug, **sizes)
             for value, p in ((plan.x, plan.p_a), (plan.x_prime, plan.p_b)):
@@ -48,12 +48,21 @@ def test_pem_law_is_the_hash_split_times_p_and_q():
 
 
 def test_claims_are_the_protocols_own_accounting():
-    """PEM: Σ privacy_parts per run (one report per device), D runs composed; planted: that over G groups.
+    """PEM, TreeHist: Σ privacy_parts per run (one report per device), D runs composed; planted: that over the
+    G groups (levels). SFP: word + fragment parts; planted: the word part only.
     Prefix tree: its run accountant's ε per device over the rounds; planted: one round fewer."""
     pem = make("pem", epsilon=1.0, length=3, alphabet="ab", start=1, pool=64)
     assert design_plan("pem").claim == pytest.approx(sum(pem.privacy_parts().values()))
     assert design_plan("pem", days=2).claim == pytest.approx(2 * sum(pem.privacy_parts().values()))
     assert design_plan("pem", "claimed-per-group").claim == pytest.approx(1.0 / pem.groups)
+    treehist = make("treehist", epsilon=1.0, length=3, alphabet="ab", k=16, m=64)
+    assert design_plan("treehist").claim == pytest.approx(sum(treehist.privacy_parts().values()))
+    assert design_plan("treehist", "claimed-per-group").claim == pytest.approx(1.0 / treehist.levels)
+    sfp = make("sfp", epsilon=2.0, length=4, alphabet="ab", hash_bits=4, word_k=16, word_m=64, fragment_k=16,
+               fragment_m=64)
+    parts = sfp.privacy_parts()
+    assert design_plan("sfp").claim == pytest.approx(parts["word"] + parts["fragment"]) and parts["fragment"] > 0
+    assert design_plan("sfp", "fragment-uncharged").claim == pytest.approx(parts["word"])
     run = run_rounds("prefix_tree", epsilon=3.0, n_days=1, rounds_per_day=3, length=3, alphabet="ab")
     assert design_plan("prefix_tree").claim == pytest.approx(run.epsilon) and run.epsilon == pytest.approx(3.0)
     assert design_plan("prefix_tree", "uncharged-round").claim == pytest.approx(2.0)
@@ -96,5 +105,7 @@ def test_cli_audits_them(capsys):
     assert main(["audit", "--run", "--design", "pem"]) == 0
     assert main(["audit", "--run", "--design", "pem", "--planted", "claimed-per-group"]) == 1
     assert main(["audit", "--run", "--design", "prefix_tree", "--planted", "uncharged-round"]) == 1
+    assert main(["audit", "--run", "--design", "sfp", "--planted", "fragment-uncharged"]) == 1
+    assert main(["audit", "--run", "--design", "treehist", "--planted", "claimed-per-group"]) == 1
     assert main(["audit", "--run", "--design", "nope"]) == 2
     assert "prefix_tree" in capsys.readouterr().err

@@ -75,6 +75,8 @@ PLANS = {
     "triehh": (("threshold-before-bounding",), dict(days=2, rounds_per_day=2, epsilon=2.0, gamma=0.5)),
     "sample_threshold": (("threshold-before-bounding",), dict(days=2, rounds_per_day=1, epsilon=2.0, rate=0.5)),
     "pem": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, pool=64)),
+    "treehist": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, k=16, m=64)),
+    "sfp": (("fragment-uncharged",), dict(days=1, rounds_per_day=1, epsilon=2.0, length=4, k=16, m=64)),
     "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
 }
 #: every design the run audit covers
@@ -127,7 +129,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
         δ of the audited (ε, δ) claim.
     **sizes
         Overrides of the design's defaults (``days``, ``rounds_per_day`` and the design's own: ``devices``,
-        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``).
+        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``, ``k``, ``m``).
 
     Returns
     -------
@@ -155,7 +157,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     delta = check_real(design, "delta", delta, 0.0, 0.5)
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
              "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
-             "pem": _pem, "prefix_tree": _prefix_tree}[design]
+             "pem": _pem, "treehist": _sketched, "sfp": _sketched, "prefix_tree": _prefix_tree}[design]
     return build(design, bug, delta, days, per_day, **s)
 
 
@@ -294,32 +296,74 @@ WORDS = ("ab", "ba")
 
 
 def _pem(design, bug, delta, days, per_day, epsilon, length, pool) -> RunPlan:
-    if per_day != 1:
-        raise InputError(f"The pem run audit sends one report a run (a day): 'rounds_per_day' must be 1. Got {per_day}.")
-    epsilon = check_real(design, "epsilon", epsilon, 0.0, 8.0)
-    pem = make("pem", epsilon=epsilon, length=check_int(design, "length", length, low=2, high=8), alphabet="ab",
-               start=1, pool=check_int(design, "pool", pool, low=1, high=1 << 12))
+    pem = make("pem", epsilon=check_real(design, "epsilon", epsilon, 0.0, 8.0), alphabet="ab", start=1,
+               length=check_int(design, "length", length, low=2, high=8),
+               pool=check_int(design, "pool", pool, low=1, high=1 << 12))
     rows, inv = pem.codec.symbols(list(WORDS))
     codes = pem.group_prefix_codes(rows)[inv]                                   # (2 words, G groups)
     hashed = pem.hash_codes(np.arange(pem.pool)[:, None, None], codes[None])     # (pool, 2, G)
     split = float(np.mean(hashed[:, 0] != hashed[:, 1]))    # P[H_s(x) ≠ H_s(x′)], group and s uniform
-    p_one = (pem.p * split, pem.q * split)                  # S: y = H_s(x) ≠ H_s(x′), ratio p/q = e^ε
-    per_run = sum(pem.privacy_parts().values())             # ε of the device's one report of the run
-    claims = {None: days * per_run, "claimed-per-group": days * per_run / pem.groups}
-    source = {None: f"PEM's privacy_parts: one report per device per run, {days} run(s) composed",
-              "claimed-per-group": f"planted accountant: ε per group, the device's ε split over {pem.groups} groups"}
-    ratio = np.log(pem.p / pem.q) - 1e-9
+    return _one_report(design, bug, days, per_day, pem, (pem.p * split, pem.q * split), pem.groups,
+                       f"report (group, s, y) with y = H_s({WORDS[0]!r}) ≠ H_s({WORDS[1]!r}) (pool {pem.pool}, "
+                       f"g = {pem.g})")
+
+
+def _sketched(design, bug, delta, days, per_day, epsilon, length, k, m) -> RunPlan:
+    """TreeHist (level uniform, its prefix through the level's CMS) and SFP (the word's CMS and, at a uniform
+    position, the fragment's CMS): a CMS report's log-ratio is log((1 − f)/f)·(d(x′) − d(x)), at most its ε
+    = 2·log((1 − f)/f), reached iff h_row(x) ≠ h_row(x′), bit h(x) set and bit h(x′) clear: probability
+    (1 − γ)(1 − f)² under x, (1 − γ)f² under x′ (γ the share of rows where they collide)."""
+    epsilon = check_real(design, "epsilon", epsilon, 0.0, 8.0)
+    length = check_int(design, "length", length, low=2 if design == "treehist" else 4, high=8)
+    k, m = check_int(design, "k", k, low=1, high=1 << 12), check_int(design, "m", m, low=2, high=1 << 12)
+    if design == "treehist":
+        mech = make("treehist", epsilon=epsilon, length=length, alphabet="ab", k=k, m=m)
+        rows, inv = mech.codec.symbols(list(WORDS))
+        sketches = [(mech.cms, [mech.codec.prefix_codes(rows, level + 1)[inv] for level in range(mech.levels)])]
+        groups, what = mech.levels, "the level's CMS report"
+    else:
+        mech = make("sfp", epsilon=epsilon, length=length, alphabet="ab", hash_bits=4, word_k=k, word_m=m,
+                    fragment_k=k, fragment_m=m)
+        rows, inv = mech.codec.symbols(list(WORDS))
+        codes, tokens = mech.word_tokens(rows)
+        sketches = [(mech.word_cms, [codes[inv]]), (mech.fragment_cms, [tokens[inv, j] for j in range(mech.positions)])]
+        groups, what = 1, "the word's and the position's fragment CMS reports"
+    p_a = p_b = 1.0
+    for cms, pairs in sketches:         # independent parts: the probabilities multiply
+        split = float(np.mean([1.0 - cms.collision_fractions(pair)[0, 1] for pair in pairs]))
+        p_a, p_b = p_a * split * (1 - cms.flip) ** 2, p_b * split * cms.flip ** 2
+    return _one_report(design, bug, days, per_day, mech, (p_a, p_b), groups,
+                       f"{what} at its largest log-ratio for {WORDS[0]!r} over {WORDS[1]!r} (k = {k}, m = {m})")
+
+
+def _one_report(design, bug, days, per_day, mech, p_one, groups, one_report) -> RunPlan:
+    """A discovery protocol that sends one report per device per run (a run a day): S the report's
+    likelihood-ratio region at the sum of its :meth:`privacy_parts` (its own ``log_likelihood``), the claim
+    that sum composed over the D runs; planted: per group (÷ G groups or levels) or the fragment part
+    uncharged."""
+    if per_day != 1:
+        raise InputError(f"The {design} run audit sends one report a run (a day): 'rounds_per_day' must be 1. "
+                         f"Got {per_day}.")
+    parts = mech.privacy_parts()
+    per_run = sum(parts.values())          # ε of the device's one report of the run
+    claims = {None: days * per_run, "claimed-per-group": days * per_run / groups,
+              "fragment-uncharged": days * parts.get("word", per_run)}
+    source = {None: f"{design}'s privacy_parts ({' + '.join(parts)}): one report per device per run, {days} run(s)",
+              "claimed-per-group": f"planted accountant: the device's ε split over its {groups} groups",
+              "fragment-uncharged": "planted accountant: the word part charged, the fragment part not"}
+    ratio = per_run - 1e-9
 
     def event(reports):
-        return pem.log_likelihood(reports, np.full(reports.y.size, WORDS[0])) - pem.log_likelihood(
-            reports, np.full(reports.y.size, WORDS[1])) >= ratio
+        n = reports[-1].shape[0]
+        return mech.log_likelihood(reports, np.full(n, WORDS[0])) - mech.log_likelihood(
+            reports, np.full(n, WORDS[1])) >= ratio
 
-    def perturb(values, rng):                               # value 1: the planted word; 0: its neighbour
-        return pem.perturb(np.where(values == 1, WORDS[0], WORDS[1]), rng)
+    def perturb(values, rng):              # value 1: the planted word; 0: its neighbour
+        return mech.perturb(np.where(values == 1, WORDS[0], WORDS[1]), rng)
 
-    return _binomial(design, days, per_day, claims[bug], claims["claimed-per-group"], source[bug], bug, p_one,
-                     perturb, event, f"report (group, s, y) with y = H_s({WORDS[0]!r}) ≠ H_s({WORDS[1]!r}) "
-                                     f"(pool {pem.pool}, g = {pem.g})", 1, 0)
+    target = claims["fragment-uncharged" if "fragment-uncharged" in design_bugs(design) else "claimed-per-group"]
+    return _binomial(design, days, per_day, claims[bug], target, source[bug], bug, p_one, perturb, event,
+                     one_report, 1, 0)
 
 
 def _prefix_tree(design, bug, delta, days, per_day, epsilon) -> RunPlan:
