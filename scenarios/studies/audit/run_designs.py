@@ -1,4 +1,4 @@
-"""The whole-run audit of the amplified, thresholded and confidential designs — docs/math.md §11.8.
+"""The whole-run audit of the amplified, thresholded, confidential and local discovery designs — docs/math.md §11.8.
 
 :mod:`~ldpsim.evaluation.audit.run_audit` audits the local frequency oracles, the LDP tries and the central-noise models
 (``secagg``, ``threshold``, ``two_server``); this module builds the same :class:`~ldpsim.evaluation.audit.run_audit.RunPlan`
@@ -33,6 +33,15 @@ for the designs whose release is not one report per round or one noisy count:
   run accountant (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds`), the trust accountant for
   ``sample_threshold``. Planted ``threshold-before-bounding``: the server thresholds the canary's 3
   typed occurrences before bounding them to one vote, P[Bin(θ + 2, γ) ≥ θ] a round.
+* ``pem``, ``treehist``, ``sfp``, ``prefix_tree`` — the local discovery protocols: one report per device per
+  run (a run a day), or the prefix tree's OUE report each round. World A: the canary's word is
+  :data:`WORDS`\ [0], world B: :data:`WORDS`\ [1]. Event: the report in its likelihood-ratio region at the
+  sum of the protocol's ``privacy_parts`` (its own ``log_likelihood``), at least k of the n reports
+  (binomial); P[S|x] = p·c, q·c for PEM (c the share of groups and pool hashes splitting the two
+  prefixes), (1 − γ)(1 − f)², (1 − γ)f² per CMS report for TreeHist and SFP. Claims: Σ ``privacy_parts``
+  over the D runs; the prefix tree's run accountant. Planted: ``claimed-per-group`` (PEM, TreeHist: the
+  device's ε divided by its groups), ``fragment-uncharged`` (SFP: the word part only), ``uncharged-round``
+  (prefix tree: n − 1 rounds charged).
 
 Every event's probabilities are exact; the threshold t (where there is one) is fixed before any trial
 from the exact law (fewest trials for the design's planted bug to FAIL, :func:`~ldpsim.evaluation.audit.run_audit.trials_to_fail`),
