@@ -35,7 +35,7 @@ for the designs whose release is not one report per round or one noisy count:
   typed occurrences before bounding them to one vote, P[Bin(θ + 2, γ) ≥ θ] a round.
 * ``pem``, ``treehist``, ``sfp``, ``prefix_tree`` — the local discovery protocols: one report per device per
   run (a run a day), or the prefix tree's OUE report each round. World A: the canary's word is
-  :data:`WORDS`\ [0], world B: :data:`WORDS`\ [1]. Event: the report in its likelihood-ratio region at the
+  the first word of :data:`WORDS`, world B: the second. Event: the report in its likelihood-ratio region at the
   sum of the protocol's ``privacy_parts`` (its own ``log_likelihood``), at least k of the n reports
   (binomial); P[S|x] = p·c, q·c for PEM (c the share of groups and pool hashes splitting the two
   prefixes), (1 − γ)(1 − f)², (1 − γ)f² per CMS report for TreeHist and SFP. Claims: Σ ``privacy_parts``
@@ -91,7 +91,7 @@ PLANS = {
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: every planted bug
-ALL_BUGS = RUN_BUGS + tuple(dict.fromkeys(b for bugs, _ in PLANS.values() for b in bugs))
+ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
 #: the bound L0 of the ``bound-l0`` enclave (the accountant's is 1)
 BUG_MAX_KEYS = 3
 #: the canary's typed occurrences of each word (the contribution bound caps them at L∞ = 1)
