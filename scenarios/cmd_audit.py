@@ -14,7 +14,7 @@ numbers and messages). Four ways in (exactly one):
 * ``--reports FILE.npz --epsilon E`` — reports made elsewhere: arrays ``reports_x``, ``reports_x_prime``;
 * ``--run [--design NAME ...] [--planted BUG]`` — a whole run: one canary person through every round of
   every day of each design (frequency oracles, tries, secure aggregation, two servers, shuffling, the
-  confidential enclave, TrieHH, sample-and-threshold), judged against the accountant's ε per person over
+  confidential enclave, TrieHH, sample-and-threshold, PEM, TreeHist, SFP, the prefix tree), judged against the accountant's ε per person over
   the run.
 
 ``--pure-ldp`` audits pure-ldp's clients in the benchmark's peers venv. ``--detection-table`` prints the
@@ -57,6 +57,7 @@ def _epsilon(text: str) -> float:
 
 
 def add_arguments(parser):
+    from ldpsim.scenarios.studies.audit.run_designs import ALL_BUGS, ALL_DESIGNS
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--mechanism", metavar="NAME", help="audit one of ours by registry name, e.g. grr, oue, "
                                                            "cms, rappor, dbitflip, onebitmean (default: none)")
@@ -73,13 +74,10 @@ def add_arguments(parser):
     what.add_argument("--pure-ldp", action="store_true",
                       help="audit pure-ldp's GRR, OUE, OLH, CMS, HCMS clients at each --epsilons, in the peers' venv (default: off)")
     parser.add_argument("--design", action="append", metavar="NAME",
-                        help="--run: a design to audit, repeatable: grr, oue, olh, ldp_trie, gboard, secagg, threshold, "
-                             "two_server, shuffle, secagg_local, tee, tee_selection, triehh, sample_threshold "
-                             "(default: every design)")
+                        help=f"--run: a design to audit, repeatable: {', '.join(ALL_DESIGNS)} (default: every design)")
     parser.add_argument("--planted", metavar="BUG",
                         help="--run: plant a bug in every audited design that can carry it, to see the audit FAIL it: "
-                             "uncharged-round, clear-round, split-noise, amplified-by-reports, bound-l0, "
-                             "threshold-before-bounding (default: none)")
+                             f"{', '.join(ALL_BUGS)} (default: none)")
     parser.add_argument("--rounds-per-day", type=options.positive_int, metavar="R",
                         help="--run: rounds (reports) a day of the audited run (default: each design's)")
     parser.add_argument("--delta", type=options.delta,

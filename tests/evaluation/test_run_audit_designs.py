@@ -139,8 +139,9 @@ def test_gate_skips_designs_that_cannot_carry_the_bug():
     assert set(ALL_BUGS) == {b for d in ALL_DESIGNS for b in design_bugs(d)}
 
 
-def test_cli_names_every_design_and_refuses_an_unknown_one(capsys):
+def test_cli_names_every_design_and_refuses_an_unknown_one(capsys, monkeypatch):
     from ldpsim.scenarios.cli import main
+    monkeypatch.setenv("COLUMNS", "1000")   # no line wrapped at a bug's hyphen
     main(["audit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert all(d in text for d in ALL_DESIGNS) and all(b in text for b in ALL_BUGS)

@@ -1,4 +1,4 @@
-"""The whole-run audit of the amplified, thresholded and confidential designs — docs/math.md §11.8.
+"""The whole-run audit of the amplified, thresholded, confidential and local discovery designs — docs/math.md §11.8.
 
 :mod:`~ldpsim.evaluation.audit.run_audit` audits the local frequency oracles, the LDP tries and the central-noise models
 (``secagg``, ``threshold``, ``two_server``); this module builds the same :class:`~ldpsim.evaluation.audit.run_audit.RunPlan`
@@ -33,6 +33,15 @@ for the designs whose release is not one report per round or one noisy count:
   run accountant (:func:`~ldpsim.mechanisms.discovery.run_budget.run_rounds`), the trust accountant for
   ``sample_threshold``. Planted ``threshold-before-bounding``: the server thresholds the canary's 3
   typed occurrences before bounding them to one vote, P[Bin(θ + 2, γ) ≥ θ] a round.
+* ``pem``, ``treehist``, ``sfp``, ``prefix_tree`` — the local discovery protocols: one report per device per
+  run (a run a day), or the prefix tree's OUE report each round. World A: the canary's word is
+  the first word of :data:`WORDS`, world B: the second. Event: the report in its likelihood-ratio region at the
+  sum of the protocol's ``privacy_parts`` (its own ``log_likelihood``), at least k of the n reports
+  (binomial); P[S|x] = p·c, q·c for PEM (c the share of groups and pool hashes splitting the two
+  prefixes), (1 − γ)(1 − f)², (1 − γ)f² per CMS report for TreeHist and SFP. Claims: Σ ``privacy_parts``
+  over the D runs; the prefix tree's run accountant. Planted: ``claimed-per-group`` (PEM, TreeHist: the
+  device's ε divided by its groups), ``fragment-uncharged`` (SFP: the word part only), ``uncharged-round``
+  (prefix tree: n − 1 rounds charged).
 
 Every event's probabilities are exact; the threshold t (where there is one) is fixed before any trial
 from the exact law (fewest trials for the design's planted bug to FAIL, :func:`~ldpsim.evaluation.audit.run_audit.trials_to_fail`),
@@ -51,10 +60,13 @@ from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import BUGS as RUN_BUGS
 from ldpsim.evaluation.audit.run_audit import DESIGNS as RUN_DESIGNS
+from ldpsim.evaluation.audit.plans import plan_for
+from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.evaluation.audit.run_audit import RunPlan, bugs_of, trials_to_fail
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_local import SecAggLocal, Shuffled
+from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.tee import TeeDesign, bound_contributions, calibrate_tee
 from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
@@ -71,11 +83,15 @@ PLANS = {
     "tee_selection": (("bound-l0",), dict(days=10, rounds_per_day=1, epsilon=1.0, max_keys=3)),
     "triehh": (("threshold-before-bounding",), dict(days=2, rounds_per_day=2, epsilon=2.0, gamma=0.5)),
     "sample_threshold": (("threshold-before-bounding",), dict(days=2, rounds_per_day=1, epsilon=2.0, rate=0.5)),
+    "pem": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, pool=64)),
+    "treehist": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, k=16, m=64)),
+    "sfp": (("fragment-uncharged",), dict(days=1, rounds_per_day=1, epsilon=2.0, length=4, k=16, m=64)),
+    "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: every planted bug
-ALL_BUGS = RUN_BUGS + tuple(dict.fromkeys(b for bugs, _ in PLANS.values() for b in bugs))
+ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
 #: the bound L0 of the ``bound-l0`` enclave (the accountant's is 1)
 BUG_MAX_KEYS = 3
 #: the canary's typed occurrences of each word (the contribution bound caps them at L∞ = 1)
@@ -122,7 +138,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
         δ of the audited (ε, δ) claim.
     **sizes
         Overrides of the design's defaults (``days``, ``rounds_per_day`` and the design's own: ``devices``,
-        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``).
+        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``, ``k``, ``m``).
 
     Returns
     -------
@@ -149,7 +165,8 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     per_day = check_int(design, "rounds_per_day", s.pop("rounds_per_day"), low=1, high=1000)
     delta = check_real(design, "delta", delta, 0.0, 0.5)
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
-             "triehh": _sample_threshold, "sample_threshold": _sample_threshold}[design]
+             "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
+             "pem": _pem, "treehist": _sketched, "sfp": _sketched, "prefix_tree": _prefix_tree}[design]
     return build(design, bug, delta, days, per_day, **s)
 
 
@@ -280,6 +297,108 @@ def _sample_threshold(design, bug, delta, days, per_day, epsilon, **rate) -> Run
         claim_source=source, draw=draw,
         one_report=f"the canary's word released in at least {at_least} of {rounds} rounds (θ = {theta}, "
                    f"γ = {gamma:g}, {m} other holders)")
+
+
+# ------------------------------------------------------------------------------------------ local discovery
+#: the canary's planted word (world A) and its neighbour (world B): every prefix differs
+WORDS = ("ab", "ba")
+
+
+def _pem(design, bug, delta, days, per_day, epsilon, length, pool) -> RunPlan:
+    pem = make("pem", epsilon=check_real(design, "epsilon", epsilon, 0.0, 8.0), alphabet="ab", start=1,
+               length=check_int(design, "length", length, low=2, high=8),
+               pool=check_int(design, "pool", pool, low=1, high=1 << 12))
+    rows, inv = pem.codec.symbols(list(WORDS))
+    codes = pem.group_prefix_codes(rows)[inv]                                   # (2 words, G groups)
+    hashed = pem.hash_codes(np.arange(pem.pool)[:, None, None], codes[None])     # (pool, 2, G)
+    split = float(np.mean(hashed[:, 0] != hashed[:, 1]))    # P[H_s(x) ≠ H_s(x′)], group and s uniform
+    return _one_report(design, bug, days, per_day, pem, (pem.p * split, pem.q * split), pem.groups,
+                       f"report (group, s, y) with y = H_s({WORDS[0]!r}) ≠ H_s({WORDS[1]!r}) (pool {pem.pool}, "
+                       f"g = {pem.g})")
+
+
+def _sketched(design, bug, delta, days, per_day, epsilon, length, k, m) -> RunPlan:
+    """TreeHist (level uniform, its prefix through the level's CMS) and SFP (the word's CMS and, at a uniform
+    position, the fragment's CMS): a CMS report's log-ratio is log((1 − f)/f)·(d(x′) − d(x)), at most its ε
+    = 2·log((1 − f)/f), reached iff h_row(x) ≠ h_row(x′), bit h(x) set and bit h(x′) clear: probability
+    (1 − γ)(1 − f)² under x, (1 − γ)f² under x′ (γ the share of rows where they collide)."""
+    epsilon = check_real(design, "epsilon", epsilon, 0.0, 8.0)
+    length = check_int(design, "length", length, low=2 if design == "treehist" else 4, high=8)
+    k, m = check_int(design, "k", k, low=1, high=1 << 12), check_int(design, "m", m, low=2, high=1 << 12)
+    if design == "treehist":
+        mech = make("treehist", epsilon=epsilon, length=length, alphabet="ab", k=k, m=m)
+        rows, inv = mech.codec.symbols(list(WORDS))
+        sketches = [(mech.cms, [mech.codec.prefix_codes(rows, level + 1)[inv] for level in range(mech.levels)])]
+        groups, what = mech.levels, "the level's CMS report"
+    else:
+        mech = make("sfp", epsilon=epsilon, length=length, alphabet="ab", hash_bits=4, word_k=k, word_m=m,
+                    fragment_k=k, fragment_m=m)
+        rows, inv = mech.codec.symbols(list(WORDS))
+        codes, tokens = mech.word_tokens(rows)
+        sketches = [(mech.word_cms, [codes[inv]]), (mech.fragment_cms, [tokens[inv, j] for j in range(mech.positions)])]
+        groups, what = 1, "the word's and the position's fragment CMS reports"
+    p_a = p_b = 1.0
+    for cms, pairs in sketches:         # independent parts: the probabilities multiply
+        split = float(np.mean([1.0 - cms.collision_fractions(pair)[0, 1] for pair in pairs]))
+        p_a, p_b = p_a * split * (1 - cms.flip) ** 2, p_b * split * cms.flip ** 2
+    return _one_report(design, bug, days, per_day, mech, (p_a, p_b), groups,
+                       f"{what} at its largest log-ratio for {WORDS[0]!r} over {WORDS[1]!r} (k = {k}, m = {m})")
+
+
+def _one_report(design, bug, days, per_day, mech, p_one, groups, one_report) -> RunPlan:
+    """A discovery protocol that sends one report per device per run (a run a day): S the report's
+    likelihood-ratio region at the sum of its :meth:`privacy_parts` (its own ``log_likelihood``), the claim
+    that sum composed over the D runs; planted: per group (÷ G groups or levels) or the fragment part
+    uncharged."""
+    if per_day != 1:
+        raise InputError(f"The {design} run audit sends one report a run (a day): 'rounds_per_day' must be 1. "
+                         f"Got {per_day}.")
+    parts = mech.privacy_parts()
+    per_run = sum(parts.values())          # ε of the device's one report of the run
+    claims = {None: days * per_run, "claimed-per-group": days * per_run / groups,
+              "fragment-uncharged": days * parts.get("word", per_run)}
+    source = {None: f"{design}'s privacy_parts ({' + '.join(parts)}): one report per device per run, {days} run(s)",
+              "claimed-per-group": f"planted accountant: the device's ε split over its {groups} groups",
+              "fragment-uncharged": "planted accountant: the word part charged, the fragment part not"}
+    ratio = per_run - 1e-9
+
+    def event(reports):
+        n = reports[-1].shape[0]
+        return mech.log_likelihood(reports, np.full(n, WORDS[0])) - mech.log_likelihood(
+            reports, np.full(n, WORDS[1])) >= ratio
+
+    def perturb(values, rng):              # value 1: the planted word; 0: its neighbour
+        return mech.perturb(np.where(values == 1, WORDS[0], WORDS[1]), rng)
+
+    target = claims["fragment-uncharged" if "fragment-uncharged" in design_bugs(design) else "claimed-per-group"]
+    return _binomial(design, days, per_day, claims[bug], target, source[bug], bug, p_one, perturb, event,
+                     one_report, 1, 0)
+
+
+def _prefix_tree(design, bug, delta, days, per_day, epsilon) -> RunPlan:
+    epsilon = check_real(design, "epsilon", epsilon, 0.0, 50.0)
+    if per_day < 2:
+        raise InputError(f"The prefix_tree run audit needs words of at least 2 symbols: 'rounds_per_day' must be "
+                         f"≥ 2. Got {per_day}.")
+    run = run_rounds("prefix_tree", epsilon=epsilon, n_days=days, rounds_per_day=per_day, length=per_day,
+                     alphabet="ab")
+    short = sum(e for e, _ in run.steps[:-1])               # the planted accountant: one round not charged
+    claim, source = ((short, "planted accountant: one round not charged") if bug else
+                     (run.epsilon, f"the prefix tree's run accountant (ε per device over {run.rounds} rounds)"))
+    plan = plan_for(run.protocol.oracle(1))                 # the round's OUE over the canary's prefix and "none"
+    return _binomial(design, days, per_day, claim, short, source, bug, (plan.p_x, plan.p_x_prime),
+                     plan.client or run.protocol.oracle(1).perturb, plan.event, plan.description, plan.x,
+                     plan.x_prime)
+
+
+def _binomial(design, days, per_day, claim, target, source, bug, p_one, perturb, event, one_report, x, x_prime):
+    """The plan of n = D·R independent reports of the canary, event "at least k in S" (k: fewest trials to
+    refute ``target``, the planted claim), exact law P[Bin(n, p) ≥ k] against P[Bin(n, p′) ≥ k]."""
+    n = days * per_day
+    k = joint_k(*p_one, target, n)
+    p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in p_one)
+    return RunPlan(design, days, per_day, x, x_prime, k, p_a, p_b, float(claim), source, one_report, bug,
+                   p_one, perturb, event)
 
 
 # ------------------------------------------------------------------------------------------------ helpers
