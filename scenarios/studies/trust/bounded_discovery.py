@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols, interactive_scores, score_day
+from ldpsim.evaluation.discovery.equal_privacy import ONE_SHOT, equal_privacy_protocols, interactive_scores, score_day
 from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
 from ldpsim.evaluation.privacy.levels import bounded_cells
@@ -36,7 +36,6 @@ from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
 from ldpsim.evaluation.workloads.vocabulary import Vocabulary
 from ldpsim.mechanisms.aggregation.tee import calibrate_tee
 from ldpsim.mechanisms.bounding import ContributionBound
-from ldpsim.mechanisms.registry import INTERACTIVE
 from ldpsim.scenarios.studies.discovery.days import growing_slang
 from ldpsim.scenarios.studies.trust.trust_fleet import (BOUND, GAMMA, NEW_WORD, TYPED, Fleet, _amplified_as,
                                                         _online, discovery_design)
@@ -84,7 +83,7 @@ def bounded_scores(name: str, protocol, slang, nights, read: str, rng) -> list[d
     counts = getattr(nights, read)
     if name == "tee_histogram":
         return tee_nightly_scores(protocol, slang.words, counts, LIST, slang.slang, rng, truth=nights.holders)
-    if name in INTERACTIVE:
+    if name not in ONE_SHOT:
         return interactive_scores(protocol, slang.words, counts, 1, LIST, slang.slang, rng, truth=nights.holders)
     so_far = nights.holders.cumsum(axis=0)
     return [score_day(n["day"], slang.words, so_far[n["day"]], n["words"], n["counts"], n["reports"], LIST,
