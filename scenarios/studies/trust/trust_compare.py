@@ -6,7 +6,9 @@ error at that ε, :func:`tune_sample_threshold`), then measures one day of a fle
 level (exact laws, ``repeats`` draws; default: the keyboard scenario's emoji,
 :mod:`~ldpsim.scenarios.studies.trust.trust_fleet`) next to its exact theory: MSE with the theory's interval,
 top-k precision, the smallest frequency reliably detected, the days until a new word is found by the
-discovery design the model enables, bytes per device, who must be trusted, and what is left if they are not.
+discovery design the model enables (on the fleet's typed words, each device bounded first, at ε per person over
+the run: :mod:`~ldpsim.scenarios.studies.trust.bounded_discovery`) and the typed words its bound drops, bytes per
+device, who must be trusted, and what is left if they are not.
 
 >>> r = compare_trust_models("zipf", n=20_000, domain_size=50, epsilons=(4.0,), models=("ldp", "two_server"),
 ...                          repeats=3, discovery=False, rng=1)
