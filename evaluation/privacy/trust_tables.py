@@ -50,6 +50,9 @@ COLUMNS = {
                      "(share of the counted reports; above 1: no item can be)",
     "discovery": "the design that finds new words under this model",
     "days_to_discovery": "median days until the new word stays in the published top 20 (days)",
+    "entries_lost": "share of the typed (night, device, word) entries the discovery design never sees: the "
+                    "bound's drops (a voting trie: one vote a night)",
+    "occurrences_lost": "share of the typed word occurrences the discovery design never counts",
     "bytes_per_device": "bytes a device sends (and receives, for secure aggregation) per report (bytes)",
     "trusted": "who must be trusted for the stated ε",
 }
@@ -117,9 +120,19 @@ def comparison_lines(comparison, *, width: int | None = None, full: str | None =
     and ``ldpsim compare --trust`` print it."""
     p, t = comparison.params, comparison.table
     cols = ["model", "epsilon_device", *LEVEL_COLUMNS, "rmse_frequency_theory", "min_frequency", "epsilon_target",
-            "top_k_precision", "days_to_discovery", "if_misbehaving", "bytes_per_device", "reports_counted",
+            "top_k_precision", "days_to_discovery", "entries_lost", "occurrences_lost", "if_misbehaving", "bytes_per_device", "reports_counted",
             "mse_theory", "mse_measured", "mse_low", "mse_high", "epsilon_day", "discovery", "trusted"]
     title = (f"Trust models at equal ε per device over {p['days']} days (δ ≤ {p['delta']:g}), one day of "
              f"{p['fleet']}: {p['devices']:,} devices, D = {p['domain_size']:,} items, {p['repeats']} draws a row")
-    notes = off_target(t) + _notes(t, fitted_columns(t, cols, width=width))
+    notes = off_target(t) + _discovery_note(p, t) + _notes(t, fitted_columns(t, cols, width=width))
     return console_lines(t, cols, title=title, width=width, full=full, notes=notes)
+
+
+def _discovery_note(params: dict, table) -> list[str]:
+    """The typed words and the bound every discovery row runs under, where a row ran one."""
+    if "days_to_discovery" not in table or table["days_to_discovery"].isna().all() or "bound" not in params:
+        return []
+    b = params["bound"]
+    return [f"discovery: each online device types {params['typed']} words a night and keeps ≤ {b.l0} distinct "
+            f"({b.sampler}), ≤ {b.linf} each, before every design; days_to_discovery is at ε per person over the run "
+            f"under that bound"]

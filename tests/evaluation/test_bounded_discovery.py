@@ -87,6 +87,14 @@ def _tee_epsilon_by_hand(tee, cells, delta):
     return _analytic_gaussian_epsilon(tee.scale, math.sqrt(2 * cells) * tee.max_per_key, delta - delta_t)
 
 
+def _designs(epsilon, fleet, delta, codec, bound, per_run):
+    """design → (protocol, privacy row) of ``discover --trust``'s four designs."""
+    from ldpsim.scenarios.studies.trust.bounded_discovery import bounded_design
+    from ldpsim.scenarios.studies.trust.word_discovery import DESIGNS
+    return {name: bounded_design(name, model, epsilon, fleet, delta, codec, bound, per_run)[:2]
+            for name, (model, _) in DESIGNS.items()}
+
+
 @pytest.fixture(scope="module")
 def fleet_and_codec():
     from ldpsim.scenarios.studies.discovery.days import growing_slang
@@ -103,7 +111,6 @@ def test_each_designs_person_epsilon_under_bounding(bound, per_run, fleet_and_co
     L0 reports a night (or the per-run cells) are charged, not one."""
     from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
     from ldpsim.evaluation.privacy.threshold_composition import threshold_run
-    from ldpsim.scenarios.studies.trust.word_discovery import _designs
     fleet, codec = fleet_and_codec
     eps, delta, days = 4.0, 1e-9, 30
     d = _designs(eps, fleet, delta, codec, bound, per_run)
@@ -136,7 +143,6 @@ def test_each_designs_person_epsilon_under_bounding(bound, per_run, fleet_and_co
 def test_more_words_a_night_cost_more_noise(fleet_and_codec):
     """L0 = 4 against L0 = 1 at one ε per person: the local report's ε is split four ways and the
     enclave's noise grows as √4 (Gaussian at L2 sensitivity √(2·cells))."""
-    from ldpsim.scenarios.studies.trust.word_discovery import _designs
     fleet, codec = fleet_and_codec
     one = _designs(4.0, fleet, 1e-9, codec, ContributionBound(1, 1, "uniform"), None)
     four = _designs(4.0, fleet, 1e-9, codec, ContributionBound(4, 1, "uniform"), None)

@@ -6,7 +6,9 @@ error at that ε, :func:`tune_sample_threshold`), then measures one day of a fle
 level (exact laws, ``repeats`` draws; default: the keyboard scenario's emoji,
 :mod:`~ldpsim.scenarios.studies.trust.trust_fleet`) next to its exact theory: MSE with the theory's interval,
 top-k precision, the smallest frequency reliably detected, the days until a new word is found by the
-discovery design the model enables, bytes per device, who must be trusted, and what is left if they are not.
+discovery design the model enables (on the fleet's typed words, each device bounded first, at ε per person over
+the run: :mod:`~ldpsim.scenarios.studies.trust.bounded_discovery`) and the typed words its bound drops, bytes per
+device, who must be trusted, and what is left if they are not.
 
 >>> r = compare_trust_models("zipf", n=20_000, domain_size=50, epsilons=(4.0,), models=("ldp", "two_server"),
 ...                          repeats=3, discovery=False, rng=1)
@@ -27,7 +29,8 @@ from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate_thr
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_levels import trust_levels
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
-from ldpsim.scenarios.studies.trust.trust_fleet import Fleet, days_to_discovery, keyboard_fleet, zipf_fleet
+from ldpsim.scenarios.studies.trust.bounded_discovery import bounded_days_to_discovery
+from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED, Fleet, keyboard_fleet, zipf_fleet
 from ldpsim.mechanisms._validation import as_generator, check_delta, check_int, check_real
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
@@ -170,6 +173,10 @@ def comparison_plan(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.
                            zipf_s)[1]
 
 
+#: a discovery row's measures (:func:`~ldpsim.scenarios.studies.trust.bounded_discovery.bounded_days_to_discovery`)
+DISCOVERY_COLUMNS = ("days_to_discovery", "entries_lost", "occurrences_lost")
+
+
 def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS,
                          days: int = 30, delta: float = DELTA_RELEASE, top_k: int = 10, repeats: int = 20,
                          discovery: bool = True, vocabulary=None, devices: int | None = None,
@@ -211,7 +218,9 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
         ``table`` columns: model, design, epsilon_target, epsilon_device, parameter, epsilon_report, epsilon_day,
         epsilon_item, epsilon_person (docs/math.md §8.7),
         mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
-        min_frequency, discovery, days_to_discovery, bytes_per_device, trusted, if_misbehaving. Units and
+        min_frequency, discovery, days_to_discovery, entries_lost, occurrences_lost (what the discovery design's
+        bound, :data:`.trust_fleet.TYPED` words a device a night kept by :data:`.trust_fleet.BOUND`, drops),
+        bytes_per_device, trusted, if_misbehaving. Units and
         what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COMPARISON_COLUMNS`.
     """
     repeats = check_int("compare_trust_models", "repeats", repeats, low=1)
@@ -223,8 +232,8 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     total = int(counts.sum())
     rows = []
     for eps in epsilons:
-        found = days_to_discovery(models, eps, fleet, delta) if discovery else \
-            {name: (TRUST_MODELS[name].discovery, math.nan) for name in models}
+        found = bounded_days_to_discovery(models, eps, fleet, delta) if discovery else \
+            {name: {"discovery": TRUST_MODELS[name].discovery} for name in models}
         for name in models:
             model = comparison_model(name, eps, fleet, delta)
             if model is None:
@@ -243,10 +252,12 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
                          "reports_counted": counted,
                          "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / counted,
                          "min_frequency": model.detection_floor(sd0, d, total) / counted,
-                         "discovery": found[name][0], "days_to_discovery": found[name][1],
+                         "discovery": found[name]["discovery"],
+                         **{k: found[name].get(k, math.nan) for k in DISCOVERY_COLUMNS},
                          "bytes_per_device": model.upload_bytes(d), "trusted": model.trusted,
                          "if_misbehaving": g["misbehaving server"].epsilon})
     return TrustComparison(pd.DataFrame(rows), {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d,
                                                 "days": days, "delta": delta, "top_k": top_k, "repeats": repeats,
-                                                "epsilons": list(epsilons), "models": list(models), "seed": seed})
+                                                "epsilons": list(epsilons), "models": list(models), "seed": seed,
+                                                "typed": TYPED, "bound": BOUND})
 

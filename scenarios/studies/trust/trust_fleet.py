@@ -7,13 +7,12 @@ docs/math.md §9.6.
   the scenario's words and slang share for days-to-discovery. :func:`zipf_fleet` is the synthetic
   alternative (Zipf histogram, no words).
 * each trust model names the new-word discovery its server side allows (``TrustModel.discovery``), and
-  :func:`days_to_discovery` runs it (:mod:`~ldpsim.scenarios.studies.discovery.days`) at the same ε per device
-  over the run: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
+  :func:`~ldpsim.scenarios.studies.trust.bounded_discovery.bounded_days_to_discovery` runs it at the same ε per
+  person over the run on :data:`TYPED` words a device a night of which it keeps :data:`BOUND`: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
   local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
   ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
   prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
-  confidential aggregation (TEE) → its own open-domain histogram of the nightly words, :data:`TYPED` words a
-  device a night of which it keeps :data:`BOUND`, calibrated as the ``tee`` model for L0 keys a night
+  confidential aggregation (TEE) → its own open-domain histogram of the nightly words
   (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
@@ -23,16 +22,14 @@ docs/math.md §9.6.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
-from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
+from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
 from ldpsim.mechanisms.bounding import ContributionBound
 
@@ -157,43 +154,3 @@ def _online(fleet: Fleet) -> int:
 def _amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
     """The trust model whose local ε₀ ``model``'s discovery design runs at, or None (its own accounting)."""
     return TRUST_MODELS[model].starting().discovery_local(_online(fleet))
-
-
-def days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=(0,)) -> dict:
-    """model → (discovery protocol, median days from the new word's first day until it stays in the
-    published top 20; NaN if not found within the run), every design at ``epsilon`` over the run."""
-    from ldpsim.scenarios.studies.discovery.days import discovery_days, growing_slang
-    from ldpsim.evaluation.workloads.vocabulary import Vocabulary
-
-    if fleet.words is None:
-        return {m: (TRUST_MODELS[m].discovery, math.nan) for m in models}
-    vocab = Vocabulary(fleet.words, fleet.word_shares, "share")
-    slang = growing_slang(vocab, NEW_WORD, n_days=fleet.days, start_day=fleet.slang_start_day,
-                          peak_share=fleet.slang_share, ramp_days=1, top=None)
-    out, done = {}, {}
-    for m in models:
-        local = _amplified_as(m, fleet)
-        key = (TRUST_MODELS[m].discovery, None if local is None else local.kind)
-        if key not in done and key[0] in OWN_DESIGNS:
-            done[key] = OWN_DESIGNS[key[0]](m, epsilon, fleet, delta, slang, seeds)
-        elif key not in done:
-            design = discovery_design(m, epsilon, fleet, delta, slang.codec)
-            summary = discovery_days(slang, {key[0]: design}, fleet.word_devices, fleet.p_online, 1, 20,
-                                     seeds).summary.iloc[0]
-            done[key] = float(summary["days_to_discovery_median"])
-        out[m] = (key[0], done[key])
-    return out
-
-
-def _tee_days(model: str, epsilon: float, fleet: Fleet, delta: float, slang, seeds) -> float:
-    """Median days to discovery of the TEE open-domain histogram at ``epsilon`` per person over the run:
-    :data:`TYPED` words a device a night, :data:`BOUND` of them kept, ``model``'s noise calibrated for
-    L0 keys a night (docs/math.md §8.8)."""
-    design = calibrate(DEFAULTS[model], epsilon, _online(fleet), fleet.days, delta, BOUND.l0).tee
-    return tee_days_to_discovery(design, slang.words, slang.shares, slang.slang, slang.start_day, fleet.word_devices,
-                                 fleet.p_online, 20, seeds, TYPED, BOUND)["days_to_discovery_median"]
-
-
-#: the discovery designs that are no registered mechanism (``TrustModel.discovery``): name → the median
-#: days to discovery of (model, ε over the run, fleet, δ, the growing slang, seeds)
-OWN_DESIGNS = {"tee_histogram": _tee_days}

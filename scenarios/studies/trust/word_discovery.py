@@ -29,30 +29,25 @@ occurrences it drops.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ldpsim.evaluation.discovery.equal_privacy import interactive_scores
-from ldpsim.evaluation.discovery.scores import first_reaching
-from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
-from ldpsim.evaluation.privacy.levels import bounded_cells
 from ldpsim.mechanisms._validation import check_delta, check_int, check_real
 from ldpsim.mechanisms.bounding import ContributionBound
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
+from ldpsim.scenarios.studies.trust.bounded_discovery import (LIST, bounded_design, bounded_scores, found_days,
+                                                               typed_and_bounded)
 from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
-from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 
 #: design → (trust model it stands for, who must be trusted)
 DESIGNS = {"ldp_trie": ("ldp", "nobody"), "secagg_trie": ("secagg", "the secure-aggregation protocol"),
            "triehh": ("sample_threshold", "the server (sample and threshold)"),
            "tee_histogram": ("tee", "the attested enclave")}
-#: the published list's length in which the new word must stay (the F1 is scored on it too)
-LIST = 20
 #: the printed columns (when and whether the word is found at what privacy, then the rest) and their meaning
 COLUMNS = {
     "design": "the discovery design",
@@ -115,36 +110,6 @@ class WordDiscoveryComparison(BriefRepr):
         return paths
 
 
-def _designs(epsilon: float, fleet, delta: float, codec, bound: ContributionBound,
-             per_run: ContributionBound | None) -> dict:
-    """design → (protocol, privacy row with ``epsilon_item`` and ``epsilon_person``) at ε per person over
-    the run under the bounds (module docstring; docs/math.md §8.8)."""
-    from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
-    from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
-    from ldpsim.evaluation.privacy.trust_models import DEFAULTS
-    from ldpsim.mechanisms.aggregation.tee import calibrate_tee
-    from ldpsim.scenarios.studies.trust.trust_fleet import GAMMA, discovery_design
-
-    days = fleet.days
-    item, person = bounded_cells(days, bound, per_run)
-    out = equal_privacy_protocols(codec, epsilon, delta, person, 1, GAMMA, ("ldp_trie",))  # one report a cell
-    eps0 = out["ldp_trie"][0].epsilon
-    out["ldp_trie"][1].update(epsilon_item=item * eps0, epsilon_person=person * eps0)
-    out |= equal_privacy_protocols(codec, epsilon, delta, days, 1, GAMMA, ("triehh",))     # one vote a night
-    row = out["triehh"][1]
-    row.update(epsilon_item=row["epsilon"], epsilon_person=row["epsilon"])
-    out["secagg_trie"] = discovery_design("secagg", epsilon, fleet, delta, codec, reports_per_day=bound.l0)
-    row, online = out["secagg_trie"][1], max(2, round(fleet.word_devices * fleet.p_online))
-    row.update(epsilon_item=run_epsilon(row["model"], online, days, delta),
-               epsilon_person=run_epsilon(row["model"], online, days, delta, bound.l0))
-    tee = calibrate_tee(DEFAULTS["tee"].tee.noise, epsilon, delta, person, 1, bound.linf, replace=True)
-    tee = replace(tee, max_keys=bound.l0)       # calibrated over the person's C cells, released a night at L0
-    out["tee_histogram"] = (tee, {"epsilon": tee.epsilon(person, delta, keys=1, replace=True), "delta": delta,
-                                  "epsilon_item": tee.epsilon(item, delta, keys=1, replace=True),
-                                  "epsilon_person": tee.epsilon(person, delta, keys=1, replace=True)})
-    return out
-
-
 def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = DELTA_RELEASE, seeds=(0, 1, 2),
                            scenario: str = "keyboard", typed: int = TYPED, bound: ContributionBound = BOUND,
                            per_run: ContributionBound | None = None) -> WordDiscoveryComparison:
@@ -201,21 +166,15 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
     fleet = keyboard_fleet(scenario, days=days)
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
                           start_day=fleet.slang_start_day, peak_share=fleet.slang_share, ramp_days=1, top=None)
-    designs = _designs(epsilon, fleet, delta, slang.codec, bound, per_run)
-    reads = {"ldp_trie": "kept", "secagg_trie": "kept", "triehh": "votes", "tee_histogram": "contributions"}
+    designs = {name: bounded_design(name, DESIGNS[name][0], epsilon, fleet, delta, slang.codec, bound, per_run)
+               for name in DESIGNS}
     rows, lost = [], []
     for seed in seeds:
-        typed_ss, bound_ss, *design_ss = np.random.SeedSequence(seed).spawn(2 + len(DESIGNS))
-        entries = typed_entries(slang.shares, fleet.word_devices, fleet.p_online, typed,
-                                np.random.default_rng(typed_ss))
-        b = bounded_nights(entries, len(slang.words), bound, per_run, np.random.default_rng(bound_ss))
-        for (name, read), ss in zip(reads.items(), design_ss):
+        b, design_ss = typed_and_bounded(slang, fleet, typed, bound, per_run, seed, len(DESIGNS))
+        for (name, (design, _, read)), ss in zip(designs.items(), design_ss):
             lost.append({"design": name, **b.lost(read)})
-            rng, design, counts = np.random.default_rng(ss), designs[name][0], getattr(b, read)
-            got = (tee_nightly_scores(design, slang.words, counts, LIST, slang.slang, rng, truth=b.holders)
-                   if name == "tee_histogram" else
-                   interactive_scores(design, slang.words, counts, 1, LIST, slang.slang, rng, truth=b.holders))
-            rows += [{"design": name, "seed": seed, **r} for r in got]
+            rows += [{"design": name, "seed": seed, **r}
+                     for r in bounded_scores(name, design, slang, b, read, np.random.default_rng(ss))]
     nights = pd.DataFrame(rows)[["design", "seed", "day", "found", "f1", "slang_estimate", "slang_true", "invented",
                                  "expected_false"]]
     lost = pd.DataFrame(lost).groupby("design").mean()
@@ -230,14 +189,13 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
 
 def _row(name: str, g: pd.DataFrame, privacy: dict, start_day: int, seeds) -> dict:
     """One design's summary over its nights (module docstring)."""
-    firsts = [first_reaching(s["day"], s["found"].astype(float), level=1.0) for _, s in g.groupby("seed")]
-    hit = [f - start_day for f in firsts if f is not None]
+    found, median = found_days(g, start_day, len(seeds))
     listed = g[g["found"].astype(bool) & g["slang_estimate"].notna()]
     last = g[g["day"] == g["day"].max()]
     return {"design": name, "trust_model": DESIGNS[name][0], "trusted": DESIGNS[name][1],
             "epsilon_person": float(privacy["epsilon_person"]), "epsilon_item": float(privacy["epsilon_item"]),
             "delta": float(privacy["delta"]),
-            "found_share": len(hit) / len(seeds), "days_to_discovery_median": float(np.median(hit)) if hit else np.nan,
+            "found_share": found, "days_to_discovery_median": median,
             "f1_last_day": float(last["f1"].mean()),
             "slang_error": float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else np.nan,
             "invented_mean": float(g["invented"].mean()), "invented_expected": float(g["expected_false"].max())}
