@@ -62,6 +62,7 @@ from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, l
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.mechanisms import make
+from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
@@ -69,7 +70,12 @@ from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
-DESIGNS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
+#: the frequency oracles a run audits, each over the two values {0, 1}: the registry's typical shape at domain size 2,
+#: with :data:`ORACLE_PARAMS` where that shape needs a change for two values (:func:`oracle_params`)
+ORACLES = ("grr", "oue", "olh", "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip")
+#: SDGRR: the planted value 0 is the high-sensitivity one (its ε is the mechanism's ε)
+ORACLE_PARAMS = {"sdgrr": {"high": (0,)}}
+DESIGNS = ORACLES + ("ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: central-noise trust models: the released count of the canary's word each round carries this noise
 #: (secure aggregation: Skellam; trusted hardware: discrete Gaussian; two servers: the discrete Gaussian one
 #: aggregator adds, the view of the other, colluding, aggregator), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
@@ -77,7 +83,7 @@ CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0), 
 
 #: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
 BUGS = ("uncharged-round", "clear-round", "split-noise")
-CLEAR_ROUND_DESIGNS = ("grr", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
+CLEAR_ROUND_DESIGNS = ("grr", "rr", "sdgrr", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)
@@ -160,7 +166,16 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
         rounds = run_rounds(design, epsilon=epsilon_round * days * rounds_per_day, n_days=days,
                             length=rounds_per_day, alphabet="ab")
         return rounds.protocol.oracle(np.arange(1))
-    return make(design, epsilon=epsilon_round, domain_size=2)
+    return make(design, **oracle_params(design, epsilon_round))
+
+
+def oracle_params(design: str, epsilon_round: float) -> dict:
+    """The parameters of the frequency oracle ``design`` (:data:`ORACLES`) in the run audit: its typical shape at
+    domain size 2 and ε = ``epsilon_round``, with :data:`ORACLE_PARAMS` (the accountant charges the same)."""
+    shape = typical(design)
+    if takes(design, "domain_size"):
+        shape["domain_size"] = 2
+    return {**shape, **ORACLE_PARAMS.get(design, {}), "epsilon": epsilon_round}
 
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,

@@ -525,7 +525,8 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     counts = [trials or run_trials(p.design, confidence, **lengths) for p in plans]
     for p, t in zip(plans, counts):   # a bug no feasible audit detects gives max_trials + 1: refused here
         _guard_samples(t, 1, p.rounds)
-    rngs = np.random.default_rng(seed).spawn(len(plans))
+    streams = np.random.SeedSequence(seed).spawn(len(rd.STREAMS))   # one stream a design (rd.STREAMS)
+    rngs = [np.random.default_rng(streams[rd.STREAMS.index(p.design)]) for p in plans]
     results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]
     notes = [f"{p.design}: claim = {p.claim_source}, {p.claim:.4g} over {p.days} days × {p.rounds_per_day} rounds; "
              f"event {p.description}; P[S|A] = {p.p_a:.4g}, P[S|B] = {p.p_b:.4g} (ln((P[S|A] − δ)/P[S|B]) {event_epsilon(p):.4g}, δ = {p.delta:g})"
@@ -554,7 +555,7 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
                                words=("ab", "ba"), word_weights=(1, 1))
     else:
-        uc = UseCase("planted", "event", design, (("epsilon", eps), ("domain_size", 2)), daily_limit=rounds)
+        uc = UseCase("planted", "event", design, tuple(ra.oracle_params(design, eps).items()), daily_limit=rounds)
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     return device_spend(cfg).total(cfg.use_cases[0].guarantee.label, "epsilon_person")
 

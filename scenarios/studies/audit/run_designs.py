@@ -90,6 +90,10 @@ PLANS = {
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
+#: a design's runs are drawn from child i of the seed's SeedSequence, i its place here (the order designs were
+#: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
+STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
+           "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
 #: the bound L0 of the ``bound-l0`` enclave (the accountant's is 1)
