@@ -57,7 +57,7 @@ def _epsilon(text: str) -> float:
 
 
 def add_arguments(parser):
-    from ldpsim.scenarios.studies.audit.run_designs import ALL_BUGS, ALL_DESIGNS
+    from ldpsim.scenarios.studies.audit.run_catalog import ALL_BUGS, ALL_DESIGNS
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--mechanism", metavar="NAME", help="audit one of ours by registry name, e.g. grr, oue, "
                                                            "cms, rappor, dbitflip, onebitmean (default: none)")

@@ -61,6 +61,7 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
+from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
@@ -69,21 +70,6 @@ from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
-#: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise
-#: the frequency oracles a run audits, each over the two values {0, 1}: the registry's typical shape at domain size 2,
-#: with :data:`ORACLE_PARAMS` where that shape needs a change for two values (:func:`oracle_params`)
-ORACLES = ("grr", "oue", "olh", "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip")
-#: SDGRR: the planted value 0 is the high-sensitivity one (its ε is the mechanism's ε)
-ORACLE_PARAMS = {"sdgrr": {"high": (0,)}}
-DESIGNS = ORACLES + ("ldp_trie", "gboard", "secagg", "threshold", "two_server")
-#: central-noise trust models: the released count of the canary's word each round carries this noise
-#: (secure aggregation: Skellam; trusted hardware: discrete Gaussian; two servers: the discrete Gaussian one
-#: aggregator adds, the view of the other, colluding, aggregator), audited as (ε, δ) at :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`
-CENTRAL = {"secagg": ("skellam", 2.0), "threshold": ("discrete_gaussian", 2.0), "two_server": ("discrete_gaussian", 2.0)}
-
-#: the planted bugs (module docstring); the client bug needs a GRR report (the categories themselves)
-BUGS = ("uncharged-round", "clear-round", "split-noise")
-CLEAR_ROUND_DESIGNS = ("grr", "rr", "sdgrr", "ldp_trie", "gboard", "secagg", "threshold", "two_server")
 #: the audited run: days, rounds (reports) a day, ε of one round — small enough that e^{n·ε₀} is measurable
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)

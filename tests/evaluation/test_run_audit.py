@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpsim.evaluation.audit.run_audit import (CLEAR_ROUND_DESIGNS, DESIGNS, ORACLES, audit_run, bug_probabilities,
-                                               bugs_of, run_hits, run_mechanism, trials_to_fail)
+from ldpsim.evaluation.audit.run_audit import (CLEAR_ROUND_DESIGNS, DESIGNS, audit_run, bug_probabilities, bugs_of,
+                                               run_hits, run_mechanism, trials_to_fail)
+from ldpsim.evaluation.audit.run_names import ORACLES
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
 

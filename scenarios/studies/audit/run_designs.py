@@ -58,8 +58,6 @@ import math
 import numpy as np
 from scipy import stats
 
-from ldpsim.evaluation.audit.run_audit import BUGS as RUN_BUGS
-from ldpsim.evaluation.audit.run_audit import DESIGNS as RUN_DESIGNS
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.evaluation.audit.run_audit import RunPlan, bugs_of, trials_to_fail
@@ -73,29 +71,8 @@ from ldpsim.mechanisms.aggregation.threshold import SampleThreshold
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
+from ldpsim.scenarios.studies.audit.run_catalog import ALL_BUGS, ALL_DESIGNS, PLANS, STREAMS
 
-#: each design of this module: its planted bugs and its defaults (days D, rounds or reports a day, and the
-#: design's own sizes); the defaults keep every planted bug within 10⁶ runs at power 0.95
-PLANS = {
-    "shuffle": (("amplified-by-reports",), dict(days=1, rounds_per_day=30, devices=300, epsilon_report=1.0)),
-    "secagg_local": (("amplified-by-reports",), dict(days=1, rounds_per_day=30, devices=300, epsilon_report=1.0)),
-    "tee": (("bound-l0",), dict(days=30, rounds_per_day=1, epsilon=2.0, max_keys=3)),
-    "tee_selection": (("bound-l0",), dict(days=10, rounds_per_day=1, epsilon=1.0, max_keys=3)),
-    "triehh": (("threshold-before-bounding",), dict(days=2, rounds_per_day=2, epsilon=2.0, gamma=0.5)),
-    "sample_threshold": (("threshold-before-bounding",), dict(days=2, rounds_per_day=1, epsilon=2.0, rate=0.5)),
-    "pem": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, pool=64)),
-    "treehist": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, k=16, m=64)),
-    "sfp": (("fragment-uncharged",), dict(days=1, rounds_per_day=1, epsilon=2.0, length=4, k=16, m=64)),
-    "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
-}
-#: every design the run audit covers
-ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
-#: a design's runs are drawn from child i of the seed's SeedSequence, i its place here (the order designs were
-#: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
-STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
-           "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip")
-#: every planted bug
-ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
 #: the bound L0 of the ``bound-l0`` enclave (the accountant's is 1)
 BUG_MAX_KEYS = 3
 #: the canary's typed occurrences of each word (the contribution bound caps them at L∞ = 1)
