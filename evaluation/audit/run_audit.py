@@ -61,7 +61,7 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
-from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS
+from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS, ORACLES
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
@@ -171,7 +171,7 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     ``epsilon_round`` per round, judged against ``claim`` (the accountant's ε per person over the run of
     that deployment, computed by the caller: :func:`ldpsim.scenarios.studies.audit.gate.run_claim`),
     optionally with a planted ``bug`` (:data:`BUGS`). ``claim_short``: the same accountant over n − 1
-    rounds (the planted accountant's claim; default ``claim`` − ``epsilon_round``, pure composition).
+    rounds (the planted accountant's claim; default ``claim`` minus one round's ε, pure composition).
     ``delta``: δ of a central design's (ε, δ) claim (the local designs' claims are pure, δ = 0).
 
     Raises
@@ -192,7 +192,8 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
                                low=2 if design in ("ldp_trie", "gboard") else 1, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
-    short = claim - epsilon_round if claim_short is None else claim_short
+    one_round = mech.guarantee.epsilon_report if design in ORACLES else epsilon_round   # THE's report: below ε₀
+    short = claim - one_round if claim_short is None else claim_short
     if design in CENTRAL:
         return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
                              check_real("run_plan", "delta", delta, 0.0, 0.5))
