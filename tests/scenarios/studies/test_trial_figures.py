@@ -19,7 +19,7 @@ TRIAL_FIGURES = ["emoji_top20_pooled.png", "emoji_daily_top5.png", "budget_by_da
 
 @pytest.fixture(scope="module")
 def trial(tmp_path_factory):
-    return ldpsim.run("keyboard", devices=400, days=4, out=tmp_path_factory.mktemp("trial") / "run")
+    return ldpsim.run("keyboard", devices=400, days=4, out=tmp_path_factory.mktemp("trial") / "run", figures="all")
 
 
 @pytest.mark.slow  # a 400-device keyboard run: ~8 CPU-s
