@@ -106,13 +106,12 @@ def _figure_files(folder) -> set[str]:
     """The names in the run's ``plots/``; a symbolic link there (or ``plots`` itself a link) is an error: ldpsim
     never writes through one nor replaces one."""
     plots = folder.path("plots")  # (refuses plots/ as a symbolic link)
-    names = set()
-    for entry in os.scandir(plots) if plots.is_dir() else ():
+    entries = sorted(os.scandir(plots), key=lambda e: e.name) if plots.is_dir() else []
+    for entry in entries:
         if entry.is_symlink():
             raise RunFolderError(f"{entry.path} is a symbolic link, which ldpsim did not create; ldpsim never "
                                  "follows or replaces one: remove it, or copy the run elsewhere")
-        names.add(entry.name)
-    return names
+    return {entry.name for entry in entries}
 
 
 def plot_deployment(run_dir, replace: bool = False) -> RunPlots:
