@@ -15,7 +15,9 @@ tables (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.cs
 and ``numeric_cells.csv`` (:mod:`ldpsim.evaluation.deployment.numeric_runs`), ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
 ``central_windows.csv``, ``central_days.csv``, ``summary.json``; with a use case under a trust model
 ``trust_guarantees.csv`` and ``collectors.csv``, the collectors' log), ``summary.txt`` (the printed summary),
-``plots/`` (PNGs and ``captions.json``), ``report.md`` and ``report.html``.
+``plots/`` (PNGs and ``captions.json``; drawn when the run is large enough to amortise them, or asked to:
+:mod:`~ldpsim.scenarios.studies.deployment.run_figures`, else later by ``ldpsim plot RUN_DIR``:
+:mod:`~ldpsim.scenarios.studies.deployment.replot`), ``report.md`` and ``report.html``.
 
 A rerun of the same configuration and seed into its folder first deletes what the earlier run wrote
 there; a finished run of another configuration or seed is replaced only with ``force``; any other
