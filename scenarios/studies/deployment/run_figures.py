@@ -1,10 +1,10 @@
 """Whether a deployment run draws its figures (``figures = "auto" | "all" | "none"``), and its ``report.md``.
 
-Drawing a run's figures costs a fixed ≈ 2 CPU-s (loading matplotlib, then eight figures, each placed once and
-drawn once), whatever the run's size; the simulation costs about 0.9 CPU-s plus 27 µs per device-day. ``auto``
-draws them when the run has at least :data:`AUTO_FIGURES_DEVICE_DAYS` device-days, the size from which the
-simulation costs at least the work after it, figures included; a smaller run (a trial) skips them, says so in
-its summary and its report page, and ``ldpsim plot RUN_DIR`` draws them later from the stored tables
+Drawing a run's figures costs a fixed 2 to 3 CPU-s (loading matplotlib, then eight figures, each placed once and
+drawn once), whatever the run's size, while the simulation's cost grows with the device-days. ``auto`` draws them
+when the run has at least :data:`AUTO_FIGURES_DEVICE_DAYS` device-days, a size at which the simulation costs at
+least the work after it, figures included; a smaller run (a trial) skips them, says so in its summary, its
+timing and its report page, and ``ldpsim plot RUN_DIR`` draws them later from the stored tables
 (:mod:`ldpsim.scenarios.studies.deployment.replot`).
 """
 
@@ -21,10 +21,11 @@ from ldpsim.runtime.errors import InputError
 FIGURES = ("auto", "all", "none")
 
 #: device-days (devices × days) from which ``figures = "auto"`` draws a run's figures. Measured (CPU-s of
-#: ``ldpsim run``, keyboard scenario, median of 3): the simulation costs ≈ 0.9 s + 26.5 µs per device-day, the
-#: work after it ≈ 0.9 s + 7.2 µs per device-day without figures and 1.9 s + 3 µs per device-day more with
-#: them; the two meet at ≈ 116 000 device-days. The default run (20 000 × 14 = 280 000) draws them, a trial
-#: of 2 000 × 4 = 8 000 does not.
+#: ``ldpsim run`` of the keyboard scenario, median of 3, on a busy 2-core machine): 2 000 × 4 simulates in 1.1 s
+#: and its work after the simulation costs 2.7 s with its figures (1.8 of them) and 0.8 s without; 10 000 × 12
+#: = 120 000 simulates in 6.4 s and costs 5.4 s after it with figures (3.2 of them); 20 000 × 14 = 280 000
+#: simulates in 9 s and costs 6 s after it with figures. From this size the simulation costs at least the work
+#: after it, figures included; below it, without them. The default run draws them, a 2 000 × 4 trial does not.
 AUTO_FIGURES_DEVICE_DAYS = 120_000
 
 
