@@ -68,6 +68,9 @@ def read_tables(run_dir) -> dict:
     tables.update({name: _table(run_dir / f"{name}.csv") for name in ("central_windows", "central_days")})
     if (run_dir / "daily_estimates.parquet").is_file():
         tables["daily"] = pd.read_parquet(run_dir / "daily_estimates.parquet")
+    for name in ("numeric_metrics", "numeric_cells"):  # a reading use case's key is "", which CSV reads as NaN
+        if "key" in tables[name]:
+            tables[name]["key"] = tables[name]["key"].astype(object).where(tables[name]["key"].notna(), "")
     tables["summary"] = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     tables["budget"].attrs["donating_devices"] = tables["summary"].get("donating_devices", 0)
     return tables

@@ -125,3 +125,18 @@ def test_plot_refuses_a_run_that_did_not_finish_or_a_symbolic_link_for_its_figur
     assert list(elsewhere.iterdir()) == [] and not (out / ".lock").exists()
     assert main(["plot", str(out), "--mark", "k=1"]) == 2
     assert "--mark applies to a sweep's folder" in capsys.readouterr().err
+
+
+def test_a_reading_use_case_keeps_its_empty_key_when_its_tables_are_read_back(tmp_path):
+    """A numeric reading use case's key is "": read back from CSV as NaN, grouping by key left its figure out."""
+    import pandas as pd
+
+    from ldpsim.scenarios.studies.deployment.replot import read_tables
+    cells = pd.DataFrame({"use_case": ["latency", "taps"], "key": ["", "e"], "low": [0.0, 0.0]})
+    for name in ("numeric_cells", "numeric_metrics"):
+        cells.to_csv(tmp_path / f"{name}.csv", index=False)
+    (tmp_path / "summary.json").write_text(json.dumps({"donating_devices": 7}))
+    tables = read_tables(tmp_path)
+    for name in ("numeric_cells", "numeric_metrics"):
+        assert list(tables[name].groupby(["use_case", "key"]).groups) == [("latency", ""), ("taps", "e")], name
+    assert tables["budget"].attrs["donating_devices"] == 7  # the budget figure's title
