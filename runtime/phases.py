@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class PhaseTime:
-    """One phase: its name, wall-clock seconds and CPU seconds of this process."""
+    """One phase: its name, wall-clock seconds and CPU seconds of this process, and a note (why it did little)."""
 
     name: str
     wall_s: float
     cpu_s: float
+    note: str = ""
 
 
 class PhaseClock:
@@ -42,22 +43,24 @@ class PhaseClock:
         return tuple(self._times)
 
     @contextmanager
-    def phase(self, name: str):
-        """Time the block as the phase ``name`` (recorded even when the block raises)."""
+    def phase(self, name: str, note: str = ""):
+        """Time the block as the phase ``name`` (recorded even when the block raises), with ``note`` printed
+        beside its time."""
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
-            self._times.append(PhaseTime(name, time.perf_counter() - wall, time.process_time() - cpu))
+            self._times.append(PhaseTime(name, time.perf_counter() - wall, time.process_time() - cpu, note))
 
 
 def describe_phases(times) -> str:
-    """One line per phase, ``name  wall s  (CPU s)``, and the total: what ``ldpsim run`` prints."""
+    """One line per phase, ``name  wall s  (CPU s)`` and its note, and the total: what ``ldpsim run`` prints."""
     if not times:
         return ""
     width = max(len(t.name) for t in times)
     lines = ["time per phase (wall clock; CPU of this process):"]
-    lines += [f"  {t.name:<{width}}  {t.wall_s:7.1f} s  (CPU {t.cpu_s:.1f} s)" for t in times]
+    lines += [f"  {t.name:<{width}}  {t.wall_s:7.1f} s  (CPU {t.cpu_s:.1f} s)" + (f"  {t.note}" if t.note else "")
+              for t in times]
     lines.append(f"  {'total':<{width}}  {sum(t.wall_s for t in times):7.1f} s  "
                  f"(CPU {sum(t.cpu_s for t in times):.1f} s)")
     return "\n".join(lines)

@@ -483,6 +483,28 @@ class RunFolder:
                 self.log(f"{self.root}: {self.notes[-1]}")
         self._write_manifest("complete")
 
+    def amend(self, rels) -> None:
+        """Add the files ``rels`` (relative paths this process wrote into a finished folder it holds, as
+        ``ldpsim plot`` does) to the journal and the complete manifest with their size and SHA-256, replacing
+        their earlier entries; everything else in the manifest is kept as it was.
+
+        Raises
+        ------
+        RunFolderError
+            The folder's manifest is not complete (a run still going, or interrupted), or a path is a
+            symbolic link or outside the folder.
+        """
+        manifest = read_manifest(self.root) or {}
+        if manifest.get("status") != "complete" or not isinstance(manifest.get("files"), dict):
+            raise RunFolderError(f"{self.root} is not a finished run folder (status {manifest.get('status')!r}); "
+                                 "files are added only to a complete one")
+        for rel in rels:
+            self.record(rel)
+        files = {**manifest["files"], **{p: {"size": e["size"], "sha256": e["sha256"]} for p, e in self.parts.items()}}
+        durable.write_text(self.root / MANIFEST, json.dumps(
+            {**manifest, "files": dict(sorted(files.items())), "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+            indent=1) + "\n")
+
     def _worker_part(self, rel: str) -> bool:
         """Whether ``rel`` is named like a part that shards write: one of the layout's part patterns that lie in
         sub-folders of its own folders (``store/use_case=*/day=*/part-*.parquet``)."""
@@ -506,7 +528,8 @@ def hold(root, command: str | None = None) -> RunFolder:
     manifest = read_manifest(root)
     if manifest is None:
         raise RunFolderError(f"{root} is not an ldpsim run folder (no {MANIFEST})")
-    folder = RunFolder(root, Layout(manifest.get("kind", "sweep")), {}, command or " ".join(sys.argv))
+    identity = {k: manifest[k] for k in ("fingerprint", "seed") if k in manifest}
+    folder = RunFolder(root, Layout(manifest.get("kind", "sweep")), identity, command or " ".join(sys.argv))
     folder._lock()
     return folder
 

@@ -30,7 +30,7 @@ def run(scenario: str | Path = "keyboard", **options):
         A deployment scenario file, or a shipped name (``ldpsim scenarios`` lists them).
     **options
         ``devices``, ``days``, ``seed``, ``workers``, ``scheduler``, ``out``, ``force``, ``progress``,
-        ``log``, ``vocabulary``: as :func:`ldpsim.scenarios.studies.deployment.study.run_deployment`. Without
+        ``log``, ``vocabulary``, ``figures`` (``"auto"``, ``"all"`` or ``"none"``): as :func:`ldpsim.scenarios.studies.deployment.study.run_deployment`. Without
         ``out`` the folder is ``runs/<name>-<devices>x<days>d-seed<seed>`` in the current folder, and a
         line on stderr names it.
 

@@ -20,7 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ldpsim.scenarios.cmd_run", "simulate a keyboard deployment (default scenario: keyboard) and report"),
     "sweep": ("ldpsim.scenarios.cmd_sweep", "run a sweep scenario's parameter grid into Parquet results (resumable)"),
-    "plot": ("ldpsim.scenarios.cmd_plot", "draw the figures of a stored sweep run into RUN_DIR/plots"),
+    "plot": ("ldpsim.scenarios.cmd_plot", "draw the figures of a stored sweep or deployment run into RUN_DIR/plots"),
     "audit": ("ldpsim.scenarios.cmd_audit", "an empirical lower bound on ε of our mechanisms or any client: PASS/FAIL"),
     "poison": ("ldpsim.scenarios.cmd_poison", "data-poisoning sweep: fake users vs every frequency oracle, gains beside closed forms"),
     "check": ("ldpsim.scenarios.cmd_check", "rerun a small scenario and compare its metrics with a stored baseline"),

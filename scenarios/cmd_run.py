@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ldpsim.scenarios import options
+from ldpsim.scenarios.studies.deployment.run_figures import AUTO_FIGURES_DEVICE_DAYS, FIGURES
 
 
 def add_arguments(parser):
@@ -24,6 +25,10 @@ def add_arguments(parser):
     parser.add_argument("--force", action="store_true",
                         help="replace a finished run of another configuration or seed in --out (default: off)")
     options.add_vocabulary(parser)
+    parser.add_argument("--figures", choices=FIGURES,
+                        help="draw the run's figures: auto when the run has at least "
+                             f"{AUTO_FIGURES_DEVICE_DAYS:,} device-days (devices × days), all, or none; figures not "
+                             "drawn are drawn later by `ldpsim plot RUN_DIR` (default: [deployment] figures, auto)")
     options.add_dry_run(parser)
 
 
@@ -42,12 +47,14 @@ def run(args) -> int:
         return 0
     progress = options.ProgressCallback("simulated days (incl. drain days)", options.show_progress(args))
     try:
-        study = run_deployment(scenario, **chosen, scheduler=args.scheduler, force=args.force,
+        study = run_deployment(scenario, **chosen, scheduler=args.scheduler, force=args.force, figures=args.figures,
                                progress=progress, log=lambda line: options.say(
                                    args, line, file=sys.stderr if line.startswith("note: ") else sys.stdout))
     finally:
         progress.close()
     print(study.text)
+    if study.figures_note:
+        print(f"\n{study.figures_note}")
     options.say(args, f"\n{describe_phases(study.timings)}")
     print(f"\nrun folder: {study.out}  (open report.html in a browser)")
     return 0

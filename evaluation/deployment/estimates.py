@@ -316,6 +316,7 @@ def measure(cfg, result, rng=None, k: int = 10) -> dict:
         summary.update({f"{r['use_case']}_{key}": float(r[key])
                         for key in ("estimate", "sd", "true_donated", "true_event", "reports")})
     budget = budget_by_day(cfg, result)
+    summary["donating_devices"] = int(budget.attrs.get("donating_devices", 0))  # (the stored budget table's)
     words, words_summary = word_discovery(cfg, result)
     for part in (trust_summary(cfg, result), trend_detection(cfg, daily, k), words_summary, network_summary(cfg, result),
                  ledger_summary(cfg, result), spend_summary(cfg), adversary(cfg, result, rng)):

@@ -299,13 +299,15 @@ def _figures(tables: dict, cfg, k: int) -> list[tuple[str, Figure, str]]:
     return figures
 
 
-def write_plots(folder, tables: dict, cfg, k: int = 10) -> list[Path]:
-    """Write every figure of a run into ``folder`` (and ``captions.json``); returns the paths in order."""
+def write_plots(folder, tables: dict, cfg, k: int = 10, replace: bool = True) -> list[Path]:
+    """Write every figure of a run into ``folder`` (and ``captions.json``); returns the paths in order. With
+    ``replace`` False a figure whose file exists is kept as it is (and returned in its place)."""
     from ldpsim.runtime.durable import make_dirs, write_text
     folder = Path(folder)
     make_dirs(folder)
     figures = draw_figures(tables, cfg, k)
-    paths = [_save(fig, folder / name) for name, fig, _ in figures]
+    paths = [folder / name if not replace and (folder / name).exists() else _save(fig, folder / name)
+             for name, fig, _ in figures]
     write_text(folder / "captions.json", json.dumps({name: cap for name, _, cap in figures}, indent=1,
                                                     ensure_ascii=False))
     return paths

@@ -277,7 +277,7 @@ def _summary_text(run_dir: Path, own: set[Path]) -> str | None:
 
 
 def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, summary=None,
-                        results: pd.DataFrame | None = None) -> Path:
+                        results: pd.DataFrame | None = None, figures_note: str = "") -> Path:
     """Write ``RUN_DIR/report.html`` from what the run folder holds, and return its path.
 
     Collected: the summary (``summary.txt``, else ``report.md`` less its Markdown), ``results`` (a table
@@ -287,7 +287,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
     ``scenario.toml``; ``config.json`` is the resolved config and gives the seed / root entropy.
     Works for the folders of ``ldpsim run``, ``sweep`` and ``reproduce``. ``summary``: the summary as
     sections ``(heading, items)`` (a deployment's tables, :func:`ldpsim.evaluation.report.run_summary.html_sections`)
-    instead of the summary's text.
+    instead of the summary's text. ``figures_note``: the line shown under "Figures" when the folder holds none
+    (a run that did not draw them says how to draw them).
 
     Only files the run wrote are read (:func:`ldpsim.runtime.runfolder.own_files`: listed in the manifest or
     journal with their size and SHA-256, or written by this process), never through a symbolic link: a file
@@ -315,6 +316,8 @@ def report_from_run_dir(run_dir, title: str | None = None, max_rows: int = 50, s
                          [*scope, Table(results, "summary/")]))
     if figures := _figures(run_dir, own):
         sections.append(("Figures", figures))
+    elif figures_note:
+        sections.append(("Figures", figures_note))
     for path in _tables(run_dir, own):
         if path.suffix == ".csv" and path.stat().st_size <= 1:  # an empty table (a run without readings)
             continue

@@ -48,7 +48,7 @@ def test_ldpsim_run_prints_and_writes_the_central_epsilon(tmp_path, capsys):
     scenario = tmp_path / "s.toml"
     scenario.write_text(TINY.replace("devices = 150", "devices = 400"), encoding="utf-8")
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--out", str(out), "-q"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "-q", "--figures", "all"]) == 0
     printed = capsys.readouterr().out
     assert "central ε" in printed and "Feldman" in printed
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

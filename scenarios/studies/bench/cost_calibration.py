@@ -59,8 +59,9 @@ top_k = 10
 [words]
 top = {top}
 """
+#: (every run draws its figures, as a run from the size ``figures = "auto"`` draws them does: the slopes hold for both)
 _CHILD = ("import resource, sys, ldpsim; n, d = int(sys.argv[3]) or None, int(sys.argv[4]) or None; "
-          "ldpsim.run(sys.argv[1], out=sys.argv[2], devices=n, days=d, log=lambda m: None); "
+          "ldpsim.run(sys.argv[1], out=sys.argv[2], devices=n, days=d, log=lambda m: None, figures='all'); "
           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
 #: the runs of :func:`measure_memory`: series → (the dimension grown, its values, the other settings)
 SERIES = {"devices": ("devices", (10_000, 30_000, 60_000), {}), "days": ("days", (2, 8, 16), {}),

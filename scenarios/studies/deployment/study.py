@@ -15,7 +15,9 @@ tables (``pooled_estimates.csv``, ``top.csv``, ``daily_estimates.parquet``/``.cs
 and ``numeric_cells.csv`` (:mod:`ldpsim.evaluation.deployment.numeric_runs`), ``uploads.csv``, ``queue.csv``, ``bundles.csv``,
 ``central_windows.csv``, ``central_days.csv``, ``summary.json``; with a use case under a trust model
 ``trust_guarantees.csv`` and ``collectors.csv``, the collectors' log), ``summary.txt`` (the printed summary),
-``plots/`` (PNGs and ``captions.json``), ``report.md`` and ``report.html``.
+``plots/`` (PNGs and ``captions.json``; drawn when the run is large enough to amortise them, or asked to:
+:mod:`~ldpsim.scenarios.studies.deployment.run_figures`, else later by ``ldpsim plot RUN_DIR``:
+:mod:`~ldpsim.scenarios.studies.deployment.replot`), ``report.md`` and ``report.html``.
 
 A rerun of the same configuration and seed into its folder first deletes what the earlier run wrote
 there; a finished run of another configuration or seed is replaced only with ``force``; any other
@@ -40,7 +42,8 @@ LAYOUT = Layout("run", ("config.json", "scenario.toml", "report.html", "report.m
                       "daily_estimates.parquet", "daily_estimates.csv", "daily_reports.csv", "pooled_estimates.csv",
                       "readings.csv", "readings_pooled.csv", "reading_distributions.csv", "numeric_metrics.csv",
                       "numeric_cells.csv", "words.csv", "top.csv", "uploads.csv", "queue.csv",
-                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv", "trend_metrics.csv"),
+                      "flushes.csv", "bundles.csv", "central_windows.csv", "central_days.csv", "trend_metrics.csv",
+                      "trend_trajectory.csv"),
                 {"store": ("use_case=*/day=*/part-*.parquet",), "plots": ("*.png", "*.svg", "captions.json")})
 
 from ldpsim.runtime.brief_repr import BriefRepr
@@ -50,7 +53,7 @@ TABLE_FILES = {"pooled": "pooled_estimates", "top": "top", "daily": "daily_estim
                "readings": "readings", "pooled_readings": "readings_pooled", "distributions": "reading_distributions",
                "numeric_metrics": "numeric_metrics", "numeric_cells": "numeric_cells",
                "words": "words",
-               "trust": "trust_guarantees", "trend": "trend_metrics"}
+               "trust": "trust_guarantees", "trend": "trend_metrics", "trend_trajectory": "trend_trajectory"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class DeploymentPlan:
     cost: object
     notices: tuple = ()
     numeric: tuple = ()  # the [numeric.<name>] use cases (NumericUseCase)
+    figures: str = "auto"  # the scenario's [deployment] figures
 
     def describe(self) -> str:
         """The plan as ``--dry-run`` prints it: the cost, the items and words the devices type, the folder
@@ -105,7 +109,8 @@ class DeploymentStudy(BriefRepr):
     text : str
         The printed summary (``summary.txt``).
     figure_files : list of Path
-        The PNGs of ``plots/`` in reading order (their captions in ``plots/captions.json``).
+        The PNGs of ``plots/`` in reading order (their captions in ``plots/captions.json``); empty when the run
+        did not draw them (``figures_note`` says why, and how to draw them).
     timings : tuple of PhaseTime
         Wall-clock and CPU seconds of each phase of the run (:mod:`ldpsim.runtime.phases`): the simulation,
         the measurement, the central ε, the tables, the figures, the report page and the folder's check.
@@ -118,6 +123,7 @@ class DeploymentStudy(BriefRepr):
     text: str
     figure_files: list
     timings: tuple = ()
+    figures_note: str = ""  # the line saying the figures were not drawn and how to draw them ("" when drawn)
 
     @property
     def daily(self) -> pd.DataFrame:
@@ -165,14 +171,15 @@ def plan_deployment(scenario: str | Path, *, devices: int | None = None, days: i
     cost = deployment_plan(cfg, workers, path)
     folder = Path(out) if out is not None else default_out(meta["name"], cfg)
     make_out_folder(folder, create=False)  # an unusable --out is refused before anything runs
-    return DeploymentPlan(meta["name"], path, cfg, workers, folder, cost, tuple(meta["notices"]), meta["numeric"])
+    return DeploymentPlan(meta["name"], path, cfg, workers, folder, cost, tuple(meta["notices"]), meta["numeric"],
+                          meta["figures"])
 
 
 def run_deployment(scenario: str | Path, *, devices: int | None = None, days: int | None = None,
                    seed: int | None = None, workers: int | None = None, scheduler: str | None = None,
                    out: str | Path | None = None, force: bool = False, vocabulary: str | Path | None = None,
                    progress: Callable[[float, int], None] | None = None,
-                   log: Callable[[str], None] | None = None) -> DeploymentStudy:
+                   log: Callable[[str], None] | None = None, figures: str | None = None) -> DeploymentStudy:
     """Simulate a deployment scenario, measure it and write its run folder (``ldpsim run``).
 
     Parameters
@@ -199,6 +206,11 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
         ``progress(days_done, days_total)`` as the simulated days (including drain days) complete.
     log : callable, optional
         Receives the one-line description of the run as it starts.
+    figures : {"auto", "all", "none"}, optional
+        Draw the run's figures: ``"auto"`` when the run has at least
+        :data:`~ldpsim.scenarios.studies.deployment.run_figures.AUTO_FIGURES_DEVICE_DAYS` device-days, ``"all"``
+        always, ``"none"`` never (default: the scenario's ``[deployment] figures``, ``"auto"``). Figures not
+        drawn are drawn later by ``ldpsim plot RUN_DIR`` (:func:`~ldpsim.scenarios.studies.deployment.replot.plot_deployment`).
 
     Returns
     -------
@@ -207,8 +219,9 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
 
     Raises
     ------
-    ScenarioError, CostError, RunFolderError, ClusterError
-        (all :class:`ldpsim.runtime.errors.LdpsimError`) with the command line's message.
+    ScenarioError, CostError, RunFolderError, ClusterError, InputError
+        (all :class:`ldpsim.runtime.errors.LdpsimError`) with the command line's message (``InputError``: a
+        ``figures`` that is none of auto, all, none).
 
     Examples
     --------
@@ -219,10 +232,14 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
     from ldpsim.runtime.cluster import ClusterError
     from ldpsim.runtime.phases import PhaseClock
     from ldpsim.runtime.runfolder import RunFolder
+    from ldpsim.scenarios.studies.deployment.run_figures import check_figures, choose_figures
+    if figures is not None:
+        check_figures(figures)
     clock = PhaseClock()
     with clock.phase("setup"):
         plan = plan_deployment(scenario, devices=devices, days=days, seed=seed, workers=workers, out=out,
                                vocabulary=vocabulary)
+    drawn = choose_figures(figures or plan.figures, plan.config, plan.out)
     cfg = plan.config
     config = dataclasses.asdict(cfg) | ({"numeric": [u.as_dict() for u in plan.numeric]} if plan.numeric else {})
     config_json = json.dumps(config, indent=1, default=str, ensure_ascii=False)
@@ -237,7 +254,7 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
             log(f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}, "
                 f"{plan.workers} worker{'s' if plan.workers != 1 else ''} → {plan.out}")
         try:
-            study, parts = _simulate(plan, scheduler, progress, clock)
+            study, parts = _simulate(plan, scheduler, progress, clock, drawn)
         except ClusterError as exc:
             raise ClusterError(f"{exc}\n({plan.out} is marked incomplete)") from exc
         with clock.phase("folder check"):
@@ -245,15 +262,19 @@ def run_deployment(scenario: str | Path, *, devices: int | None = None, days: in
     return dataclasses.replace(study, timings=clock.times)
 
 
-def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[DeploymentStudy, dict]:
-    """Run the deployment into ``out/store``, measure it, write tables, plots and the reports, each a phase
-    of ``clock``; returns the study and the store parts the shards wrote (absolute path → SHA-256)."""
+def _simulate(plan: DeploymentPlan, scheduler, progress, clock, drawn) -> tuple[DeploymentStudy, dict]:
+    """Run the deployment into ``out/store``, measure it, write tables, plots (when ``drawn.draw``) and the
+    reports, each a phase of ``clock``; returns the study and the store parts the shards wrote (absolute path →
+    SHA-256)."""
     from ldpsim.evaluation.deployment.estimates import measure
     from ldpsim.evaluation.deployment.numeric_runs import numeric_tables
     from ldpsim.evaluation.deployment.trust_estimates import collectors_of
     from ldpsim.evaluation.privacy.shuffle_ledger import central_summary
+    from ldpsim.evaluation.report.deployment_plots import write_plots
     from ldpsim.evaluation.report.html import report_from_run_dir
     from ldpsim.evaluation.report.run_summary import format_summary, html_sections
+    from ldpsim.runtime.durable import write_text
+    from ldpsim.scenarios.studies.deployment.run_figures import report_md, report_title
     from ldpsim.evaluation.trends.run_metrics import trend_tables
     from ldpsim.simulator.deployment import run
     from ldpsim.simulator.fleet import stream
@@ -276,12 +297,14 @@ def _simulate(plan: DeploymentPlan, scheduler, progress, clock) -> tuple[Deploym
     text = format_summary(tables, cfg)
     with clock.phase("tables"):
         _write(out, cfg, result, tables, text)
-    with clock.phase("figures"):
-        figures = _report_md(out, cfg, tables, text)
+    with clock.phase("figures", "" if drawn.draw else f"not drawn: {drawn.reason}"):
+        figures = write_plots(out / "plots", tables, cfg) if drawn.draw else []
+        write_text(out / "report.md", report_md(text, figures, drawn.note))
     with clock.phase("report page"):
-        report_from_run_dir(out, title=f"{plan.name}: {cfg.n_devices} devices × {cfg.n_days} days, seed {cfg.seed}",
-                            summary=html_sections(tables, cfg))
-    return DeploymentStudy(out.resolve(), cfg, tables["summary"], tables, text, figures), result.store_parts
+        report_from_run_dir(out, title=report_title(plan.name, cfg), summary=html_sections(tables, cfg),
+                            figures_note=drawn.note)
+    return (DeploymentStudy(out.resolve(), cfg, tables["summary"], tables, text, figures, figures_note=drawn.note),
+            result.store_parts)
 
 
 def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
@@ -289,7 +312,7 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     if not tables["daily"].empty:
         write_file(out / "daily_estimates.parquet", tables["daily"].to_parquet)
     for key, name in TABLE_FILES.items():
-        optional = ("words", "trust", "distributions", "numeric_metrics", "numeric_cells", "trend")
+        optional = ("words", "trust", "distributions", "numeric_metrics", "numeric_cells", "trend", "trend_trajectory")
         if key not in optional or not tables[key].empty:
             write_file(out / f"{name}.csv", lambda p, key=key: tables[key].to_csv(p, index=False, encoding="utf-8"))
     for name, rows in result.records.items():
@@ -302,13 +325,3 @@ def _write(out: Path, cfg, result, tables: dict, summary: str) -> None:
     write_text(out / "summary.json", json.dumps(tables["summary"], indent=1, default=str, ensure_ascii=False))
     write_text(out / "summary.txt", summary + "\n")
 
-
-def _report_md(out: Path, cfg, tables: dict, summary: str) -> list[Path]:
-    """The figures in ``plots/`` and ``report.md`` showing them under the summary; returns the PNGs."""
-    from ldpsim.evaluation.report.deployment_plots import write_plots
-    from ldpsim.runtime.durable import write_text
-    plots = write_plots(out / "plots", tables, cfg)
-    report = ["# Deployment run", "", "```text", summary, "```", ""]
-    report += [f"![{p.stem}](plots/{p.name})" for p in plots]
-    write_text(out / "report.md", "\n".join(report) + "\n")
-    return plots

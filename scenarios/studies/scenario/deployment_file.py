@@ -2,7 +2,9 @@
 
 Schema (every table checked; unknown keys get a did-you-mean; see ``keyboard.toml``)::
 
-    [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices
+    [deployment]        name, seed, devices, days, block_size, workers, drain_days, adversary_devices,
+                        figures (auto | all | none; ``--figures`` overrides:
+                        ldpsim.scenarios.studies.deployment.run_figures)
     [workload]          name = "emoji", other keys = the builder's parameters (top = 100)
                         (any categorical workload of ldpsim.evaluation.workloads.make), or
                         vocabulary = "file" (format, lowercase, top): your own items
@@ -72,6 +74,7 @@ from ldpsim.runtime.plain import plain_name
 from ldpsim.scenarios.studies.scenario.schema import (Field, ScenarioError, load_toml, parse_table, require_kind,
                                                       seed_check)
 from ldpsim.scenarios.studies.scenario.vocabulary_keys import vocabulary_workload_table
+from ldpsim.scenarios.studies.deployment.run_figures import figures_problem
 from ldpsim.scenarios.studies.scenario.numeric_keys import numeric_use_cases
 from ldpsim.scenarios.studies.scenario.trust_keys import COLLECTOR_KEYS, CRASH, DEPLOYMENT_USE_CASE, configured_model
 from ldpsim.evaluation.privacy.trust_models import MODELS, TRUST_MODELS, model_params
@@ -139,6 +142,7 @@ SPEC = {
     "deployment": {"name": Field(str, "deployment", plain_name), "seed": Field(int, 0, seed_check),
                    "devices": Field(int, 20_000, _ge(1)), "days": Field(int, 14, _ge(1)),
                    "block_size": Field(int, 2048, _ge(1)), "workers": Field(int, 1, _ge(1)),
+                   "figures": Field(str, "auto", figures_problem),
                    "drain_days": Field(int, 2, _ge(0)), "adversary_devices": Field(int, 500, _ge(0))},
     "workload": {"name": Field(str, "emoji")},
     "fleet": {"concentration": Field(F, 5.0, _within(0, 1e6, True)), "n_atoms": Field(int, 48, _ge(1)),
@@ -295,7 +299,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
     kw = {}
     for table in ("deployment", "fleet", "privacy", "channel", "server"):  # ([words]: see _words)
         for key, value in t[table].items():
-            if (table, key) in (("deployment", "name"), ("deployment", "workers")):
+            if (table, key) in (("deployment", "name"), ("deployment", "workers"), ("deployment", "figures")):
                 continue
             name = RENAME.get((table, key), key)
             kw[name] = value
@@ -322,6 +326,7 @@ def load_deployment(path, devices: int | None = None, days: int | None = None,
         raise ScenarioError(path, "deployment", str(exc)) from None
     _check_variants(raw.get("variants", {}), cfg, items, path)
     return cfg, {"name": t["deployment"]["name"], "workers": t["deployment"]["workers"],
+                 "figures": t["deployment"]["figures"],
                  "notices": notices, "numeric": cfg.numeric}
 
 

@@ -57,7 +57,7 @@ def test_command_line_override_is_checked(tmp_path):
 def test_ldpsim_run_writes_a_run_folder(tmp_path, capsys):
     scenario = _write(tmp_path, TINY)
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--out", str(out), "-q", "--workers", "2"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "-q", "--workers", "2", "--figures", "all"]) == 0
     printed = capsys.readouterr().out
     assert "device-days/s" in printed and "adversary" in printed and "None" not in printed
     for name in ("config.json", "daily_estimates.parquet", "daily_estimates.csv", "pooled_estimates.csv",

@@ -54,7 +54,7 @@ def _without_timing(text: str) -> str:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("study")
-    return ldpsim.run(_scenario(tmp), out=tmp / "lib")
+    return ldpsim.run(_scenario(tmp), out=tmp / "lib", figures="all")  # (a tiny run: drawn when asked)
 
 
 @pytest.mark.slow  # ~10 s: two tiny runs
@@ -120,7 +120,7 @@ def test_default_folder_names_size_and_seed():
 
 @pytest.mark.slow  # ~5 s: a tiny run
 def test_a_short_run_states_what_lies_outside_it(tmp_path):
-    short = run_deployment(_scenario(tmp_path, SHORT), out=tmp_path / "short")
+    short = run_deployment(_scenario(tmp_path, SHORT), out=tmp_path / "short", figures="all")
     trend, word, server = (_entry(short.text, key) for key in ("trend", "new word", "server"))
     assert "after the run's last day (day 1)" in trend and "never" not in trend
     assert "after the run's last day (day 1)" in word and "not found" not in word
