@@ -158,7 +158,7 @@ class ThreshDesign:
         nan = np.full(pi.size, np.nan)
         return nan, nan
 
-    def _estimate_cut(self, n: int, tested: int, rate: float) -> int:
+    def estimate_cut(self, n: int, tested: int, rate: float) -> int:
         """The least count of ones t with (k + 1)·tested·P[Bin(n, q) ≥ t] ≤ rate."""
         return count_threshold(n, rr_pair(self.epsilon_estimate)[1], self.collections * tested, rate)
 
@@ -166,11 +166,11 @@ class ThreshDesign:
         """τ_t = w_t·x̂(t − ½): a window sum of held estimates exceeds τ only if one of the ≤ k + 1 collected
         estimates does, each exactly (Bin(n, q) − n·q)/(p − q) for an unused item (§12.7)."""
         w = np.asarray(lengths, dtype=float)
-        return w * self.estimate(self._estimate_cut(n, tested, rate) - 0.5, n)
+        return w * self.estimate(self.estimate_cut(n, tested, rate) - 0.5, n)
 
     def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
         """An upper bound on each day's false-alarm probability: (k + 1)·P[Bin(n, q) ≥ t] (≤ rate/tested)."""
-        t = self._estimate_cut(n, tested, rate)
+        t = self.estimate_cut(n, tested, rate)
         q = rr_pair(self.epsilon_estimate)[1]
         return np.full(len(lengths), expected_false(n, q, self.collections, t))
 
@@ -189,7 +189,7 @@ class ThreshDesign:
                              f"got shape {pi.shape}.")
         pe, qe = rr_pair(self.epsilon_estimate)
         mean = pi.reshape(-1, self.epoch).mean(axis=1)
-        tail = stats.binom.sf(self._estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
+        tail = stats.binom.sf(self.estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
         shown = np.arange(1, mean.size + 1) * self.epoch - 1           # epoch j's collection, from its last day
         shown[0] = 0                                                    # epoch 0's from day 0
         per_day = np.zeros(self.days)
