@@ -151,7 +151,8 @@ class ThreshDesign:
         """Closed form only for one day of an unused item: every collection is then exactly
         (Bin(n, q) − n·q)/(p − q) whichever epochs the votes chose, so a day's release has mean 0 and
         variance n·q(1 − q)/(p − q)². Otherwise the collection epochs are random (chosen by the votes)
-        and there is none — NaN, so every theory column derived from it reads NaN, not a wrong number (§12.7)."""
+        and there is none — NaN, not a wrong number (§12.7); the delay and the daily moments are computed
+        over the refresh paths instead (:func:`~ldpsim.evaluation.trends.thresh_delay.thresh_law`, §12.13)."""
         pi = np.asarray(shares, dtype=float)
         if window == 1 and not np.any(pi):
             return np.zeros(pi.size), np.full(pi.size, self.collection_moments(0.0, n)[1])
