@@ -36,8 +36,8 @@ from ldpsim.runtime.errors import InputError
 #: what THRESH's theory columns of the trends tables are (printed under ``ldpsim trends`` and ``compare --query trend:``)
 THEORY_NOTE = ("THRESH: delay and tracking theory computed over its refresh paths (docs/math.md §12.13; delay nan when "
                "the window spans more than two of its collections, epoch < window − 1); its false-alarm theory is an "
-               "upper bound (a union over its ≤ k + 1 collections); its window sd is nan (the window mixes the "
-               "collections its votes choose)")
+               "upper bound (a union over its ≤ k + 1 collections); its window sd and smallest growth are nan (the window "
+               "mixes the collections its votes choose, so it has no single variance)")
 #: refresh paths less likely than this are not followed (their mass is reported as ``unresolved``)
 PATH_FLOOR = 1e-12
 #: each collection's pmf is kept on the counts whose tails beyond it hold at most this mass (each side)
