@@ -30,6 +30,7 @@ from scipy import stats
 
 from ldpsim.evaluation.trends.designs import rr_pair
 from ldpsim.evaluation.trends.thresh_design import ThreshDesign, local_count_law
+from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
@@ -164,13 +165,22 @@ def thresh_law(design: ThreshDesign, shares, n: int, lengths, tested: int, rate:
     Raises
     ------
     InputError
-        Unless ``shares`` is T shares in [0, 1]. A window spanning more than two collections is not an error:
+        Unless ``shares`` is T shares in [0, 1], ``lengths`` T window lengths ≥ 1, n ≥ 1, ``tested`` ≥ 1,
+        ``rate`` > 0 and 0 ≤ ``start`` ≤ T. A window spanning more than two collections is not an error:
         the law's ``limit`` says so and only its daily moments are computed.
     """
     pi = np.asarray(shares, dtype=float)
     if pi.shape != (design.days,) or not np.all((pi >= 0) & (pi <= 1)):
         raise InputError(f"thresh_law: 'shares' must be {design.days} daily shares in [0, 1]; got shape {pi.shape}.")
-    w = np.asarray(lengths, dtype=np.int64)
+    n = check_int("thresh_law", "n", n, low=1)
+    tested = check_int("thresh_law", "tested", tested, low=1)
+    rate = check_real("thresh_law", "rate", rate, 0.0)
+    start = check_int("thresh_law", "start", start, low=0, high=design.days)
+    w = np.asarray(lengths)
+    if w.shape != (design.days,) or not np.all(w == np.round(w)) or w.min() < 1:
+        raise InputError(f"thresh_law: 'lengths' must be {design.days} window lengths ≥ 1 (whole days); "
+                         f"got shape {w.shape}.")
+    w = w.astype(np.int64)
     limit = window_limit(design, int(w.max()))
     ell, days = design.epoch, design.days
     epochs = days // ell
@@ -193,9 +203,11 @@ def thresh_law(design: ThreshDesign, shares, n: int, lengths, tested: int, rate:
         tally["unresolved"] += prob * weight * lost
         moment[0, begin:end] += prob * weight * coll.mean[c]
         moment[1, begin:end] += prob * weight * (coll.var[c] + coll.mean[c] ** 2)
+        if limit is not None:
+            return prev_x, prev_h                                          # no first alarm to follow
         top = np.full(prev_x.size, np.iinfo(np.int64).max)                 # least θ so far, per previous count
         survive = np.ones(prev_x.size)
-        for t in range(max(begin, start), end if limit is None else 0):
+        for t in range(max(begin, start), end):
             b = t - max(begin, t - w[t] + 1) + 1
             a = w[t] - b
             top = np.minimum(top, (two_w[t] - 2 * a * prev_x) // (2 * b))   # no alarm ⇔ X ≤ θ_t(X′)

@@ -120,9 +120,15 @@ def test_a_window_spanning_three_collections_is_a_stated_limit():
     assert np.isfinite(law.day_mean).all() and window_limit(d, 4) is None
 
 
-def test_bad_shares_are_refused():
-    with pytest.raises(InputError, match="shares"):
-        _law(thresh_design(2.0, DAYS), shares=np.full(DAYS - 1, 0.1))
+@pytest.mark.parametrize("change, name", [
+    (dict(shares=np.full(DAYS - 1, 0.1)), "shares"), (dict(shares=np.full(DAYS, 1.5)), "shares"),
+    (dict(n=0), "n"), (dict(start=DAYS + 1), "start"), (dict(start=-1), "start"), (dict(rate=0.0), "rate"),
+    (dict(lengths=np.zeros(DAYS)), "lengths"), (dict(lengths=np.full(DAYS - 1, 7)), "lengths")])
+def test_bad_inputs_are_refused_naming_the_parameter(change, name):
+    args = dict(shares=SHARES, n=N, lengths=DETECTOR.lengths(DAYS), tested=DETECTOR.tested, rate=DETECTOR.rate,
+                start=24) | change
+    with pytest.raises(InputError, match=name):
+        thresh_law(thresh_design(2.0, DAYS), **args)
 
 
 @pytest.mark.parametrize("kwargs, epoch_shares", [
