@@ -128,12 +128,8 @@ class _Collections:
 def _vote(design: ThreshDesign, state: np.ndarray, counts: np.ndarray, j: int, n: int, cut: int):
     """One epoch's vote on a device's law ``state`` over (yes-votes used, count at the last collection):
     (P[refresh], the law after a refresh, the law after none)."""
-    ell = design.epoch
-    m = np.arange(ell + 1)
     joint = state[:, :, None] * counts[j][None, None, :]                   # (u, f, m)
-    yes = design.vote_allowed(j, np.abs(m[:, None] - m[None, :]))[None] & \
-        (np.arange(design.votes + 1) < design.votes)[:, None, None]
-    voters = np.where(yes, joint, 0.0)
+    voters = np.where(design.yes_cells(j), joint, 0.0)
     y = float(voters.sum())
     pv, qv = rr_pair(design.epsilon_vote)
     refresh = float(stats.binom.sf(cut - 1, n, min(max(y * pv + (1 - y) * qv, 0.0), 1.0)))

@@ -114,6 +114,13 @@ class ThreshDesign:
         level = np.minimum(np.asarray(moved) // self.gap, self.levels)
         return (level >= 1) & (epoch % 2 ** (self.levels - np.maximum(level, 1)) == 0)
 
+    def yes_cells(self, epoch: int) -> np.ndarray:
+        """Which devices vote yes at ``epoch``, by state: a boolean (m + 1, ℓ + 1, ℓ + 1) over (yes-votes used u,
+        local count at the last collection f, local count now): :meth:`vote_allowed` for |now − f| and u < m."""
+        level = np.arange(self.epoch + 1)
+        budget = (np.arange(self.votes + 1) < self.votes)[:, None, None]
+        return self.vote_allowed(epoch, np.abs(level[:, None] - level[None, :]))[None, :, :] & budget
+
     @property
     def collections(self) -> int:
         """k + 1, the most collections in the run."""
@@ -230,9 +237,6 @@ class ThreshDesign:
         pv, qv = rr_pair(self.epsilon_vote)
         pe, qe = rr_pair(self.epsilon_estimate)
         cut = self.vote_cut(n)
-        # yes[u, f, m]: a device with u yes-votes used, count f at the last collection and count m now
-        moved = np.abs(level[:, None] - level[None, :])
-        budget = (np.arange(m_votes + 1) < m_votes)[:, None, None]
         state = np.zeros((replicates, m_votes + 1, ell + 1), dtype=np.int64)   # devices per (u, f)
         held = np.zeros(replicates)
         left = np.full(replicates, self.collections)
@@ -253,7 +257,7 @@ class ThreshDesign:
                 left -= 1
             else:
                 split = gen.multinomial(state, law[j])                  # (R, u, f, m)
-                voters = np.where(self.vote_allowed(j, moved)[None, :, :] & budget, split, 0)
+                voters = np.where(self.yes_cells(j), split, 0)
                 n_yes = voters.sum(axis=(1, 2, 3))
                 ones = gen.binomial(n_yes, pv) + gen.binomial(n - n_yes, qv)
                 refresh = (ones >= cut) & (left > 0)
