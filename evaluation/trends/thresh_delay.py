@@ -35,10 +35,10 @@ from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 
 #: what THRESH's theory columns of the trends tables are (printed under ``ldpsim trends`` and ``compare --query trend:``)
-THEORY_NOTE = ("THRESH: delay and tracking theory computed over its refresh paths (docs/math.md §12.13; delay nan when "
-               "the window spans more than two of its collections, epoch < window − 1); its false-alarm theory is an "
-               "upper bound (a union over its ≤ k + 1 collections); its window sd and smallest growth are nan (the window "
-               "mixes the collections its votes choose, so it has no single variance)")
+THEORY_NOTE = ("THRESH: delay, false-alarm and tracking theory computed over its refresh paths (docs/math.md §12.13; "
+               "when the window spans more than two of its collections, epoch < window − 1, the delay is nan and the "
+               "false alarms are the union bound over its ≤ k + 1 collections); its window sd and smallest growth are "
+               "nan (the window mixes the collections its votes choose, so it has no single variance)")
 #: refresh paths less likely than this are not followed (their mass is reported as ``unresolved``)
 PATH_FLOOR = 1e-12
 #: each collection's pmf is kept on the counts whose tails beyond it hold at most this mass (each side)
@@ -53,6 +53,9 @@ class ThreshLaw(BriefRepr):
     ----------
     first_alarm : ndarray, shape (T,)
         P[the first alarm on or after day ``start`` is on day t] (0 before ``start``).
+    alarm : ndarray, shape (T,)
+        P[an alarm on day t] (whatever the other days): for an item nobody uses, the exact false-alarm
+        probability of each day.
     day_mean, day_var : ndarray, shape (T,)
         Mean and variance of the released estimate of each day.
     collects : ndarray, shape (J,)
@@ -65,10 +68,12 @@ class ThreshLaw(BriefRepr):
         Probability of the paths not followed and of the pmfs' cut tails: every probability above is
         exact to within it.
     limit : str or None
-        Why the first alarm was not computed (:func:`window_limit`; ``first_alarm`` is then NaN), None if it was.
+        Why the alarms were not computed (:func:`window_limit`; ``first_alarm`` and ``alarm`` are then NaN),
+        None if they were.
     """
 
     first_alarm: np.ndarray
+    alarm: np.ndarray
     day_mean: np.ndarray
     day_var: np.ndarray
     collects: np.ndarray
@@ -186,57 +191,71 @@ def thresh_law(design: ThreshDesign, shares, n: int, lengths, tested: int, rate:
     cut = design.vote_cut(n)
     shown = np.arange(1, epochs + 1) * ell - 1                             # epoch j's collection, from its last day
     shown[0] = 0
-    first = np.zeros(days)
+    first, alarm = np.zeros(days), np.zeros(days)
     collects = np.zeros(epochs)
     collects[0] = 1.0
     moment = np.zeros((2, days))
     tally = {"paths": 0, "unresolved": 0.0}
 
-    def segment(c: int, prev_x, prev_h, begin: int, end: int, weight: float, prob: float):
-        """Collection c shown on days [begin, end) after the one of counts ``prev_x`` (joint mass ``prev_h``
-        with no alarm so far): adds its first alarms and moments; returns the joint mass over its counts."""
+    def segment(c: int, prev, begin: int, end: int, weight: float, prob: float):
+        """Collection c shown on days [begin, end) after the previous one ``prev`` = (its counts, their pmf,
+        their joint mass with no alarm so far): adds its alarms, first alarms and moments; returns its own."""
+        prev_x, prev_pmf, prev_h = prev
         x, pmf, cdf, lost = coll.law(c)
+
+        def below(k):                                                      # P[X ≤ k], k per previous count
+            return np.where(k < x[0], 0.0, cdf[np.clip(k - x[0], 0, x.size - 1)])
+
+        def window(t):                       # (θ_t per previous count: no alarm ⇔ X ≤ θ_t; θ stays from t on)
+            b = t - max(begin, t - w[t] + 1) + 1
+            return (two_w[t] - 2 * (w[t] - b) * prev_x) // (2 * b), b == w[t] == w.max()
+
         tally["unresolved"] += prob * weight * lost
         moment[0, begin:end] += prob * weight * coll.mean[c]
         moment[1, begin:end] += prob * weight * (coll.var[c] + coll.mean[c] ** 2)
         if limit is not None:
-            return prev_x, prev_h                                          # no first alarm to follow
+            return prev                                                    # no alarm to follow
+        for t in range(begin, end):
+            theta, steady = window(t)
+            alarm[t:end if steady else t + 1] += prob * weight * float(np.sum(prev_pmf * (1 - below(theta))))
+            if steady:
+                break
         top = np.full(prev_x.size, np.iinfo(np.int64).max)                 # least θ so far, per previous count
         survive = np.ones(prev_x.size)
         for t in range(max(begin, start), end):
-            b = t - max(begin, t - w[t] + 1) + 1
-            a = w[t] - b
-            top = np.minimum(top, (two_w[t] - 2 * a * prev_x) // (2 * b))   # no alarm ⇔ X ≤ θ_t(X′)
-            now = np.where(top < x[0], 0.0, cdf[np.clip(top - x[0], 0, x.size - 1)])
+            theta, steady = window(t)
+            top = np.minimum(top, theta)
+            now = below(top)
             first[t] += weight * float(np.sum(prev_h * (survive - now)))
             survive = now
-            if a == 0 and w[t] == w.max():
-                break                                                      # θ stays the same from here on
+            if steady:
+                break
         order = np.argsort(top)
         tail = np.concatenate([np.cumsum(prev_h[order][::-1])[::-1], [0.0]])
-        return x, weight * pmf * tail[np.searchsorted(top[order], x, side="left")]
+        return x, pmf, weight * pmf * tail[np.searchsorted(top[order], x, side="left")]
 
-    def follow(c: int, left: int, state, prev_x, prev_h, begin: int, prob: float):
+    def follow(c: int, left: int, state, prev, begin: int, prob: float):
         """The paths from the collection of epoch c (shown from day ``begin``), ``left`` collections to go."""
         stay = 1.0
         for j in range(c + 1, epochs if left > 0 else c + 1):
             refresh, after, state = _vote(design, state, counts, j, n, cut)
             collects[j] += prob * stay * refresh
             if prob * stay * refresh >= PATH_FLOOR:
-                x, h = segment(c, prev_x, prev_h, begin, shown[j], stay * refresh, prob)
-                follow(j, left - 1, after, x, h, shown[j], prob * stay * refresh)
+                follow(j, left - 1, after, segment(c, prev, begin, shown[j], stay * refresh, prob), shown[j],
+                       prob * stay * refresh)
             else:
                 tally["unresolved"] += prob * stay * refresh
             stay *= 1 - refresh
         if prob * stay >= PATH_FLOOR:
             tally["paths"] += 1
-            segment(c, prev_x, prev_h, begin, days, stay, prob)
+            segment(c, prev, begin, days, stay, prob)
         else:
             tally["unresolved"] += prob * stay
 
     state0 = np.zeros((design.votes + 1, ell + 1))
     state0[0] = counts[0]
-    follow(0, design.changes, state0, np.zeros(1, dtype=np.int64), np.ones(1), 0, 1.0)
+    follow(0, design.changes, state0, (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1)), 0, 1.0)
     mean = moment[0]
-    return ThreshLaw(first if limit is None else np.full(days, np.nan), mean, np.maximum(moment[1] - mean ** 2, 0.0),
+    nan = np.full(days, np.nan)
+    return ThreshLaw(first if limit is None else nan, alarm if limit is None else nan, mean, np.maximum(moment[1] - mean ** 2, 0.0),
                      collects, start, tally["paths"], float(tally["unresolved"]), limit)

@@ -86,27 +86,49 @@ def test_fixed_refresh_path_fits_the_simulated_first_alarms():
 @pytest.mark.parametrize("levels", [1, 2])
 def test_voted_refreshes_fit_the_simulated_first_alarms_and_moments(levels):
     """3000 runs of a word rising to 20 % of 200 000 devices: first-alarm days (χ²), the mean release of
-    days 20, 35, 50, 59 (z tests) and the tracking error (z test over the runs' mean squared errors)."""
+    days 20, 35, 50, 59 (z tests), the alarms of days 44, 47, 50 (exact binomial tests) and the tracking
+    error (z test over the runs' mean squared errors)."""
     d = thresh_design(2.0, DAYS, levels=levels)
     law = _law(d)
     assert law.unresolved < 1e-9 and law.paths > 10
     days, counts, daily = _first_alarms(d, 11 + levels)
     pvalue, bins = _chi2_pvalue(days, law)
-    assert bins >= 6 and pvalue > ALPHA / 6
-    z = stats.norm.isf(ALPHA / 12)
+    assert bins >= 6 and pvalue > ALPHA / 9                # nine checks in all
+    z = stats.norm.isf(ALPHA / 18)
     for day in (20, 35, 50, 59):
         assert abs(daily[:, day].mean() - law.day_mean[day]) < z * math.sqrt(law.day_var[day] / RUNS), day
+    alarms = DETECTOR.alarms(daily, DETECTOR.thresholds(d, N, DAYS))
+    for day in (44, 47, 50):
+        assert stats.binomtest(int(alarms[:, day].sum()), RUNS, law.alarm[day]).pvalue > ALPHA / 9, day
     mse = ((daily - counts) ** 2).mean(axis=1)
     assert abs(mse.mean() - law.tracking_error(SHARES, N) ** 2) < z * mse.std() / math.sqrt(RUNS)
 
 
+def test_false_alarms_of_an_unused_item_have_their_exact_probability():
+    """π = 0: nobody votes yes, so the refresh paths and the collections are exactly independent and the
+    law of each day's alarm is exact. 6000 runs at 5 % vote level and 3 false alarms a month (so that
+    alarms are frequent): alarms on days 3, 5, 11, 17, 29 ~ Bin(6000, P[alarm]) (exact binomial tests at
+    ALPHA / 5), and every day sits under the union bound of §12.7."""
+    d = thresh_design(2.0, 30, epoch=6, vote_level=0.05)
+    detector, runs = Detector(window=7, items=1, rate=3.0), 6000
+    law = thresh_law(d, np.zeros(30), N, detector.lengths(30), detector.tested, detector.rate, 30)
+    assert np.all(law.alarm <= detector.null_alarm_probability(d, N, 30) * (1 + 1e-9))
+    x = d.release(np.zeros(30), N, runs, np.random.default_rng(5))
+    alarms = detector.alarms(x, detector.thresholds(d, N, 30))
+    for day in (3, 5, 11, 17, 29):
+        assert stats.binomtest(int(alarms[:, day].sum()), runs, law.alarm[day]).pvalue > ALPHA / 5, day
+
+
 def test_table_row_fills_the_theory_of_thresh():
-    """``measure_design`` gives THRESH a delay and tracking theory (they were NaN before §12.13)."""
+    """``measure_design`` gives THRESH its delay, false-alarm and tracking theory from its law (§12.13)."""
     d = thresh_design(2.0, DAYS)
     row, trajectory = measure_design(d, DETECTOR, SHARES, EMERGENCE, N, 50, np.random.default_rng(2), 24, 14)
     law = _law(d)
     assert row["delay_theory"] == law.median_delay(EMERGENCE) and math.isfinite(row["delay_theory"])
     assert row["tracking_theory"] == pytest.approx(law.tracking_error(SHARES, N))
+    null = thresh_law(d, np.zeros(DAYS), N, DETECTOR.lengths(DAYS), DETECTOR.tested, DETECTOR.rate, DAYS)
+    assert row["false_alarms_theory"] == pytest.approx(null.alarm.mean() * 30)
+    assert 0 < row["false_alarms_theory"] <= DETECTOR.rate
     assert np.all(np.isfinite(trajectory["sd"]))
 
 
