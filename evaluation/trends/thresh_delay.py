@@ -9,15 +9,18 @@ the J − 1 epochs after the first), and along one path everything is a binomial
   devices voting yes in epoch j is read from it, the vote's ones are Bin(n, y_j·p_v + (1 − y_j)·q_v) and
   the refresh probability is its tail at the vote's cut c;
 * a collection in epoch j sends ones ~ Bin(n, μ_j), μ_j = π̄_j·p_e + (1 − π̄_j)·q_e (each device's sent
-  bit is Bernoulli(π̄_j)), independently of the vote and of the other collections;
+  bit is Bernoulli(π̄_j)), independently of the other collections and (as the devices are taken
+  independent given the decisions) of the vote;
 * the detector (§12.6, THRESH's thresholds of §12.7) alarms on day t when the window's ones
   a·X′ + b·X exceed w_t·(t_c − ½), X the collection shown on day t and X′ the one before it (a, b their days in
   the window). While a window spans at most two collections (epoch ℓ ≥ w − 1) the first alarm follows
-  by a forward recursion over the path's collections on the exact pmf of X′ (every integer count).
+  by a forward recursion over the path's collections on the exact pmf of X′ (every integer count), and
+  so does each day's alarm probability.
 
-The one approximation is the first point: the decisions read every device's vote, so given them the
-devices are not exactly independent; each device moves the vote by 1 of its n reports (§12.13 states
-the size of the effect and the test suite checks the law against the simulated protocol).
+The one approximation is the independence given the decisions: the decisions read every device's vote,
+so given them the devices are not exactly independent; each device moves the vote by 1 of its n reports
+(§12.13 states the size of the effect, and the test suite checks the law against the simulated
+protocol). For an item nobody uses nobody votes yes and the law is exact.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ TAIL = 1e-14
 
 @dataclass(frozen=True, repr=False)
 class ThreshLaw(BriefRepr):
-    """THRESH's first alarm and daily release for an item of daily shares π (module docstring).
+    """THRESH's alarms, first alarm, collections and daily release for daily shares π (module docstring).
 
     Attributes
     ----------
@@ -257,5 +260,6 @@ def thresh_law(design: ThreshDesign, shares, n: int, lengths, tested: int, rate:
     follow(0, design.changes, state0, (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1)), 0, 1.0)
     mean = moment[0]
     nan = np.full(days, np.nan)
-    return ThreshLaw(first if limit is None else nan, alarm if limit is None else nan, mean, np.maximum(moment[1] - mean ** 2, 0.0),
-                     collects, start, tally["paths"], float(tally["unresolved"]), limit)
+    return ThreshLaw(first if limit is None else nan, alarm if limit is None else nan, mean,
+                     np.maximum(moment[1] - mean ** 2, 0.0), collects, start, tally["paths"],
+                     float(tally["unresolved"]), limit)
