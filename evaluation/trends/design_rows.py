@@ -15,6 +15,8 @@ import pandas as pd
 
 from ldpsim.evaluation.trends.detection import (DAYS_PER_MONTH, Detector, first_alarm, smallest_growth, theory_delay,
                                                 theory_tracking_error, tracking_error)
+from ldpsim.evaluation.trends.thresh_delay import thresh_law
+from ldpsim.evaluation.trends.thresh_design import ThreshDesign
 
 #: runs of an item nobody uses per run of the rising item (the measured false alarms)
 NULL_RUNS = 5
@@ -24,6 +26,30 @@ def median_delay(late) -> float:
     """Median delay over all runs, an undetected run counting as ∞; NaN when half or more are undetected."""
     m = float(np.median(np.where(np.isnan(late), np.inf, late)))
     return m if math.isfinite(m) else math.nan
+
+
+def design_theory(design, detector: Detector, shares, devices: int, emergence: float) -> dict:
+    """The theory of a design's row: median delay, false alarms a month, tracking error and each day's
+    Var(x̂_t − x_t) (``delay``, ``false_alarms``, ``tracking``, ``error_var``).
+
+    §12.6 from the design's window moments and null alarm probabilities; THRESH's from the law of its
+    refresh paths (:func:`~ldpsim.evaluation.trends.thresh_delay.thresh_law`, §12.13), exact for its false
+    alarms; where its window spans more than two collections, its delay is NaN and its false alarms the
+    union bound of §12.7.
+    """
+    pi = np.asarray(shares, dtype=float)
+    start, days = math.ceil(emergence), pi.size
+    bound = float(detector.null_alarm_probability(design, devices, days).mean() * DAYS_PER_MONTH)
+    if isinstance(design, ThreshDesign):
+        lengths = detector.lengths(days)
+        law = thresh_law(design, pi, devices, lengths, detector.tested, detector.rate, start)
+        null = thresh_law(design, np.zeros(days), devices, lengths, detector.tested, detector.rate, days)
+        return {"delay": law.median_delay(emergence),
+                "false_alarms": bound if null.limit else float(null.alarm.mean() * DAYS_PER_MONTH),
+                "tracking": law.tracking_error(pi, devices), "error_var": law.day_var + devices * pi * (1 - pi)}
+    return {"delay": theory_delay(detector.alarm_probability(design, pi, devices)[start:], emergence - start),
+            "false_alarms": bound, "tracking": theory_tracking_error(design, pi, devices),
+            "error_var": design.window_moments(pi, devices, 1)[1] - devices * pi * (1 - pi)}
 
 
 def measure_design(design, detector: Detector, shares, emergence: float, devices: int, replicates: int, rng,
@@ -69,22 +95,22 @@ def measure_design(design, detector: Detector, shares, emergence: float, devices
     _, noise = design.window_moments(np.zeros(days), devices, 1)
     _, win = design.window_moments(np.zeros(days), devices, window)
     g = design.guarantee
+    theory = design_theory(design, detector, pi, devices, emergence)
     row = {
         "design": design.name, "placement": design.placement,
         "engine": "exact law" if fleet is None else "devices", "epsilon": g.epsilon, "delta": g.delta,
         "epsilon_item": g.epsilon, "epsilon_person": g.person_epsilon, "guarantee": g.meaning,
         "sd_day": math.sqrt(noise[days // 2]), f"sd_{window}_days": math.sqrt(win[-1]),
         "delay_median": median_delay(late),
-        "delay_theory": theory_delay(detector.alarm_probability(design, pi, devices)[start:], emergence - start),
+        "delay_theory": theory["delay"],
         "detected": float(np.isfinite(late).mean()),
         "false_alarms_month": float(null_alarms),
-        "false_alarms_theory": float(detector.null_alarm_probability(design, devices, days).mean() * DAYS_PER_MONTH),
+        "false_alarms_theory": theory["false_alarms"],
         "tracking_rmse": tracking_error(daily, counts),
-        "tracking_theory": theory_tracking_error(design, pi, devices),
+        "tracking_theory": theory["tracking"],
         "smallest_growth": smallest_growth(detector, design, devices, days, growth_from, growth_after),
     }
-    err = design.window_moments(pi, devices, 1)[1] - devices * pi * (1 - pi)
     trajectory = pd.DataFrame({"design": design.name, "day": np.arange(days), "expected": devices * pi,
-                               "estimate": daily[0], "sd": np.sqrt(err), "threshold": thr / detector.lengths(days),
+                               "estimate": daily[0], "sd": np.sqrt(theory["error_var"]), "threshold": thr / detector.lengths(days),
                                "meaning": g.meaning})
     return row, trajectory

@@ -114,6 +114,13 @@ class ThreshDesign:
         level = np.minimum(np.asarray(moved) // self.gap, self.levels)
         return (level >= 1) & (epoch % 2 ** (self.levels - np.maximum(level, 1)) == 0)
 
+    def yes_cells(self, epoch: int) -> np.ndarray:
+        """Which devices vote yes at ``epoch``, by state: a boolean (m + 1, ℓ + 1, ℓ + 1) over (yes-votes used u,
+        local count at the last collection f, local count now): :meth:`vote_allowed` for |now − f| and u < m."""
+        level = np.arange(self.epoch + 1)
+        budget = (np.arange(self.votes + 1) < self.votes)[:, None, None]
+        return self.vote_allowed(epoch, np.abs(level[:, None] - level[None, :]))[None, :, :] & budget
+
     @property
     def collections(self) -> int:
         """k + 1, the most collections in the run."""
@@ -151,14 +158,15 @@ class ThreshDesign:
         """Closed form only for one day of an unused item: every collection is then exactly
         (Bin(n, q) − n·q)/(p − q) whichever epochs the votes chose, so a day's release has mean 0 and
         variance n·q(1 − q)/(p − q)². Otherwise the collection epochs are random (chosen by the votes)
-        and there is none — NaN, so every theory column derived from it reads NaN, not a wrong number (§12.7)."""
+        and there is none — NaN, not a wrong number (§12.7); the delay and the daily moments are computed
+        over the refresh paths instead (:func:`~ldpsim.evaluation.trends.thresh_delay.thresh_law`, §12.13)."""
         pi = np.asarray(shares, dtype=float)
         if window == 1 and not np.any(pi):
             return np.zeros(pi.size), np.full(pi.size, self.collection_moments(0.0, n)[1])
         nan = np.full(pi.size, np.nan)
         return nan, nan
 
-    def _estimate_cut(self, n: int, tested: int, rate: float) -> int:
+    def estimate_cut(self, n: int, tested: int, rate: float) -> int:
         """The least count of ones t with (k + 1)·tested·P[Bin(n, q) ≥ t] ≤ rate."""
         return count_threshold(n, rr_pair(self.epsilon_estimate)[1], self.collections * tested, rate)
 
@@ -166,11 +174,11 @@ class ThreshDesign:
         """τ_t = w_t·x̂(t − ½): a window sum of held estimates exceeds τ only if one of the ≤ k + 1 collected
         estimates does, each exactly (Bin(n, q) − n·q)/(p − q) for an unused item (§12.7)."""
         w = np.asarray(lengths, dtype=float)
-        return w * self.estimate(self._estimate_cut(n, tested, rate) - 0.5, n)
+        return w * self.estimate(self.estimate_cut(n, tested, rate) - 0.5, n)
 
     def null_alarm_probability(self, n: int, lengths, tested: int, rate: float) -> np.ndarray:
         """An upper bound on each day's false-alarm probability: (k + 1)·P[Bin(n, q) ≥ t] (≤ rate/tested)."""
-        t = self._estimate_cut(n, tested, rate)
+        t = self.estimate_cut(n, tested, rate)
         q = rr_pair(self.epsilon_estimate)[1]
         return np.full(len(lengths), expected_false(n, q, self.collections, t))
 
@@ -189,7 +197,7 @@ class ThreshDesign:
                              f"got shape {pi.shape}.")
         pe, qe = rr_pair(self.epsilon_estimate)
         mean = pi.reshape(-1, self.epoch).mean(axis=1)
-        tail = stats.binom.sf(self._estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
+        tail = stats.binom.sf(self.estimate_cut(n, tested, rate) - 1, n, mean * pe + (1 - mean) * qe)
         shown = np.arange(1, mean.size + 1) * self.epoch - 1           # epoch j's collection, from its last day
         shown[0] = 0                                                    # epoch 0's from day 0
         per_day = np.zeros(self.days)
@@ -229,9 +237,6 @@ class ThreshDesign:
         pv, qv = rr_pair(self.epsilon_vote)
         pe, qe = rr_pair(self.epsilon_estimate)
         cut = self.vote_cut(n)
-        # yes[u, f, m]: a device with u yes-votes used, count f at the last collection and count m now
-        moved = np.abs(level[:, None] - level[None, :])
-        budget = (np.arange(m_votes + 1) < m_votes)[:, None, None]
         state = np.zeros((replicates, m_votes + 1, ell + 1), dtype=np.int64)   # devices per (u, f)
         held = np.zeros(replicates)
         left = np.full(replicates, self.collections)
@@ -252,7 +257,7 @@ class ThreshDesign:
                 left -= 1
             else:
                 split = gen.multinomial(state, law[j])                  # (R, u, f, m)
-                voters = np.where(self.vote_allowed(j, moved)[None, :, :] & budget, split, 0)
+                voters = np.where(self.yes_cells(j), split, 0)
                 n_yes = voters.sum(axis=(1, 2, 3))
                 ones = gen.binomial(n_yes, pv) + gen.binomial(n - n_yes, qv)
                 refresh = (ones >= cut) & (left > 0)
