@@ -168,16 +168,24 @@ def test_compare_word_discovery_refuses_bad_input(kwargs, names):
 def test_the_enclaves_nights_take_several_words_a_device():
     """The TEE's days to discovery read the bounded contributions of several typed words: one word typed
     a night loses nothing; eight typed, two kept, lose what the bound drops; a loud new word is found."""
-    from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
+    import pandas as pd
+    from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
     from ldpsim.mechanisms.aggregation.tee import calibrate_tee
+    from ldpsim.scenarios.studies.trust.bounded_discovery import found_days
     shares = np.tile([0.4, 0.3, 0.2, 0.1, 0.0], (4, 1))
     shares[2:] = [0.3, 0.2, 0.1, 0.1, 0.3]                        # the new word from night 2
     words = ("a", "b", "c", "d", "new")
     for typed, l0 in ((1, 1), (8, 2)):
         design = calibrate_tee("gaussian", 4.0, 1e-9, 4, l0, 1, replace=True)
-        got = tee_days_to_discovery(design, words, shares, "new", 2, 3000, 0.9, 3, seeds=(0, 1), typed=typed)
-        assert got["found_share"] == 1.0 and got["days_to_discovery_median"] == 0
-        assert (got["entries_lost"] == 0) if typed == 1 else (0 < got["entries_lost"] < 1)
+        rows, lost = [], []
+        for seed in (0, 1):
+            kept = bounded_nights(typed_entries(shares, 3000, 0.9, typed, rng=seed), len(words),
+                                  ContributionBound(l0=l0, linf=1, sampler="uniform"), rng=seed + 10)
+            lost.append(kept.lost("contributions")["entries_lost"])
+            rows += [{"seed": seed, **r} for r in tee_nightly_scores(design, words, kept.contributions, 3, "new",
+                                                                     np.random.default_rng(seed), truth=kept.holders)]
+        assert found_days(pd.DataFrame(rows), 2, 2) == (1.0, 0.0)
+        assert (max(lost) == 0) if typed == 1 else (0 < min(lost) and max(lost) < 1)
 
 
 @pytest.mark.parametrize("argv, names", [

@@ -40,7 +40,7 @@ from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
-from ldpsim.scenarios.studies.trust.bounded_discovery import (LIST, bounded_design, bounded_scores, found_days,
+from ldpsim.scenarios.studies.trust.bounded_discovery import (bounded_design, bounded_scores, found_days,
                                                                typed_and_bounded)
 from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
 
