@@ -47,6 +47,9 @@ from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 LIST = 20
 #: the sample-and-threshold tries: a device votes once a round, so it keeps one bounded word a night
 VOTING = ("triehh", "triehh_pp")
+#: what :func:`bounded_days_to_discovery` measures of each design
+MEASURES = ("epsilon_person", "epsilon_item", "delta", "found_share", "days_to_discovery", "entries_lost",
+            "occurrences_lost")
 
 
 def amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
@@ -119,12 +122,14 @@ def typed_and_bounded(slang, fleet: Fleet, typed: int, bound, per_run, seed: int
 
 def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=(0,), typed: int = TYPED,
                               bound: ContributionBound = BOUND) -> dict:
-    """model → {discovery, days_to_discovery, found_share, epsilon_item, epsilon_person, entries_lost,
+    """model → {discovery, epsilon_person, epsilon_item, delta, found_share, days_to_discovery, entries_lost,
     occurrences_lost}: each model's discovery design (``TrustModel.discovery``) on the fleet's typed words,
-    :data:`.trust_fleet.TYPED` a device a night bounded by :data:`.trust_fleet.BOUND`, at ``epsilon`` per
-    person over the run (module docstring); NaN where the fleet has no words."""
+    ``typed`` a device a night bounded by ``bound``, at ``epsilon`` per person over the run (module
+    docstring): its ε per person and per word at its δ (:func:`bounded_design`), the share of ``seeds``
+    that find the new word and the median days until they do (NaN: never), and what the bound drops. NaN
+    but the design where the fleet has no words."""
     if fleet.words is None:
-        return {m: {"discovery": TRUST_MODELS[m].discovery, "days_to_discovery": math.nan} for m in models}
+        return {m: {"discovery": TRUST_MODELS[m].discovery, **dict.fromkeys(MEASURES, math.nan)} for m in models}
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
                           start_day=fleet.slang_start_day, peak_share=fleet.slang_share, ramp_days=1, top=None)
     keys = {m: (TRUST_MODELS[m].discovery, getattr(amplified_as(m, fleet), "kind", None)) for m in models}
@@ -140,7 +145,7 @@ def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float
     for m, key in keys.items():
         share, median = found_days(pd.DataFrame(rows[key]), slang.start_day, len(seeds))
         privacy = designs[key][1]
-        out[m] = {"discovery": key[0], "days_to_discovery": median, "found_share": share,
-                  "epsilon_item": float(privacy["epsilon_item"]), "epsilon_person": float(privacy["epsilon_person"]),
-                  **pd.DataFrame(lost[key]).mean().to_dict()}
+        out[m] = {"discovery": key[0], "epsilon_person": float(privacy["epsilon_person"]),
+                  "epsilon_item": float(privacy["epsilon_item"]), "delta": float(privacy["delta"]),
+                  "found_share": share, "days_to_discovery": median, **pd.DataFrame(lost[key]).mean().to_dict()}
     return out

@@ -78,7 +78,7 @@ def test_the_comparison_table_states_the_bound_and_the_words_lost():
 
     r = compare_trust_models(epsilons=(EPS,), models=("ldp", "sample_threshold", "tee"), days=DAYS, devices=3000,
                              repeats=2, rng=0)
-    t = r.table.set_index("model")
+    t = r.discovery.set_index("model")
     assert (t["occurrences_lost"] >= 0.75 - 1e-12).all() and t.loc["sample_threshold", "occurrences_lost"] >= 0.875
     text = "\n".join(comparison_lines(r, width=400))
     assert f"types {TYPED} words a night and keeps ≤ {BOUND.l0} distinct" in text
