@@ -162,8 +162,11 @@ def discovery_lines(table, params: dict, *, width: int | None = None, full: str 
     b = params["bound"]
     cols = ["model", "discovery", "epsilon_person", "epsilon_item", "delta", "days_to_discovery", "found_share",
             "entries_lost", "occurrences_lost", "epsilon_target"]
-    title = (f"New words at {_budget(table)} per person over {params['days']} days (δ ≤ {params['delta']:g}), "
-             f"{params['fleet']}")
+    one = table["epsilon_target"].nunique() <= 1
+    if not one:                                     # several targets: each row's beside its model
+        cols = ["model", "epsilon_target", *cols[2:6], "discovery", *cols[6:9]]
+    title = (f"New words at {_budget(table) if one else 'each row’s epsilon_target'} per person over "
+             f"{params['days']} days (δ ≤ {params['delta']:g}), {params['fleet']}")
     ran = bool(table["found_share"].notna().any())      # a fleet without words ran no design: its NaN say so
     notes = off_target(table, "epsilon_person", "ε per person over the run") + ([
         f"each online device types {params['typed']} words a night and keeps ≤ {b.l0} distinct ({b.sampler}), "

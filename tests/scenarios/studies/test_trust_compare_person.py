@@ -54,6 +54,15 @@ def test_the_discovery_table_fits_and_states_its_privacy(width):
         assert "days_to_discovery" in header and "nan in days_to_discovery: not found within the run" in text
 
 
+def test_several_targets_put_each_rows_target_beside_its_model():
+    t = pd.concat([_discovery_table(), _discovery_table(epsilon_target=[4.0] * 4, epsilon_person=[4.0] * 4)])
+    lines = discovery_lines(t, PARAMS, width=100, full=None)
+    assert lines[0].startswith("New words at each row’s epsilon_target per person over 30 days")
+    assert lines[1].split()[:6] == ["model", "epsilon_target", "epsilon_person", "epsilon_item", "delta",
+                                    "days_to_discovery"]
+    assert all(len(line) <= 100 for line in lines) and not any(line.startswith("!") for line in lines)
+
+
 def test_a_discovery_row_above_its_person_epsilon_is_flagged_and_inf_explained():
     t = _discovery_table(epsilon_person=[2.0, 2.5, 2.0, math.inf], epsilon_item=[1.0, 1.2, 2.0, math.inf])
     text = "\n".join(discovery_lines(t, PARAMS, width=100, full=None))
