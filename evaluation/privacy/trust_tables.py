@@ -53,13 +53,14 @@ COLUMNS = {
     "bytes_per_device": "bytes a device sends (and receives, for secure aggregation) per report (bytes)",
     "trusted": "who must be trusted for the stated ε",
 }
-#: the discovery table's column → its unit and meaning (ε per person, not per device: every word a person types)
+#: the discovery table's column → its unit and meaning (ε per person, not per device: every word a person types);
+#: ``ldpsim discover --trust`` prints the same columns with the same meanings
 DISCOVERY_COLUMNS = {
     "model": "the trust model",
     "discovery": "the design that finds new words under this model",
-    "epsilon_person": "ε of one person over the run, every word typed: the C = days·L0 (night, word) cells the "
-                      "bound lets a person touch, by the design's own accountant, (ε, δ) against the published "
-                      "lists",
+    "epsilon_person": "ε of one person over the run, every word typed: the (night, word) cells the bounds let a "
+                      "person touch (days·L0 under a nightly bound), by the design's own accountant, (ε, δ) "
+                      "against the published lists",
     "epsilon_item": "ε of one word of one person over the run (the nights it can be contributed), same accountant",
     "delta": "δ of epsilon_person and epsilon_item (0: pure ε-LDP)",
     "days_to_discovery": "median days from the new word's first day until it stays in the published top 20 (days)",
