@@ -219,9 +219,10 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
         mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
         min_frequency, bytes_per_device, trusted, if_misbehaving. ``discovery`` (with ``discovery=True``)
         columns: model, discovery, epsilon_target and
-        :data:`~ldpsim.scenarios.studies.trust.bounded_discovery.MEASURES`: the design, its ε per person and per word over the run at its δ
-        (each at ``epsilon_target`` per person, its accountant over the cells the bound allows, docs/math.md
-        §8.8), whether and when it finds the new word (seed ``params["discovery_seed"]``), and what its bound,
+        :data:`~ldpsim.scenarios.studies.trust.bounded_discovery.MEASURES`: the design, its ε per person and
+        per word over the run at its δ (each at ``epsilon_target`` per person, its accountant over the cells
+        the bound allows, docs/math.md §8.8), whether and when it finds the new word (one draw of the typing,
+        seed ``params["discovery_seed"]``: ``rng`` if an int, else 0), and what its bound,
         :data:`.trust_fleet.TYPED` words a device a night kept by :data:`.trust_fleet.BOUND`, drops. Units and
         what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COLUMNS` and
         :data:`~ldpsim.evaluation.privacy.trust_tables.DISCOVERY_COLUMNS`.
@@ -261,6 +262,6 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     params = {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d, "days": days, "delta": delta,
               "top_k": top_k, "repeats": repeats, "epsilons": list(epsilons), "models": list(models), "seed": seed,
               "typed": TYPED, "bound": BOUND, "discovery_seed": seed or 0}
-    return TrustComparison(pd.DataFrame(rows), params,
-                           pd.DataFrame(found, columns=["model", "discovery", "epsilon_target", *MEASURES]) if discovery else None)
+    designs = pd.DataFrame(found, columns=["model", "discovery", "epsilon_target", *MEASURES]) if discovery else None
+    return TrustComparison(pd.DataFrame(rows), params, designs)
 
