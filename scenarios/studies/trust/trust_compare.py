@@ -262,6 +262,6 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     params = {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d, "days": days, "delta": delta,
               "top_k": top_k, "repeats": repeats, "epsilons": list(epsilons), "models": list(models), "seed": seed,
               "typed": TYPED, "bound": BOUND, "discovery_seed": seed or 0}
-    designs = pd.DataFrame(found, columns=["model", "discovery", "epsilon_target", *MEASURES]) if discovery else None
-    return TrustComparison(pd.DataFrame(rows), params, designs)
+    new_words = pd.DataFrame(found, columns=["model", "discovery", "epsilon_target", *MEASURES]) if discovery else None
+    return TrustComparison(pd.DataFrame(rows), params, new_words)
 
