@@ -171,7 +171,8 @@ def discovery_lines(table, params: dict, *, width: int | None = None, full: str 
     ran = bool(table["found_share"].notna().any())      # a fleet without words ran no design: its NaN say so
     notes = off_target(table, "epsilon_person", "ε per person over the run") + ([
         f"each online device types {params['typed']} words a night and keeps ≤ {b.l0} distinct ({b.sampler}), "
-        f"≤ {b.linf} each, before every design; seed {params['discovery_seed']}"] if ran else [])
+        f"≤ {b.linf} each, before every design; seed {params['discovery_seed']}",
+        "this ε is the word collection's alone: a person also in a frequency collection spends both"] if ran else [])
     shown = fitted_columns(table, cols, width=width)
     notes += _notes(table, shown, DISCOVERY_COLUMNS, DISCOVERY_SPECIAL)
     return console_lines(table, cols, title=title, width=width, full=full, notes=notes)

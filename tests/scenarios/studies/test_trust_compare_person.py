@@ -50,6 +50,7 @@ def test_the_discovery_table_fits_and_states_its_privacy(width):
     assert "  epsilon_person: ε of one person over the run, every word typed" in text
     assert "  delta: δ of epsilon_person and epsilon_item (0: pure ε-LDP)" in text
     assert "keeps ≤ 2 distinct (uniform), ≤ 1 each" in flat and "!" not in text
+    assert "a person also in a frequency collection spends both" in flat       # the two tables' ε add up
     if width == 100:
         assert "days_to_discovery" in header and "nan in days_to_discovery: not found within the run" in text
 
