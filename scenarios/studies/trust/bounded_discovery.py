@@ -18,6 +18,11 @@ The single path both ``ldpsim discover --trust``
   uniformly (reads ``votes``);
 * ``tee_histogram``: the enclave's bounded counts, calibrated over the person's C cells (reads
   ``contributions``).
+
+Each trust model names the design its server side allows (``TrustModel.discovery``): pure LDP → PEM;
+shuffle and secure aggregation → LDPTrie, amplified; two servers and trusted hardware with noise →
+TrieHH++; sample-and-threshold hardware → TrieHH; confidential aggregation (TEE) → its open-domain
+histogram (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 """
 
 from __future__ import annotations
