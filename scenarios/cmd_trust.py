@@ -6,8 +6,8 @@ the run; ``--compare`` adds every model side by side at equal ε per device over
 ``--dry-run`` prints the comparison's plan and its cost estimate; one that cannot fit is refused before
 any work (:func:`ldpsim.evaluation.cost.trust_comparison_plan`).
 
-Writes ``trust.csv``, ``collectors.csv`` (and with ``--compare`` ``comparison.csv`` and
-``plots/trust_models.png``) into ``--out`` (default ``runs/<name>``); a finished folder is replaced only with
+Writes ``trust.csv``, ``collectors.csv`` (and with ``--compare`` ``comparison.csv``, ``discovery.csv``: each
+model's new-word design at that ε per person over the run, and ``plots/trust_models.png``) into ``--out`` (default ``runs/<name>``); a finished folder is replaced only with
 ``--force``.
 """
 
@@ -88,6 +88,7 @@ def run(args) -> int:
     print("\n".join(scenario_lines(result, full=str(out / "trust.csv"))))
     if comparison is not None:
         print()
-        print("\n".join(comparison_lines(comparison, full=str(out / "comparison.csv"))))
+        print("\n".join(comparison_lines(comparison, full=str(out / "comparison.csv"),
+                                         discovery_full=str(out / "discovery.csv"))))
     print(f"\nwrote {out}")
     return 0

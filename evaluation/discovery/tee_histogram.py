@@ -15,10 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpsim.evaluation.discovery.equal_privacy import score_day
-from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.mechanisms.aggregation.tee import TeeDesign
-from ldpsim.mechanisms.bounding import ContributionBound
-from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 
 
 def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int, slang, rng,
@@ -39,33 +36,3 @@ def tee_nightly_scores(design: TeeDesign, words, online: np.ndarray, top_k: int,
         rows.append(score_day(day, words, holders, words[order], released[order], int(online[day].sum()), top_k,
                               slang, single) | {"dropped": 0, "released": int(kept.size)})
     return rows
-
-
-def tee_days_to_discovery(design: TeeDesign, words, shares: np.ndarray, slang, start_day: int, n_devices: int,
-                          p_online: float, top_k: int, seeds=(0,), typed: int = 1,
-                          bound: ContributionBound | None = None) -> dict:
-    """Median over ``seeds`` of the days from ``start_day`` until the slang word stays in the published
-    top ``top_k`` (NaN if it never does), the share of seeds that find it, the mean number of words
-    released per night with the expected single-holder words among them, and the share of the typed
-    (night, device, word) entries the bound drops.
-
-    Each online device types ``typed`` words a night (:func:`~ldpsim.simulator.typed_nights.typed_entries`)
-    and the enclave keeps ``bound`` of them (default: the design's L0 words, uniformly, L∞ each); the
-    design must be calibrated for that bound (docs/math.md §8.8)."""
-    bound = bound or ContributionBound(l0=design.max_keys, linf=design.max_per_key, sampler="uniform")
-    days, rows, lost = [], [], []
-    for seed in seeds:
-        fleet_ss, bound_ss, tee_ss = np.random.SeedSequence(int(seed)).spawn(3)
-        entries = typed_entries(shares, n_devices, p_online, typed, np.random.default_rng(fleet_ss))
-        kept = bounded_nights(entries, len(words), bound, rng=np.random.default_rng(bound_ss))
-        lost.append(kept.lost("contributions")["entries_lost"])
-        got = tee_nightly_scores(design, words, kept.contributions, top_k, slang, np.random.default_rng(tee_ss),
-                                 truth=kept.holders)
-        rows += got
-        first = first_reaching(np.array([r["day"] for r in got]), np.array([r["found"] for r in got], float), 1.0)
-        if first is not None:
-            days.append(first - start_day)
-    return {"days_to_discovery_median": float(np.median(days)) if days else np.nan,
-            "found_share": len(days) / len(seeds), "released_mean": float(np.mean([r["released"] for r in rows])),
-            "expected_single_holder": float(np.mean([r["expected_false"] for r in rows])),
-            "entries_lost": float(np.mean(lost))}

@@ -2,15 +2,13 @@
 several typed words a night, the cells a person touches, and each design's ε per person and per word
 checked against an independent computation."""
 
-import math
-
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
 from ldpsim.evaluation.privacy.levels import bounded_cells
 from ldpsim.mechanisms.bounding import ContributionBound, bound_run
 from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
+from tests.by_hand import tee_epsilon_by_hand
 
 
 def _entries(seed=0, days=6, devices=40, words=12, typed=7):
@@ -71,22 +69,6 @@ def test_bounded_cells_bound_what_bound_run_lets_through():
             assert (got > 0).sum() == person_cells                   # the device types enough to reach it
 
 
-def _analytic_gaussian_epsilon(sigma, sensitivity, delta):
-    """ε of N(0, σ²) noise at L2 sensitivity Δ and δ, from Balle & Wang's exact δ(ε) (docs/math.md §9.13)."""
-    def excess(eps):
-        a, b = sensitivity / (2 * sigma), eps * sigma / sensitivity
-        return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b) - delta
-    return optimize.brentq(excess, 1e-9, 60.0, xtol=1e-12)
-
-
-def _tee_epsilon_by_hand(tee, cells, delta):
-    """Person-level ε of the enclave over ``cells`` (night, word) cells, one person replaced: 2·cells unit
-    changes of L∞, δ_T = 1 − (1 − p₁)^(2·cells), the noise at δ − δ_T."""
-    p1 = stats.norm.sf((tee.threshold - tee.max_per_key) / tee.scale)
-    delta_t = 1 - (1 - p1) ** (2 * cells)
-    return _analytic_gaussian_epsilon(tee.scale, math.sqrt(2 * cells) * tee.max_per_key, delta - delta_t)
-
-
 def _designs(epsilon, fleet, delta, codec, bound, per_run):
     """design → (protocol, privacy row) of ``discover --trust``'s four designs."""
     from ldpsim.scenarios.studies.trust.bounded_discovery import bounded_design
@@ -123,7 +105,7 @@ def test_each_designs_person_epsilon_under_bounding(bound, per_run, fleet_and_co
     # TEE: Gaussian over 2·cells unit changes of L∞, plus the threshold's δ
     tee, row = d["tee_histogram"]
     assert tee.max_per_key == bound.linf and tee.max_keys == bound.l0
-    person, item = _tee_epsilon_by_hand(tee, cells, delta), _tee_epsilon_by_hand(tee, nights, delta)
+    person, item = tee_epsilon_by_hand(tee, 2 * cells, delta), tee_epsilon_by_hand(tee, 2 * nights, delta)
     assert row["epsilon_person"] == pytest.approx(person, rel=1e-6) and 0.99 * eps <= person <= eps * (1 + 1e-6)
     assert row["epsilon_item"] == pytest.approx(item, rel=1e-6) and item < person
     # secure-aggregation trie: the device's L0 reports a round, each at ε₀, through the model's accountant
@@ -168,16 +150,24 @@ def test_compare_word_discovery_refuses_bad_input(kwargs, names):
 def test_the_enclaves_nights_take_several_words_a_device():
     """The TEE's days to discovery read the bounded contributions of several typed words: one word typed
     a night loses nothing; eight typed, two kept, lose what the bound drops; a loud new word is found."""
-    from ldpsim.evaluation.discovery.tee_histogram import tee_days_to_discovery
+    import pandas as pd
+    from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
     from ldpsim.mechanisms.aggregation.tee import calibrate_tee
+    from ldpsim.scenarios.studies.trust.bounded_discovery import found_days
     shares = np.tile([0.4, 0.3, 0.2, 0.1, 0.0], (4, 1))
     shares[2:] = [0.3, 0.2, 0.1, 0.1, 0.3]                        # the new word from night 2
     words = ("a", "b", "c", "d", "new")
     for typed, l0 in ((1, 1), (8, 2)):
         design = calibrate_tee("gaussian", 4.0, 1e-9, 4, l0, 1, replace=True)
-        got = tee_days_to_discovery(design, words, shares, "new", 2, 3000, 0.9, 3, seeds=(0, 1), typed=typed)
-        assert got["found_share"] == 1.0 and got["days_to_discovery_median"] == 0
-        assert (got["entries_lost"] == 0) if typed == 1 else (0 < got["entries_lost"] < 1)
+        rows, lost = [], []
+        for seed in (0, 1):
+            kept = bounded_nights(typed_entries(shares, 3000, 0.9, typed, rng=seed), len(words),
+                                  ContributionBound(l0=l0, linf=1, sampler="uniform"), rng=seed + 10)
+            lost.append(kept.lost("contributions")["entries_lost"])
+            rows += [{"seed": seed, **r} for r in tee_nightly_scores(design, words, kept.contributions, 3, "new",
+                                                                     np.random.default_rng(seed), truth=kept.holders)]
+        assert found_days(pd.DataFrame(rows), 2, 2) == (1.0, 0.0)
+        assert (max(lost) == 0) if typed == 1 else (0 < min(lost) and max(lost) < 1)
 
 
 @pytest.mark.parametrize("argv, names", [

@@ -215,15 +215,18 @@ def test_shuffle_accounting_is_the_accountants_step_within_closed_forms():
 @pytest.mark.slow
 def test_discovery_designs_are_paired_and_amplified():
     from ldpsim.scenarios.studies.discovery.days import growing_slang
-    from ldpsim.scenarios.studies.trust.trust_fleet import discovery_design, keyboard_fleet
+    from ldpsim.mechanisms.bounding import ContributionBound
+    from ldpsim.scenarios.studies.trust.bounded_discovery import bounded_design
+    from ldpsim.scenarios.studies.trust.trust_fleet import keyboard_fleet
     assert {k: cls.discovery for k, cls in TRUST_MODELS.items()} == {
         "ldp": "pem", "shuffle": "ldp_trie", "secagg_local": "ldp_trie", "secagg": "ldp_trie",
         "two_server": "triehh_pp", "threshold": "triehh_pp", "sample_threshold": "triehh", "tee": "tee_histogram"}
     fleet = keyboard_fleet()
     codec = growing_slang("en", n_days=3).codec
-    pem, row = discovery_design("ldp", 4.0, fleet, 1e-9, codec)
+    one = ContributionBound(l0=1, linf=1, sampler="uniform")           # one word a device a night
+    pem = bounded_design("pem", "ldp", 4.0, fleet, 1e-9, codec, one)[0]
     assert pem.epsilon == pytest.approx(4.0 / 30)                       # one pure-LDP report a day
-    trie, row = discovery_design("shuffle", 4.0, fleet, 1e-9, codec)
+    trie = bounded_design("ldp_trie", "shuffle", 4.0, fleet, 1e-9, codec, one)[0]
     online = round(fleet.word_devices * fleet.p_online)
     assert trie.epsilon == pytest.approx(calibrate(trust_model("shuffle"), 4.0, online, 30, 1e-9).epsilon_report)
     assert trie.epsilon > 4.0 / 30                                       # the shuffle buys a larger ε₀

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.by_hand import tee_epsilon_by_hand
+
 LEVELS = ("epsilon_item", "epsilon_person")
 
 
@@ -31,6 +33,14 @@ def _trust_comparison(width):
     return comparison_lines(comparison, width=width, full=None)
 
 
+def _trust_comparison_discovery(width):
+    from ldpsim.evaluation.privacy.trust_tables import DISCOVERY_COLUMNS, discovery_lines
+    from ldpsim.mechanisms.bounding import ContributionBound
+    params = {"days": 30, "delta": 1e-9, "fleet": "f", "typed": 8, "bound": ContributionBound(2, 1, "uniform"),
+              "discovery_seed": 0}
+    return discovery_lines(_table(DISCOVERY_COLUMNS), params, width=width, full=None)
+
+
 def _word_discovery(width):
     from ldpsim.mechanisms.bounding import ContributionBound
     from ldpsim.scenarios.studies.trust.word_discovery import COLUMNS, WordDiscoveryComparison
@@ -40,6 +50,7 @@ def _word_discovery(width):
 
 
 PRINTERS = {"ldpsim trust": _trust_scenario, "ldpsim trust --compare": _trust_comparison,
+            "ldpsim trust --compare (discovery)": _trust_comparison_discovery,
             "ldpsim discover --trust": _word_discovery}
 
 
@@ -66,19 +77,6 @@ def test_an_unbounded_level_is_explained():
                for line in scenario_lines(run, width=200, full=None))
 
 
-def _tee_by_hand(tee, changes, delta):
-    """ε of the enclave over ``changes`` unit changes of L∞ at δ: the Gaussian at √changes·L∞ at δ − δ_T."""
-    from scipy import optimize, stats
-    p1 = stats.norm.sf((tee.threshold - tee.max_per_key) / tee.scale)
-    rest = delta - (1 - (1 - p1) ** changes)
-    sens = math.sqrt(changes) * tee.max_per_key
-
-    def excess(eps):
-        a, b = sens / (2 * tee.scale), eps * tee.scale / sens
-        return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b) - rest
-    return optimize.brentq(excess, 1e-9, 60.0, xtol=1e-12)
-
-
 @pytest.mark.parametrize("reports_per_day", [1, 3])
 def test_trust_levels_against_a_hand_computation(reports_per_day):
     """Local LDP: r fresh reports a day, an item may fill all of them (events sampler): item = person =
@@ -93,8 +91,8 @@ def test_trust_levels_against_a_hand_computation(reports_per_day):
     assert got["epsilon_item"] == pytest.approx(got["epsilon_person"])
     tee = DEFAULTS["tee"].calibrate(2.0, n, days, delta, reports_per_day)
     got = trust_levels(tee, n, days, delta, reports_per_day)
-    assert got["epsilon_person"] == pytest.approx(_tee_by_hand(tee.tee, 2 * days * reports_per_day, delta), rel=1e-6)
-    assert got["epsilon_item"] == pytest.approx(_tee_by_hand(tee.tee, 2 * days, delta), rel=1e-6)
+    assert got["epsilon_person"] == pytest.approx(tee_epsilon_by_hand(tee.tee, 2 * days * reports_per_day, delta), rel=1e-6)
+    assert got["epsilon_item"] == pytest.approx(tee_epsilon_by_hand(tee.tee, 2 * days, delta), rel=1e-6)
     assert got["epsilon_person"] <= 2.0 * (1 + 1e-6)
     if reports_per_day > 1:
         assert got["epsilon_item"] < got["epsilon_person"]

@@ -11,12 +11,18 @@ The single path both ``ldpsim discover --trust``
 (:func:`~ldpsim.evaluation.privacy.levels.bounded_cells`), reads the matrix it can see:
 
 * a local design (``ldp_trie``, ``pem``): one pure ε/C-LDP report per kept word a night (reads ``kept``);
-* a design amplified by a shuffle or by secure aggregation (``TrustModel.discovery_local``): its L0 kept
-  words a round, each at the calibrated local ε₀ (reads ``kept``);
+* a design amplified by a shuffle or by secure aggregation (:func:`amplified_as`): its L0 kept words a
+  round, each at the local ε₀ calibrated as the ``shuffle`` / ``secagg_local`` model over the fleet's
+  :attr:`~.trust_fleet.Fleet.word_cohort` (reads ``kept``);
 * a sample-and-threshold trie (``triehh``, ``triehh_pp``): one vote a night, one of the kept words
   uniformly (reads ``votes``);
 * ``tee_histogram``: the enclave's bounded counts, calibrated over the person's C cells (reads
   ``contributions``).
+
+Each trust model names the design its server side allows (``TrustModel.discovery``): pure LDP → PEM;
+shuffle and secure aggregation → LDPTrie, amplified; two servers and trusted hardware with noise →
+TrieHH++; sample-and-threshold hardware → TrieHH; confidential aggregation (TEE) → its open-domain
+histogram (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
 """
 
 from __future__ import annotations
@@ -31,14 +37,14 @@ from ldpsim.evaluation.discovery.equal_privacy import ONE_SHOT, equal_privacy_pr
 from ldpsim.evaluation.discovery.scores import first_reaching
 from ldpsim.evaluation.discovery.tee_histogram import tee_nightly_scores
 from ldpsim.evaluation.privacy.levels import bounded_cells
-from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
+from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate, run_epsilon
 from ldpsim.evaluation.privacy.trust_models import DEFAULTS, TRUST_MODELS
 from ldpsim.evaluation.workloads.vocabulary import Vocabulary
 from ldpsim.mechanisms.aggregation.tee import calibrate_tee
 from ldpsim.mechanisms.bounding import ContributionBound
+from ldpsim.mechanisms.registry import make
 from ldpsim.scenarios.studies.discovery.days import growing_slang
-from ldpsim.scenarios.studies.trust.trust_fleet import (BOUND, GAMMA, NEW_WORD, TYPED, Fleet, _amplified_as,
-                                                        _online, discovery_design)
+from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, GAMMA, NEW_WORD, TYPED, Fleet
 from ldpsim.simulator.discovery_rounds import nightly_one_shot
 from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 
@@ -46,6 +52,16 @@ from ldpsim.simulator.typed_nights import bounded_nights, typed_entries
 LIST = 20
 #: the sample-and-threshold tries: a device votes once a round, so it keeps one bounded word a night
 VOTING = ("triehh", "triehh_pp")
+#: what :func:`bounded_days_to_discovery` measures of each design
+MEASURES = ("epsilon_person", "epsilon_item", "delta", "found_share", "days_to_discovery", "entries_lost",
+            "occurrences_lost")
+
+
+def amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
+    """The trust model whose local ε₀ the discovery design of trust model ``model`` runs at (its reports
+    amplified as that model's, :attr:`~.trust_fleet.Fleet.word_cohort` devices a round), or None: the
+    design has its own accounting."""
+    return TRUST_MODELS[model].starting().discovery_local(fleet.word_cohort)
 
 
 def bounded_design(name: str, model: str, epsilon: float, fleet: Fleet, delta: float, codec,
@@ -66,11 +82,14 @@ def bounded_design(name: str, model: str, epsilon: float, fleet: Fleet, delta: f
     if name in VOTING:                              # one vote a night: the run's ε is the person's and the word's
         proto, row = equal_privacy_protocols(codec, epsilon, delta, days, 1, GAMMA, (name,))[name]
         return proto, row | {"epsilon_item": row["epsilon"], "epsilon_person": row["epsilon"]}, "votes"
-    if _amplified_as(model, fleet) is not None:     # L0 local reports a round, amplified
-        proto, row = discovery_design(model, epsilon, fleet, delta, codec, reports_per_day=bound.l0)
-        return proto, row | {"epsilon_item": run_epsilon(row["model"], _online(fleet), days, delta),
-                             "epsilon_person": run_epsilon(row["model"], _online(fleet), days, delta,
-                                                           bound.l0)}, "kept"
+    amplified = amplified_as(model, fleet)
+    if amplified is not None:                       # L0 local reports a round, amplified
+        local = calibrate(amplified, epsilon, fleet.word_cohort, days, delta, bound.l0)
+        proto = make(TRUST_MODELS[model].discovery, epsilon=local.epsilon_report, length=codec.length,
+                     alphabet=codec.alphabet)
+        return proto, {"epsilon": epsilon, "delta": delta, "model": local,
+                       "epsilon_item": run_epsilon(local, fleet.word_cohort, days, delta),
+                       "epsilon_person": run_epsilon(local, fleet.word_cohort, days, delta, bound.l0)}, "kept"
     proto, row = equal_privacy_protocols(codec, epsilon, delta, person, 1, GAMMA, (name,))[name]  # one report a cell
     return proto, row | {"epsilon_item": item * proto.epsilon, "epsilon_person": person * proto.epsilon}, "kept"
 
@@ -108,15 +127,17 @@ def typed_and_bounded(slang, fleet: Fleet, typed: int, bound, per_run, seed: int
 
 def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=(0,), typed: int = TYPED,
                               bound: ContributionBound = BOUND) -> dict:
-    """model → {discovery, days_to_discovery, found_share, epsilon_item, epsilon_person, entries_lost,
+    """model → {discovery, epsilon_person, epsilon_item, delta, found_share, days_to_discovery, entries_lost,
     occurrences_lost}: each model's discovery design (``TrustModel.discovery``) on the fleet's typed words,
-    :data:`.trust_fleet.TYPED` a device a night bounded by :data:`.trust_fleet.BOUND`, at ``epsilon`` per
-    person over the run (module docstring); NaN where the fleet has no words."""
+    ``typed`` a device a night bounded by ``bound``, at ``epsilon`` per person over the run (module
+    docstring): its ε per person and per word at its δ (:func:`bounded_design`), the share of ``seeds``
+    that find the new word and the median days until they do (NaN: never), and what the bound drops. NaN
+    but the design where the fleet has no words."""
     if fleet.words is None:
-        return {m: {"discovery": TRUST_MODELS[m].discovery, "days_to_discovery": math.nan} for m in models}
+        return {m: {"discovery": TRUST_MODELS[m].discovery, **dict.fromkeys(MEASURES, math.nan)} for m in models}
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
                           start_day=fleet.slang_start_day, peak_share=fleet.slang_share, ramp_days=1, top=None)
-    keys = {m: (TRUST_MODELS[m].discovery, getattr(_amplified_as(m, fleet), "kind", None)) for m in models}
+    keys = {m: (TRUST_MODELS[m].discovery, getattr(amplified_as(m, fleet), "kind", None)) for m in models}
     designs = {k: bounded_design(k[0], m, epsilon, fleet, delta, slang.codec, bound) for m, k in keys.items()}
     rows, lost = {k: [] for k in designs}, {k: [] for k in designs}
     for seed in seeds:
@@ -129,7 +150,7 @@ def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float
     for m, key in keys.items():
         share, median = found_days(pd.DataFrame(rows[key]), slang.start_day, len(seeds))
         privacy = designs[key][1]
-        out[m] = {"discovery": key[0], "days_to_discovery": median, "found_share": share,
-                  "epsilon_item": float(privacy["epsilon_item"]), "epsilon_person": float(privacy["epsilon_person"]),
-                  **pd.DataFrame(lost[key]).mean().to_dict()}
+        out[m] = {"discovery": key[0], "epsilon_person": float(privacy["epsilon_person"]),
+                  "epsilon_item": float(privacy["epsilon_item"]), "delta": float(privacy["delta"]),
+                  "found_share": share, "days_to_discovery": median, **pd.DataFrame(lost[key]).mean().to_dict()}
     return out

@@ -28,8 +28,8 @@ from ldpsim.evaluation.cost import trust_comparison_plan
 from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate_threshold
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_levels import trust_levels
-from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS, TRUST_MODELS
-from ldpsim.scenarios.studies.trust.bounded_discovery import bounded_days_to_discovery
+from ldpsim.evaluation.privacy.trust_models import DEFAULTS, MODELS
+from ldpsim.scenarios.studies.trust.bounded_discovery import MEASURES, bounded_days_to_discovery
 from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED, Fleet, keyboard_fleet, zipf_fleet
 from ldpsim.mechanisms._validation import as_generator, check_delta, check_int, check_real
 from ldpsim.runtime.brief_repr import BriefRepr
@@ -91,10 +91,13 @@ def measure_cell(model: TrustModel, counts: np.ndarray, repeats: int, top_k: int
 
 @dataclass(repr=False)
 class TrustComparison(BriefRepr):
-    """What :func:`compare_trust_models` returns: one row per (model, ε over the run); the error curves."""
+    """What :func:`compare_trust_models` returns: one row per (model, ε over the run) of one day's frequencies
+    (``table``), and of each model's new-word design at that ε per person over the run (``discovery``; None
+    when not run); the error curves."""
 
     table: pd.DataFrame
     params: dict
+    discovery: pd.DataFrame | None = None
 
     def figure(self):
         """Relative RMSE of one day's frequency estimates against ε per device over the run, one line per
@@ -173,10 +176,6 @@ def comparison_plan(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.
                            zipf_s)[1]
 
 
-#: a discovery row's measures (:func:`~ldpsim.scenarios.studies.trust.bounded_discovery.bounded_days_to_discovery`)
-DISCOVERY_COLUMNS = ("days_to_discovery", "entries_lost", "occurrences_lost")
-
-
 def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), models=MODELS,
                          days: int = 30, delta: float = DELTA_RELEASE, top_k: int = 10, repeats: int = 20,
                          discovery: bool = True, vocabulary=None, devices: int | None = None,
@@ -218,10 +217,15 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
         ``table`` columns: model, design, epsilon_target, epsilon_device, parameter, epsilon_report, epsilon_day,
         epsilon_item, epsilon_person (docs/math.md §8.7),
         mse_theory, mse_low, mse_high, mse_measured, top_k_precision, reports_counted, rmse_frequency_theory,
-        min_frequency, discovery, days_to_discovery, entries_lost, occurrences_lost (what the discovery design's
-        bound, :data:`.trust_fleet.TYPED` words a device a night kept by :data:`.trust_fleet.BOUND`, drops),
-        bytes_per_device, trusted, if_misbehaving. Units and
-        what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COMPARISON_COLUMNS`.
+        min_frequency, bytes_per_device, trusted, if_misbehaving. ``discovery`` (with ``discovery=True``)
+        columns: model, discovery, epsilon_target and
+        :data:`~ldpsim.scenarios.studies.trust.bounded_discovery.MEASURES`: the design, its ε per person and
+        per word over the run at its δ (each at ``epsilon_target`` per person, its accountant over the cells
+        the bound allows, docs/math.md §8.8), whether and when it finds the new word (one draw of the typing,
+        seed ``params["discovery_seed"]``: ``rng`` if an int, else 0), and what its bound,
+        :data:`.trust_fleet.TYPED` words a device a night kept by :data:`.trust_fleet.BOUND`, drops. Units and
+        what NaN and inf mean: :data:`~ldpsim.evaluation.privacy.trust_tables.COLUMNS` and
+        :data:`~ldpsim.evaluation.privacy.trust_tables.DISCOVERY_COLUMNS`.
     """
     repeats = check_int("compare_trust_models", "repeats", repeats, low=1)
     fleet = _fleet_and_plan(workload, epsilons, models, days, delta, discovery, vocabulary, devices, n, domain_size,
@@ -230,10 +234,11 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
     rng = as_generator(rng)
     counts, d, m = fleet.counts, fleet.counts.size, fleet.devices
     total = int(counts.sum())
-    rows = []
+    rows, found = [], []
     for eps in epsilons:
-        found = bounded_days_to_discovery(models, eps, fleet, delta) if discovery else \
-            {name: {"discovery": TRUST_MODELS[name].discovery} for name in models}
+        if discovery:
+            designs = bounded_days_to_discovery(models, eps, fleet, delta, seeds=(seed or 0,))
+            found += [{"model": name, "epsilon_target": eps, **designs[name]} for name in models]
         for name in models:
             model = comparison_model(name, eps, fleet, delta)
             if model is None:
@@ -252,12 +257,11 @@ def compare_trust_models(workload: str = "keyboard", epsilons=(0.5, 1.0, 2.0, 4.
                          "reports_counted": counted,
                          "rmse_frequency_theory": math.sqrt(float(np.mean(mse_th))) / counted,
                          "min_frequency": model.detection_floor(sd0, d, total) / counted,
-                         "discovery": found[name]["discovery"],
-                         **{k: found[name].get(k, math.nan) for k in DISCOVERY_COLUMNS},
                          "bytes_per_device": model.upload_bytes(d), "trusted": model.trusted,
                          "if_misbehaving": g["misbehaving server"].epsilon})
-    return TrustComparison(pd.DataFrame(rows), {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d,
-                                                "days": days, "delta": delta, "top_k": top_k, "repeats": repeats,
-                                                "epsilons": list(epsilons), "models": list(models), "seed": seed,
-                                                "typed": TYPED, "bound": BOUND})
+    params = {"fleet": fleet.name, "devices": m, "reports": total, "domain_size": d, "days": days, "delta": delta,
+              "top_k": top_k, "repeats": repeats, "epsilons": list(epsilons), "models": list(models), "seed": seed,
+              "typed": TYPED, "bound": BOUND, "discovery_seed": seed or 0}
+    new_words = pd.DataFrame(found, columns=["model", "discovery", "epsilon_target", *MEASURES]) if discovery else None
+    return TrustComparison(pd.DataFrame(rows), params, new_words)
 

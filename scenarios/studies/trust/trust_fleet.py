@@ -1,4 +1,4 @@
-"""The fleet a trust-model comparison measures, and the discovery design each trust model enables —
+"""The fleet a trust-model comparison measures, and the typed words its discovery designs read —
 docs/math.md §9.6.
 
 * :func:`keyboard_fleet` — one day of a deployment scenario's event use case (default: the emoji of
@@ -6,14 +6,9 @@ docs/math.md §9.6.
   upload on a day (devices × opt-in × online share) with the use case's reports per device per day, and
   the scenario's words and slang share for days-to-discovery. :func:`zipf_fleet` is the synthetic
   alternative (Zipf histogram, no words).
-* each trust model names the new-word discovery its server side allows (``TrustModel.discovery``), and
-  :func:`~ldpsim.scenarios.studies.trust.bounded_discovery.bounded_days_to_discovery` runs it at the same ε per
-  person over the run on :data:`TYPED` words a device a night of which it keeps :data:`BOUND`: pure LDP → PEM (one-shot, pure ε-LDP); shuffle and secure aggregation → LDPTrie whose
-  local reports are amplified by the shuffle or within the cohorts (ε₀ calibrated as the ``shuffle`` /
-  ``secagg_local`` model, one round a day); two servers and trusted hardware with noise → TrieHH++ (exact
-  prefix counts, sampled and thresholded, central (ε, δ)); sample-and-threshold hardware → TrieHH;
-  confidential aggregation (TEE) → its own open-domain histogram of the nightly words
-  (:mod:`~ldpsim.evaluation.discovery.tee_histogram`).
+* :data:`TYPED` words an online device types a night, of which it keeps :data:`BOUND`; the discovery design
+  each trust model enables (``TrustModel.discovery``) reads them at the same ε per person over the run
+  (:mod:`~ldpsim.scenarios.studies.trust.bounded_discovery`).
 
 >>> f = zipf_fleet(1000, domain_size=20)
 >>> int(f.counts.sum()), f.counts.size, f.words is None
@@ -28,8 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpsim.evaluation.privacy.trust_accounting import TrustModel, calibrate
-from ldpsim.evaluation.privacy.trust_models import TRUST_MODELS
 from ldpsim.mechanisms._validation import check_int
 from ldpsim.mechanisms.bounding import ContributionBound
 
@@ -77,6 +70,12 @@ class Fleet:
     p_online: float = 1.0
     slang_start_day: int = 0
     slang_share: float = 0.0
+
+    @property
+    def word_cohort(self) -> int:
+        """Devices typing words online in a round (at least 2): the pool a discovery design's shuffle or
+        secure-aggregation cohorts amplify within."""
+        return max(2, round(self.word_devices * self.p_online))
 
 
 def keyboard_fleet(scenario="keyboard", vocabulary=None, days: int = 30, devices: int | None = None) -> Fleet:
@@ -126,31 +125,3 @@ def zipf_fleet(n: int = 1_000_000, domain_size: int = 2000, s: float = 1.1, days
     counts = zipf(n, domain_size=check_int("zipf_fleet", "domain_size", domain_size, low=2), s=s).counts
     return Fleet(f"zipf({s:g})", tuple(range(domain_size)), counts.astype(np.int64), n, 1,
                  check_int("zipf_fleet", "days", days, low=1))
-
-
-def discovery_design(model: str, epsilon: float, fleet: Fleet, delta: float, codec, reports_per_day: int = 1):
-    """(protocol, privacy row) of the discovery design paired with trust model ``model``
-    (``TrustModel.discovery``), at ε per device over ``fleet.days`` days, one round a day; an amplified
-    design's device sends ``reports_per_day`` reports a round (its L0 words), each at the local ε₀ of the
-    row (the privacy row's ``model`` is the calibrated local model)."""
-    from ldpsim.evaluation.discovery.equal_privacy import equal_privacy_protocols
-    from ldpsim.mechanisms.registry import make
-
-    name, amplified_as = TRUST_MODELS[model].discovery, _amplified_as(model, fleet)
-    if amplified_as is None:
-        return equal_privacy_protocols(codec, epsilon, delta, fleet.days, 1, GAMMA, (name,))[name]
-    local = calibrate(amplified_as, epsilon, _online(fleet), fleet.days, delta, reports_per_day)
-    proto = make(name, epsilon=local.epsilon_report, length=codec.length, alphabet=codec.alphabet)
-    return proto, {"kind": "central (ε, δ)", "epsilon": epsilon, "delta": delta, "model": local,
-                   "per_step": f"ε₀={local.epsilon_report:.3g}/report, {reports_per_day}/round, amplified "
-                               f"({amplified_as.kind})"}
-
-
-def _online(fleet: Fleet) -> int:
-    """Devices typing words online in a round (the discovery designs' cohort pool)."""
-    return max(2, round(fleet.word_devices * fleet.p_online))
-
-
-def _amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
-    """The trust model whose local ε₀ ``model``'s discovery design runs at, or None (its own accounting)."""
-    return TRUST_MODELS[model].starting().discovery_local(_online(fleet))

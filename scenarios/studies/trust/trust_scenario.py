@@ -36,7 +36,7 @@ from ldpsim.simulator.collectors import CollectorSetup, simulate_collection
 from ldpsim.runtime.runfolder import Layout
 
 #: ``ldpsim trust``: a trust-model scenario's tables and the comparison's table and figure
-LAYOUT = Layout("trust", ("trust.csv", "collectors.csv", "comparison.csv"), {"plots": ("*.png",)})
+LAYOUT = Layout("trust", ("trust.csv", "collectors.csv", "comparison.csv", "discovery.csv"), {"plots": ("*.png",)})
 
 
 
@@ -108,7 +108,8 @@ def run_trust_scenario(path, seed: int | None = None) -> TrustRun:
 
 def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, force: bool = False) -> Path:
     """Write a :class:`TrustRun` (``trust.csv``, ``collectors.csv``) and/or a comparison (``comparison.csv``,
-    ``plots/trust_models.png``) into the run folder ``root`` (kind ``"trust"``).
+    its discovery table ``discovery.csv`` where it ran one, ``plots/trust_models.png``) into the run folder
+    ``root`` (kind ``"trust"``).
 
     A folder holding a finished result is replaced only with ``force``; files go through
     :mod:`ldpsim.runtime.durable` and are journaled by :class:`~ldpsim.runtime.runfolder.RunFolder`.
@@ -128,6 +129,8 @@ def write_trust_results(root, run: TrustRun | None = None, comparison=None, *, f
             folder.write_text("collectors.csv", run.records.to_csv(index=False))
         if comparison is not None:
             folder.write_text("comparison.csv", comparison.table.to_csv(index=False))
+            if comparison.discovery is not None:
+                folder.write_text("discovery.csv", comparison.discovery.to_csv(index=False))
             fig = comparison.figure()
             durable.write_file(folder.path("plots/trust_models.png"), lambda tmp: fig.savefig(tmp, format="png", dpi=120))
             folder.record("plots/trust_models.png")

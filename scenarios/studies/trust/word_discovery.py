@@ -34,13 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ldpsim.evaluation.privacy.trust_tables import DISCOVERY_COLUMNS
 from ldpsim.mechanisms._validation import check_delta, check_int, check_real
 from ldpsim.mechanisms.bounding import ContributionBound
 from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
-from ldpsim.scenarios.studies.trust.bounded_discovery import (LIST, bounded_design, bounded_scores, found_days,
+from ldpsim.scenarios.studies.trust.bounded_discovery import (bounded_design, bounded_scores, found_days,
                                                                typed_and_bounded)
 from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
 
@@ -52,14 +53,10 @@ DESIGNS = {"ldp_trie": ("ldp", "nobody"), "secagg_trie": ("secagg", "the secure-
 COLUMNS = {
     "design": "the discovery design",
     "days_to_discovery_median": "days from the new word's first day until it stays in the top 20 (nan: never)",
-    "found_share": "share of seeds whose published top 20 keeps the new word",
-    "epsilon_person": "ε of one person over the run, every word typed, under the bounds (its accountant's)",
-    "epsilon_item": "ε of one word of one person over the run (the nights it can be contributed)",
+    **{c: DISCOVERY_COLUMNS[c] for c in ("found_share", "epsilon_person", "epsilon_item")},
     "f1_last_day": "F1 of the last night's top 20 against the true top 20 of the words typed",
     "slang_error": "|estimated − true share| of the new word on the nights it is listed (nan: no estimate)",
-    "delta": "δ of both (0: pure ε-LDP)",
-    "entries_lost": "share of the typed (night, device, word) entries the bound drops (triehh: one vote a night)",
-    "occurrences_lost": "share of the typed occurrences never counted",
+    **{c: DISCOVERY_COLUMNS[c] for c in ("delta", "entries_lost", "occurrences_lost")},
     "invented_mean": "listed words nobody typed, measured",
     "invented_expected": "listed words nobody typed, as the design states (tee_histogram: the expected "
                          "single-holder words a night; it invents none)",

@@ -13,7 +13,7 @@ from ldpsim.evaluation.privacy.levels import bounded_cells
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_models import MODELS, TRUST_MODELS
 from ldpsim.scenarios.studies.trust.bounded_discovery import VOTING, bounded_days_to_discovery, bounded_design
-from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED, _online, keyboard_fleet
+from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED, keyboard_fleet
 
 EPS, DELTA, DAYS = 4.0, 1e-9, 10
 
@@ -38,7 +38,7 @@ def test_each_rows_person_epsilon_is_the_bounded_cells_accounting(model, fleet, 
     item, person = bounded_cells(DAYS, BOUND)
     assert (item, person) == (DAYS, DAYS * BOUND.l0)
     proto, row, read = bounded_design(name, model, EPS, fleet, DELTA, codec)
-    local = TRUST_MODELS[model].starting().discovery_local(_online(fleet))
+    local = TRUST_MODELS[model].starting().discovery_local(fleet.word_cohort)
     if name in VOTING:
         assert read == "votes" and row["epsilon_person"] == row["epsilon_item"] == pytest.approx(EPS)
     elif name == "tee_histogram":
@@ -46,9 +46,9 @@ def test_each_rows_person_epsilon_is_the_bounded_cells_accounting(model, fleet, 
         assert 0.99 * EPS <= row["epsilon_person"] <= EPS * (1 + 1e-6) and row["epsilon_item"] < row["epsilon_person"]
     elif local is not None:
         assert read == "kept" and row["model"].epsilon_report == pytest.approx(proto.epsilon)
-        charged = run_epsilon(row["model"], _online(fleet), DAYS, DELTA, BOUND.l0)
+        charged = run_epsilon(row["model"], fleet.word_cohort, DAYS, DELTA, BOUND.l0)
         assert row["epsilon_person"] == pytest.approx(charged) and charged <= EPS * (1 + 1e-9)
-        assert charged > run_epsilon(row["model"], _online(fleet), DAYS, DELTA)   # L0 reports a round charged
+        assert charged > run_epsilon(row["model"], fleet.word_cohort, DAYS, DELTA)   # L0 reports a round charged
     else:
         assert read == "kept" and proto.epsilon * person == pytest.approx(EPS)     # ε/C a report, C cells
         assert (row["epsilon_person"], row["epsilon_item"]) == pytest.approx((EPS, item * proto.epsilon))
@@ -78,7 +78,7 @@ def test_the_comparison_table_states_the_bound_and_the_words_lost():
 
     r = compare_trust_models(epsilons=(EPS,), models=("ldp", "sample_threshold", "tee"), days=DAYS, devices=3000,
                              repeats=2, rng=0)
-    t = r.table.set_index("model")
+    t = r.discovery.set_index("model")
     assert (t["occurrences_lost"] >= 0.75 - 1e-12).all() and t.loc["sample_threshold", "occurrences_lost"] >= 0.875
     text = "\n".join(comparison_lines(r, width=400))
     assert f"types {TYPED} words a night and keeps ≤ {BOUND.l0} distinct" in text
