@@ -65,6 +65,8 @@ DISCOVERY_COLUMNS = {
     "delta": "δ of epsilon_person and epsilon_item (0: pure ε-LDP)",
     "days_to_discovery": "median days from the new word's first day until it stays in the published top 20 (days)",
     "found_share": "share of seeds whose published top 20 keeps the new word (0 to 1)",
+    "slang_error": "mean |estimated − true share| of the new word on the nights it is listed (shares of the "
+                   "words typed, 0 to 1)",
     "entries_lost": "share of the typed (night, device, word) entries the discovery design never sees: the "
                     "bound's drops (a voting trie: one vote a night)",
     "occurrences_lost": "share of the typed word occurrences the discovery design never counts",
@@ -74,6 +76,7 @@ _NO_WORDS = "the fleet has no typed words: no design ran"
 #: the discovery table's column → what NaN and inf in it mean
 DISCOVERY_SPECIAL = {
     "days_to_discovery": {"nan": "not found within the run (found_share 0), or " + _NO_WORDS},
+    "slang_error": {"nan": "never listed with an estimate, or " + _NO_WORDS},
     **{k: {"nan": _NO_WORDS} for k in ("found_share", "entries_lost", "occurrences_lost", "delta")},
     **{k: {"inf": "no finite guarantee at this δ (the design's accountant finds none)", "nan": _NO_WORDS}
        for k in LEVEL_COLUMNS},
@@ -162,10 +165,10 @@ def discovery_lines(table, params: dict, *, width: int | None = None, full: str 
     under is stated."""
     b = params["bound"]
     cols = ["model", "discovery", "epsilon_person", "epsilon_item", "delta", "days_to_discovery", "found_share",
-            "entries_lost", "occurrences_lost", "epsilon_target"]
+            "slang_error", "entries_lost", "occurrences_lost", "epsilon_target"]
     one = table["epsilon_target"].nunique() <= 1
     if not one:                                     # several targets: each row's beside its model
-        cols = ["model", "epsilon_target", *cols[2:6], "discovery", *cols[6:9]]
+        cols = ["model", "epsilon_target", *cols[2:6], "discovery", *cols[6:10]]
     title = (f"New words at {_budget(table) if one else 'each row’s epsilon_target'} per person over "
              f"{params['days']} days (δ ≤ {params['delta']:g}), {params['fleet']}")
     ran = bool(table["found_share"].notna().any())      # a fleet without words ran no design: its NaN say so

@@ -53,8 +53,8 @@ LIST = 20
 #: the sample-and-threshold tries: a device votes once a round, so it keeps one bounded word a night
 VOTING = ("triehh", "triehh_pp")
 #: what :func:`bounded_days_to_discovery` measures of each design
-MEASURES = ("epsilon_person", "epsilon_item", "delta", "found_share", "days_to_discovery", "entries_lost",
-            "occurrences_lost")
+MEASURES = ("epsilon_person", "epsilon_item", "delta", "found_share", "days_to_discovery", "slang_error",
+            "entries_lost", "occurrences_lost")
 
 
 def amplified_as(model: str, fleet: Fleet) -> TrustModel | None:
@@ -117,6 +117,13 @@ def found_days(nights, start_day: int, seeds: int) -> tuple[float, float]:
     return len(hit) / seeds, float(np.median(hit)) if hit else math.nan
 
 
+def slang_error(nights) -> float:
+    """Mean |estimated − true share| of the new word over the nights its list holds it (NaN: never listed with
+    an estimate), from one design's nightly rows (``found``, ``slang_estimate``, ``slang_true``)."""
+    listed = nights[nights["found"].astype(bool) & nights["slang_estimate"].notna()]
+    return float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else math.nan
+
+
 def typed_and_bounded(slang, fleet: Fleet, typed: int, bound, per_run, seed: int, streams: int):
     """(the seed's bounded nights, ``streams`` further child streams): one draw of the fleet's typing,
     bounded — every design of a seed sees the same draw."""
@@ -127,12 +134,13 @@ def typed_and_bounded(slang, fleet: Fleet, typed: int, bound, per_run, seed: int
 
 def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float, seeds=(0,), typed: int = TYPED,
                               bound: ContributionBound = BOUND) -> dict:
-    """model → {discovery, epsilon_person, epsilon_item, delta, found_share, days_to_discovery, entries_lost,
-    occurrences_lost}: each model's discovery design (``TrustModel.discovery``) on the fleet's typed words,
-    ``typed`` a device a night bounded by ``bound``, at ``epsilon`` per person over the run (module
-    docstring): its ε per person and per word at its δ (:func:`bounded_design`), the share of ``seeds``
-    that find the new word and the median days until they do (NaN: never), and what the bound drops. NaN
-    but the design where the fleet has no words."""
+    """model → {discovery, epsilon_person, epsilon_item, delta, found_share, days_to_discovery, slang_error,
+    entries_lost, occurrences_lost}: each model's discovery design (``TrustModel.discovery``) on the fleet's
+    typed words, ``typed`` a device a night bounded by ``bound``, at ``epsilon`` per person over the run
+    (module docstring): its ε per person and per word at its δ (:func:`bounded_design`), the share of
+    ``seeds`` that find the new word and the median days until they do (NaN: never), the error of its share
+    while listed (:func:`slang_error`), and what the bound drops. NaN but the design where the fleet has no
+    words."""
     if fleet.words is None:
         return {m: {"discovery": TRUST_MODELS[m].discovery, **dict.fromkeys(MEASURES, math.nan)} for m in models}
     slang = growing_slang(Vocabulary(fleet.words, fleet.word_shares, "share"), NEW_WORD, n_days=fleet.days,
@@ -149,8 +157,10 @@ def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float
     out = {}
     for m, key in keys.items():
         share, median = found_days(pd.DataFrame(rows[key]), slang.start_day, len(seeds))
+        error = slang_error(pd.DataFrame(rows[key]))
         privacy = designs[key][1]
         out[m] = {"discovery": key[0], "epsilon_person": float(privacy["epsilon_person"]),
                   "epsilon_item": float(privacy["epsilon_item"]), "delta": float(privacy["delta"]),
-                  "found_share": share, "days_to_discovery": median, **pd.DataFrame(lost[key]).mean().to_dict()}
+                  "found_share": share, "days_to_discovery": median, "slang_error": error,
+                  **pd.DataFrame(lost[key]).mean().to_dict()}
     return out

@@ -41,7 +41,7 @@ from ldpsim.mechanisms.deltas import DELTA_RELEASE
 from ldpsim.runtime.brief_repr import BriefRepr
 from ldpsim.runtime.errors import InputError
 from ldpsim.runtime.runfolder import Layout
-from ldpsim.scenarios.studies.trust.bounded_discovery import (bounded_design, bounded_scores, found_days,
+from ldpsim.scenarios.studies.trust.bounded_discovery import (bounded_design, bounded_scores, found_days, slang_error,
                                                                typed_and_bounded)
 from ldpsim.scenarios.studies.trust.trust_fleet import BOUND, TYPED
 
@@ -55,8 +55,7 @@ COLUMNS = {
     "days_to_discovery_median": "days from the new word's first day until it stays in the top 20 (nan: never)",
     **{c: DISCOVERY_COLUMNS[c] for c in ("found_share", "epsilon_person", "epsilon_item")},
     "f1_last_day": "F1 of the last night's top 20 against the true top 20 of the words typed",
-    "slang_error": "|estimated − true share| of the new word on the nights it is listed (nan: no estimate)",
-    **{c: DISCOVERY_COLUMNS[c] for c in ("delta", "entries_lost", "occurrences_lost")},
+    **{c: DISCOVERY_COLUMNS[c] for c in ("slang_error", "delta", "entries_lost", "occurrences_lost")},
     "invented_mean": "listed words nobody typed, measured",
     "invented_expected": "listed words nobody typed, as the design states (tee_histogram: the expected "
                          "single-holder words a night; it invents none)",
@@ -187,12 +186,11 @@ def compare_word_discovery(epsilon: float = 4.0, days: int = 30, delta: float = 
 def _row(name: str, g: pd.DataFrame, privacy: dict, start_day: int, seeds) -> dict:
     """One design's summary over its nights (module docstring)."""
     found, median = found_days(g, start_day, len(seeds))
-    listed = g[g["found"].astype(bool) & g["slang_estimate"].notna()]
     last = g[g["day"] == g["day"].max()]
     return {"design": name, "trust_model": DESIGNS[name][0], "trusted": DESIGNS[name][1],
             "epsilon_person": float(privacy["epsilon_person"]), "epsilon_item": float(privacy["epsilon_item"]),
             "delta": float(privacy["delta"]),
             "found_share": found, "days_to_discovery_median": median,
             "f1_last_day": float(last["f1"].mean()),
-            "slang_error": float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else np.nan,
+            "slang_error": slang_error(g),
             "invented_mean": float(g["invented"].mean()), "invented_expected": float(g["expected_false"].max())}

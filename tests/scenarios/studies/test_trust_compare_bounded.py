@@ -69,6 +69,7 @@ def test_every_discovery_row_reads_the_bounded_typed_words(fleet, codec):
         design_row = bounded_design(row["discovery"], model, EPS, fleet, DELTA, codec)[1]
         assert row["epsilon_person"] == pytest.approx(float(design_row["epsilon_person"]))
     assert got["tee"]["days_to_discovery"] == 0 and got["tee"]["found_share"] == 1
+    assert 0 <= got["tee"]["slang_error"] < 0.05       # the enclave lists the new word every night from its first
 
 
 @pytest.mark.slow
@@ -82,4 +83,18 @@ def test_the_comparison_table_states_the_bound_and_the_words_lost():
     assert (t["occurrences_lost"] >= 0.75 - 1e-12).all() and t.loc["sample_threshold", "occurrences_lost"] >= 0.875
     text = "\n".join(comparison_lines(r, width=400))
     assert f"types {TYPED} words a night and keeps ≤ {BOUND.l0} distinct" in text
-    assert "entries_lost" in text and "occurrences_lost" in text
+    assert "entries_lost" in text and "occurrences_lost" in text and "slang_error" in text
+
+
+def test_slang_error_is_the_mean_error_over_the_listed_nights():
+    """Nights whose list holds the new word with an estimate count; the others do not (NaN: none listed)."""
+    import math
+
+    import pandas as pd
+
+    from ldpsim.scenarios.studies.trust.bounded_discovery import slang_error
+
+    nights = pd.DataFrame({"found": [False, True, True, True], "slang_estimate": [0.5, 0.03, float("nan"), 0.01],
+                           "slang_true": [0.0, 0.02, 0.02, 0.02]})
+    assert slang_error(nights) == pytest.approx((0.01 + 0.01) / 2)
+    assert math.isnan(slang_error(nights.assign(found=False)))
