@@ -32,6 +32,7 @@ from ldpsim.evaluation.poisoning.gains import fake_contribution
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.discovery.false_discoveries import DEFAULT_FALSE_DISCOVERIES
 from ldpsim.mechanisms.discovery.pem import PEMReports
 from ldpsim.mechanisms.discovery.sfp import SFPReports
 from ldpsim.mechanisms.discovery.treehist import TreeHistReports
@@ -125,18 +126,23 @@ def expected_count(mech, n_total: int, n_round: np.ndarray, m_round: np.ndarray)
     return float(n_total / max(int(n_round[-1]), 1) * m_round[-1] * contribution(mech))
 
 
-def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, survivors: int | None = None) -> dict:
+def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, survivors: int | None = None,
+                     false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> dict:
     """Fakes each PEM group needs so that ``target`` survives every round of ``discover`` on ``genuine``
-    plus the fakes (docs/math.md §7.5): round i keeps the ``survivors`` largest candidates (the last
-    ``top_k``); the target's piece x_i survives when est_i(x_i) + m_i·c exceeds the cut-off κ_i, the
-    ``survivors``-th (``top_k``-th) largest genuine estimate among the other candidates — the walk keeps
-    x_i and the survivors − 1 best others, as the attacked walk does when x_i passes.
+    plus the fakes (docs/math.md §7.5): round i < R keeps the ``survivors`` largest candidates; the
+    target's piece x_i survives when est_i(x_i) + m_i·c exceeds the cut-off κ_i, the ``survivors``-th
+    largest genuine estimate among the other candidates — the walk keeps x_i and the survivors − 1 best
+    others, as the attacked walk does when x_i passes. The last group's m_R* is the smallest m with the
+    target kept by its final test (:meth:`PEM.final_test`: support at least the count bar t(n_R + m) of
+    the ``false_discoveries`` rate once the kept words' collision excess is off, then the ``top_k``
+    largest) on the others' genuine estimates, the target's est_R(x_R) + m·c and n_R + m reports.
 
     Returns
     -------
     dict
-        ``need`` (m_i* = max(0, (κ_i − est_i(x_i))/c) per group, group scale), ``cutoff`` κ_i,
-        ``target_estimate`` est_i(x_i), ``n_group`` (genuine reports per group).
+        ``need`` (m_i* = max(0, (κ_i − est_i(x_i))/c) per group i < R, the last group's smallest m),
+        ``cutoff`` κ_i (the last group: the ``top_k``-th largest other estimate), ``target_estimate``
+        est_i(x_i), ``n_group`` (genuine reports per group).
     """
     if not isinstance(mech, PEM):
         raise ValueError(f"pem_fakes_needed: the mechanism must be PEM; got {type(mech).__name__}.")
@@ -148,16 +154,46 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
         alive = mech.codec.extend(alive, l)
     out = {"need": [], "cutoff": [], "target_estimate": [], "n_group": []}
     for i in range(mech.groups):
-        keep = top_k if i == mech.groups - 1 else survivors
+        last = i == mech.groups - 1
+        keep = top_k if last else survivors
         cand = mech.codec.extend(alive, mech.start - 1 + i)
         cand = cand[cand != x[i]]
         est, n_i = mech.group_estimate(genuine, i, np.r_[cand, x[i]])
         est, own = est[:-1], float(est[-1])
         order = np.sort(est)[::-1]
         cut = float(order[keep - 1]) if order.size >= keep else -np.inf
-        out["need"].append(max(0.0, (cut - own) / c))
+        if last:
+            need = _final_need(mech, np.r_[cand, x[i]], np.r_[est, own], n_i, top_k, false_discoveries)
+        else:
+            need = max(0.0, (cut - own) / c)
+        out["need"].append(need)
         out["cutoff"].append(cut)
         out["target_estimate"].append(own)
         out["n_group"].append(n_i)
         alive = np.r_[top(cand, est, keep - 1)[0], x[i]]
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: int, rate: float) -> float:
+    """The smallest m ≥ 0 with the last candidate of ``cand`` (the target, genuine estimate ``est[-1]``)
+    kept by :meth:`PEM.final_test` once m fakes add m·c to its estimate and m reports to the group
+    (docs/math.md §7.5; the others' estimates stay: a fake's hit on them is mean zero). Whether it is
+    kept only grows with m (its support gains 1 a fake, the bar at most 1), so a doubling search and
+    a bisection find m; inf if no number of fakes up to 2^40 does."""
+    c = contribution(mech)
+
+    def kept(m: int) -> bool:
+        return bool((mech.final_test(cand, np.r_[est[:-1], est[-1] + m * c], n_i + m, top_k, rate)[0]
+                     == cand[-1]).any())
+
+    if kept(0):
+        return 0.0
+    low, high = 0, 1
+    while not kept(high):
+        if high >= 1 << 40:
+            return np.inf
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if kept(mid) else (mid, high)
+    return float(high)
