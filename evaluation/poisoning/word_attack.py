@@ -135,7 +135,8 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
     others, as the attacked walk does when x_i passes. The last group's m_R* is the smallest m with the
     target kept by its final test (:meth:`PEM.final_test`: support at least the count bar t(n_R + m) of
     the ``false_discoveries`` rate once the kept words' collision excess is off, then the ``top_k``
-    largest) on the others' genuine estimates, the target's est_R(x_R) + m·c and n_R + m reports.
+    largest) on n_R + m reports, the target's estimate est_R(x_R) + m·c and the others' genuine estimates
+    plus the fakes' mean hits on them under the pool.
 
     Returns
     -------
@@ -175,16 +176,17 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
 
 
 def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: int, rate: float) -> float:
-    """The smallest m ≥ 0 with the last candidate of ``cand`` (the target, genuine estimate ``est[-1]``)
-    kept by :meth:`PEM.final_test` once m fakes add m·c to its estimate and m reports to the group
-    (docs/math.md §7.5; the others' estimates stay: a fake's hit on them is mean zero). Whether it is
-    kept only grows with m (its support gains 1 a fake, the bar at most 1), so a doubling search and
-    a bisection find m; inf if no number of fakes up to 2^40 does."""
-    c = contribution(mech)
+    """The smallest m ≥ 0 with the last candidate of ``cand`` (the target) kept by :meth:`PEM.final_test`
+    once m fakes join the group (docs/math.md §7.5): each adds a report and moves candidate v's estimate
+    by (1[H_s(v) = H_s(x)] − 1/g)/(p − 1/g), of mean (γ_v − 1/g)/(p − 1/g) over its uniform hash index s,
+    γ_v the share of the pool where v and the target x collide (γ_x = 1: the target gains c). The
+    target's support gains 1 a fake and the count bar at most 1, so being kept grows with m up to the
+    other candidates' hit noise; a doubling search and a bisection find m; inf if 2^40 fakes do not."""
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], cand[None, :])
+    drift = ((h == h[:, -1:]).mean(axis=0) - 1.0 / mech.g) / (mech.p - 1.0 / mech.g)
 
     def kept(m: int) -> bool:
-        return bool((mech.final_test(cand, np.r_[est[:-1], est[-1] + m * c], n_i + m, top_k, rate)[0]
-                     == cand[-1]).any())
+        return bool((mech.final_test(cand, est + m * drift, n_i + m, top_k, rate)[0] == cand[-1]).any())
 
     if kept(0):
         return 0.0
