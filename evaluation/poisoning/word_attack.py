@@ -20,7 +20,9 @@ sketch's maximal report has no flips, so it *lowers* every other candidate of it
 w/(w−1)·((c_ε − 1)/2 + 1/w − c_ε·γ) (γ ≈ 1/w the chance their columns coincide), which only helps the
 target's rank. So, given the genuine aggregate A, the target's round-i estimate with m_i fakes in
 round i is est_i(A) + m_i·c, and in PEM the target survives round i when that exceeds the round's
-cut-off — the survivors-th largest estimate of the other candidates (:func:`pem_fakes_needed`).
+cut-off — the survivors-th largest estimate of the other candidates — and, in the last round, when
+its support also reaches the count bar of the discovery's false-discovery rate (docs/math.md §10.10),
+which holds a word back on the first nights (:func:`pem_fakes_needed`).
 """
 
 from __future__ import annotations

@@ -137,7 +137,8 @@ def test_pem_last_group_needs_the_fakes_its_count_bar_keeps():
     codes = mech.group_prefix_codes(mech.codec.symbols(WORDS + [TARGET])[0])[:, -1]
     h = mech.hash_codes(np.arange(mech.pool)[:, None], codes[None, :])
     gamma = (h[:, :-1] == h[:, -1:]).mean(axis=0)
-    sd = (mech.p - mech.q) / (mech.p - 1 / mech.g) * np.sqrt(np.sum((gamma - 1 / mech.g) ** 2 * last * gamma * (1 - gamma)))
+    spread = np.sum((gamma - 1 / mech.g) ** 2 * last * gamma * (1 - gamma))
+    sd = (mech.p - mech.q) / (mech.p - 1 / mech.g) * np.sqrt(spread)
     delta = int(np.ceil((3.29 * sd + 1) / (1 - 1 / mech.g)))
     early = int(np.ceil(2 * need["need"][:-1].max())) + 5
     for m_last, found in ((int(last) + delta, True), (int(last) - 1 - delta, False)):
