@@ -10,6 +10,7 @@ import pytest
 from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
                                                round_sizes, rounds, sfp_contributions, word_mga_reports)
 from ldpsim.mechanisms import PEM, SFP, TreeHist
+from ldpsim.mechanisms.discovery.pem import PEMReports
 from tests.stats import assert_mean
 
 ALPHABET = "abcdefgh"
@@ -112,7 +113,6 @@ def test_pem_needs_the_cutoff_over_c_fakes_per_group():
 
 def _group_fakes(mech, per_group: np.ndarray, rng):
     """Maximal reports for TARGET with ``per_group[i]`` of them in group i."""
-    from ldpsim.mechanisms.discovery.pem import PEMReports
     reports = word_mga_reports(mech, TARGET, int(per_group.max()) * mech.groups, rng)
     rank = np.arange(reports.group.size) // mech.groups  # the report's place among its group's
     keep = rank < per_group[reports.group]
