@@ -182,8 +182,10 @@ def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: i
     once m fakes join the group (docs/math.md §7.5): each adds a report and moves candidate v's estimate
     by (1[H_s(v) = H_s(x)] − 1/g)/(p − 1/g), of mean (γ_v − 1/g)/(p − 1/g) over its uniform hash index s,
     γ_v the share of the pool where v and the target x collide (γ_x = 1: the target gains c). The
-    target's support gains 1 a fake and the count bar at most 1, so being kept grows with m up to the
-    other candidates' hit noise; a doubling search and a bisection find m; inf if 2^40 fakes do not."""
+    target's support gains 1 a fake and the count bar at most 1, so being kept grows with m (up to the
+    drift of the kept words' collision excess, a fraction of a fake): a doubling search and a bisection
+    find m; inf if 2^40 fakes do not. The fakes' hits scatter around these means (the prediction's
+    error, about a fake)."""
     h = mech.hash_codes(np.arange(mech.pool)[:, None], cand[None, :])
     drift = ((h == h[:, -1:]).mean(axis=0) - 1.0 / mech.g) / (mech.p - 1.0 / mech.g)
 
