@@ -177,6 +177,16 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+def pem_fake_drift(mech: PEM, codes: np.ndarray, target_code: int) -> np.ndarray:
+    """Mean move of a PEM group's count estimate of each prefix in ``codes`` per maximal report for the
+    prefix ``target_code`` (docs/math.md §7.5): (γ_v − 1/g)/(p − 1/g), γ_v the share of the pool under
+    which v and the target hash alike (the fake's hash index is uniform, its bucket the target's);
+    c for the target itself (γ = 1). Zero on average over pools, not for one pool."""
+    codes = np.asarray(codes, dtype=np.int64)
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], np.r_[codes, target_code][None, :])
+    return ((h[:, :-1] == h[:, -1:]).mean(axis=0) - 1.0 / mech.g) / (mech.p - 1.0 / mech.g)
+
+
 def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: int, rate: float) -> float:
     """The smallest m ≥ 0 with the last candidate of ``cand`` (the target) kept by :meth:`PEM.final_test`
     once m fakes join the group (docs/math.md §7.5): each adds a report and moves candidate v's estimate
@@ -186,8 +196,7 @@ def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: i
     drift of the kept words' collision excess, a fraction of a fake): a doubling search and a bisection
     find m; inf if 2^40 fakes do not. The fakes' hits scatter around these means (the prediction's
     error, about a fake)."""
-    h = mech.hash_codes(np.arange(mech.pool)[:, None], cand[None, :])
-    drift = ((h == h[:, -1:]).mean(axis=0) - 1.0 / mech.g) / (mech.p - 1.0 / mech.g)
+    drift = pem_fake_drift(mech, cand, int(cand[-1]))
 
     def kept(m: int) -> bool:
         return bool((mech.final_test(cand, est + m * drift, n_i + m, top_k, rate)[0] == cand[-1]).any())

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
-                                               round_sizes, rounds, sfp_contributions, word_mga_reports)
+from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fake_drift,
+                                               pem_fakes_needed, round_sizes, rounds, sfp_contributions,
+                                               word_mga_reports)
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from ldpsim.mechanisms.discovery.pem import PEMReports
 from tests.stats import assert_mean
@@ -117,6 +118,28 @@ def _group_fakes(mech, per_group: np.ndarray, rng):
     rank = np.arange(reports.group.size) // mech.groups  # the report's place among its group's
     keep = rank < per_group[reports.group]
     return mech.aggregate(PEMReports(*(np.asarray(a)[keep] for a in reports)))
+
+
+def test_pem_fakes_move_other_candidates_by_their_pool_collisions():
+    """m = 300 fakes in PEM's last group, R = 100 draws of their hash indices: the other candidates'
+    estimates move by m·(γ_v − 1/g)/(p − 1/g) on average (:func:`pem_fake_drift`; 1[H_s(v) = H_s(x)] is
+    Bernoulli(γ_v), so a draw's variance is m·γ_v(1 − γ_v)/(p − 1/g)²; α = 10⁻⁴ over the 8 others), the
+    target's by exactly m·c."""
+    mech = PEM(epsilon=2.0, length=4, alphabet=ALPHABET, start=1, pool=64)
+    genuine = mech.sample_aggregate(COUNTS, 5, WORDS)
+    last, m = mech.groups - 1, 300
+    codes = mech.group_prefix_codes(mech.codec.symbols(WORDS + ["hhhh", "gggg", TARGET])[0])[:, last]
+    per_group = np.r_[np.zeros(last, dtype=np.int64), m]
+    base = mech.group_estimate(genuine, last, codes)[0]
+    shift = np.array([mech.group_estimate(genuine + _group_fakes(mech, per_group, r), last, codes)[0] - base
+                      for r in range(100)])
+    drift = pem_fake_drift(mech, codes, int(codes[-1]))
+    np.testing.assert_allclose(shift[:, -1], m * contribution(mech), rtol=1e-9)
+    assert drift[-1] == pytest.approx(contribution(mech), rel=1e-12)
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], codes[None, :])
+    gamma = (h[:, :-1] == h[:, -1:]).mean(axis=0)
+    assert_mean(shift[:, :-1], m * drift[:-1], m * gamma * (1 - gamma) / (mech.p - 1 / mech.g) ** 2,
+                what="fake drift")
 
 
 def test_pem_last_group_needs_the_fakes_its_count_bar_keeps():
