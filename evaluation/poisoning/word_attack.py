@@ -20,7 +20,9 @@ sketch's maximal report has no flips, so it *lowers* every other candidate of it
 w/(w−1)·((c_ε − 1)/2 + 1/w − c_ε·γ) (γ ≈ 1/w the chance their columns coincide), which only helps the
 target's rank. So, given the genuine aggregate A, the target's round-i estimate with m_i fakes in
 round i is est_i(A) + m_i·c, and in PEM the target survives round i when that exceeds the round's
-cut-off — the survivors-th largest estimate of the other candidates (:func:`pem_fakes_needed`).
+cut-off — the survivors-th largest estimate of the other candidates — and, in the last round, when
+its support also reaches the count bar of the discovery's false-discovery rate (docs/math.md §10.10),
+which holds a word back on the first nights (:func:`pem_fakes_needed`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ldpsim.evaluation.poisoning.gains import fake_contribution
 from ldpsim.mechanisms import PEM, SFP, TreeHist
 from ldpsim.mechanisms._validation import as_generator, check_int
 from ldpsim.mechanisms.base import Aggregate
+from ldpsim.mechanisms.discovery.false_discoveries import DEFAULT_FALSE_DISCOVERIES
 from ldpsim.mechanisms.discovery.pem import PEMReports
 from ldpsim.mechanisms.discovery.sfp import SFPReports
 from ldpsim.mechanisms.discovery.treehist import TreeHistReports
@@ -125,18 +128,24 @@ def expected_count(mech, n_total: int, n_round: np.ndarray, m_round: np.ndarray)
     return float(n_total / max(int(n_round[-1]), 1) * m_round[-1] * contribution(mech))
 
 
-def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, survivors: int | None = None) -> dict:
+def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, survivors: int | None = None,
+                     false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> dict:
     """Fakes each PEM group needs so that ``target`` survives every round of ``discover`` on ``genuine``
-    plus the fakes (docs/math.md §7.5): round i keeps the ``survivors`` largest candidates (the last
-    ``top_k``); the target's piece x_i survives when est_i(x_i) + m_i·c exceeds the cut-off κ_i, the
-    ``survivors``-th (``top_k``-th) largest genuine estimate among the other candidates — the walk keeps
-    x_i and the survivors − 1 best others, as the attacked walk does when x_i passes.
+    plus the fakes (docs/math.md §7.5): round i < R keeps the ``survivors`` largest candidates; the
+    target's piece x_i survives when est_i(x_i) + m_i·c exceeds the cut-off κ_i, the ``survivors``-th
+    largest genuine estimate among the other candidates — the walk keeps x_i and the survivors − 1 best
+    others, as the attacked walk does when x_i passes. The last group's m_R* is the smallest m with the
+    target kept by its final test (:meth:`PEM.final_test`: support at least the count bar t(n_R + m) of
+    the ``false_discoveries`` rate once the kept words' collision excess is off, then the ``top_k``
+    largest) on n_R + m reports, the target's estimate est_R(x_R) + m·c and the others' genuine estimates
+    plus the fakes' mean hits on them under the pool.
 
     Returns
     -------
     dict
-        ``need`` (m_i* = max(0, (κ_i − est_i(x_i))/c) per group, group scale), ``cutoff`` κ_i,
-        ``target_estimate`` est_i(x_i), ``n_group`` (genuine reports per group).
+        ``need`` (m_i* = max(0, (κ_i − est_i(x_i))/c) per group i < R, the last group's smallest m),
+        ``cutoff`` κ_i (the last group: the ``top_k``-th largest other estimate), ``target_estimate``
+        est_i(x_i), ``n_group`` (genuine reports per group).
     """
     if not isinstance(mech, PEM):
         raise ValueError(f"pem_fakes_needed: the mechanism must be PEM; got {type(mech).__name__}.")
@@ -148,16 +157,58 @@ def pem_fakes_needed(mech: PEM, genuine: Aggregate, target: str, top_k: int, sur
         alive = mech.codec.extend(alive, l)
     out = {"need": [], "cutoff": [], "target_estimate": [], "n_group": []}
     for i in range(mech.groups):
-        keep = top_k if i == mech.groups - 1 else survivors
+        last = i == mech.groups - 1
+        keep = top_k if last else survivors
         cand = mech.codec.extend(alive, mech.start - 1 + i)
         cand = cand[cand != x[i]]
         est, n_i = mech.group_estimate(genuine, i, np.r_[cand, x[i]])
         est, own = est[:-1], float(est[-1])
         order = np.sort(est)[::-1]
         cut = float(order[keep - 1]) if order.size >= keep else -np.inf
-        out["need"].append(max(0.0, (cut - own) / c))
+        if last:
+            need = _final_need(mech, np.r_[cand, x[i]], np.r_[est, own], n_i, top_k, false_discoveries)
+        else:
+            need = max(0.0, (cut - own) / c)
+        out["need"].append(need)
         out["cutoff"].append(cut)
         out["target_estimate"].append(own)
         out["n_group"].append(n_i)
         alive = np.r_[top(cand, est, keep - 1)[0], x[i]]
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def pem_fake_drift(mech: PEM, codes: np.ndarray, target_code: int) -> np.ndarray:
+    """Mean move of a PEM group's count estimate of each prefix in ``codes`` per maximal report for the
+    prefix ``target_code`` (docs/math.md §7.5): (γ_v − 1/g)/(p − 1/g), γ_v the share of the pool under
+    which v and the target hash alike (the fake's hash index is uniform, its bucket the target's);
+    c for the target itself (γ = 1). Zero on average over pools, not for one pool."""
+    codes = np.asarray(codes, dtype=np.int64)
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], np.r_[codes, target_code][None, :])
+    return ((h[:, :-1] == h[:, -1:]).mean(axis=0) - 1.0 / mech.g) / (mech.p - 1.0 / mech.g)
+
+
+def _final_need(mech: PEM, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: int, rate: float) -> float:
+    """The smallest m ≥ 0 with the last candidate of ``cand`` (the target) kept by :meth:`PEM.final_test`
+    once m fakes join the group (docs/math.md §7.5): each adds a report and moves candidate v's estimate
+    by (1[H_s(v) = H_s(x)] − 1/g)/(p − 1/g), of mean (γ_v − 1/g)/(p − 1/g) over its uniform hash index s,
+    γ_v the share of the pool where v and the target x collide (γ_x = 1: the target gains c). The
+    target's support gains 1 a fake and the count bar at most 1, so being kept grows with m (up to the
+    drift of the kept words' collision excess, a fraction of a fake): a doubling search and a bisection
+    find m; inf if 2^40 fakes do not. The fakes' hits scatter around these means (the prediction's
+    error, about a fake)."""
+    drift = pem_fake_drift(mech, cand, int(cand[-1]))
+
+    def kept(m: int) -> bool:
+        return bool((mech.final_test(cand, est + m * drift, n_i + m, top_k, rate)[0] == cand[-1]).any())
+
+    if kept(0):
+        return 0.0
+    low, high = 0, 1
+    while not kept(high):
+        if high >= 1 << 40:
+            return np.inf
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if kept(mid) else (mid, high)
+    return float(high)

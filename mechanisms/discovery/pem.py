@@ -274,14 +274,43 @@ class PEM(DiscoveryProtocol):
         for i in range(self.groups):
             cand = self.codec.extend(alive, self.start - 1 + i)
             est, n_i = self.group_estimate(agg, i, cand)
-            t, invented = selection_cut(n_i, 1.0 / self.g, cand.size, rate)
             if i == self.groups - 1:
-                cand, est = self._past_collisions(cand, est, n_i, t, top_k)
+                alive, est, invented = self.final_test(cand, est, n_i, top_k, rate)
             else:
-                dropped += over_cap(self._supports(est, n_i), t, survivors)
-            alive, est = top(cand, est, top_k if i == self.groups - 1 else survivors)
+                dropped += over_cap(self._supports(est, n_i), selection_cut(n_i, 1.0 / self.g, cand.size, rate)[0],
+                                    survivors)
+                alive, est = top(cand, est, survivors)
         return DiscoveryResult(self.codec.decode(alive, self.length), est * agg.n / max(n_i, 1), agg.n, invented,
                                dropped)
+
+    def final_test(self, cand: np.ndarray, est: np.ndarray, n_i: int, top_k: int,
+                   false_discoveries: float = DEFAULT_FALSE_DISCOVERIES) -> tuple[np.ndarray, np.ndarray, float]:
+        """The last group's test of :meth:`discover` (docs/math.md §10.10): the words kept of candidates
+        ``cand`` with count estimates ``est`` among the group's ``n_i`` users.
+
+        Parameters
+        ----------
+        cand : ndarray of int
+            Codes of the last group's candidates (whole words).
+        est : ndarray of float
+            Their count estimates (:meth:`group_estimate`).
+        n_i : int
+            Reports of the last group.
+        top_k : int
+            Most words kept.
+        false_discoveries : float
+            Expected invented words per run, φ.
+
+        Returns
+        -------
+        tuple
+            (codes, estimates) of at most ``top_k`` words, largest first, whose support reaches t — the
+            smallest with |C|·P[Bin(n_i, 1/g) ≥ t] ≤ φ — once the pool's collisions with the words kept
+            before them are taken off; and |C|·P[Bin(n_i, 1/g) ≥ t], the invented words it lets through.
+        """
+        t, invented = selection_cut(n_i, 1.0 / self.g, cand.size, check_rate(self.name, false_discoveries))
+        cand, est = self._past_collisions(cand, est, n_i, t, top_k)
+        return (*top(cand, est, top_k), invented)
 
     def _supports(self, est: np.ndarray, n_i: int) -> np.ndarray:
         """The supports S_x behind count estimates ``est`` of a group of n_i users (class docstring)."""

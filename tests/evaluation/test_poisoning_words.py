@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fakes_needed,
-                                               round_sizes, rounds, sfp_contributions, word_mga_reports)
+from ldpsim.evaluation.poisoning.word_attack import (contribution, expected_count, fakes_per_round, pem_fake_drift,
+                                               pem_fakes_needed, round_sizes, rounds, sfp_contributions,
+                                               word_mga_reports)
 from ldpsim.mechanisms import PEM, SFP, TreeHist
+from ldpsim.mechanisms.discovery.pem import PEMReports
 from tests.stats import assert_mean
 
 ALPHABET = "abcdefgh"
@@ -108,6 +110,64 @@ def test_pem_needs_the_cutoff_over_c_fakes_per_group():
         fakes = mech.aggregate(word_mga_reports(mech, TARGET, per_group * mech.groups, 4))
         words = mech.discover(genuine + fakes, top_k=4).words.tolist()
         assert (TARGET in words) is found, (factor, need, words)
+
+
+def _group_fakes(mech, per_group: np.ndarray, rng):
+    """Maximal reports for TARGET with ``per_group[i]`` of them in group i."""
+    reports = word_mga_reports(mech, TARGET, int(per_group.max()) * mech.groups, rng)
+    rank = np.arange(reports.group.size) // mech.groups  # the report's place among its group's
+    keep = rank < per_group[reports.group]
+    return mech.aggregate(PEMReports(*(np.asarray(a)[keep] for a in reports)))
+
+
+def test_pem_fakes_move_other_candidates_by_their_pool_collisions():
+    """m = 300 fakes in PEM's last group, R = 100 draws of their hash indices: the other candidates'
+    estimates move by m·(γ_v − 1/g)/(p − 1/g) on average (:func:`pem_fake_drift`; 1[H_s(v) = H_s(x)] is
+    Bernoulli(γ_v), so a draw's variance is m·γ_v(1 − γ_v)/(p − 1/g)²; α = 10⁻⁴ over the 8 others), the
+    target's by exactly m·c."""
+    mech = PEM(epsilon=2.0, length=4, alphabet=ALPHABET, start=1, pool=64)
+    genuine = mech.sample_aggregate(COUNTS, 5, WORDS)
+    last, m = mech.groups - 1, 300
+    codes = mech.group_prefix_codes(mech.codec.symbols(WORDS + ["hhhh", "gggg", TARGET])[0])[:, last]
+    per_group = np.r_[np.zeros(last, dtype=np.int64), m]
+    base = mech.group_estimate(genuine, last, codes)[0]
+    shift = np.array([mech.group_estimate(genuine + _group_fakes(mech, per_group, r), last, codes)[0] - base
+                      for r in range(100)])
+    drift = pem_fake_drift(mech, codes, int(codes[-1]))
+    np.testing.assert_allclose(shift[:, -1], m * contribution(mech), rtol=1e-9)
+    assert drift[-1] == pytest.approx(contribution(mech), rel=1e-12)
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], codes[None, :])
+    gamma = (h[:, :-1] == h[:, -1:]).mean(axis=0)
+    assert_mean(shift[:, :-1], m * drift[:-1], m * gamma * (1 - gamma) / (mech.p - 1 / mech.g) ** 2,
+                what="fake drift")
+
+
+def test_pem_last_group_needs_the_fakes_its_count_bar_keeps():
+    """top_k = 8 above the 6 genuine words: the last group's top-k cut-off is a noise candidate's, and
+    what the word must reach is the false-discovery bar t(n_R + m) of the final test, so m_R* lies above
+    the cut-off's own (κ_R − est_R(x_R))/c. The earlier groups well supplied (2·max need + 5 fakes),
+    m_R* + δ fakes in the last group get the word listed and m_R* − 1 − δ do not. δ: the fakes' hits on
+    the genuine words move their estimated holders, hence the target's collision excess, by
+    σ_e = (p − q)/(p − 1/g)·√(Σ_v (γ_v − 1/g)²·m·γ_v(1 − γ_v)) (γ_v the pool's share where v and the
+    target collide); δ fakes move the target's margin over the bar by about δ(1 − 1/g) − 1 (the bar
+    rises 1/g a report, up to its rounding); δ is the smallest with that ≥ 3.29·σ_e (α = 10⁻³)."""
+    mech = PEM(epsilon=2.0, length=4, alphabet=ALPHABET, start=1, pool=64)
+    genuine = mech.sample_aggregate(COUNTS, 3, WORDS)
+    need = pem_fakes_needed(mech, genuine, TARGET, top_k=8)
+    last = need["need"][-1]
+    cutoff_only = (need["cutoff"][-1] - need["target_estimate"][-1]) / contribution(mech)
+    assert np.isfinite(last) and last > max(cutoff_only, 0) and last == int(last)
+    codes = mech.group_prefix_codes(mech.codec.symbols(WORDS + [TARGET])[0])[:, -1]
+    h = mech.hash_codes(np.arange(mech.pool)[:, None], codes[None, :])
+    gamma = (h[:, :-1] == h[:, -1:]).mean(axis=0)
+    spread = np.sum((gamma - 1 / mech.g) ** 2 * last * gamma * (1 - gamma))
+    sd = (mech.p - mech.q) / (mech.p - 1 / mech.g) * np.sqrt(spread)
+    delta = int(np.ceil((3.29 * sd + 1) / (1 - 1 / mech.g)))
+    early = int(np.ceil(2 * need["need"][:-1].max())) + 5
+    for m_last, found in ((int(last) + delta, True), (int(last) - 1 - delta, False)):
+        per_group = np.r_[np.full(mech.groups - 1, early), m_last]
+        words = mech.discover(genuine + _group_fakes(mech, per_group, 4), top_k=8).words.tolist()
+        assert (TARGET in words) is found, (m_last, delta, need, words)
 
 
 def test_bad_protocol_is_refused():

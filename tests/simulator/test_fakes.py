@@ -147,6 +147,21 @@ def test_made_up_word_is_discovered_as_predicted_and_sharding_changes_nothing(tm
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("n_fakes, nights, first", [(40, 1, 2), (50, 2, 1)])
+def test_made_up_word_is_listed_from_the_night_its_count_bar_predicts(tmp_path, n_fakes, nights, first):
+    """Too few fakes for night 0: the last group's count bar (its excess over an empty word's mean support
+    grows like √d over d nights, the fakes' support like d) holds the word back until a later night. The
+    nights and the first night predicted from the run's own genuine aggregate equal the measured ones
+    (the cut-offs alone predicted one night more, a night earlier)."""
+    from ldpsim.scenarios.studies.poisoning.deployment_attack import word_nights, word_reports
+    cfg = _words_cfg(tmp_path)
+    fleet = FakeFleet(n_fakes, "xqzw", word_reports, use_case="word")
+    got = word_nights(cfg, run(cfg, tmp_path / "run", components=(fleet.component,)), fleet)
+    assert (got["days_in_top"], got["first_day_in_top"]) == (nights, first)
+    assert (got["predicted_days_in_top"], got["predicted_first_day_in_top"]) == (nights, first)
+
+
+@pytest.mark.slow
 def test_fake_sweep_resumes_from_its_journal_without_counting_twice(tmp_path):
     """A sweep stopped after its first deployment (and a torn store part of the next one left behind)
     resumes from the journaled cell, deletes the leftover, and ends with the uninterrupted table."""

@@ -7,7 +7,8 @@ the event use case (:func:`mga_reports`) or on the words use case (:func:`word_r
 The defenses are the fleet's gate: device attestation (share of fakes that authenticate) and
 per-identity rate limits. One row per (ε, fakes, defense): days in the top list, the first such day,
 the target's estimated share beside its closed form and its true share; for words also the nights
-predicted from the genuine aggregate's per-round cut-offs (PEM, :func:`.word_attack.pem_fakes_needed`).
+predicted from the genuine aggregate's per-round cut-offs and the last round's count bar (PEM,
+:func:`.word_attack.pem_fakes_needed`).
 
 A sweep given a locked run folder (:class:`ldpsim.runtime.runfolder.RunFolder`) writes each
 deployment's server store under ``stores/<cell>/`` (deleted once the cell's row is journaled as
@@ -92,8 +93,9 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
     """The made-up word ``fleet.target`` in the nightly discovery job (all word reports so far, the use
     case's top_k): nights it is listed, the first, its estimated share on the last night beside the
     closed form (:func:`.word_attack.expected_count` over N), and — PEM — the nights predicted from the genuine
-    aggregate's cut-offs (the run's aggregate minus the fakes' own, rebuilt from their day streams) and
-    the fakes a day that the last night needs (R·max_i m_i*/days, spread evenly over the R groups)."""
+    aggregate's cut-offs and the last group's count bar (the run's aggregate minus the fakes' own, rebuilt
+    from their day streams; :func:`.word_attack.pem_fakes_needed`), the first of them, and the fakes a day
+    that the last night needs (R·max_i m_i*/days, spread evenly over the R groups)."""
     uc = cfg.use_case("word")
     mech = uc.make_mechanism()
     accepted = fleet.accepted_reports() if fleet.n_fakes else np.zeros(0, dtype=np.int64)
@@ -122,11 +124,13 @@ def word_nights(cfg, result, fleet: FakeFleet) -> dict:
         if isinstance(mech, word_attack.PEM):
             genuine = running if fake is None else Aggregate(running.n - fake.n, running.data - fake.data, running.kind)
             need = word_attack.pem_fakes_needed(mech, genuine, fleet.target, uc.top_k)["need"]
-            predicted.append(bool((m_round >= need).all()))
+            if (m_round >= need).all():
+                predicted.append(day)
             need_per_day = mech.groups * float(need.max()) / max(days, 1)
     return {"days_in_top": len(found), "first_day_in_top": found[0] if found else None,
             "estimated_share": share, "closed_form_share": closed, "true_share": 0.0,
-            "predicted_days_in_top": int(sum(predicted)) if predicted else None,
+            "predicted_days_in_top": len(predicted) if isinstance(mech, word_attack.PEM) else None,
+            "predicted_first_day_in_top": predicted[0] if predicted else None,
             "fakes_needed_per_day": need_per_day}
 
 
