@@ -84,8 +84,8 @@ def needed_runs(plans: dict, design: str, confidence: float) -> int:
         if need[bug] > cap:
             beyond = trials_to_fail(plan, confidence, max_trials=MAX_RUNS * 1000)
             what = (f"{beyond:,} runs per world, {_over(plan, beyond, cap)}" if beyond <= MAX_RUNS * 1000 else
-                    f"more than {MAX_RUNS * 1000:.0e} runs per world (its event's exact ratio "
-                    f"{event_epsilon(plan):.4g} against the claim {plan.claim:.4g})")
+                    f"more than {MAX_RUNS * 1000:.0e} runs per world to FAIL its claim {plan.claim:.4g} (the "
+                    f"planned event's exact ratio is {event_epsilon(plan):.4g})")
             raise CostError(f"run audit: the default trials are the runs at which every planted bug of {design} "
                             f"FAILS with probability 0.95, and its planted {bug!r} needs {what}; audit a shorter "
                             f"run (--days, --rounds-per-day), a larger δ (--delta, central and (ε, δ) designs), "
