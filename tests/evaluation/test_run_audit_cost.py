@@ -92,3 +92,15 @@ def test_cli_refuses_with_exit_2(capsys, no_run):
     assert "trials = 60,000,000" in err and "Traceback" not in err
     assert main(["audit", "--run", "--design", "tee_selection", "--days", "1", "--delta", "1e-9"]) == 2
     assert "--trials" in capsys.readouterr().err
+
+
+def test_no_design_left_to_audit_is_refused_not_passed(capsys):
+    """A planted bug no given design carries, or no design at all, audits nothing: refused (exit 2), never a PASS."""
+    from ldpsim.runtime.errors import InputError
+    from ldpsim.scenarios.cli import main
+    with pytest.raises(InputError, match=r"none carries the planted 'clear-round' \(designs that do: grr,"):
+        gate.audit_whole_run(["oue"], bug="clear-round")
+    with pytest.raises(InputError, match=r"'designs' is \[\]"):
+        gate.audit_whole_run([])
+    assert main(["audit", "--run", "--design", "oue", "--planted", "clear-round"]) == 2
+    assert "none carries" in capsys.readouterr().err

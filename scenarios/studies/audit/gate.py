@@ -529,6 +529,11 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     if trials is not None:
         trials = check_trials(trials)
     skipped = [d for d in designs if bug is not None and bug not in rd.design_bugs(d)]
+    if len(skipped) == len(designs):      # nothing to audit: no evidence, never a PASS
+        carriers = [d for d in rd.ALL_DESIGNS if bug in rd.design_bugs(d)]
+        raise InputError(f"The run audit has no design to audit: 'designs' is {list(designs)}"
+                         + (f" and none carries the planted {bug!r} (designs that do: {', '.join(carriers)})"
+                            if designs else "") + ".")
     plans = [plan_run(d, bug, **lengths) for d in designs if d not in skipped]
     for p in plans if trials is not None else ():
         run_cost.check_runs(p, trials)
