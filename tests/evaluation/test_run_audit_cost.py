@@ -56,6 +56,15 @@ def test_default_runs_beyond_the_cap_are_refused_naming_the_bug(monkeypatch, no_
         gate.audit_whole_run(["tee"], bug="bound-l0")
 
 
+def test_designs_that_fit_one_by_one_but_not_together_are_refused(monkeypatch, no_run):
+    """PEM's 484 and TreeHist's 452 default runs each fit a cap of 1.5 ms of estimated CPU; together they do not."""
+    monkeypatch.setattr(run_cost, "MAX_STUDY_SECONDS", 1.5e-3)
+    plans = [gate.plan_run(d) for d in ("pem", "treehist")]
+    assert all(run_cost.seconds(p.design, p.rounds, t) <= 1.5e-3 for p, t in zip(plans, (484, 452)))
+    with pytest.raises(CostError, match=r"the 2 designs need about .* together.*--design"):
+        gate.audit_whole_run(["pem", "treehist"])
+
+
 def test_a_bug_beyond_any_feasible_count_is_refused_before_any_run(no_run):
     """The enclave's partition selection over one night at δ = 10⁻⁹: bound-l0 needs ~1.2·10¹¹ runs per world;
     the search stopped at 10⁹ + 1, which one round's 2·10⁹ reports let through (a 10⁹-run audit)."""

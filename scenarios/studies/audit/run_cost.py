@@ -41,13 +41,17 @@ def max_runs(design: str, rounds: int) -> int:
     return max(1, min(MAX_RUNS, math.floor(MAX_STUDY_SECONDS / seconds(design, rounds, 1))))
 
 
+def _cpu(seconds_: float) -> str:
+    return f"{seconds_:,.0f}" if seconds_ >= 10 else f"{seconds_:.2g}"
+
+
 def _length(plan: RunPlan) -> str:
     delta = f", δ = {plan.delta:g}" if plan.delta > 0 else ""
     return f"{plan.days} day(s) × {plan.rounds_per_day} round(s){delta}"
 
 
 def _over(plan: RunPlan, runs: int, cap: int) -> str:
-    return (f"about {seconds(plan.design, plan.rounds, runs):,.0f} CPU-s, more than the {cap:,} runs per world "
+    return (f"about {_cpu(seconds(plan.design, plan.rounds, runs))} CPU-s, more than the {cap:,} runs per world "
             f"the run audit starts for {plan.design} over {_length(plan)} (at most {MAX_STUDY_SECONDS:,} CPU-s "
             f"and {MAX_RUNS:.0e} runs)")
 
@@ -66,8 +70,8 @@ def check_total(plans: list, runs: list) -> None:
     :data:`~ldpsim.evaluation.cost.MAX_STUDY_SECONDS` of estimated CPU (:class:`CostError` naming 'designs')."""
     parts = [seconds(p.design, p.rounds, t) for p, t in zip(plans, runs)]
     if sum(parts) > MAX_STUDY_SECONDS:
-        each = ", ".join(f"{p.design} {s:,.0f}" for p, s in zip(plans, parts))
-        raise CostError(f"run audit: the {len(plans)} designs need about {sum(parts):,.0f} CPU-s together ({each}), "
+        each = ", ".join(f"{p.design} {_cpu(s)}" for p, s in zip(plans, parts))
+        raise CostError(f"run audit: the {len(plans)} designs need about {_cpu(sum(parts))} CPU-s together ({each}), "
                         f"more than the {MAX_STUDY_SECONDS:,} CPU-s the run audit starts; audit fewer designs at a "
                         f"time (--design)")
 
