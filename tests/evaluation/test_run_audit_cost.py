@@ -113,3 +113,10 @@ def test_no_design_left_to_audit_is_refused_not_passed(capsys):
         gate.audit_whole_run([])
     assert main(["audit", "--run", "--design", "oue", "--planted", "clear-round"]) == 2
     assert "none carries" in capsys.readouterr().err
+
+
+def test_a_triehh_run_no_threshold_can_protect_names_its_length():
+    """Over 365 days × 2 rounds no θ < 10⁴ reaches (2, 10⁻³): an InputError naming days × rounds_per_day."""
+    from ldpsim.runtime.errors import InputError
+    with pytest.raises(InputError, match=r"days × rounds_per_day = 365 × 2 rounds: TrieHH: no threshold"):
+        gate.plan_run("triehh", days=365)

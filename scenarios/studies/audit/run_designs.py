@@ -259,8 +259,12 @@ def _sample_threshold(design, bug, delta, days, per_day, epsilon, **rate) -> Run
     rounds = days * per_day
     if design == "triehh":
         gamma = check_real(design, "gamma", rate["gamma"], 0.0, 1.0)
-        run = run_rounds("triehh", epsilon=epsilon, n_days=days, rounds_per_day=per_day, delta=delta,
-                         gamma=gamma, length=per_day, alphabet="ab")
+        try:
+            run = run_rounds("triehh", epsilon=epsilon, n_days=days, rounds_per_day=per_day, delta=delta,
+                             gamma=gamma, length=per_day, alphabet="ab")
+        except ValueError as exc:         # no threshold reaches (ε, δ) over these rounds
+            raise InputError(f"The triehh run audit over days × rounds_per_day = {days} × {per_day} rounds: "
+                             f"{exc} Audit fewer rounds, or raise 'epsilon' or δ.") from None
         theta, claim = run.protocol.theta, run.epsilon
         source = f"TrieHH's run accountant (central (ε, δ) per device over {rounds} rounds)"
     else:
