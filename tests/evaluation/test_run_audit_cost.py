@@ -120,3 +120,18 @@ def test_a_triehh_run_no_threshold_can_protect_names_its_length():
     from ldpsim.runtime.errors import InputError
     with pytest.raises(InputError, match=r"days × rounds_per_day = 365 × 2 rounds: TrieHH: no threshold"):
         gate.plan_run("triehh", days=365)
+
+
+def test_default_runs_reach_the_claim_or_are_refused(no_run):
+    """PEM over 30 runs: its planted bug (claim 10) FAILS at 4 980 736 runs, but the honest claim 30 is beyond
+    every bound the 61 855 670 runs that fit can show: that audit is refused before any run, the planted one
+    starts. Over 10 runs the honest claim 10 needs more runs than the bug: the default rises to them."""
+    from ldpsim.evaluation.audit.bounds import largest_lower_bound
+    with pytest.raises(CostError, match=r"no audit of at most 61,855,670 runs per world .* claim 30 over 30 day"):
+        gate.audit_whole_run(["pem"], days=30)
+    with pytest.raises(AssertionError, match="4,980,736 runs started"):
+        gate.audit_whole_run(["pem"], bug="claimed-per-group", days=30)
+    plan, bug_runs = gate.plan_run("pem", days=10), gate.run_trials("pem", days=10)
+    runs = run_cost.refutable_runs(plan, 0.95, bug_runs)
+    assert largest_lower_bound(bug_runs, bug_runs, 0.05) <= 10 < largest_lower_bound(runs, runs, 0.05)
+    assert largest_lower_bound(runs * 0.98, runs * 0.98, 0.05) <= 10      # the fewest, to 1 %

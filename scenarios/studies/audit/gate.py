@@ -502,7 +502,7 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
         (designs that cannot carry it are skipped, and said so).
     trials : int, optional
         Runs per world (default: per design, the most its planted bugs need to FAIL with probability ≥ 0.95,
-        :func:`run_trials`).
+        :func:`run_trials`, and at least the runs at which some outcome exceeds the audited claim).
     confidence : float in (0, 1)
     seed : int
     days, rounds_per_day : int, optional
@@ -537,7 +537,8 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     plans = [plan_run(d, bug, **lengths) for d in designs if d not in skipped]
     for p in plans if trials is not None else ():
         run_cost.check_runs(p, trials)
-    counts = [trials or run_trials(p.design, confidence, **lengths) for p in plans]
+    counts = [trials or run_cost.refutable_runs(p, confidence, run_trials(p.design, confidence, **lengths))
+              for p in plans]
     run_cost.check_total(plans, counts)
     rngs = np.random.default_rng(seed).spawn(len(plans))
     results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]

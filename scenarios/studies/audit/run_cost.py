@@ -7,7 +7,9 @@ vectorised over the runs), so an audit of T runs per world costs about 2·T·n·
 than :data:`~ldpsim.evaluation.audit.run_audit.MAX_RUNS` runs per world: :func:`max_runs`. Beyond, it is
 refused (:class:`~ldpsim.evaluation.cost.CostError`) before the first run, naming the runs asked or needed,
 the runs that fit and what to change: :func:`check_runs` for runs given, :func:`needed_runs` for the
-default runs (each planted bug's runs for power 0.95, searched only up to the runs that fit).
+default runs (each planted bug's runs for power 0.95, searched only up to the runs that fit), raised where
+too few for any outcome to exceed the audited claim (:func:`refutable_runs`), and :func:`check_total` for
+the designs together.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 
 import numpy as np
 
+from ldpsim.evaluation.audit.bounds import fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.run_audit import MAX_RUNS, RunPlan, event_epsilon, run_hits, trials_to_fail
 from ldpsim.evaluation.cost import MAX_STUDY_SECONDS, CostError
 
@@ -95,6 +98,25 @@ def needed_runs(plans: dict, design: str, confidence: float) -> int:
                             f"run (--days, --rounds-per-day), a larger δ (--delta, central and (ε, δ) designs), "
                             f"or give the runs (--trials, at most {cap:,}: an audit with fewer runs has less power)")
     return max(need.values())
+
+
+def refutable_runs(plan: RunPlan, confidence: float, runs: int) -> int:
+    """``runs``, or the fewest runs per world at which some outcome of ``plan``'s audit exceeds its claim when
+    ``runs`` are too few (:func:`~ldpsim.evaluation.audit.bounds.largest_lower_bound`, docs/math.md §11.3): a
+    default audit is never INCONCLUSIVE by construction. Refused (:class:`CostError`) when that exceeds
+    :func:`max_runs`: every audit that fits would be INCONCLUSIVE."""
+    def exceeds(t: int) -> bool:
+        return largest_lower_bound(t, t, 1 - confidence, plan.delta) > plan.claim
+
+    if exceeds(runs):
+        return runs
+    cap = max_runs(plan.design, plan.rounds)
+    need = fewest_trials(exceeds, cap)
+    if need > cap:
+        raise CostError(f"run audit: no audit of at most {cap:,} runs per world can show an ε lower bound above "
+                        f"{plan.design}'s claim {plan.claim:.4g} over {_length(plan)} at confidence {confidence:g} "
+                        f"(every such audit is INCONCLUSIVE); audit a shorter run (--days, --rounds-per-day)")
+    return need
 
 
 def measure(plan: RunPlan, runs: int = 20_000, seed: int = 0) -> float:
