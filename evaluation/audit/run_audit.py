@@ -61,12 +61,12 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
+from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
-from ldpsim.evaluation.cost import CostError
 from ldpsim.runtime.errors import InputError
 
 #: the designs the run audit knows: daily frequency oracles, the LDP tries' rounds, central noise

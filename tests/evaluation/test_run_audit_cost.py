@@ -28,7 +28,8 @@ def test_cap_is_the_study_limit_over_the_measured_cost():
     plan = gate.plan_run("tee")
     cap = run_cost.max_runs("tee", plan.rounds)
     assert cap == math.floor(MAX_STUDY_SECONDS / (2 * plan.rounds * run_cost.SECONDS_PER_RUN_ROUND["tee"]))
-    assert run_cost.seconds("tee", plan.rounds, cap) <= MAX_STUDY_SECONDS < run_cost.seconds("tee", plan.rounds, cap + 1)
+    assert run_cost.seconds("tee", plan.rounds, cap) <= MAX_STUDY_SECONDS \
+        < run_cost.seconds("tee", plan.rounds, cap + 1)
     run_cost.check_runs(plan, cap)
     with pytest.raises(CostError, match=f"trials = {cap + 1:,}.*at most trials = {cap:,}"):
         run_cost.check_runs(plan, cap + 1)

@@ -36,9 +36,9 @@ def test_sampled_runs_follow_the_exact_law(design):
 @pytest.mark.parametrize("design", ("treehist", "sfp"))
 def test_sketch_law_counts_the_rows_where_the_words_collide(design):
     """With 2 columns a row hashes "ab" and "ba" together about half the time, so the factor (1 − γ) of
-    P[S|x] = (1 − γ)(1 − f)², P[S|x′] = (1 − γ)f² (per sketch) is far from 1: the protocol's own client, 20 000
-    runs per world, lands within the two-sided 1 − 10⁻⁴ binomial interval of the plan's law, and outside it of
-    the law without collisions ((1 − f)², f² per sketch)."""
+    P[S|x] = (1 − γ)(1 − f)², P[S|x′] = (1 − γ)f² (per sketch) is far from 1: the protocol's own client,
+    20 000 runs per world, lands within the two-sided 1 − 10⁻⁴ binomial interval of the plan's law, and
+    outside it of the law without collisions ((1 − f)², f² per sketch)."""
     trials = 20_000
     plan = design_plan(design, m=2)
     mech = make("treehist", epsilon=1.0, length=3, alphabet="ab", k=16, m=2) if design == "treehist" else \

@@ -24,8 +24,8 @@ from ldpsim.evaluation.audit.run_audit import MAX_RUNS, RunPlan, event_epsilon, 
 from ldpsim.evaluation.cost import MAX_STUDY_SECONDS, CostError
 
 #: CPU seconds per run and round of the canary (both worlds counted apart), measured by :func:`measure` on
-#: each design's honest plan at its defaults (10⁵ runs per world, the larger of two seeds; one process, 2-core Linux, numpy 2, a machine shared with other
-#: jobs), ×1.5
+#: each design's honest plan at its defaults (10⁵ runs per world, the larger of two seeds; one process, 2-core
+#: Linux, numpy 2, a machine shared with other jobs), ×1.5
 SECONDS_PER_RUN_ROUND = {
     "grr": 3.1e-8, "oue": 1.3e-7, "olh": 5.6e-8, "ldp_trie": 1.9e-8, "gboard": 2.2e-8, "secagg": 2.2e-7,
     "threshold": 1.1e-7, "two_server": 8.1e-7, "shuffle": 2.2e-8, "secagg_local": 2.3e-8, "tee": 1.4e-6,
@@ -119,7 +119,7 @@ def refutable_runs(plan: RunPlan, confidence: float, runs: int) -> int:
     return need
 
 
-def measure(plan: RunPlan, runs: int = 20_000, seed: int = 0) -> float:
+def measure(plan: RunPlan, runs: int = 100_000, seed: int = 0) -> float:
     """CPU seconds per run and round of ``plan``'s audit: ``runs`` runs in each world, timed (process time)."""
     rng = np.random.default_rng(seed)
     start = time.process_time()
