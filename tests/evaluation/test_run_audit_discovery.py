@@ -86,6 +86,30 @@ def test_claims_are_the_protocols_own_accounting():
     assert design_plan("prefix_tree", "uncharged-round").claim == pytest.approx(2.0)
 
 
+#: the run audit's protocol parameters, as a deployment's use case takes them
+USE_CASES = {"pem": (("epsilon", 1.0), ("length", 3), ("alphabet", "ab"), ("start", 1), ("pool", 64)),
+             "treehist": (("epsilon", 1.0), ("length", 3), ("alphabet", "ab"), ("k", 16), ("m", 64)),
+             "sfp": (("epsilon", 2.0), ("length", 4), ("alphabet", "ab"), ("hash_bits", 4), ("word_k", 16),
+                     ("word_m", 64), ("fragment_k", 16), ("fragment_m", 64)),
+             "prefix_tree": (("epsilon", 3.0), ("length", 3), ("alphabet", "ab"))}
+
+
+@pytest.mark.parametrize("design", DISCOVERY)
+def test_claim_is_the_deployment_accountants(design):
+    """The run audit's claim over D = 1 and 2 days is the ε per person over the run that the one accountant
+    (device_spend, the number a run summary prints) gives a deployment of the protocol with a run a day:
+    PEM, TreeHist and SFP compose their one report a day (1, 2; 2, 4), the prefix tree spends its ε over all
+    its rounds (3 both)."""
+    from ldpsim.evaluation.privacy.accountant import device_spend
+    from ldpsim.simulator.config import DeploymentConfig, UseCase
+    for days in (1, 2):
+        uc = UseCase("words", "word", design, USE_CASES[design])
+        cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
+                               words=("ab", "ba"), word_weights=(1, 1))
+        spend = device_spend(cfg).total(uc.guarantee.label, "epsilon_person")
+        assert design_plan(design, days=days).claim == pytest.approx(spend, rel=1e-9), days
+
+
 @pytest.mark.parametrize("design", DISCOVERY)
 def test_honest_event_never_exceeds_the_claim_and_the_bug_does(design):
     """Exact law: ln(P[S|A]/P[S|B]) ≤ claim for the honest protocol (equal: the likelihood-ratio region at its
