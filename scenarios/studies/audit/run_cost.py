@@ -90,9 +90,11 @@ def needed_runs(plans: dict, design: str, confidence: float) -> int:
         need[bug] = trials_to_fail(plan, confidence, max_trials=cap)
         if need[bug] > cap:
             beyond = trials_to_fail(plan, confidence, max_trials=MAX_RUNS * 1000)
+            ratio = event_epsilon(plan)
+            gap = "not above it" if ratio <= plan.claim else f"above it by only {ratio - plan.claim:.2g}"
             what = (f"{beyond:,} runs per world, {_over(plan, beyond, cap)}" if beyond <= MAX_RUNS * 1000 else
                     f"more than {MAX_RUNS * 1000:.0e} runs per world to FAIL its claim {plan.claim:.4g} (the "
-                    f"planned event's exact ratio is {event_epsilon(plan):.4g})")
+                    f"planned event's exact ratio, {ratio:.4g}, is {gap})")
             raise CostError(f"run audit: the default trials are the runs at which every planted bug of {design} "
                             f"FAILS with probability 0.95, and its planted {bug!r} needs {what}; audit a shorter "
                             f"run (--days, --rounds-per-day), a larger δ (--delta, central and (ε, δ) designs), "
