@@ -21,7 +21,8 @@ numbers and messages). Four ways in (exactly one):
 trials needed to detect an ε larger than claimed instead. Output: the table, what was done (mode) and
 the verdicts; ``--out DIR`` also writes ``audit.csv`` and ``audit.json``. Exit code 0 when every audit
 PASSES, 1 when one FAILS or is INCONCLUSIVE (too few trials for any outcome to exceed the claim: a gate
-without evidence never passes), 2 on bad input or a refused cost.
+without evidence never passes), 2 on bad input or a refused cost (a run audit is estimated and refused before
+its first run: :mod:`ldpsim.scenarios.studies.audit.run_cost`).
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ def add_arguments(parser):
                         help="neighbouring inputs for --client/--reports (default: 0 1)")
     parser.add_argument("--trials", type=_trials,
                         help="trials per input: reports (default: 1e6; --pure-ldp: 1e5, one call per report), "
-                             "or devices in --mode repeated (default: 1e5)")
+                             "or devices in --mode repeated (default: 1e5), or runs per world with --run (default: "
+                             "the runs at which every planted bug FAILS with probability 0.95; at most an hour of "
+                             "estimated CPU)")
     parser.add_argument("--mode", choices=("sample", "declared", "repeated"), default="sample",
                         help="sample: run the client; declared: counts from the declared probabilities only "
                              "(the code does not run); repeated: --days reports of one device jointly (default: sample)")

@@ -71,10 +71,11 @@ def trials_to_detect(p_x: float, p_xp: float, epsilon_claimed: float, alpha: flo
 
     Plugging the expected counts k = N·p into the bound gives the median detection point (the counts
     are binomial; about half the audits of that size detect). Bisection on N over powers up to
-    ``max_trials``; returns ``max_trials`` + 1 when even that does not detect (e.g. ln(p_x/p_xp) ≤ claim).
+    ``max_trials``; returns ``max_trials`` + 1 when even that does not detect (e.g. ln(p_x/p_xp) ≤ claim;
+    p_xp = 0 is an unbounded ratio).
     """
     check_int("trials_to_detect", "max_trials", max_trials, low=1)
-    if p_x <= 0 or math.log(p_x / p_xp) <= epsilon_claimed:
+    if p_x <= 0 or (p_xp > 0 and math.log(p_x / p_xp) <= epsilon_claimed):
         return max_trials + 1
 
     return fewest_trials(lambda n: epsilon_lower_bound(round(n * p_x), n, round(n * p_xp), n, alpha) > epsilon_claimed,

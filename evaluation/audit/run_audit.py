@@ -62,6 +62,7 @@ from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, l
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
 from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS, ORACLES
+from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
@@ -74,6 +75,10 @@ from ldpsim.runtime.errors import InputError
 DAYS, ROUNDS_PER_DAY, EPSILON_ROUND = 3, 2, 0.5
 #: power of :func:`trials_to_fail` (each planted bug FAILS with at least this probability)
 POWER = 0.95
+#: runs per world beyond which a planted bug counts as out of reach (days of CPU for the cheapest clients)
+MAX_RUNS = 10**9
+#: most rounds n = D·R of an audited run: a run's cost, its exact law and the search for its event grow with n
+MAX_ROUNDS = 1000
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,26 @@ class RunPlan:
         return f"at least {self.at_least} of {self.rounds} reports: {self.one_report}"
 
 
+def check_rounds(design: str, days: int, rounds_per_day: int) -> None:
+    """Refuse a run of more than :data:`MAX_ROUNDS` rounds before planning it (:class:`CostError` naming
+    'days' and 'rounds_per_day')."""
+    if days * rounds_per_day > MAX_ROUNDS:
+        raise CostError(f"run audit of {design}: days × rounds_per_day = {days} × {rounds_per_day} = "
+                        f"{days * rounds_per_day:,} rounds, more than the {MAX_ROUNDS:,} the run audit plans (each run "
+                        f"costs its rounds, and its claim outgrows what any feasible number of runs can show); "
+                        f"audit fewer days or rounds a day (--days, --rounds-per-day)")
+
+
+def check_reach(design: str, claim: float, rounds: int, delta: float = 0.0) -> None:
+    """Refuse, before the event is planned, a claim no audit of at most :data:`MAX_RUNS` runs per world can
+    exceed at any confidence: every such audit would be INCONCLUSIVE (docs/math.md §11.3)."""
+    reach = largest_lower_bound(MAX_RUNS, MAX_RUNS, 1 - 1e-9, delta)
+    if claim >= reach:
+        raise CostError(f"run audit of {design}: the claim {claim:.4g} over {rounds:,} rounds is beyond what "
+                        f"{MAX_RUNS:.0e} runs per world can show at any confidence (ε_lb ≤ {reach:.3g}): no audit "
+                        f"could FAIL or PASS it; audit fewer days or rounds a day (--days, --rounds-per-day)")
+
+
 def bugs_of(design: str) -> tuple:
     """The planted bugs of :data:`BUGS` that ``design`` can carry."""
     return tuple(b for b in BUGS if (b != "clear-round" or design in CLEAR_ROUND_DESIGNS)
@@ -191,9 +216,12 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     rounds_per_day = check_int("run_plan", "rounds_per_day", rounds_per_day,
                                low=2 if design in ("ldp_trie", "gboard") else 1, high=64)
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
+    check_rounds(design, days, rounds_per_day)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
     one_round = mech.guarantee.epsilon_report if design in ORACLES else epsilon_round   # THE's report: below ε₀
     short = claim - one_round if claim_short is None else claim_short
+    check_reach(design, short if bug == "uncharged-round" else claim, days * rounds_per_day,
+                delta if design in CENTRAL else 0.0)
     if design in CENTRAL:
         return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
                              check_real("run_plan", "delta", delta, 0.0, 0.5))
@@ -238,6 +266,10 @@ def _fewest_runs(design, days, rounds_per_day, noise, target, delta) -> RunPlan:
             continue
         cost = trials_to_fail(probe)
         best = min(best or (cost, probe), (cost, probe), key=lambda c: c[0])
+    if best is None:
+        raise CostError(f"run audit of {design}: no event Σ ≥ t of the {n}-round noise sum has P[S|A] ≥ 2δ = "
+                        f"{2 * delta:g} and P[S|B] ≥ 1e-8: no run count could measure it; give a smaller δ "
+                        f"(--delta) or fewer rounds (--days, --rounds-per-day)")
     return best[1]
 
 
@@ -309,7 +341,7 @@ def bug_probabilities(plan: RunPlan) -> tuple[float, float]:
     return float(stats.binom.sf(k - 2, n - 1, p)), float(stats.binom.sf(k - 1, n - 1, p_prime))
 
 
-def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER, max_trials: int = 10**9) -> int:
+def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER, max_trials: int = MAX_RUNS) -> int:
     """The fewest trials per world at which the audit FAILS the plan's claim with probability ≥ ``power``
     under the plan's client (:func:`bug_probabilities`): with a = (1 − power)/2, when the a-quantile of
     k_A and the (1 − a)-quantile of k_B already give ε_lb > claim, both hold together with probability
@@ -323,12 +355,3 @@ def trials_to_fail(plan: RunPlan, confidence: float = 0.95, power: float = POWER
         return epsilon_lower_bound(k_a, t, k_b, t, 1 - confidence, plan.delta) > plan.claim
 
     return fewest_trials(fails, max_trials)
-
-
-def default_trials(design: str, claim: float, confidence: float = 0.95, claim_short: float | None = None,
-                   **lengths) -> int:
-    """Trials per world of ``design``'s run audit: the most any of its planted bugs needs to FAIL with
-    probability ≥ :data:`POWER` (:func:`trials_to_fail`); the honest design is audited with as many.
-    ``lengths``: :func:`run_plan`'s ``days``, ``rounds_per_day``, ``epsilon_round``, ``delta``."""
-    return max(trials_to_fail(run_plan(design, claim, bug=b, claim_short=claim_short, **lengths), confidence)
-               for b in bugs_of(design))

@@ -33,6 +33,24 @@ def test_sampled_runs_follow_the_exact_law(design):
                 assert lo <= run_hits(plan, value, trials, np.random.default_rng(3)) <= hi, (sizes, bug, value)
 
 
+@pytest.mark.parametrize("design", ("treehist", "sfp"))
+def test_sketch_law_counts_the_rows_where_the_words_collide(design):
+    """With 2 columns a row hashes "ab" and "ba" together about half the time, so the factor (1 − γ) of
+    P[S|x] = (1 − γ)(1 − f)², P[S|x′] = (1 − γ)f² (per sketch) is far from 1: the protocol's own client,
+    20 000 runs per world, lands within the two-sided 1 − 10⁻⁴ binomial interval of the plan's law, and
+    outside it of the law without collisions ((1 − f)², f² per sketch)."""
+    trials = 20_000
+    plan = design_plan(design, m=2)
+    mech = make("treehist", epsilon=1.0, length=3, alphabet="ab", k=16, m=2) if design == "treehist" else \
+        make("sfp", epsilon=2.0, length=4, alphabet="ab", hash_bits=4, word_k=16, word_m=2, fragment_k=16, fragment_m=2)
+    flips = [mech.cms.flip] if design == "treehist" else [mech.word_cms.flip, mech.fragment_cms.flip]
+    apart = (math.prod((1 - f) ** 2 for f in flips), math.prod(f ** 2 for f in flips))
+    for value, p, p_apart in ((plan.x, plan.p_a, apart[0]), (plan.x_prime, plan.p_b, apart[1])):
+        lo, hi = stats.binom.interval(1 - 1e-4, trials, p)
+        hits = run_hits(plan, value, trials, np.random.default_rng(4))
+        assert lo <= hits <= hi and not lo <= trials * p_apart <= hi, (value, hits, trials * p_apart)
+
+
 def test_pem_law_is_the_hash_split_times_p_and_q():
     """P[S | x] = p·P[H_s(x) ≠ H_s(x′)], P[S | x′] = q·P[…] (s uniform over the pool, group uniform), by
     evaluating every hash of the pool on every group's prefixes; the ratio is p/q = e^ε exactly."""
@@ -66,6 +84,30 @@ def test_claims_are_the_protocols_own_accounting():
     run = run_rounds("prefix_tree", epsilon=3.0, n_days=1, rounds_per_day=3, length=3, alphabet="ab")
     assert design_plan("prefix_tree").claim == pytest.approx(run.epsilon) and run.epsilon == pytest.approx(3.0)
     assert design_plan("prefix_tree", "uncharged-round").claim == pytest.approx(2.0)
+
+
+#: the run audit's protocol parameters, as a deployment's use case takes them
+USE_CASES = {"pem": (("epsilon", 1.0), ("length", 3), ("alphabet", "ab"), ("start", 1), ("pool", 64)),
+             "treehist": (("epsilon", 1.0), ("length", 3), ("alphabet", "ab"), ("k", 16), ("m", 64)),
+             "sfp": (("epsilon", 2.0), ("length", 4), ("alphabet", "ab"), ("hash_bits", 4), ("word_k", 16),
+                     ("word_m", 64), ("fragment_k", 16), ("fragment_m", 64)),
+             "prefix_tree": (("epsilon", 3.0), ("length", 3), ("alphabet", "ab"))}
+
+
+@pytest.mark.parametrize("design", DISCOVERY)
+def test_claim_is_the_deployment_accountants(design):
+    """The run audit's claim over D = 1 and 2 days is the ε per person over the run that the one accountant
+    (device_spend, the number a run summary prints) gives a deployment of the protocol with a run a day:
+    PEM, TreeHist and SFP compose their one report a day (1, 2; 2, 4), the prefix tree spends its ε over all
+    its rounds (3 both)."""
+    from ldpsim.evaluation.privacy.accountant import device_spend
+    from ldpsim.simulator.config import DeploymentConfig, UseCase
+    for days in (1, 2):
+        uc = UseCase("words", "word", design, USE_CASES[design])
+        cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
+                               words=("ab", "ba"), word_weights=(1, 1))
+        spend = device_spend(cfg).total(uc.guarantee.label, "epsilon_person")
+        assert design_plan(design, days=days).claim == pytest.approx(spend, rel=1e-9), days
 
 
 @pytest.mark.parametrize("design", DISCOVERY)

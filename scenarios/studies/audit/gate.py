@@ -38,10 +38,10 @@ from ldpsim.evaluation.audit.auditor import (AuditResult, audit_client, audit_me
 from ldpsim.evaluation.audit.bounds import trials_for_power, trials_to_detect
 from ldpsim.evaluation.audit.plans import plan_targets
 from ldpsim.evaluation.audit import run_audit as ra
+from ldpsim.scenarios.studies.audit import run_cost
 from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
-from ldpsim.evaluation.audit.run_audit import (RunPlan, audit_run, default_trials, event_epsilon, run_plan,
-                                               trials_to_fail)
+from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, event_epsilon, run_plan
 from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, cut, terminal_width
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
@@ -502,7 +502,7 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
         (designs that cannot carry it are skipped, and said so).
     trials : int, optional
         Runs per world (default: per design, the most its planted bugs need to FAIL with probability ≥ 0.95,
-        :func:`~ldpsim.evaluation.audit.run_audit.default_trials`).
+        :func:`run_trials`, and at least the runs at which some outcome exceeds the audited claim).
     confidence : float in (0, 1)
     seed : int
     days, rounds_per_day : int, optional
@@ -510,6 +510,14 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     delta : float
         δ of the (ε, δ) claims (central, amplified, thresholded and enclave designs; default
         :data:`~ldpsim.mechanisms.deltas.DELTA_AUDIT`).
+
+    Raises
+    ------
+    InputError
+        An unknown design or bug, a length or δ out of range.
+    CostError
+        Before any run, when the runs given or needed exceed what the run audit starts
+        (:mod:`~ldpsim.scenarios.studies.audit.run_cost`): the message names the runs, the cap and what to change.
     """
     lengths = {"days": days, "rounds_per_day": rounds_per_day, "delta": delta}
     designs = tuple(rd.check_design(d) for d in (rd.ALL_DESIGNS if designs is None else designs))
@@ -521,10 +529,17 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     if trials is not None:
         trials = check_trials(trials)
     skipped = [d for d in designs if bug is not None and bug not in rd.design_bugs(d)]
+    if len(skipped) == len(designs):      # nothing to audit: no evidence, never a PASS
+        carriers = [d for d in rd.ALL_DESIGNS if bug in rd.design_bugs(d)]
+        raise InputError(f"The run audit has no design to audit: 'designs' is {list(designs)}"
+                         + (f" and none carries the planted {bug!r} (designs that do: {', '.join(carriers)})"
+                            if designs else "") + ".")
     plans = [plan_run(d, bug, **lengths) for d in designs if d not in skipped]
-    counts = [trials or run_trials(p.design, confidence, **lengths) for p in plans]
-    for p, t in zip(plans, counts):   # a bug no feasible audit detects gives max_trials + 1: refused here
-        _guard_samples(t, 1, p.rounds)
+    for p in plans if trials is not None else ():
+        run_cost.check_runs(p, trials)
+    counts = [trials or run_cost.refutable_runs(p, confidence, run_trials(p.design, confidence, **lengths))
+              for p in plans]
+    run_cost.check_total(plans, counts)
     streams = np.random.SeedSequence(seed).spawn(len(rd.STREAMS))   # one stream a design (rd.STREAMS)
     rngs = [np.random.default_rng(streams[rd.STREAMS.index(p.design)]) for p in plans]
     results = [audit_run(p, t, r, confidence) for p, t, r in zip(plans, counts, rngs)]
@@ -576,12 +591,10 @@ def plan_run(design: str, bug: str | None = None, days: int | None = None, round
 
 def run_trials(design: str, confidence: float = 0.95, **lengths) -> int:
     """Runs per world of ``design``'s audit: the most any of its planted bugs needs to FAIL with probability
-    ≥ 0.95 (:func:`~ldpsim.evaluation.audit.run_audit.default_trials`); ``lengths`` as :func:`plan_run`'s."""
-    if rd.check_design(design) in rd.PLANS:
-        return max(trials_to_fail(plan_run(design, b, **lengths), confidence) for b in rd.design_bugs(design))
-    full = {"days": lengths.get("days") or ra.DAYS, "rounds_per_day": lengths.get("rounds_per_day") or ra.ROUNDS_PER_DAY,
-            "epsilon_round": lengths.get("epsilon_round") or ra.EPSILON_ROUND, "delta": lengths.get("delta", DELTA_AUDIT)}
-    return default_trials(design, run_claim(design, **full), confidence, _claim_short(design, **full), **full)
+    ≥ 0.95 (:func:`~ldpsim.scenarios.studies.audit.run_cost.needed_runs`: a bug that needs more runs than the
+    audit starts is refused, :class:`~ldpsim.evaluation.cost.CostError`); ``lengths`` as :func:`plan_run`'s."""
+    plans = {b: plan_run(design, b, **lengths) for b in rd.design_bugs(design)}
+    return run_cost.needed_runs(plans, design, confidence)
 
 
 def _claim_short(design: str, days: int, rounds_per_day: int, epsilon_round: float, delta: float) -> float | None:

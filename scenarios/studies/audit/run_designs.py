@@ -60,7 +60,7 @@ from scipy import stats
 
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
-from ldpsim.evaluation.audit.run_audit import RunPlan, bugs_of, trials_to_fail
+from ldpsim.evaluation.audit.run_audit import MAX_ROUNDS, RunPlan, bugs_of, check_reach, check_rounds, trials_to_fail
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_exact import HardwareSampleThreshold
 from ldpsim.evaluation.privacy.trust_local import SecAggLocal, Shuffled
@@ -143,7 +143,8 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
         raise InputError(f"The {design} run audit takes no size {unknown[0]!r} (it takes: {', '.join(defaults)}).")
     s = {**defaults, **sizes}
     days = check_int(design, "days", s.pop("days"), low=1, high=365)
-    per_day = check_int(design, "rounds_per_day", s.pop("rounds_per_day"), low=1, high=1000)
+    per_day = check_int(design, "rounds_per_day", s.pop("rounds_per_day"), low=1, high=MAX_ROUNDS)
+    check_rounds(design, days, per_day)
     delta = check_real(design, "delta", delta, 0.0, 0.5)
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
              "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
@@ -239,8 +240,12 @@ def _sample_threshold(design, bug, delta, days, per_day, epsilon, **rate) -> Run
     rounds = days * per_day
     if design == "triehh":
         gamma = check_real(design, "gamma", rate["gamma"], 0.0, 1.0)
-        run = run_rounds("triehh", epsilon=epsilon, n_days=days, rounds_per_day=per_day, delta=delta,
-                         gamma=gamma, length=per_day, alphabet="ab")
+        try:
+            run = run_rounds("triehh", epsilon=epsilon, n_days=days, rounds_per_day=per_day, delta=delta,
+                             gamma=gamma, length=per_day, alphabet="ab")
+        except ValueError as exc:         # no threshold reaches (ε, δ) over these rounds
+            raise InputError(f"The triehh run audit over days × rounds_per_day = {days} × {per_day} rounds: "
+                             f"{exc} Audit fewer rounds, or raise 'epsilon' or δ.") from None
         theta, claim = run.protocol.theta, run.epsilon
         source = f"TrieHH's run accountant (central (ε, δ) per device over {rounds} rounds)"
     else:
@@ -376,6 +381,7 @@ def _binomial(design, days, per_day, claim, target, source, bug, p_one, perturb,
     """The plan of n = D·R independent reports of the canary, event "at least k in S" (k: fewest trials to
     refute ``target``, the planted claim), exact law P[Bin(n, p) ≥ k] against P[Bin(n, p′) ≥ k]."""
     n = days * per_day
+    check_reach(design, target, n)
     k = joint_k(*p_one, target, n)
     p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in p_one)
     return RunPlan(design, days, per_day, x, x_prime, k, p_a, p_b, float(claim), source, one_report, bug,

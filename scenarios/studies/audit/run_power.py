@@ -10,13 +10,11 @@ fewer runs has less power: a PASS then says only that no effect that large was s
 
 from __future__ import annotations
 
-from ldpsim.evaluation.audit.run_audit import event_epsilon, trials_to_fail
+from ldpsim.evaluation.audit.run_audit import MAX_RUNS, event_epsilon, trials_to_fail
 from ldpsim.scenarios.studies.audit.run_designs import design_bugs
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.scenarios.studies.audit.gate import plan_run
 
-#: runs per world beyond which a bug counts as out of reach (days of CPU for the cheapest clients)
-MAX_RUNS = 10**9
 #: the lengths of :func:`run_power`'s default table: (design, days, rounds a day, δ of the claim)
 CASES = (("grr", 7, 2, DELTA_AUDIT), ("grr", 30, 1, DELTA_AUDIT), ("secagg", 3, 2, 1e-5), ("two_server", 3, 2, 1e-5),
          ("two_server", 30, 1, 1e-5), ("shuffle", 7, 30, DELTA_AUDIT), ("tee", 30, 1, 1e-5),
