@@ -156,8 +156,9 @@ def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float
                                                                       np.random.default_rng(ss))]
     out = {}
     for m, key in keys.items():
-        share, median = found_days(pd.DataFrame(rows[key]), slang.start_day, len(seeds))
-        error = slang_error(pd.DataFrame(rows[key]))
+        scored = pd.DataFrame(rows[key])
+        share, median = found_days(scored, slang.start_day, len(seeds))
+        error = slang_error(scored)
         privacy = designs[key][1]
         out[m] = {"discovery": key[0], "epsilon_person": float(privacy["epsilon_person"]),
                   "epsilon_item": float(privacy["epsilon_item"]), "delta": float(privacy["delta"]),
