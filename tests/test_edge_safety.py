@@ -139,7 +139,7 @@ def test_the_report_embeds_only_files_the_run_wrote_never_through_a_symlink(tmp_
         (run_dir / "user.csv").write_text("a\nUSER-CSV\n")
         return real(run_dir, *args, **kw)
     monkeypatch.setattr(html, "report_from_run_dir", plant_then_report)
-    assert main(["run", str(deployment), "--out", str(out), "-q"]) == 0
+    assert main(["run", str(deployment), "--out", str(out), "--figures", "all", "-q"]) == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     blobs = b"".join(base64.b64decode(b.split('"', 1)[0]) for b in page.split("base64,")[1:])
     assert b"TOP-SECRET" not in blobs and b"USER-FILE" not in blobs and blobs.count(b"\x89PNG") >= 3

@@ -111,7 +111,9 @@ def bounded_scores(name: str, protocol, slang, nights, read: str, rng) -> list[d
 
 def found_days(nights, start_day: int, seeds: int) -> tuple[float, float]:
     """(share of seeds whose list keeps the new word, median days from its first day until it stays listed;
-    NaN: never) of one design's nightly rows (``seed``, ``day``, ``found``)."""
+    NaN: never) of one design's nightly rows (``seed``, ``day``, ``found``; none when no pass ends within the run)."""
+    if nights.empty:
+        return 0.0, math.nan
     firsts = [first_reaching(s["day"], s["found"].astype(float), level=1.0) for _, s in nights.groupby("seed")]
     hit = [f - start_day for f in firsts if f is not None]
     return len(hit) / seeds, float(np.median(hit)) if hit else math.nan
@@ -119,7 +121,9 @@ def found_days(nights, start_day: int, seeds: int) -> tuple[float, float]:
 
 def slang_error(nights) -> float:
     """Mean |estimated − true share| of the new word over the nights its list holds it (NaN: never listed with
-    an estimate), from one design's nightly rows (``found``, ``slang_estimate``, ``slang_true``)."""
+    an estimate), from one design's nightly rows (``found``, ``slang_estimate``, ``slang_true``; maybe none)."""
+    if nights.empty:
+        return math.nan
     listed = nights[nights["found"].astype(bool) & nights["slang_estimate"].notna()]
     return float((listed["slang_estimate"] - listed["slang_true"]).abs().mean()) if len(listed) else math.nan
 
@@ -156,8 +160,9 @@ def bounded_days_to_discovery(models, epsilon: float, fleet: Fleet, delta: float
                                                                       np.random.default_rng(ss))]
     out = {}
     for m, key in keys.items():
-        share, median = found_days(pd.DataFrame(rows[key]), slang.start_day, len(seeds))
-        error = slang_error(pd.DataFrame(rows[key]))
+        scored = pd.DataFrame(rows[key])
+        share, median = found_days(scored, slang.start_day, len(seeds))
+        error = slang_error(scored)
         privacy = designs[key][1]
         out[m] = {"discovery": key[0], "epsilon_person": float(privacy["epsilon_person"]),
                   "epsilon_item": float(privacy["epsilon_item"]), "delta": float(privacy["delta"]),

@@ -98,3 +98,15 @@ def test_slang_error_is_the_mean_error_over_the_listed_nights():
                            "slang_true": [0.0, 0.02, 0.02, 0.02]})
     assert slang_error(nights) == pytest.approx((0.01 + 0.01) / 2)
     assert math.isnan(slang_error(nights.assign(found=False)))
+
+
+def test_a_design_with_no_pass_within_the_run_found_nothing():
+    """No nightly row (a trie whose pass outlasts a short run): found by no seed, no error, no crash."""
+    import math
+
+    import pandas as pd
+
+    from ldpsim.scenarios.studies.trust.bounded_discovery import found_days, slang_error
+
+    share, median = found_days(pd.DataFrame([]), 3, 1)
+    assert share == 0 and math.isnan(median) and math.isnan(slang_error(pd.DataFrame([])))
