@@ -4,7 +4,7 @@ A one-report audit checks one randomizer; a person's promise is about everything
 about them. Here the neighbouring pair is two runs of the *same* design that differ in one canary
 person — world A: the canary's input is the planted word x in every one of the n = D·R rounds of the
 run (D days, R rounds or reports a day); world B: the canary's input is x′ in every round (the
-frequency oracles' other value; the tries' "none", the canary without the word) — user-level
+frequency oracles' other value; a numeric reading's plan pair; the tries' "none", the canary without the word) — user-level
 neighbours, the whole history replaced, each round's contribution bounded to one report as the
 design bounds it. The background fleet is empty: under local DP the other devices' reports are
 independent of the canary's and do not change the likelihood ratio of the release, so they can only
@@ -17,7 +17,10 @@ over trials (one client call per round for all trials). The event on the release
     S_n,k = "at least k of the n reports are in S",
 
 S the one-report event of the mechanism's plan (:func:`~.plans.plan_for`: report = x for GRR, bit x
-set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH), whose probabilities p, p′ are the plan's.
+set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH, the report in x = 1's window and outside
+x′ = −1's for PM, SDPM and SW, bit = 1 for 1BitMean at x = m, x′ = 0; the personalized mechanisms: the
+canary's group :data:`~.run_names.RUN_TARGETS` in the clear and its group's event), whose probabilities
+p, p′ are the plan's.
 The rounds are independent, so P[S_n,k | A] = P[Bin(n, p) ≥ k] and P[S_n,k | B] = P[Bin(n, p′) ≥ k]
 exactly; k is fixed from these declared probabilities before any trial (:func:`~.repeated.joint_k`:
 fewest trials to refute the planted accountant's claim), so the choice costs no confidence. With
@@ -39,8 +42,8 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
-unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round; for the central models, an aggregator that releases one round without noise;
+unrandomised (the true category: a GRR report of ε = ∞; a numeric reading's true value, which its event
+holds for x and not for x′), so S is certain under A and impossible under B in that round; for the central models, an aggregator that releases one round without noise;
 ``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
 aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
 trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
@@ -61,10 +64,10 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
-from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS, ORACLES
+from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, NUMERIC, ORACLES, RUN_TARGETS
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms.registry import takes, typical
+from ldpsim.mechanisms.registry import PARAMETERS, takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
@@ -90,8 +93,8 @@ class RunPlan:
     design : str
     days, rounds_per_day : int
         D and R; ``rounds`` = n = D·R reports of the canary.
-    x, x_prime : int
-        The canary's input in world A (the planted word) and in world B.
+    x, x_prime : int or float
+        The canary's input in world A (the planted word; a numeric reading's value) and in world B.
     at_least : int
         k of the event S_n,k.
     p_a, p_b : float
@@ -113,8 +116,8 @@ class RunPlan:
     design: str
     days: int
     rounds_per_day: int
-    x: int
-    x_prime: int
+    x: int | float
+    x_prime: int | float
     at_least: int
     p_a: float
     p_b: float
@@ -168,8 +171,8 @@ def bugs_of(design: str) -> tuple:
 
 
 def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
-    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} at
-    ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
+    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} or numeric
+    mechanism at ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
     (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
     if design in CENTRAL:
         return IntegerNoise(*CENTRAL[design])
@@ -181,12 +184,16 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
 
 
 def oracle_params(design: str, epsilon_round: float) -> dict:
-    """The parameters of the frequency oracle ``design`` (:data:`ORACLES`) in the run audit: its typical shape at
-    domain size 2 and ε = ``epsilon_round``, with :data:`ORACLE_PARAMS` (the accountant charges the same)."""
+    """The parameters of the frequency oracle or numeric mechanism ``design`` (:data:`ORACLES`, :data:`NUMERIC`) in
+    the run audit at ε = ``epsilon_round``: the registry's pair shape where it has one (the id sets of SDGRR, URR
+    and the personalized SDGRR over two values), else its typical shape, an oracle's at domain size 2 (the
+    accountant charges the same)."""
+    if PARAMETERS[design].pair is not None:
+        return {**typical(design, "pair"), "epsilon": epsilon_round}
     shape = typical(design)
     if takes(design, "domain_size"):
         shape["domain_size"] = 2
-    return {**shape, **ORACLE_PARAMS.get(design, {}), "epsilon": epsilon_round}
+    return {**shape, "epsilon": epsilon_round}
 
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
@@ -218,14 +225,14 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     check_rounds(design, days, rounds_per_day)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
-    one_round = mech.guarantee.epsilon_report if design in ORACLES else epsilon_round   # THE's report: below ε₀
+    one_round = mech.guarantee.epsilon_report if design in ORACLES + NUMERIC else epsilon_round   # THE's report: below ε₀
     short = claim - one_round if claim_short is None else claim_short
     check_reach(design, short if bug == "uncharged-round" else claim, days * rounds_per_day,
                 delta if design in CENTRAL else 0.0)
     if design in CENTRAL:
         return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
                              check_real("run_plan", "delta", delta, 0.0, 0.5))
-    plan = plan_for(mech)
+    plan = plan_for(mech, RUN_TARGETS.get(design))
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
     if bug == "uncharged-round":
@@ -289,7 +296,7 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
             hits += int(np.count_nonzero(z.sum(axis=1) + value * plan.rounds >= plan.at_least))
             continue
         inside = np.zeros(size, dtype=np.int64)
-        values = np.full(size, value, dtype=np.int64)
+        values = np.full(size, value)                 # the canary's category (int64) or reading (float64)
         for r in range(plan.rounds):
             if plan.bug == "clear-round" and r == plan.rounds - 1:
                 reports = values                      # the planted client: this round is not randomised
