@@ -19,7 +19,7 @@ over trials (one client call per round for all trials). The event on the release
 S the one-report event of the mechanism's plan (:func:`~.plans.plan_for`: report = x for GRR, bit x
 set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH, the report in x = 1's window and outside
 x′ = −1's for PM, SDPM and SW, bit = 1 for 1BitMean at x = m, x′ = 0; the personalized mechanisms: the
-canary's group :data:`~.run_names.RUN_TARGETS` in the clear and its group's event), whose probabilities
+canary's group :data:`~.run_names.RUN_GROUPS` in the clear and its group's event), whose probabilities
 p, p′ are the plan's.
 The rounds are independent, so P[S_n,k | A] = P[Bin(n, p) ≥ k] and P[S_n,k | B] = P[Bin(n, p′) ≥ k]
 exactly; k is fixed from these declared probabilities before any trial (:func:`~.repeated.joint_k`:
@@ -43,7 +43,7 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞; a numeric reading's true value, which its event
-holds for x and not for x′), so S is certain under A and impossible under B in that round; for the central models, an aggregator that releases one round without noise;
+holds for x and not for x′; a personalized report's value beside its group), so S is certain under A and impossible under B in that round; for the central models, an aggregator that releases one round without noise;
 ``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
 aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
 trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
@@ -64,13 +64,14 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
-from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, NUMERIC, ORACLES, RUN_TARGETS
+from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, NUMERIC, ORACLES, RUN_GROUPS
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms.registry import PARAMETERS, takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
+from ldpsim.mechanisms.frequency.personalized import PersonalizedReports
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
@@ -132,6 +133,8 @@ class RunPlan:
     delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
     #: the designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
     draw: Callable | None = None
+    #: the planted ``clear-round`` client's report of ``values`` unrandomised (None: the values themselves)
+    clear: Callable | None = None
 
     @property
     def rounds(self) -> int:
@@ -232,7 +235,8 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     if design in CENTRAL:
         return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
                              check_real("run_plan", "delta", delta, 0.0, 0.5))
-    plan = plan_for(mech, RUN_TARGETS.get(design))
+    group = RUN_GROUPS.get(design)
+    plan = plan_for(mech, None if group is None else f"group{group}")
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
     if bug == "uncharged-round":
@@ -240,7 +244,8 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     k = joint_k(plan.p_x, plan.p_x_prime, short, n)
     p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in (plan.p_x, plan.p_x_prime))
     return RunPlan(design, days, rounds_per_day, plan.x, plan.x_prime, k, p_a, p_b, claim, source,
-                   plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
+                   plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event,
+                   clear=None if group is None else lambda values: PersonalizedReports(values, np.full(values.size, group)))
 
 
 def _central_plan(design, claim, short, days, rounds_per_day, noise, bug, delta) -> RunPlan:
@@ -299,7 +304,7 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
         values = np.full(size, value)                 # the canary's category (int64) or reading (float64)
         for r in range(plan.rounds):
             if plan.bug == "clear-round" and r == plan.rounds - 1:
-                reports = values                      # the planted client: this round is not randomised
+                reports = values if plan.clear is None else plan.clear(values)   # the planted client: not randomised
             else:
                 reports = plan.perturb(values, rng)
             inside += plan.event(reports)
