@@ -161,3 +161,15 @@ def test_a_bug_the_design_cannot_carry_is_named():
         plan_run("onebitmean", bug="clear-round")
     with pytest.raises(InputError, match="split-noise"):
         plan_run("pm", bug="split-noise")
+
+
+def test_a_reading_is_reported_as_the_float_it_is():
+    """A canary reading 0.5 through PM (never rounded to a category): x = 0.5's window is [ℓ, ℓ + C − 1] with
+    ℓ = (C + 1)/4 − (C − 1)/2, so one report lands at ≥ 1 with probability p(ℓ + C − 2) + (p/e^ε)(1 − ℓ) (the
+    window's part above 1, the rest of [1, C]); 20 000 runs of 6 reports with at least one there: within the two-sided 1 − 10⁻⁵ binomial interval."""
+    h = math.exp(EPS / 2)
+    c, p = (h + 1) / (h - 1), (E - h) / (2 * h + 2)
+    left = (c + 1) / 4 - (c - 1) / 2
+    one = p * (left + c - 2) + p / E * (1 - left)
+    lo, hi = stats.binom.interval(1 - 1e-5, 20_000, stats.binom.sf(0, N, one))
+    assert lo <= run_hits(replace(plan_run("pm"), at_least=1), 0.5, 20_000, np.random.default_rng(5)) <= hi
