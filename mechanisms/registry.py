@@ -188,8 +188,8 @@ def typical(name: str, shape: str = "typical") -> dict:
     row = getattr(PARAMETERS[name.lower()], shape)
     if row is None:
         having = ", ".join(n for n, r in PARAMETERS.items() if getattr(r, shape) is not None)
-        raise InputError(f"{name} has no {shape} shape; " + (f"the deployed designs are {having}." if shape == "deployed"
-                                                             else f"the mechanisms with one are {having}."))
+        which = "the deployed designs are" if shape == "deployed" else "the mechanisms with one are"
+        raise InputError(f"{name} has no {shape} shape; {which} {having}.")
     return dict(row)
 
 

@@ -4,9 +4,9 @@ A one-report audit checks one randomizer; a person's promise is about everything
 about them. Here the neighbouring pair is two runs of the *same* design that differ in one canary
 person — world A: the canary's input is the planted word x in every one of the n = D·R rounds of the
 run (D days, R rounds or reports a day); world B: the canary's input is x′ in every round (the
-frequency oracles' other value; a numeric reading's plan pair; the tries' "none", the canary without the word) — user-level
-neighbours, the whole history replaced, each round's contribution bounded to one report as the
-design bounds it. The background fleet is empty: under local DP the other devices' reports are
+frequency oracles' other value; a numeric reading's plan pair; the tries' "none", the canary without the
+word) — user-level neighbours, the whole history replaced, each round's contribution bounded to one report
+as the design bounds it. The background fleet is empty: under local DP the other devices' reports are
 independent of the canary's and do not change the likelihood ratio of the release, so they can only
 blur the audit; the smallest background maximises the canary's effect.
 
@@ -43,7 +43,8 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
 unrandomised (the true category: a GRR report of ε = ∞; a numeric reading's true value, which its event
-holds for x and not for x′; a personalized report's value beside its group), so S is certain under A and impossible under B in that round; for the central models, an aggregator that releases one round without noise;
+holds for x and not for x′; a personalized report's value beside its group), so S is certain under A and
+impossible under B in that round; for the central models, an aggregator that releases one round without noise;
 ``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
 aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
 trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
@@ -245,7 +246,8 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in (plan.p_x, plan.p_x_prime))
     return RunPlan(design, days, rounds_per_day, plan.x, plan.x_prime, k, p_a, p_b, claim, source,
                    plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event,
-                   clear=None if group is None else lambda values: PersonalizedReports(values, np.full(values.size, group)))
+                   clear=None if group is None else lambda values: PersonalizedReports(values,
+                                                                                        np.full(values.size, group)))
 
 
 def _central_plan(design, claim, short, days, rounds_per_day, noise, bug, delta) -> RunPlan:

@@ -9,7 +9,8 @@ ORACLES = ("grr", "oue", "olh", "rr", "sdgrr", "sue", "blh", "flh", "hr", "she",
 #: the numeric mechanisms a run audits (a reading use case's; 1BitMean fresh every round), each at its typical shape
 #: on the pair of its plan (:func:`~.plans.plan_for`: 1 and −1, 1BitMean's m and 0)
 NUMERIC = ("pm", "sdpm", "sw", "onebitmean", "personalized-sdpm")
-#: the personalized mechanisms: the group the canary chose (public, the same in both worlds; its plan's target "group<g>")
+#: the personalized mechanisms: the group the canary chose (public, the same in both worlds; the plan's target
+#: "group<g>")
 RUN_GROUPS = {"personalized-sdgrr": 1, "personalized-sdpm": 1}
 #: central-noise trust models: the released count of the canary's word each round carries this noise
 #: (secure aggregation: Skellam; trusted hardware: discrete Gaussian; two servers: the discrete Gaussian one

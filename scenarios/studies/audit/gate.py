@@ -559,9 +559,10 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
               epsilon_round: float | None = None, delta: float = DELTA_AUDIT) -> float:
     """The accountant's ε per person over the run (δ = 0; :func:`~ldpsim.evaluation.privacy.accountant.device_spend`,
     the number a run summary prints) of a deployment of ``design`` over ``days`` days, ``rounds_per_day``
-    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's); a central design's
-    at ``delta``; for the designs of :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own
-    accountant's claim (:func:`plan_run`)."""
+    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's) — a numeric mechanism's as a
+    reading use case, the personalized SDPM's (which no use case carries) the same accountant's losses of its
+    fresh reports composed; a central design's at ``delta``; for the designs of
+    :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own accountant's claim (:func:`plan_run`)."""
     if rd.check_design(design) in rd.PLANS:
         return plan_run(design, days=days, rounds_per_day=rounds_per_day, delta=delta).claim
     days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
