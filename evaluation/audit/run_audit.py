@@ -176,8 +176,8 @@ def bugs_of(design: str) -> tuple:
 
 def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
     """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} or numeric
-    mechanism at ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
-    (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
+    mechanism at ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and
+    "none" (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
     if design in CENTRAL:
         return IntegerNoise(*CENTRAL[design])
     if design in ("ldp_trie", "gboard"):
@@ -229,7 +229,8 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     check_rounds(design, days, rounds_per_day)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
-    one_round = mech.guarantee.epsilon_report if design in ORACLES + NUMERIC else epsilon_round   # THE's report: below ε₀
+    local = design in ORACLES + NUMERIC
+    one_round = mech.guarantee.epsilon_report if local else epsilon_round   # THE's report: below ε₀
     short = claim - one_round if claim_short is None else claim_short
     check_reach(design, short if bug == "uncharged-round" else claim, days * rounds_per_day,
                 delta if design in CENTRAL else 0.0)
@@ -287,7 +288,7 @@ def _fewest_runs(design, days, rounds_per_day, noise, target, delta) -> RunPlan:
     return best[1]
 
 
-def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
+def run_hits(plan: RunPlan, value: int | float, trials: int, rng) -> int:
     """How many of ``trials`` runs of the canary holding ``value`` in every round land in S_n,k: the client
     runs once per round for all trials (chunks of :data:`~.auditor.CHUNK`)."""
     hits = 0
