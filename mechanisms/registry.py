@@ -96,10 +96,16 @@ class Shapes:
         1024), Google's RAPPOR (128-bit Bloom filters, 2 hashes, 8 cohorts: C·k = 1024 regression rows for
         a few hundred candidates), Microsoft's dBitFlip (d = 4 buckets a report) and FLH's pool of 1024
         hashes (docs/math.md §1.5, §7.1–§7.3).
+    pair : dict or None
+        The shape over the two values {0, 1} of an audit pair (the whole-run audit's oracles, docs/math.md
+        §11.7), where the typical sets do not fit two values: SDGRR and URR with 0 the high (sensitive)
+        value, the personalized SDGRR with one group for each value. The other oracles' pair shape is the
+        typical one at domain size 2.
     """
 
     typical: dict
     deployed: dict | None = None
+    pair: dict | None = None
 
 
 #: The one table of typical parameters (as scipy.stats keeps its distributions' typical parameters): every
@@ -108,9 +114,10 @@ class Shapes:
 PARAMETERS: dict[str, Shapes] = {
     "grr": Shapes({"domain_size": 10}),
     "rr": Shapes({}),
-    "urr": Shapes({"domain_size": 10, "sensitive": (0, 1, 2)}),
-    "sdgrr": Shapes({"domain_size": 10, "high": (0, 1, 2, 3, 4)}),
-    "personalized-sdgrr": Shapes({"domain_size": 10, "partitions": ((0, 1, 2, 3, 4), (0, 1))}),
+    "urr": Shapes({"domain_size": 10, "sensitive": (0, 1, 2)}, pair={"domain_size": 2, "sensitive": (0,)}),
+    "sdgrr": Shapes({"domain_size": 10, "high": (0, 1, 2, 3, 4)}, pair={"domain_size": 2, "high": (0,)}),
+    "personalized-sdgrr": Shapes({"domain_size": 10, "partitions": ((0, 1, 2, 3, 4), (0, 1))},
+                                 pair={"domain_size": 2, "partitions": ((0,), (1,))}),
     "oue": Shapes({"domain_size": 10}),
     "olh": Shapes({"domain_size": 10}),
     "cms": Shapes({"k": 64, "m": 256}, deployed={"k": 1024, "m": 1024}),
@@ -141,7 +148,7 @@ PARAMETERS: dict[str, Shapes] = {
     "prefix_tree": Shapes({"length": 4, "alphabet": "abcd", "max_candidates": 64, "survivors": 4}),
 }
 #: the rows of :data:`PARAMETERS`
-SHAPES = ("typical", "deployed")
+SHAPES = ("typical", "deployed", "pair")
 
 
 def mechanism_class(name: str) -> type:
@@ -180,8 +187,9 @@ def typical(name: str, shape: str = "typical") -> dict:
     mechanism_class(name)
     row = getattr(PARAMETERS[name.lower()], shape)
     if row is None:
-        deployed = [n for n, r in PARAMETERS.items() if r.deployed is not None]
-        raise InputError(f"{name} has no deployed shape; the deployed designs are {', '.join(deployed)}.")
+        having = ", ".join(n for n, r in PARAMETERS.items() if getattr(r, shape) is not None)
+        which = "the deployed designs are" if shape == "deployed" else "the mechanisms with one are"
+        raise InputError(f"{name} has no {shape} shape; {which} {having}.")
     return dict(row)
 
 

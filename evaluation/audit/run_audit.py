@@ -4,9 +4,9 @@ A one-report audit checks one randomizer; a person's promise is about everything
 about them. Here the neighbouring pair is two runs of the *same* design that differ in one canary
 person — world A: the canary's input is the planted word x in every one of the n = D·R rounds of the
 run (D days, R rounds or reports a day); world B: the canary's input is x′ in every round (the
-frequency oracles' other value; the tries' "none", the canary without the word) — user-level
-neighbours, the whole history replaced, each round's contribution bounded to one report as the
-design bounds it. The background fleet is empty: under local DP the other devices' reports are
+frequency oracles' other value; a numeric reading's plan pair; the tries' "none", the canary without the
+word) — user-level neighbours, the whole history replaced, each round's contribution bounded to one report
+as the design bounds it. The background fleet is empty: under local DP the other devices' reports are
 independent of the canary's and do not change the likelihood ratio of the release, so they can only
 blur the audit; the smallest background maximises the canary's effect.
 
@@ -17,7 +17,10 @@ over trials (one client call per round for all trials). The event on the release
     S_n,k = "at least k of the n reports are in S",
 
 S the one-report event of the mechanism's plan (:func:`~.plans.plan_for`: report = x for GRR, bit x
-set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH), whose probabilities p, p′ are the plan's.
+set and bit x′ clear for OUE, H_s(x) = y ≠ H_s(x′) for OLH, the report in x = 1's window and outside
+x′ = −1's for PM, SDPM and SW, bit = 1 for 1BitMean at x = m, x′ = 0; the personalized mechanisms: the
+canary's group :data:`~.run_names.RUN_GROUPS` in the clear and its group's event), whose probabilities
+p, p′ are the plan's.
 The rounds are independent, so P[S_n,k | A] = P[Bin(n, p) ≥ k] and P[S_n,k | B] = P[Bin(n, p′) ≥ k]
 exactly; k is fixed from these declared probabilities before any trial (:func:`~.repeated.joint_k`:
 fewest trials to refute the planted accountant's claim), so the choice costs no confidence. With
@@ -39,8 +42,9 @@ law of the n-fold noise sum; the claim is the trust accountant's (ε, δ) per de
 
 Planted bugs (``bug=``): ``"uncharged-round"`` — an accountant that forgets to charge one round
 (claim: n − 1 rounds composed); ``"clear-round"`` — a client that sends one round's report
-unrandomised (the true category: a GRR report of ε = ∞), so S is certain under A and impossible under B
-in that round; for the central models, an aggregator that releases one round without noise;
+unrandomised (the true category: a GRR report of ε = ∞; a numeric reading's true value, which its event
+holds for x and not for x′; a personalized report's value beside its group), so S is certain under A and
+impossible under B in that round; for the central models, an aggregator that releases one round without noise;
 ``"split-noise"`` (two servers) — each aggregator adds half the target noise while the claim rests on one
 aggregator's full noise. :func:`bugs_of` says which a design carries; :func:`trials_to_fail` gives the
 trials at which an audit FAILS a bug with probability ≥ 0.95. The amplified, thresholded and enclave
@@ -61,13 +65,14 @@ from ldpsim.evaluation.audit.auditor import CHUNK, AuditResult
 from ldpsim.evaluation.audit.bounds import epsilon_lower_bound, fewest_trials, largest_lower_bound
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.repeated import joint_k
-from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, ORACLE_PARAMS, ORACLES
+from ldpsim.evaluation.audit.run_names import BUGS, CENTRAL, CLEAR_ROUND_DESIGNS, DESIGNS, NUMERIC, ORACLES, RUN_GROUPS
 from ldpsim.evaluation.cost import CostError
 from ldpsim.mechanisms import make
-from ldpsim.mechanisms.registry import takes, typical
+from ldpsim.mechanisms.registry import PARAMETERS, takes, typical
 from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
 from ldpsim.mechanisms.deltas import DELTA_AUDIT
+from ldpsim.mechanisms.frequency.personalized import PersonalizedReports
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 
@@ -90,8 +95,8 @@ class RunPlan:
     design : str
     days, rounds_per_day : int
         D and R; ``rounds`` = n = D·R reports of the canary.
-    x, x_prime : int
-        The canary's input in world A (the planted word) and in world B.
+    x, x_prime : int or float
+        The canary's input in world A (the planted word; a numeric reading's value) and in world B.
     at_least : int
         k of the event S_n,k.
     p_a, p_b : float
@@ -113,8 +118,8 @@ class RunPlan:
     design: str
     days: int
     rounds_per_day: int
-    x: int
-    x_prime: int
+    x: int | float
+    x_prime: int | float
     at_least: int
     p_a: float
     p_b: float
@@ -129,6 +134,8 @@ class RunPlan:
     delta: float = 0.0    #: δ of the (ε, δ) claim (central designs)
     #: the designs of :mod:`ldpsim.scenarios.studies.audit.run_designs`: ``draw(value, size, rng)`` → whether each of ``size`` runs lands in S
     draw: Callable | None = None
+    #: the planted ``clear-round`` client's report of ``values`` unrandomised (None: the values themselves)
+    clear: Callable | None = None
 
     @property
     def rounds(self) -> int:
@@ -168,9 +175,9 @@ def bugs_of(design: str) -> tuple:
 
 
 def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: float):
-    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} at
-    ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and "none"
-    (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
+    """The randomizer of one round of ``design``: the registry's frequency oracle over {x, x′} or numeric
+    mechanism at ``epsilon_round``, or the trie's round randomizer over one candidate (the canary's prefix) and
+    "none" (its protocol at ε = n·ε₀ over the run, one pass of ``rounds_per_day`` rounds a day)."""
     if design in CENTRAL:
         return IntegerNoise(*CENTRAL[design])
     if design in ("ldp_trie", "gboard"):
@@ -181,12 +188,16 @@ def run_mechanism(design: str, days: int, rounds_per_day: int, epsilon_round: fl
 
 
 def oracle_params(design: str, epsilon_round: float) -> dict:
-    """The parameters of the frequency oracle ``design`` (:data:`ORACLES`) in the run audit: its typical shape at
-    domain size 2 and ε = ``epsilon_round``, with :data:`ORACLE_PARAMS` (the accountant charges the same)."""
+    """The parameters of the frequency oracle or numeric mechanism ``design`` (:data:`ORACLES`, :data:`NUMERIC`) in
+    the run audit at ε = ``epsilon_round``: the registry's pair shape where it has one (the id sets of SDGRR, URR
+    and the personalized SDGRR over two values), else its typical shape, an oracle's at domain size 2 (the
+    accountant charges the same)."""
+    if PARAMETERS[design].pair is not None:
+        return {**typical(design, "pair"), "epsilon": epsilon_round}
     shape = typical(design)
     if takes(design, "domain_size"):
         shape["domain_size"] = 2
-    return {**shape, **ORACLE_PARAMS.get(design, {}), "epsilon": epsilon_round}
+    return {**shape, "epsilon": epsilon_round}
 
 
 def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = ROUNDS_PER_DAY,
@@ -218,14 +229,16 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     epsilon_round = check_real("run_plan", "epsilon_round", epsilon_round, 0.0, 8.0)
     check_rounds(design, days, rounds_per_day)
     mech = run_mechanism(design, days, rounds_per_day, epsilon_round)
-    one_round = mech.guarantee.epsilon_report if design in ORACLES else epsilon_round   # THE's report: below ε₀
+    local = design in ORACLES + NUMERIC
+    one_round = mech.guarantee.epsilon_report if local else epsilon_round   # THE's report: below ε₀
     short = claim - one_round if claim_short is None else claim_short
     check_reach(design, short if bug == "uncharged-round" else claim, days * rounds_per_day,
                 delta if design in CENTRAL else 0.0)
     if design in CENTRAL:
         return _central_plan(design, claim, short, days, rounds_per_day, mech, bug,
                              check_real("run_plan", "delta", delta, 0.0, 0.5))
-    plan = plan_for(mech)
+    group = RUN_GROUPS.get(design)
+    plan = plan_for(mech, None if group is None else f"group{group}")
     n = days * rounds_per_day
     source = "accountant (ε per person over the run)"
     if bug == "uncharged-round":
@@ -233,7 +246,9 @@ def run_plan(design: str, claim: float, days: int = DAYS, rounds_per_day: int = 
     k = joint_k(plan.p_x, plan.p_x_prime, short, n)
     p_a, p_b = (float(stats.binom.sf(k - 1, n, p)) for p in (plan.p_x, plan.p_x_prime))
     return RunPlan(design, days, rounds_per_day, plan.x, plan.x_prime, k, p_a, p_b, claim, source,
-                   plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event)
+                   plan.description, bug, (plan.p_x, plan.p_x_prime), plan.client or mech.perturb, plan.event,
+                   clear=None if group is None else lambda values: PersonalizedReports(values,
+                                                                                        np.full(values.size, group)))
 
 
 def _central_plan(design, claim, short, days, rounds_per_day, noise, bug, delta) -> RunPlan:
@@ -273,7 +288,7 @@ def _fewest_runs(design, days, rounds_per_day, noise, target, delta) -> RunPlan:
     return best[1]
 
 
-def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
+def run_hits(plan: RunPlan, value: int | float, trials: int, rng) -> int:
     """How many of ``trials`` runs of the canary holding ``value`` in every round land in S_n,k: the client
     runs once per round for all trials (chunks of :data:`~.auditor.CHUNK`)."""
     hits = 0
@@ -289,10 +304,10 @@ def run_hits(plan: RunPlan, value: int, trials: int, rng) -> int:
             hits += int(np.count_nonzero(z.sum(axis=1) + value * plan.rounds >= plan.at_least))
             continue
         inside = np.zeros(size, dtype=np.int64)
-        values = np.full(size, value, dtype=np.int64)
+        values = np.full(size, value)                 # the canary's category (int64) or reading (float64)
         for r in range(plan.rounds):
             if plan.bug == "clear-round" and r == plan.rounds - 1:
-                reports = values                      # the planted client: this round is not randomised
+                reports = values if plan.clear is None else plan.clear(values)   # the planted client: not randomised
             else:
                 reports = plan.perturb(values, rng)
             inside += plan.event(reports)

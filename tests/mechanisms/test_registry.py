@@ -19,6 +19,9 @@ def test_every_registered_name_has_one_row_that_builds():
         if row.deployed is not None:
             mech = make(name, shape="deployed", domain_size=100, **eps)  # a deployment brings its items
             assert all(getattr(mech, k) == v for k, v in row.deployed.items())
+        if row.pair is not None:             # the shape over the two values {0, 1} of an audit pair
+            mech = make(name, shape="pair", **eps)
+            assert mech.domain_size == 2 and all(getattr(mech, k) == v for k, v in row.pair.items()), name
 
 
 def test_the_deployed_shapes_are_the_published_ones():
@@ -41,10 +44,12 @@ def test_typical_is_a_copy():
 
 
 def test_bad_shape_and_missing_deployed_row_are_named():
-    with pytest.raises(InputError, match=r"'shape' parameter of make must be one of typical, deployed\. Got 'big'"):
+    with pytest.raises(InputError, match=r"'shape' parameter of make must be one of typical, deployed, pair\. Got 'big'"):
         make("grr", epsilon=1.0, shape="big")
     with pytest.raises(InputError, match="grr has no deployed shape; the deployed designs are cms, rappor, flh"):
         make("grr", epsilon=1.0, shape="deployed")
+    with pytest.raises(InputError, match="grr has no pair shape; the mechanisms with one are urr, sdgrr, personalized-sdgrr"):
+        make("grr", epsilon=1.0, shape="pair")
     with pytest.raises(InputError, match="GRR needs the parameter.s. domain_size"):
         make("grr", epsilon=1.0)
     with pytest.raises(InputError, match="did you mean 'grr'"):

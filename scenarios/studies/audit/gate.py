@@ -43,7 +43,8 @@ from ldpsim.scenarios.studies.audit import run_designs as rd
 from ldpsim.evaluation.audit.repeated import memoizes, repeated_plan
 from ldpsim.evaluation.audit.run_audit import RunPlan, audit_run, event_epsilon, run_plan
 from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, cut, terminal_width
-from ldpsim.evaluation.privacy.accountant import device_spend
+from ldpsim.evaluation.privacy.accountant import device_spend, losses
+from ldpsim.evaluation.privacy.composition import basic_composition
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_models import trust_model
@@ -71,6 +72,8 @@ DEFAULT_TRIALS = 1_000_000
 #: keyed hashes, about 15 s for 10⁵ devices × 7 reports × 2 inputs)
 DEFAULT_DEVICES = 100_000
 DEFAULT_DAYS = 7
+#: the run audit's reading use cases (:func:`run_claim`) estimate their mean by EM over this many bins
+READING_BINS = 64
 
 COLUMNS = ("subject", "target", "mode", "epsilon_claimed", "scope", *LEVEL_COLUMNS, "delta", "epsilon_lower_bound",
            "confidence", "x", "x_prime", "trials", "days", "count_x", "count_x_prime", "largest_bound", "verdict",
@@ -556,21 +559,32 @@ def run_claim(design: str, days: int | None = None, rounds_per_day: int | None =
               epsilon_round: float | None = None, delta: float = DELTA_AUDIT) -> float:
     """The accountant's ε per person over the run (δ = 0; :func:`~ldpsim.evaluation.privacy.accountant.device_spend`,
     the number a run summary prints) of a deployment of ``design`` over ``days`` days, ``rounds_per_day``
-    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's); a central design's
-    at ``delta``; for the designs of :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own
-    accountant's claim (:func:`plan_run`)."""
+    reports (a trie: rounds) a day at ``epsilon_round`` each (defaults: the run audit's) — a numeric mechanism's as a
+    reading use case, the personalized SDPM's (which no use case carries) the same accountant's losses of its
+    fresh reports composed; a central design's at ``delta``; for the designs of
+    :data:`~ldpsim.scenarios.studies.audit.run_designs.PLANS`, their own accountant's claim (:func:`plan_run`)."""
     if rd.check_design(design) in rd.PLANS:
         return plan_run(design, days=days, rounds_per_day=rounds_per_day, delta=delta).claim
     days, rounds, eps = days or ra.DAYS, rounds_per_day or ra.ROUNDS_PER_DAY, epsilon_round or ra.EPSILON_ROUND
     if design in ra.CENTRAL:   # the trust accountant's ε per device over the run, add/remove, at the audit's δ
         model = trust_model(design, noise=IntegerNoise(*ra.CENTRAL[design]))
         return run_epsilon(model, 2, days, delta, rounds, "add-remove")
+    params = tuple(ra.oracle_params(design, eps).items()) if design in ra.ORACLES + ra.NUMERIC else ()
+    if design == "personalized-sdpm":   # no use case carries it (its client takes each user's group): the same
+        # accountant's losses of the run's fresh reports, composed as device_spend composes a fresh use case's
+        spent = losses(ra.run_mechanism(design, days, rounds, eps), days * rounds)
+        return basic_composition(e * n for e, n in spent.items())
     if design in ("ldp_trie", "gboard"):
         uc = UseCase("words", "word", design, (("epsilon", eps * days * rounds), ("length", rounds), ("alphabet", "ab")))
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days,
                                words=("ab", "ba"), word_weights=(1, 1))
+    elif design in ra.NUMERIC:         # a reading (typing speed) reported ``rounds`` times a day; the ε does not
+        # depend on how its mean is estimated (EM over READING_BINS bins; 1BitMean: its unbiased bit average)
+        uc = UseCase("typing_speed", "reading", design, params, daily_limit=rounds, value_range=(0.0, 1.0),
+                     em_bins=None if design == "onebitmean" else READING_BINS)
+        cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     else:
-        uc = UseCase("planted", "event", design, tuple(ra.oracle_params(design, eps).items()), daily_limit=rounds)
+        uc = UseCase("planted", "event", design, params, daily_limit=rounds)
         cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     return device_spend(cfg).total(cfg.use_cases[0].guarantee.label, "epsilon_person")
 

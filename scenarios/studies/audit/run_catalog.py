@@ -23,6 +23,7 @@ ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: a design's runs are drawn from child i of the seed's SeedSequence, i its place here (the order designs were
 #: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
 STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
-           "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip")
+           "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
+           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
