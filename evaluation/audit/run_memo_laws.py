@@ -1,0 +1,76 @@
+"""The exact laws of the memoized designs' whole-run events — docs/math.md §11.9.
+
+The audited pair (:mod:`ldpsim.scenarios.studies.audit.run_memo`): world A holds x in the first r₁ rounds and x′
+in the last r₂ = n − r₁, world B x′ then x. The event "at least k₁ of the first r₁ reports in S(x, x′) and at
+least k₂ of the last r₂ in S(x′, x)" has, under a memoizing client, a law that mixes over the memoized responses
+of x and x′ (independent: each is keyed by the device and the value); under a client that redraws its memo on
+every report, independent one-report draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from ldpsim.evaluation.audit.event import packed_bit
+from ldpsim.evaluation.audit.plans import plan_for
+from ldpsim.evaluation.audit.plans_deployed import _rappor_pair
+from ldpsim.evaluation.audit.repeated import _rappor_joint
+from ldpsim.mechanisms import RAPPOR
+
+
+@dataclass(frozen=True)
+class OneReport:
+    """The one-report events of the pair: S(x, x′) (``s_x``) and S(x′, x) (``s_x_prime``), a = P[S(x, x′)|x] =
+    P[S(x′, x)|x′] and b = P[S(x, x′)|x′] = P[S(x′, x)|x] of one report drawn afresh (its cohort too), and
+    ``share``: the probability that a device's (fixed) cohort separates x and x′ (1 without cohorts)."""
+
+    x: object
+    x_prime: object
+    s_x: Callable
+    s_x_prime: Callable
+    a: float
+    b: float
+    share: float
+    what: str
+
+
+def one_report(mech) -> OneReport:
+    """The pair x, x′ and the one-report events of ``mech`` (GRR over two values: the report is the value;
+    RAPPOR: :func:`~.plans_deployed.rappor_plan`'s tokens and cohorts)."""
+    if isinstance(mech, RAPPOR):
+        x, x_prime, pos, pos_p, good = _rappor_pair(mech)
+        plan = plan_for(mech, "report")
+
+        def separated(reports, own, other):
+            c = np.asarray(reports.cohort)
+            hit = good[c].copy()
+            for l in range(mech.num_hashes):
+                hit &= (packed_bit(reports.bits, own[c, l]) == 1) & (packed_bit(reports.bits, other[c, l]) == 0)
+            return hit
+        return OneReport(x, x_prime, lambda r: separated(r, pos, pos_p), lambda r: separated(r, pos_p, pos),
+                         plan.p_x, plan.p_x_prime, float(good.mean()), plan.description)
+    plan = plan_for(mech)             # GRR over two values: the report is the value
+    x, x_prime = plan.x, plan.x_prime
+    return OneReport(x, x_prime, lambda r: np.asarray(r) == x, lambda r: np.asarray(r) == x_prime,
+                     plan.p_x, plan.p_x_prime, 1.0, "the report is the value")
+
+
+def event_laws(mech, one: OneReport, n: int, r1: int, redrawn: bool) -> tuple[np.ndarray, np.ndarray]:
+    """P[S|A], P[S|B] of the events (k₁, k₂), k₁ = 1 … r₁ (rows), k₂ = 1 … n − r₁ (columns): memoized
+    (docs/math.md §11.9: a mixture over the memos) or, ``redrawn``, every report a fresh one-report draw."""
+    halves = []
+    for r in (r1, n - r1):
+        k = np.arange(1, r + 1)
+        if redrawn:
+            halves.append((stats.binom.sf(k - 1, r, one.a), stats.binom.sf(k - 1, r, one.b)))
+        elif isinstance(mech, RAPPOR):
+            laws = np.array([_rappor_joint(mech, r, int(kk), one.share) for kk in k])
+            halves.append((laws[:, 0], laws[:, 1]))
+        else:                         # the whole report memoized: the half is in S iff its one memo is
+            halves.append((np.full(r, one.a), np.full(r, one.b)))
+    share = 1.0 if redrawn else one.share     # the memoized halves share the device's cohort
+    return tuple(np.outer(halves[0][w], halves[1][w]) / share for w in (0, 1))
