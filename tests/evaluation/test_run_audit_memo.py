@@ -1,0 +1,182 @@
+"""The whole-run audit of the memoized designs (docs/math.md §11.9): each event's exact law (a mixture over the
+memoized responses) against the design's own device client, the claim from the one accountant, the same-pattern
+pair tight against it, honest PASS and every planted bug FAIL at the default runs (fixed seeds)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldpsim.evaluation.audit.run_audit import audit_run, event_epsilon, run_hits
+from ldpsim.evaluation.audit.run_memo_laws import event_laws, one_report
+from ldpsim.evaluation.cost import CostError
+from ldpsim.evaluation.privacy.accountant import device_spend
+from ldpsim.mechanisms import make
+from ldpsim.runtime.errors import InputError
+from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
+from ldpsim.scenarios.studies.audit.run_catalog import PLANS
+from ldpsim.scenarios.studies.audit.run_designs import design_bugs, design_plan
+from ldpsim.scenarios.studies.audit.run_memo import costliest_split, memo_params
+from ldpsim.simulator.config import DeploymentConfig, UseCase
+
+MEMO = ("grr_memo", "rappor")
+#: run lengths besides the defaults: an odd n (uneven halves) and a longer run
+LENGTHS = {"grr_memo": (dict(), dict(days=5, rounds_per_day=1)), "rappor": (dict(), dict(days=3, rounds_per_day=1))}
+
+
+def _within(hits: int, trials: int, p: float) -> bool:
+    """hits inside the two-sided 1 − 10⁻⁴ binomial interval of Binomial(trials, p)."""
+    lo, hi = stats.binom.interval(1 - 1e-4, trials, p)
+    return lo <= hits <= hi
+
+
+@pytest.mark.parametrize("design", MEMO)
+def test_sampled_runs_follow_the_exact_law(design):
+    """The device client (one key per run, kept over its rounds; the planted one forgets it), run T times per
+    world, lands in S as often as the plan's exact mixture law says: within a two-sided 10⁻⁴ binomial interval
+    (false alarm ≤ 2·10⁻⁴ per count), honest and planted, at the defaults and an uneven split."""
+    trials = 20_000 if design == "grr_memo" else 6_000
+    for sizes in LENGTHS[design]:
+        for bug in (None,) + design_bugs(design):
+            plan = design_plan(design, bug, **sizes)
+            for value, p in ((plan.x, plan.p_a), (plan.x_prime, plan.p_b)):
+                hits = run_hits(plan, value, trials, np.random.default_rng(7))
+                assert _within(hits, trials, p), (sizes, bug, value, hits / trials, p)
+
+
+def test_rappor_mixture_law_with_colliding_cohorts():
+    """RAPPOR with 4 Bloom bits: only a quarter of the cohorts separate x and x′ (share 0.25), and a device
+    keeps its cohort over all its reports, so the memoized halves' joint law is J(r₁, k₁)·J(r₂, k₂)/share (not
+    the product of the two one-half laws): every (k₁, k₂) checked against 20 000 devices per world of the
+    device client, within two-sided 10⁻⁴ binomial intervals."""
+    from ldpsim.evaluation.audit.repeated import device_client
+    from ldpsim.mechanisms import RAPPOR
+    from ldpsim.mechanisms.memo import device_keys
+
+    mech = RAPPOR(epsilon=2.0, num_bits=4, num_hashes=2, cohorts=8, p=0.1, q=0.9)
+    one, n, r1, trials = one_report(mech), 4, 2, 20_000
+    assert one.share == 0.25
+    laws = event_laws(mech, one, n, r1, redrawn=False)
+    client, rng = device_client(mech), np.random.default_rng(3)
+    for world, (first, second) in enumerate(((one.x_prime, one.x), (one.x, one.x_prime))):
+        keys = device_keys(trials, rng)
+        a = sum(one.s_x(client(np.full(trials, first), keys, rng)) for _ in range(r1)).astype(int)
+        b = sum(one.s_x_prime(client(np.full(trials, second), keys, rng)) for _ in range(n - r1)).astype(int)
+        for k1 in range(1, r1 + 1):
+            for k2 in range(1, n - r1 + 1):
+                p = laws[1 - world][k1 - 1, k2 - 1]
+                assert _within(int(np.count_nonzero((a >= k1) & (b >= k2))), trials, p), (world, k1, k2)
+
+
+def test_grr_memo_law_is_closed_form():
+    """Keyed memoization of GRR over two values: every half is its one memo, P[S|A] = p², P[S|B] = q²;
+    claimed-per-pattern: P[R(x) ≠ R(x′)] = p² + q² under A, 0 under B."""
+    p = math.e / (1 + math.e)
+    honest = design_plan("grr_memo")
+    assert (honest.p_a, honest.p_b) == (pytest.approx(p * p, rel=1e-12), pytest.approx((1 - p) ** 2, rel=1e-12))
+    pattern = design_plan("grr_memo", "claimed-per-pattern")
+    assert pattern.p_a == pytest.approx(p * p + (1 - p) ** 2, rel=1e-12) and pattern.p_b == 0.0
+
+
+@pytest.mark.parametrize("design", MEMO)
+def test_the_pair_is_tight_against_the_accountant(design):
+    """The exact law of the extreme event (every report of each half in its S) has ratio e^{ε(r₁) + ε(r₂)},
+    ε(r) = memoized_loss(r), r₁ the accountant's costliest split — its claim, to 10⁻⁹: the mixture over
+    the memos reaches the accountant's number and no event of the pair can exceed it."""
+    for sizes in LENGTHS[design]:
+        plan = design_plan(design, **sizes)
+        s = {**PLANS[design][1], **sizes}
+        mech = make("grr" if design == "grr_memo" else "rappor",
+                    **memo_params(design, s["epsilon"], **{k: s[k] for k in ("p", "q") if k in s}))
+        n = s["days"] * s["rounds_per_day"]
+        r1 = costliest_split(mech, n)
+        p_a, p_b = event_laws(mech, one_report(mech), n, r1, redrawn=False)
+        assert math.log(p_a[-1, -1] / p_b[-1, -1]) == pytest.approx(plan.claim, abs=1e-9), sizes
+        assert mech.memoized_loss(r1) + mech.memoized_loss(n - r1) == pytest.approx(plan.claim, abs=1e-12)
+        with np.errstate(divide="ignore"):
+            assert np.all(np.log(p_a / p_b) <= plan.claim + 1e-9)
+
+
+@pytest.mark.parametrize("design", MEMO)
+def test_claims_are_the_accountants(design):
+    """The honest claim is device_spend's ε per device over the run of the memoized use case (epsilon_device,
+    same repetition pattern; its epsilon_person is the person's: ∞ for keyed GRR, far above for RAPPOR); the
+    planted accountants: one class charged (ε), or ε₁ per class (2·ε₁)."""
+    s = dict(PLANS[design][1])
+    days, per_day, eps = s.pop("days"), s.pop("rounds_per_day"), s.pop("epsilon")
+    params = memo_params(design, eps, **s)
+    uc = UseCase("u", "event", "grr" if design == "grr_memo" else "rappor", tuple(params.items()),
+                 daily_limit=per_day, memoize=True)
+    cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
+    spend = device_spend(cfg)
+    honest = plan_run(design)
+    assert honest.claim == pytest.approx(spend.total(uc.guarantee.label, "epsilon_device"), rel=1e-12)
+    assert run_claim(design) == honest.claim
+    assert spend.total(uc.guarantee.label, "epsilon_person") > honest.claim + 10
+    mech = make(uc.mechanism, **params)
+    if design == "grr_memo":
+        assert honest.claim == pytest.approx(2 * eps)
+        assert plan_run(design, "one-class-charged").claim == pytest.approx(eps)
+    else:
+        assert plan_run(design, "report-loss-per-class").claim == pytest.approx(2 * mech.epsilon_report)
+    for bug in ("redrawn-memo", "claimed-per-pattern"):
+        if bug in design_bugs(design):
+            assert plan_run(design, bug).claim == honest.claim
+
+
+@pytest.mark.parametrize("design", MEMO)
+def test_honest_event_never_exceeds_the_claim(design):
+    honest = plan_run(design)
+    assert event_epsilon(honest) <= honest.claim + 1e-12
+    for bug in design_bugs(design):
+        planted = plan_run(design, bug)
+        assert event_epsilon(planted) > planted.claim, bug
+
+
+def test_grr_memo_passes_and_its_bugs_fail():
+    trials = run_trials("grr_memo")
+    assert trials < 10**4
+    assert audit_run(plan_run("grr_memo"), trials, 0).verdict == "PASS"
+    for bug in design_bugs("grr_memo"):
+        assert audit_run(plan_run("grr_memo", bug), trials, 0).verdict == "FAIL", bug
+
+
+@pytest.mark.slow
+def test_rappor_passes_and_its_bugs_fail():
+    trials = run_trials("rappor")
+    assert trials < 10**6
+    assert audit_run(plan_run("rappor"), trials, 0).verdict == "PASS"
+    for bug in design_bugs("rappor"):
+        assert audit_run(plan_run("rappor", bug), trials, 0).verdict == "FAIL", bug
+
+
+def test_scope_is_the_same_pattern_unless_planted():
+    """The honest memoized claim is the same-pattern number (no person-level column); the planted scope bug
+    judges it as the person's."""
+    honest = audit_whole_run(["grr_memo"], trials=50).table.iloc[0]
+    assert "same repetition pattern" in honest.scope and math.isnan(honest.epsilon_person)
+    planted = audit_whole_run(["grr_memo"], bug="claimed-per-pattern", trials=50).table.iloc[0]
+    assert planted.scope == "one person over the run" and planted.epsilon_person == 2.0
+
+
+def test_infeasible_and_bad_lengths_are_refused():
+    """A RAPPOR run whose redrawn memo needs more runs than the audit starts is refused before any run
+    (naming the bug); one report has no second memo class; more than the planned rounds are refused."""
+    with pytest.raises(CostError, match="redrawn-memo"):
+        audit_whole_run(["rappor"], days=2, rounds_per_day=1)
+    with pytest.raises(InputError, match="at least two reports"):
+        plan_run("grr_memo", days=1, rounds_per_day=1)
+    with pytest.raises(CostError, match="rounds_per_day"):
+        plan_run("grr_memo", days=300, rounds_per_day=4)
+    with pytest.raises(InputError, match="'bug'"):
+        design_plan("rappor", "claimed-per-pattern")
+
+
+def test_cli_audits_a_memoized_design(capsys):
+    from ldpsim.scenarios.cli import main
+    assert main(["audit", "--run", "--design", "grr_memo", "--planted", "one-class-charged"]) == 1
+    assert "FAIL" in capsys.readouterr().out
+    assert main(["audit", "--run", "--design", "rappor", "--planted", "one-class-charged"]) == 2
