@@ -19,7 +19,8 @@ from ldpsim.evaluation.audit.event import packed_bit
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.plans_deployed import _rappor_pair
 from ldpsim.evaluation.audit.repeated import _rappor_joint
-from ldpsim.mechanisms import RAPPOR
+from ldpsim.mechanisms import RAPPOR, DBitFlip
+from ldpsim.runtime.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ class OneReport:
 
 def one_report(mech) -> OneReport:
     """The pair x, x′ and the one-report events of ``mech`` (GRR over two values: the report is the value;
-    RAPPOR: :func:`~.plans_deployed.rappor_plan`'s tokens and cohorts)."""
+    dBitFlip over two buckets, both sampled: the bits (1, 0) or (0, 1); RAPPOR:
+    :func:`~.plans_deployed.rappor_plan`'s tokens and cohorts)."""
     if isinstance(mech, RAPPOR):
         x, x_prime, pos, pos_p, good = _rappor_pair(mech)
         plan = plan_for(mech, "report")
@@ -53,10 +55,26 @@ def one_report(mech) -> OneReport:
             return hit
         return OneReport(x, x_prime, lambda r: separated(r, pos, pos_p), lambda r: separated(r, pos_p, pos),
                          plan.p_x, plan.p_x_prime, float(good.mean()), plan.description)
-    plan = plan_for(mech)             # GRR over two values: the report is the value
-    x, x_prime = plan.x, plan.x_prime
+    plan = plan_for(mech)
+    if isinstance(mech, DBitFlip):    # two buckets, both sampled: the bit of u's bucket 1, of v's 0
+        if (mech.domain_size, mech.d) != (2, 2):
+            raise InputError(f"The memoized dBitFlip run audit takes domain_size = 2 and d = 2 (both buckets "
+                             f"sampled). Got domain_size = {mech.domain_size}, d = {mech.d}.")
+
+        def bits(u):
+            return lambda r: (np.asarray(r.bits)[:, u] == 1) & (np.asarray(r.bits)[:, 1 - u] == 0)
+        return OneReport(0, 1, bits(0), bits(1), plan.p_x, plan.p_x_prime, 1.0,
+                         "the bit of u's bucket 1, of the other's 0")
+    x, x_prime = plan.x, plan.x_prime  # GRR over two values: the report is the value
     return OneReport(x, x_prime, lambda r: np.asarray(r) == x, lambda r: np.asarray(r) == x_prime,
                      plan.p_x, plan.p_x_prime, 1.0, "the report is the value")
+
+
+def differ_probability(mech, one: OneReport) -> float:
+    """P[R(x) ≠ R(x′)] of two whole-report memos of x and x′ drawn independently: 1 − Σ_y P[y|x]·P[y|x′] over
+    the mechanism's reports (its transition matrix or enumerated report distribution)."""
+    table = mech.report_distribution() if hasattr(mech, "report_distribution") else mech.transition_matrix()
+    return float(1.0 - table[one.x] @ table[one.x_prime])
 
 
 def event_laws(mech, one: OneReport, n: int, r1: int, redrawn: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -19,12 +19,13 @@ from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
 from ldpsim.scenarios.studies.audit.run_catalog import PLANS
 from ldpsim.scenarios.studies.audit.run_designs import design_bugs, design_plan
-from ldpsim.scenarios.studies.audit.run_memo import costliest_split, memo_params
+from ldpsim.scenarios.studies.audit.run_memo import MEMO as MECHANISM, costliest_split, memo_params
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
-MEMO = ("grr_memo", "rappor")
-#: run lengths besides the defaults: an odd n (uneven halves) and a longer run
-LENGTHS = {"grr_memo": (dict(), dict(days=5, rounds_per_day=1)), "rappor": (dict(), dict(days=3, rounds_per_day=1))}
+MEMO = ("grr_memo", "rappor", "dbitflip_memo")
+#: the defaults and an odd n (uneven halves)
+LENGTHS = {"grr_memo": (dict(), dict(days=5, rounds_per_day=1)), "rappor": (dict(), dict(days=3, rounds_per_day=1)),
+           "dbitflip_memo": (dict(), dict(days=5, rounds_per_day=1))}
 
 
 def _within(hits: int, trials: int, p: float) -> bool:
@@ -38,7 +39,7 @@ def test_sampled_runs_follow_the_exact_law(design):
     """The device client (one key per run, kept over its rounds; the planted one forgets it), run T times per
     world, lands in S as often as the plan's exact mixture law says: within a two-sided 10⁻⁴ binomial interval
     (false alarm ≤ 2·10⁻⁴ per count), honest and planted, at the defaults and an uneven split."""
-    trials = 20_000 if design == "grr_memo" else 6_000
+    trials = 6_000 if design == "rappor" else 20_000
     for sizes in LENGTHS[design]:
         for bug in (None,) + design_bugs(design):
             plan = design_plan(design, bug, **sizes)
@@ -71,33 +72,41 @@ def test_rappor_mixture_law_with_colliding_cohorts():
                 assert _within(int(np.count_nonzero((a >= k1) & (b >= k2))), trials, p), (world, k1, k2)
 
 
-def test_grr_memo_law_is_closed_form():
+def test_whole_report_memo_laws_are_closed_form():
     """Keyed memoization of GRR over two values: every half is its one memo, P[S|A] = p², P[S|B] = q²;
-    claimed-per-pattern: P[R(x) ≠ R(x′)] = p² + q² under A, 0 under B."""
+    claimed-per-pattern: P[R(x) ≠ R(x′)] = p² + q² under A, 0 under B. dBitFlip (two buckets, ε/2 a bit,
+    a = e^{ε/2}/(e^{ε/2} + 1), b = 1 − a): S(u, v) = bits (1, 0) has a·(1 − b) = a² under u and b² under v;
+    its halves a⁴ against b⁴, and two memos differ w.p. 1 − (2ab)²."""
     p = math.e / (1 + math.e)
     honest = design_plan("grr_memo")
     assert (honest.p_a, honest.p_b) == (pytest.approx(p * p, rel=1e-12), pytest.approx((1 - p) ** 2, rel=1e-12))
     pattern = design_plan("grr_memo", "claimed-per-pattern")
     assert pattern.p_a == pytest.approx(p * p + (1 - p) ** 2, rel=1e-12) and pattern.p_b == 0.0
+    a = math.exp(0.5) / (1 + math.exp(0.5))
+    honest = design_plan("dbitflip_memo")
+    assert (honest.p_a, honest.p_b) == (pytest.approx(a ** 4, rel=1e-12), pytest.approx((1 - a) ** 4, rel=1e-12))
+    pattern = design_plan("dbitflip_memo", "claimed-per-pattern")
+    assert pattern.p_a == pytest.approx(1 - (2 * a * (1 - a)) ** 2, rel=1e-12) and pattern.p_b == 0.0
 
 
 @pytest.mark.parametrize("design", MEMO)
 def test_the_pair_is_tight_against_the_accountant(design):
     """The exact law of the extreme event (every report of each half in its S) has ratio e^{ε(r₁) + ε(r₂)},
-    ε(r) = memoized_loss(r), r₁ the accountant's costliest split — its claim, to 10⁻⁹: the mixture over
-    the memos reaches the accountant's number and no event of the pair can exceed it."""
+    ε(r) = memoized_loss(r), r₁ the accountant's costliest split — its claim, to 10⁻⁹, for GRR and RAPPOR: the
+    mixture over the memos reaches the accountant's number and no event of the pair can exceed it. dBitFlip's
+    accountant counts d + 1 = 3 memo classes, two values reach two: its claim 3ε is above the pair's 2ε."""
     for sizes in LENGTHS[design]:
         plan = design_plan(design, **sizes)
         s = {**PLANS[design][1], **sizes}
-        mech = make("grr" if design == "grr_memo" else "rappor",
-                    **memo_params(design, s["epsilon"], **{k: s[k] for k in ("p", "q") if k in s}))
+        mech = make(MECHANISM[design], **memo_params(design, s["epsilon"], **{k: s[k] for k in ("p", "q") if k in s}))
         n = s["days"] * s["rounds_per_day"]
         r1 = costliest_split(mech, n)
         p_a, p_b = event_laws(mech, one_report(mech), n, r1, redrawn=False)
-        assert math.log(p_a[-1, -1] / p_b[-1, -1]) == pytest.approx(plan.claim, abs=1e-9), sizes
-        assert mech.memoized_loss(r1) + mech.memoized_loss(n - r1) == pytest.approx(plan.claim, abs=1e-12)
+        pair = mech.memoized_loss(r1) + mech.memoized_loss(n - r1)
+        assert math.log(p_a[-1, -1] / p_b[-1, -1]) == pytest.approx(pair, abs=1e-9), sizes
+        assert pair == pytest.approx(plan.claim if design != "dbitflip_memo" else 2 / 3 * plan.claim, abs=1e-12)
         with np.errstate(divide="ignore"):
-            assert np.all(np.log(p_a / p_b) <= plan.claim + 1e-9)
+            assert np.all(np.log(p_a / p_b) <= pair + 1e-9)
 
 
 @pytest.mark.parametrize("design", MEMO)
@@ -108,7 +117,7 @@ def test_claims_are_the_accountants(design):
     s = dict(PLANS[design][1])
     days, per_day, eps = s.pop("days"), s.pop("rounds_per_day"), s.pop("epsilon")
     params = memo_params(design, eps, **s)
-    uc = UseCase("u", "event", "grr" if design == "grr_memo" else "rappor", tuple(params.items()),
+    uc = UseCase("u", "event", MECHANISM[design], tuple(params.items()),
                  daily_limit=per_day, memoize=True)
     cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     spend = device_spend(cfg)
@@ -117,8 +126,8 @@ def test_claims_are_the_accountants(design):
     assert run_claim(design) == honest.claim
     assert spend.total(uc.guarantee.label, "epsilon_person") > honest.claim + 10
     mech = make(uc.mechanism, **params)
-    if design == "grr_memo":
-        assert honest.claim == pytest.approx(2 * eps)
+    if design != "rappor":          # GRR: two classes; dBitFlip: its d + 1 = 3
+        assert honest.claim == pytest.approx((2 if design == "grr_memo" else 3) * eps)
         assert plan_run(design, "one-class-charged").claim == pytest.approx(eps)
     else:
         assert plan_run(design, "report-loss-per-class").claim == pytest.approx(2 * mech.epsilon_report)
@@ -136,21 +145,14 @@ def test_honest_event_never_exceeds_the_claim(design):
         assert event_epsilon(planted) > planted.claim, bug
 
 
-def test_grr_memo_passes_and_its_bugs_fail():
-    trials = run_trials("grr_memo")
-    assert trials < 10**4
-    assert audit_run(plan_run("grr_memo"), trials, 0).verdict == "PASS"
-    for bug in design_bugs("grr_memo"):
-        assert audit_run(plan_run("grr_memo", bug), trials, 0).verdict == "FAIL", bug
-
-
-@pytest.mark.slow
-def test_rappor_passes_and_its_bugs_fail():
-    trials = run_trials("rappor")
-    assert trials < 10**6
-    assert audit_run(plan_run("rappor"), trials, 0).verdict == "PASS"
-    for bug in design_bugs("rappor"):
-        assert audit_run(plan_run("rappor", bug), trials, 0).verdict == "FAIL", bug
+@pytest.mark.parametrize("design", ["grr_memo", pytest.param("rappor", marks=pytest.mark.slow),
+                                    pytest.param("dbitflip_memo", marks=pytest.mark.slow)])
+def test_designs_pass_and_planted_bugs_fail(design):
+    trials = run_trials(design)
+    assert trials < (10**4 if design == "grr_memo" else 10**6)
+    assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
+    for bug in design_bugs(design):
+        assert audit_run(plan_run(design, bug), trials, 0).verdict == "FAIL", bug
 
 
 def test_scope_is_the_same_pattern_unless_planted():

@@ -20,6 +20,8 @@ PLANS = {
     "grr_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
                  dict(days=3, rounds_per_day=2, epsilon=1.0)),
     "rappor": (("redrawn-memo", "report-loss-per-class"), dict(days=6, rounds_per_day=2, epsilon=2.0, p=0.1, q=0.9)),
+    "dbitflip_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
+                      dict(days=3, rounds_per_day=2, epsilon=1.0)),
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
@@ -27,6 +29,6 @@ ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
 STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
            "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
-           "grr_memo", "rappor")
+           "grr_memo", "rappor", "dbitflip_memo")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))

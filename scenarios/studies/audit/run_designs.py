@@ -150,7 +150,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
              "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
              "pem": _pem, "treehist": _sketched, "sfp": _sketched, "prefix_tree": _prefix_tree,
-             "grr_memo": memo_plan, "rappor": memo_plan}[design]
+             "grr_memo": memo_plan, "rappor": memo_plan, "dbitflip_memo": memo_plan}[design]
     return build(design, bug, delta, days, per_day, **s)
 
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from ldpsim.evaluation.audit.planted import redrawing_client
 from ldpsim.evaluation.audit.repeated import device_client
-from ldpsim.evaluation.audit.run_memo_laws import event_laws, one_report
+from ldpsim.evaluation.audit.run_memo_laws import differ_probability, event_laws, one_report
 from ldpsim.evaluation.audit.run_audit import RunPlan, check_reach, trials_to_fail
 from ldpsim.evaluation.privacy.accountant import device_spend, losses
 from ldpsim.evaluation.privacy.composition import basic_composition
@@ -61,7 +61,7 @@ from ldpsim.scenarios.studies.audit.run_catalog import PLANS
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: the memoized designs: design → the registry's mechanism its memoized use case runs
-MEMO = {"grr_memo": "grr", "rappor": "rappor"}
+MEMO = {"grr_memo": "grr", "rappor": "rappor", "dbitflip_memo": "dbitflip"}
 #: events whose delta-method cost is smallest, tried exactly by :func:`trials_to_fail`
 TRIED = 20
 
@@ -164,7 +164,7 @@ def _fewest(probe: RunPlan, p_a: np.ndarray, p_b: np.ndarray) -> tuple[int, int]
 
 def _pattern_plan(base: RunPlan, mech, one, n: int) -> RunPlan:
     """``claimed-per-pattern``: world A alternates x, x′, …; world B repeats x. Event: some report differs
-    from the first — impossible under B (pure memoization), P[R(x) ≠ R(x′)] = a² + (1 − a)² under A."""
+    from the first — impossible under B (pure memoization), P[R(x) ≠ R(x′)] under A (:func:`differ_probability`)."""
     client = device_client(mech)
     seqs = {1: [(one.x, one.x_prime)[r % 2] for r in range(n)], 0: [one.x] * n}
 
@@ -173,10 +173,17 @@ def _pattern_plan(base: RunPlan, mech, one, n: int) -> RunPlan:
         first = client(np.full(size, seqs[value][0]), keys, rng)
         differ = np.zeros(size, dtype=bool)
         for token in seqs[value][1:]:
-            differ |= client(np.full(size, token), keys, rng) != first
+            differ |= _differs(client(np.full(size, token), keys, rng), first)
         return differ
 
     return dataclasses.replace(
-        base, at_least=1, p_a=one.a ** 2 + (1 - one.a) ** 2, p_b=0.0, draw=draw,
+        base, at_least=1, p_a=differ_probability(mech, one), p_b=0.0, draw=draw,
         one_report=f"A: {one.x!r}, {one.x_prime!r} alternating; B: {one.x!r} every round; "
                    f"some of the {n} reports differs from the first")
+
+
+def _differs(reports, others) -> np.ndarray:
+    """Per row, whether two batches of reports differ (every field of a NamedTuple of arrays compared)."""
+    fields = zip(reports, others) if isinstance(reports, tuple) else ((reports, others),)
+    return np.any([(np.asarray(a) != np.asarray(b)).reshape(len(np.asarray(a)), -1).any(axis=1)
+                   for a, b in fields], axis=0)
