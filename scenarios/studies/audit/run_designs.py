@@ -120,7 +120,8 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
         δ of the audited (ε, δ) claim.
     **sizes
         Overrides of the design's defaults (``days``, ``rounds_per_day`` and the design's own: ``devices``,
-        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``, ``k``, ``m``).
+        ``epsilon_report``; ``epsilon``, ``max_keys``; ``gamma`` or ``rate``; ``length``, ``pool``, ``k``, ``m``;
+        RAPPOR's instantaneous ``p``, ``q``).
 
     Returns
     -------

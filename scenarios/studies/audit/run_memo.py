@@ -1,23 +1,27 @@
-"""The whole-run audit of the memoized designs: keyed memoization of GRR, RAPPOR's permanent response — docs/math.md §11.9.
+"""The whole-run audit of the memoized designs: keyed memoization of GRR, RAPPOR's permanent response, dBitFlip's
+memoized responses — docs/math.md §11.9.
 
 A memoized use case (``memoize = true``) sends, for each value, a report drawn once per device and value: the
 simulator's keyed report of GRR (``grr_memo``: every report a deterministic function of hash(device key,
-value), :func:`~ldpsim.mechanisms.memo.keyed_perturb`), or RAPPOR's own permanent response with a fresh
-instantaneous response on every report (``rappor``: ``perturb_memoized``). The canary is one device: the
+value), :func:`~ldpsim.mechanisms.memo.keyed_perturb`), RAPPOR's own permanent response with a fresh
+instantaneous response on every report (``rappor``), or dBitFlip's own memoized responses over two buckets, both
+sampled (``dbitflip_memo``; each through the mechanism's ``perturb_memoized``). The canary is one device: the
 same device key in every round of a run, a fresh key per run (trial); its client is the design's device
 client (:func:`~ldpsim.evaluation.audit.repeated.device_client`).
 
 The accountant (:func:`~ldpsim.evaluation.privacy.accountant.device_spend`) charges a memoized use case its
 worst spread of the n = D·R reports over the memo classes — with the two values x, x′ two classes,
-max over r of ε(r) + ε(n − r), ε(r) = ``memoized_loss(r)`` (GRR: ε for any r ≥ 1; RAPPOR: its exact loss).
+max over r of ε(r) + ε(n − r), ε(r) = ``memoized_loss(r)`` (GRR, dBitFlip: ε for any r ≥ 1; RAPPOR: its exact
+loss; dBitFlip's accountant counts its d + 1 = 3 classes, 3ε, above the 2ε two values reach: not tight).
 That number (``epsilon_device``) compares two histories with the **same repetition pattern**; the audited
 pair is therefore world A: x in the first r₁ rounds and x′ in the last r₂ = n − r₁, world B: x′ then x, r₁ the
 accountant's costliest split. The halves come from independent memos (of x and of x′), so the true loss is
-exactly ε(r₁) + ε(r₂), the claim itself. Event: "at least k₁ of the first r₁ reports in S(x, x′) and at
-least k₂ of the last r₂ in S(x′, x)", S(u, v) the one-report event of the mechanism's plan for u over v
-(GRR: the report is u; RAPPOR: the device's cohort separates them, u's Bloom bits reported 1 and v's 0).
+exactly ε(r₁) + ε(r₂), the claim itself (GRR, RAPPOR). Event: "at least k₁ of the first r₁ reports in S(x, x′)
+and at least k₂ of the last r₂ in S(x′, x)", S(u, v) the one-report event of the mechanism's plan for u over v
+(GRR: the report is u; dBitFlip: the bit of u's bucket 1, of v's 0; RAPPOR: the device's cohort separates them,
+u's Bloom bits reported 1 and v's 0).
 Its exact law is a mixture over the memoized responses: per half, the whole-report memo is in S or not
-(GRR: p·p under A, q·q under B, for any k ≥ 1), RAPPOR's halves follow
+(GRR: p·p under A, q·q under B, for any k ≥ 1; dBitFlip the same), RAPPOR's halves follow
 :func:`~ldpsim.evaluation.audit.repeated._rappor_joint` given the device's (shared) cohort, so
 P = J(r₁, k₁)·J(r₂, k₂)/share. (k₁, k₂) is fixed before any trial from these laws: the fewest runs to FAIL
 the design's accounting bug (the honest design is audited on that event too).
@@ -28,13 +32,13 @@ Planted bugs:
   (:func:`~ldpsim.evaluation.audit.planted.redrawing_client`): the n reports are independent one-report
   draws, P = P[Bin(r₁, a) ≥ k₁]·P[Bin(r₂, a) ≥ k₂] with a = P[S|x] of one report (b = P[S|x′] under B);
   composes to n·ε₁ against the memoized claim;
-* ``one-class-charged`` (``grr_memo``) — the accountant charges one memo class for a device that reports two
-  values (claim ε(n) = ε);
+* ``one-class-charged`` (``grr_memo``, ``dbitflip_memo``) — the accountant charges one memo class for a device
+  that reports two values (claim ε(n) = ε);
 * ``report-loss-per-class`` (``rappor``) — the accountant charges one report's ε₁ per memo class instead of
   the memoized loss ε(r) (claim 2·ε₁);
-* ``claimed-per-pattern`` (``grr_memo``) — the same-pattern number judged as if it bounded a person: world A
-  alternates x, x′, x, … and world B repeats x. Event "not every report is the first one": under pure
-  memoization impossible when the value repeats (P[S|B] = 0), P[S|A] = P[R(x) ≠ R(x′)] = p² + q², so the
+* ``claimed-per-pattern`` (``grr_memo``, ``dbitflip_memo``) — the same-pattern number judged as if it bounded a
+  person: world A alternates x, x′, x, … and world B repeats x. Event "not every report is the first one": under
+  pure memoization impossible when the value repeats (P[S|B] = 0), P[S|A] = P[R(x) ≠ R(x′)], so the
   person-level ε is infinite (docs/math.md §8.6) and any finite claim FAILS with a few dozen runs.
 """
 
