@@ -27,7 +27,8 @@ PLANS = {
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: a design's runs are drawn from child i of the seed's SeedSequence, i its place here (the order designs were
 #: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
-STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
+STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", "shuffle", "secagg_local",
+           "tee", "tee_selection", "triehh", "sample_threshold", "pem", "treehist", "sfp", "prefix_tree",
            "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
            "grr_memo", "rappor", "dbitflip_memo")
 #: every planted bug
