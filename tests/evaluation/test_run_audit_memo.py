@@ -158,17 +158,26 @@ def test_designs_pass_and_planted_bugs_fail(design):
 def test_scope_is_the_same_pattern_unless_planted():
     """The honest memoized claim is the same-pattern number (no person-level column); the planted scope bug
     judges it as the person's."""
-    honest = audit_whole_run(["grr_memo"], trials=50).table.iloc[0]
+    honest = audit_whole_run(["grr_memo"], trials=100).table.iloc[0]
     assert "same repetition pattern" in honest.scope and math.isnan(honest.epsilon_person)
-    planted = audit_whole_run(["grr_memo"], bug="claimed-per-pattern", trials=50).table.iloc[0]
+    planted = audit_whole_run(["grr_memo"], bug="claimed-per-pattern", trials=100).table.iloc[0]
     assert planted.scope == "one person over the run" and planted.epsilon_person == 2.0
 
 
-def test_infeasible_and_bad_lengths_are_refused():
-    """A RAPPOR run whose redrawn memo needs more runs than the audit starts is refused before any run
-    (naming the bug); one report has no second memo class; more than the planned rounds are refused."""
+def test_infeasible_and_bad_lengths_are_refused(monkeypatch):
+    """Before any run (the runs replaced by a failure): a RAPPOR run whose redrawn memo no feasible count
+    detects (2 days × 1 report: one report a half, the redrawn law is the memoized one), runs given beyond
+    the hour (2·10⁸ × 12 rounds × 8.8·10⁻⁷ s × 2 worlds ≈ 4 200 CPU-s); one report has no second memo class;
+    more than the planned rounds."""
+    from ldpsim.scenarios.studies.audit import gate
+
+    def started(plan, trials, rng, confidence):
+        raise AssertionError(f"{plan.design}: {trials:,} runs started")
+    monkeypatch.setattr(gate, "audit_run", started)
     with pytest.raises(CostError, match="redrawn-memo"):
         audit_whole_run(["rappor"], days=2, rounds_per_day=1)
+    with pytest.raises(CostError, match=r"trials = 200,000,000 runs per world of rappor"):
+        audit_whole_run(["rappor"], trials=200_000_000)
     with pytest.raises(InputError, match="at least two reports"):
         plan_run("grr_memo", days=1, rounds_per_day=1)
     with pytest.raises(CostError, match="rounds_per_day"):
