@@ -39,7 +39,7 @@ def test_sampled_runs_follow_the_exact_law(design):
     """The device client (one key per run, kept over its rounds; the planted one forgets it), run T times per
     world, lands in S as often as the plan's exact mixture law says: within a two-sided 10⁻⁴ binomial interval
     (false alarm ≤ 2·10⁻⁴ per count), honest and planted, at the defaults and an uneven split."""
-    trials = 6_000 if design == "rappor" else 20_000
+    trials = 4_000 if design == "rappor" else 10_000
     for sizes in LENGTHS[design]:
         for bug in (None,) + design_bugs(design):
             plan = design_plan(design, bug, **sizes)
