@@ -92,3 +92,22 @@ def event_laws(mech, one: OneReport, n: int, r1: int, redrawn: bool) -> tuple[np
             halves.append((np.full(r, one.a), np.full(r, one.b)))
     share = 1.0 if redrawn else one.share     # the memoized halves share the device's cohort
     return tuple(np.outer(halves[0][w], halves[1][w]) / share for w in (0, 1))
+
+
+def repeated_rappor_law(mech: RAPPOR, one: OneReport, n: int, r1: int) -> np.ndarray:
+    """P[E(k₁, k₂)] (rows k₁ = 1 … r₁, columns k₂ = 1 … n − r₁) when all n reports come from one memoized
+    permanent response of x (a history that repeats x; docs/math.md §11.9): given its i bits of x set and j bits
+    of x′ clear, a report is in S(x, x′) w.p. π = q^i p^{h−i} (1 − p)^j (1 − q)^{h−j} and in S(x′, x) w.p.
+    π′ = q^{h−j} p^j (1 − p)^{h−i} (1 − q)^i, independently given the permanent bits; i, j ~ Bin(h, 1 − f/2)."""
+    f, p, q, h = mech.f, mech.p, mech.q, mech.num_hashes
+    i = np.arange(h + 1)[:, None]
+    j = np.arange(h + 1)[None, :]
+    pi = q ** i * p ** (h - i) * (1 - p) ** j * (1 - q) ** (h - j)
+    pi_prime = q ** (h - j) * p ** j * (1 - p) ** (h - i) * (1 - q) ** i
+    w = stats.binom.pmf(np.arange(h + 1), h, 1 - f / 2)
+    weight = one.share * w[:, None] * w[None, :]
+    k1 = np.arange(1, r1 + 1)[:, None, None, None]
+    k2 = np.arange(1, n - r1 + 1)[None, :, None, None]
+    tails = stats.binom.sf(k1 - 1, r1, pi[None, None]) * stats.binom.sf(k2 - 1, n - r1, pi_prime[None, None])
+    return (tails * weight[None, None]).sum(axis=(2, 3))
+

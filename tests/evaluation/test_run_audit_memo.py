@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from ldpsim.evaluation.audit.run_audit import audit_run, event_epsilon, run_hits
-from ldpsim.evaluation.audit.run_memo_laws import event_laws, one_report
+from ldpsim.evaluation.audit.run_memo_laws import event_laws, one_report, repeated_rappor_law
 from ldpsim.evaluation.cost import CostError
 from ldpsim.evaluation.privacy.accountant import device_spend
 from ldpsim.mechanisms import make
@@ -51,7 +51,8 @@ def test_sampled_runs_follow_the_exact_law(design):
 def test_rappor_mixture_law_with_colliding_cohorts():
     """RAPPOR with 4 Bloom bits: only a quarter of the cohorts separate x and x′ (share 0.25), and a device
     keeps its cohort over all its reports, so the memoized halves' joint law is J(r₁, k₁)·J(r₂, k₂)/share (not
-    the product of the two one-half laws): every (k₁, k₂) checked against 20 000 devices per world of the
+    the product of the two one-half laws); a history repeating x (one permanent response) follows
+    :func:`repeated_rappor_law`: every (k₁, k₂) of the three worlds checked against 20 000 devices each of the
     device client, within two-sided 10⁻⁴ binomial intervals."""
     from ldpsim.evaluation.audit.repeated import device_client
     from ldpsim.mechanisms import RAPPOR
@@ -60,15 +61,15 @@ def test_rappor_mixture_law_with_colliding_cohorts():
     mech = RAPPOR(epsilon=2.0, num_bits=4, num_hashes=2, cohorts=8, p=0.1, q=0.9)
     one, n, r1, trials = one_report(mech), 4, 2, 20_000
     assert one.share == 0.25
-    laws = event_laws(mech, one, n, r1, redrawn=False)
+    laws = event_laws(mech, one, n, r1, redrawn=False) + (repeated_rappor_law(mech, one, n, r1),)
     client, rng = device_client(mech), np.random.default_rng(3)
-    for world, (first, second) in enumerate(((one.x_prime, one.x), (one.x, one.x_prime))):
+    for world, (first, second) in enumerate(((one.x, one.x_prime), (one.x_prime, one.x), (one.x, one.x))):
         keys = device_keys(trials, rng)
         a = sum(one.s_x(client(np.full(trials, first), keys, rng)) for _ in range(r1)).astype(int)
         b = sum(one.s_x_prime(client(np.full(trials, second), keys, rng)) for _ in range(n - r1)).astype(int)
         for k1 in range(1, r1 + 1):
             for k2 in range(1, n - r1 + 1):
-                p = laws[1 - world][k1 - 1, k2 - 1]
+                p = laws[world][k1 - 1, k2 - 1]
                 assert _within(int(np.count_nonzero((a >= k1) & (b >= k2))), trials, p), (world, k1, k2)
 
 
@@ -183,7 +184,7 @@ def test_infeasible_and_bad_lengths_are_refused(monkeypatch):
     with pytest.raises(CostError, match="rounds_per_day"):
         plan_run("grr_memo", days=300, rounds_per_day=4)
     with pytest.raises(InputError, match="'bug'"):
-        design_plan("rappor", "claimed-per-pattern")
+        design_plan("rappor", "one-class-charged")
 
 
 def test_cli_audits_a_memoized_design(capsys):

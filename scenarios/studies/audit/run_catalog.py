@@ -19,7 +19,7 @@ PLANS = {
     "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
     "grr_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
                  dict(days=3, rounds_per_day=2, epsilon=1.0)),
-    "rappor": (("redrawn-memo", "report-loss-per-class"), dict(days=6, rounds_per_day=2, epsilon=2.0, p=0.1, q=0.9)),
+    "rappor": (("redrawn-memo", "report-loss-per-class", "claimed-per-pattern"), dict(days=6, rounds_per_day=2, epsilon=2.0, p=0.1, q=0.9)),
     "dbitflip_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
                       dict(days=3, rounds_per_day=2, epsilon=1.0)),
 }

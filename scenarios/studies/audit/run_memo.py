@@ -51,13 +51,13 @@ import numpy as np
 
 from ldpsim.evaluation.audit.planted import redrawing_client
 from ldpsim.evaluation.audit.repeated import device_client
-from ldpsim.evaluation.audit.run_memo_laws import differ_probability, event_laws, one_report
+from ldpsim.evaluation.audit.run_memo_laws import differ_probability, event_laws, one_report, repeated_rappor_law
 from ldpsim.evaluation.audit.run_audit import RunPlan, check_reach, trials_to_fail
 from ldpsim.evaluation.privacy.accountant import device_spend, losses
 from ldpsim.evaluation.privacy.composition import basic_composition
 from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
-from ldpsim.mechanisms import make
-from ldpsim.mechanisms._validation import check_int, check_real
+from ldpsim.mechanisms import RAPPOR, make
+from ldpsim.mechanisms._validation import check_real
 from ldpsim.mechanisms.memo import device_keys
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.runtime.errors import InputError
@@ -122,13 +122,18 @@ def memo_plan(design, bug, delta, days, per_day, epsilon, **shape) -> RunPlan:
     base = RunPlan(design, days, per_day, 1, 0, 0, math.nan, math.nan, float(claims[bug]), source[bug], "", bug,
                    (one.a, one.b), None, None, delta=0.0,
                    scope="" if bug == "claimed-per-pattern" else SAME_PATTERN)
-    if bug == "claimed-per-pattern":
+    if bug == "claimed-per-pattern" and not isinstance(mech, RAPPOR):
         return _pattern_plan(base, mech, one, n)
     honest = event_laws(mech, one, n, r1, redrawn=False)
-    law = event_laws(mech, one, n, r1, redrawn=True) if bug == "redrawn-memo" else honest
+    law = honest
+    if bug == "redrawn-memo":
+        law = event_laws(mech, one, n, r1, redrawn=True)
+    elif bug == "claimed-per-pattern":                        # RAPPOR: B repeats x, one permanent response
+        law = (honest[0], repeated_rappor_law(mech, one, n, r1))
     k1, k2 = _fewest(base, *law) if bug else _fewest(dataclasses.replace(base, claim=claims[accounting]), *honest)
     client = redrawing_client(mech) if bug == "redrawn-memo" else device_client(mech)
-    seqs = {1: [one.x] * r1 + [one.x_prime] * (n - r1), 0: [one.x_prime] * r1 + [one.x] * (n - r1)}
+    seqs = {1: [one.x] * r1 + [one.x_prime] * (n - r1),     # B: the swap, or (RAPPOR's scope bug) x repeated
+            0: [one.x] * n if bug == "claimed-per-pattern" else [one.x_prime] * r1 + [one.x] * (n - r1)}
 
     def draw(value, size, rng):
         keys = device_keys(size, rng)                  # one device key a run, kept over all its rounds
@@ -143,7 +148,8 @@ def memo_plan(design, bug, delta, days, per_day, epsilon, **shape) -> RunPlan:
 
     return dataclasses.replace(
         base, at_least=k1 + k2, p_a=float(law[0][k1 - 1, k2 - 1]), p_b=float(law[1][k1 - 1, k2 - 1]), draw=draw,
-        one_report=f"A: {one.x!r} × {r1} then {one.x_prime!r} × {n - r1}, B swapped; at least {k1} of the first "
+        one_report=f"A: {one.x!r} × {r1} then {one.x_prime!r} × {n - r1}, "
+                   f"B {f'{one.x!r} × {n}' if bug == 'claimed-per-pattern' else 'swapped'}; at least {k1} of the first "
                    f"{r1} reports in S({one.x!r}) and {k2} of the last {n - r1} in S({one.x_prime!r}); S: {one.what}")
 
 
