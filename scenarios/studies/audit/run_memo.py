@@ -36,10 +36,12 @@ Planted bugs:
   that reports two values (claim ε(n) = ε);
 * ``report-loss-per-class`` (``rappor``) — the accountant charges one report's ε₁ per memo class instead of
   the memoized loss ε(r) (claim 2·ε₁);
-* ``claimed-per-pattern`` (``grr_memo``, ``dbitflip_memo``) — the same-pattern number judged as if it bounded a
-  person: world A alternates x, x′, x, … and world B repeats x. Event "not every report is the first one": under
-  pure memoization impossible when the value repeats (P[S|B] = 0), P[S|A] = P[R(x) ≠ R(x′)], so the
-  person-level ε is infinite (docs/math.md §8.6) and any finite claim FAILS with a few dozen runs.
+* ``claimed-per-pattern`` — the same-pattern number judged as if it bounded a person. ``grr_memo``,
+  ``dbitflip_memo``: world A alternates x, x′, x, … and world B repeats x. Event "not every report is the first
+  one": under pure memoization impossible when the value repeats (P[S|B] = 0), P[S|A] = P[R(x) ≠ R(x′)], so the
+  person-level ε is infinite (docs/math.md §8.6) and any finite claim FAILS with a few dozen runs. ``rappor``:
+  world A the honest pair's, world B x in every round (one permanent response), event E(k₁, k₂) with the law
+  :func:`~ldpsim.evaluation.audit.run_memo_laws.repeated_rappor_law`.
 """
 
 from __future__ import annotations
