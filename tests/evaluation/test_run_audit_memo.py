@@ -185,6 +185,10 @@ def test_infeasible_and_bad_lengths_are_refused(monkeypatch):
         plan_run("grr_memo", days=300, rounds_per_day=4)
     with pytest.raises(InputError, match="'bug'"):
         design_plan("rappor", "one-class-charged")
+    with pytest.raises(InputError, match="'q'"):
+        design_plan("rappor", q=1.5)
+    with pytest.raises(InputError, match="size 'q'"):
+        design_plan("grr_memo", q=0.5)
 
 
 def test_cli_audits_a_memoized_design(capsys):

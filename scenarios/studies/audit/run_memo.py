@@ -75,7 +75,7 @@ TRIED = 20
 def memo_params(design: str, epsilon: float, **shape) -> dict:
     """The mechanism parameters of ``design``'s use case: the registry's typical shape at domain size 2 (two
     values x, x′) under ``shape`` (RAPPOR: its instantaneous p, q) and ``epsilon`` (ε_∞ for RAPPOR, ε of one
-    report for GRR)."""
+    report for GRR and dBitFlip)."""
     name = MEMO[design]
     params = typical(name)
     if takes(name, "domain_size"):
@@ -100,7 +100,33 @@ def costliest_split(mech, n: int) -> int:
 
 
 def memo_plan(design, bug, delta, days, per_day, epsilon, **shape) -> RunPlan:
-    """The run audit of the memoized ``design`` (module docstring) with an optional planted ``bug``."""
+    """The run audit of the memoized ``design`` (module docstring).
+
+    Parameters
+    ----------
+    design : str
+        A key of :data:`MEMO`.
+    bug : str or None
+        One of the design's planted bugs (:data:`~ldpsim.scenarios.studies.audit.run_catalog.PLANS`).
+    delta : float
+        Unused: the memoized designs' claims are pure (δ = 0).
+    days, per_day : int
+        D and R (checked by the caller); n = D·R ≥ 2.
+    epsilon : float
+        The mechanism's ``epsilon`` (ε of one report for GRR and dBitFlip, ε_∞ for RAPPOR).
+    **shape
+        RAPPOR's instantaneous ``p``, ``q`` in [0, 1].
+
+    Returns
+    -------
+    RunPlan
+        With the design's own ``draw`` and the exact P[S|A], P[S|B] of the audited client.
+
+    Raises
+    ------
+    InputError
+        A run of one report, or a parameter out of range.
+    """
     epsilon = check_real(design, "epsilon", epsilon, 0.0, 20.0)
     n = days * per_day
     if n < 2:
