@@ -136,6 +136,8 @@ class RunPlan:
     draw: Callable | None = None
     #: the planted ``clear-round`` client's report of ``values`` unrandomised (None: the values themselves)
     clear: Callable | None = None
+    #: what the claim covers beyond one person over the run (the memoized designs: the same repetition pattern)
+    scope: str = ""
 
     @property
     def rounds(self) -> int:
@@ -329,7 +331,8 @@ def audit_run(plan: RunPlan, trials: int, rng, confidence: float = 0.95) -> Audi
         epsilon_claimed=float(plan.claim), epsilon_lower_bound=float(epsilon_lower_bound(k_a, trials, k_b, trials, alpha, plan.delta)),
         confidence=confidence, x=plan.x, x_prime=plan.x_prime, event=plan.description, trials=trials,
         count_x=k_a, count_x_prime=k_b, mode="run", seconds=time.perf_counter() - t0,
-        epsilon_event=event_epsilon(plan), delta=plan.delta, target=f"{plan.days} days × {plan.rounds_per_day} rounds",
+        epsilon_event=event_epsilon(plan), delta=plan.delta,
+        target=f"{plan.days} days × {plan.rounds_per_day} rounds" + (f", {plan.scope}" if plan.scope else ""),
         largest_bound=largest_lower_bound(trials, trials, alpha, plan.delta), days=plan.rounds)
 
 

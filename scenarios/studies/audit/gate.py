@@ -46,6 +46,7 @@ from ldpsim.evaluation.console_table import CELL_CHARS, console_lines, cut, term
 from ldpsim.evaluation.privacy.accountant import device_spend, losses
 from ldpsim.evaluation.privacy.composition import basic_composition
 from ldpsim.evaluation.privacy.level_columns import COLUMNS as LEVEL_COLUMNS, one_report
+from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
 from ldpsim.evaluation.privacy.trust_accounting import run_epsilon
 from ldpsim.evaluation.privacy.trust_models import trust_model
 from ldpsim.mechanisms.aggregation.integer_noise import IntegerNoise
@@ -89,11 +90,15 @@ def scopes(result: AuditResult) -> dict:
     (``epsilon_item``, ``epsilon_person``: NaN where this audit does not define it) — docs/math.md §8.7.
 
     One report (or one round's central release): a device sending it once gives both the claim
-    (:func:`~ldpsim.evaluation.privacy.level_columns.one_report`). A memoized target (RAPPOR's ε_∞, the
+    (:func:`~ldpsim.evaluation.privacy.level_columns.one_report`). A whole run of a memoized design is judged
+    against the accountant's number for histories of one repetition pattern: not the person's. A memoized target (RAPPOR's ε_∞, the
     repeated mode) covers every report of one value: the item's, not the person's (histories with
     other repeats are told apart more: :mod:`ldpsim.evaluation.privacy.person_level`). A whole run
     (:func:`audit_whole_run`) is judged against ε per person over the run."""
     claim = result.epsilon_claimed
+    if result.mode == "run" and SAME_PATTERN in result.target:   # a memoized design's accountant (§11.9)
+        return {"scope": f"one person over the run, {SAME_PATTERN}", "epsilon_item": math.nan,
+                "epsilon_person": math.nan}
     if result.mode == "run":
         return {"scope": "one person over the run", "epsilon_item": math.nan, "epsilon_person": claim}
     if result.mode == "repeated" or result.target == "permanent":

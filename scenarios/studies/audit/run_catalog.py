@@ -17,13 +17,20 @@ PLANS = {
     "treehist": (("claimed-per-group",), dict(days=1, rounds_per_day=1, epsilon=1.0, length=3, k=16, m=64)),
     "sfp": (("fragment-uncharged",), dict(days=1, rounds_per_day=1, epsilon=2.0, length=4, k=16, m=64)),
     "prefix_tree": (("uncharged-round",), dict(days=1, rounds_per_day=3, epsilon=3.0)),
+    "grr_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
+                 dict(days=3, rounds_per_day=2, epsilon=1.0)),
+    "rappor": (("redrawn-memo", "report-loss-per-class", "claimed-per-pattern"), dict(days=6, rounds_per_day=2, epsilon=2.0, p=0.1, q=0.9)),
+    "dbitflip_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
+                      dict(days=3, rounds_per_day=2, epsilon=1.0)),
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 #: a design's runs are drawn from child i of the seed's SeedSequence, i its place here (the order designs were
 #: added in): a design draws the same runs audited alone or beside others, and a new design changes no other's
-STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", *PLANS,
+STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", "shuffle", "secagg_local",
+           "tee", "tee_selection", "triehh", "sample_threshold", "pem", "treehist", "sfp", "prefix_tree",
            "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
-           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm")
+           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm",
+           "grr_memo", "rappor", "dbitflip_memo")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))

@@ -33,7 +33,8 @@ SECONDS_PER_RUN_ROUND = {
     "sfp": 2.2e-6, "prefix_tree": 1.4e-7, "rr": 2.8e-8, "sdgrr": 3.3e-8, "sue": 1.3e-7, "blh": 5.1e-8, "flh": 6.4e-8,
     "hr": 5e-8, "she": 3.8e-8, "the": 9e-8, "cms": 2.4e-7, "hcms": 7.1e-8, "dbitflip": 1.3e-7,
     "urr": 2.2e-8, "personalized-sdgrr": 7.6e-8, "pm": 3.9e-8, "sdpm": 1.1e-7, "sw": 5.4e-8, "onebitmean": 4.7e-8,
-    "personalized-sdpm": 2e-7}
+    "personalized-sdpm": 2e-7,
+    "grr_memo": 8.1e-8, "rappor": 8.8e-7, "dbitflip_memo": 2.9e-7}
 
 
 def seconds(design: str, rounds: int, runs: int) -> float:
