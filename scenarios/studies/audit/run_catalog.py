@@ -30,7 +30,7 @@ ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
 STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "two_server", "shuffle", "secagg_local",
            "tee", "tee_selection", "triehh", "sample_threshold", "pem", "treehist", "sfp", "prefix_tree",
            "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
-           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm",
-           "grr_memo", "rappor", "dbitflip_memo")
+           "grr_memo", "rappor", "dbitflip_memo",
+           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))
