@@ -557,7 +557,8 @@ def audit_whole_run(designs=None, *, bug: str | None = None, trials=None, confid
     notes += [f"{d}: skipped, the planted {bug!r} does not apply (it carries {', '.join(rd.design_bugs(d))})"
               for d in skipped]
     return AuditReport(results, "run", notes + [f"{len(results)} run audit(s): each trial one complete run of the canary; confidence "
-                          f"{confidence:g} per audit; FAIL = ε_lb above the claimed ε per person over the run"])
+                          f"{confidence:g} per audit; FAIL = ε_lb above the claimed ε per person over the run "
+                          f"(a memoized design's: per value, same repetition pattern; audit.csv: scope)"])
 
 
 def run_claim(design: str, days: int | None = None, rounds_per_day: int | None = None,
