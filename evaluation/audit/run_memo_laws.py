@@ -19,7 +19,7 @@ from ldpsim.evaluation.audit.event import packed_bit
 from ldpsim.evaluation.audit.plans import plan_for
 from ldpsim.evaluation.audit.plans_deployed import _rappor_pair
 from ldpsim.evaluation.audit.repeated import _rappor_joint
-from ldpsim.mechanisms import RAPPOR, DBitFlip
+from ldpsim.mechanisms import RAPPOR, DBitFlip, OneBitMean
 from ldpsim.runtime.errors import InputError
 
 
@@ -65,6 +65,9 @@ def one_report(mech) -> OneReport:
             return lambda r: (np.asarray(r.bits)[:, u] == 1) & (np.asarray(r.bits)[:, 1 - u] == 0)
         return OneReport(0, 1, bits(0), bits(1), plan.p_x, plan.p_x_prime, 1.0,
                          "the bit of u's bucket 1, of the other's 0")
+    if isinstance(mech, OneBitMean):  # the counter's ends m and 0: S(m, 0) the bit 1, S(0, m) the bit 0
+        return OneReport(plan.x, plan.x_prime, lambda r: np.asarray(r) == 1, lambda r: np.asarray(r) == 0,
+                         plan.p_x, plan.p_x_prime, 1.0, "the bit is 1 for the counter's top m, 0 for its bottom 0")
     x, x_prime = plan.x, plan.x_prime  # GRR over two values: the report is the value
     return OneReport(x, x_prime, lambda r: np.asarray(r) == x, lambda r: np.asarray(r) == x_prime,
                      plan.p_x, plan.p_x_prime, 1.0, "the report is the value")
@@ -73,6 +76,9 @@ def one_report(mech) -> OneReport:
 def differ_probability(mech, one: OneReport) -> float:
     """P[R(x) ≠ R(x′)] of two whole-report memos of x and x′ drawn independently: 1 − Σ_y P[y|x]·P[y|x′] over
     the mechanism's reports (its transition matrix or enumerated report distribution)."""
+    if isinstance(mech, OneBitMean):   # its transition matrix's rows are those of the inputs asked for
+        rows = mech.transition_matrix(np.array([one.x, one.x_prime]))
+        return float(1.0 - rows[0] @ rows[1])
     table = mech.report_distribution() if hasattr(mech, "report_distribution") else mech.transition_matrix()
     return float(1.0 - table[one.x] @ table[one.x_prime])
 

@@ -19,13 +19,15 @@ from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.gate import audit_whole_run, plan_run, run_claim, run_trials
 from ldpsim.scenarios.studies.audit.run_catalog import PLANS
 from ldpsim.scenarios.studies.audit.run_designs import design_bugs, design_plan
+from ldpsim.scenarios.studies.audit.run_cost import needed_runs
 from ldpsim.scenarios.studies.audit.run_memo import MEMO as MECHANISM, costliest_split, memo_params
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
-MEMO = ("grr_memo", "rappor", "dbitflip_memo")
+MEMO = ("grr_memo", "rappor", "dbitflip_memo", "onebitmean_memo")
 #: the defaults and an odd n (uneven halves)
 LENGTHS = {"grr_memo": (dict(), dict(days=5, rounds_per_day=1)), "rappor": (dict(), dict(days=3, rounds_per_day=1)),
-           "dbitflip_memo": (dict(), dict(days=5, rounds_per_day=1))}
+           "dbitflip_memo": (dict(), dict(days=5, rounds_per_day=1)),
+           "onebitmean_memo": (dict(), dict(days=5, rounds_per_day=1))}
 
 
 def _within(hits: int, trials: int, p: float) -> bool:
@@ -88,6 +90,25 @@ def test_whole_report_memo_laws_are_closed_form():
     assert (honest.p_a, honest.p_b) == (pytest.approx(a ** 4, rel=1e-12), pytest.approx((1 - a) ** 4, rel=1e-12))
     pattern = design_plan("dbitflip_memo", "claimed-per-pattern")
     assert pattern.p_a == pytest.approx(1 - (2 * a * (1 - a)) ** 2, rel=1e-12) and pattern.p_b == 0.0
+    pi_top, pi_bottom = math.e / (1 + math.e), 1 / (1 + math.e)    # 1BitMean's π(m), π(0) at ε = 1
+    honest = design_plan("onebitmean_memo")
+    assert (honest.p_a, honest.p_b) == (pytest.approx(pi_top ** 2, rel=1e-12), pytest.approx(pi_bottom ** 2, rel=1e-12))
+    pattern = design_plan("onebitmean_memo", "claimed-per-pattern")
+    assert pattern.p_a == pytest.approx(1 - 2 * pi_top * pi_bottom, rel=1e-12) and pattern.p_b == 0.0
+
+
+def test_one_bit_mean_at_its_typical_granularity_is_refused_not_started():
+    """1BitMean at granularity 32 has 33 memo classes (its α-rounded levels): the accountant charges the worst
+    device 6ε over 6 reports, which a device redrawing every bit reaches exactly (6 fresh reports of ε), so no
+    event can FAIL the redrawn memo: the default runs are refused before any run, and the honest pair (two
+    levels, 2ε) stays far below the claim."""
+    plan = design_plan("onebitmean_memo", granularity=32)
+    assert plan.claim == pytest.approx(6.0)
+    assert event_epsilon(plan) <= 2.0 + 1e-9
+    assert event_epsilon(design_plan("onebitmean_memo", "redrawn-memo", granularity=32)) <= 6.0 + 1e-9
+    plans = {bug: design_plan("onebitmean_memo", bug, granularity=32) for bug in design_bugs("onebitmean_memo")}
+    with pytest.raises(CostError, match="redrawn-memo"):
+        needed_runs(plans, "onebitmean_memo", 0.95)
 
 
 @pytest.mark.parametrize("design", MEMO)
@@ -99,7 +120,8 @@ def test_the_pair_is_tight_against_the_accountant(design):
     for sizes in LENGTHS[design]:
         plan = design_plan(design, **sizes)
         s = {**PLANS[design][1], **sizes}
-        mech = make(MECHANISM[design], **memo_params(design, s["epsilon"], **{k: s[k] for k in ("p", "q") if k in s}))
+        shape = {k: s[k] for k in ("p", "q", "granularity") if k in s}
+        mech = make(MECHANISM[design], **memo_params(design, s["epsilon"], **shape))
         n = s["days"] * s["rounds_per_day"]
         r1 = costliest_split(mech, n)
         p_a, p_b = event_laws(mech, one_report(mech), n, r1, redrawn=False)
@@ -118,8 +140,9 @@ def test_claims_are_the_accountants(design):
     s = dict(PLANS[design][1])
     days, per_day, eps = s.pop("days"), s.pop("rounds_per_day"), s.pop("epsilon")
     params = memo_params(design, eps, **s)
-    uc = UseCase("u", "event", MECHANISM[design], tuple(params.items()),
-                 daily_limit=per_day, memoize=True)
+    uc = (UseCase("typing_speed", "reading", "onebitmean", tuple(params.items()), daily_limit=per_day, value_range=(0, 1),
+                  memoize=True) if design == "onebitmean_memo" else
+          UseCase("u", "event", MECHANISM[design], tuple(params.items()), daily_limit=per_day, memoize=True))
     cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     spend = device_spend(cfg)
     honest = plan_run(design)
@@ -127,8 +150,8 @@ def test_claims_are_the_accountants(design):
     assert run_claim(design) == honest.claim
     assert spend.total(uc.guarantee.label, "epsilon_person") > honest.claim + 10
     mech = make(uc.mechanism, **params)
-    if design != "rappor":          # GRR: two classes; dBitFlip: its d + 1 = 3
-        assert honest.claim == pytest.approx((2 if design == "grr_memo" else 3) * eps)
+    if design != "rappor":          # GRR, 1BitMean at granularity 1 (levels 0 and 1): two classes; dBitFlip: d + 1 = 3
+        assert honest.claim == pytest.approx((3 if design == "dbitflip_memo" else 2) * eps)
         assert plan_run(design, "one-class-charged").claim == pytest.approx(eps)
     else:
         assert plan_run(design, "report-loss-per-class").claim == pytest.approx(2 * mech.epsilon_report)
@@ -146,10 +169,11 @@ def test_honest_event_never_exceeds_the_claim(design):
         assert event_epsilon(planted) > planted.claim, bug
 
 
-@pytest.mark.parametrize("design", ["grr_memo", "dbitflip_memo", pytest.param("rappor", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("design", ["grr_memo", "dbitflip_memo", "onebitmean_memo",
+                                    pytest.param("rappor", marks=pytest.mark.slow)])
 def test_designs_pass_and_planted_bugs_fail(design):
     trials = run_trials(design)
-    assert trials < (10**4 if design == "grr_memo" else 10**6)
+    assert trials < (10**4 if design in ("grr_memo", "onebitmean_memo") else 10**6)
     assert audit_run(plan_run(design), trials, 0).verdict == "PASS"
     for bug in design_bugs(design):
         assert audit_run(plan_run(design, bug), trials, 0).verdict == "FAIL", bug

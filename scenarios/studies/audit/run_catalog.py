@@ -22,6 +22,8 @@ PLANS = {
     "rappor": (("redrawn-memo", "report-loss-per-class", "claimed-per-pattern"), dict(days=6, rounds_per_day=2, epsilon=2.0, p=0.1, q=0.9)),
     "dbitflip_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
                       dict(days=3, rounds_per_day=2, epsilon=1.0)),
+    "onebitmean_memo": (("redrawn-memo", "one-class-charged", "claimed-per-pattern"),
+                        dict(days=3, rounds_per_day=2, epsilon=1.0, granularity=1)),
 }
 #: every design the run audit covers
 ALL_DESIGNS = RUN_DESIGNS + tuple(PLANS)
@@ -31,6 +33,6 @@ STREAMS = ("grr", "oue", "olh", "ldp_trie", "gboard", "secagg", "threshold", "tw
            "tee", "tee_selection", "triehh", "sample_threshold", "pem", "treehist", "sfp", "prefix_tree",
            "rr", "sdgrr", "sue", "blh", "flh", "hr", "she", "the", "cms", "hcms", "dbitflip",
            "grr_memo", "rappor", "dbitflip_memo",
-           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm")
+           "urr", "personalized-sdgrr", "pm", "sdpm", "sw", "onebitmean", "personalized-sdpm", "onebitmean_memo")
 #: every planted bug
 ALL_BUGS = tuple(dict.fromkeys(RUN_BUGS + tuple(b for bugs, _ in PLANS.values() for b in bugs)))

@@ -34,7 +34,7 @@ SECONDS_PER_RUN_ROUND = {
     "hr": 5e-8, "she": 3.8e-8, "the": 9e-8, "cms": 2.4e-7, "hcms": 7.1e-8, "dbitflip": 1.3e-7,
     "urr": 2.2e-8, "personalized-sdgrr": 7.6e-8, "pm": 3.9e-8, "sdpm": 1.1e-7, "sw": 5.4e-8, "onebitmean": 4.7e-8,
     "personalized-sdpm": 2e-7,
-    "grr_memo": 8.1e-8, "rappor": 8.8e-7, "dbitflip_memo": 2.9e-7}
+    "grr_memo": 8.1e-8, "rappor": 8.8e-7, "dbitflip_memo": 2.9e-7, "onebitmean_memo": 5.5e-8}
 
 
 def seconds(design: str, rounds: int, runs: int) -> float:

@@ -72,7 +72,7 @@ from ldpsim.mechanisms.deltas import DELTA_AUDIT
 from ldpsim.mechanisms.discovery.run_budget import run_rounds
 from ldpsim.runtime.errors import InputError
 from ldpsim.scenarios.studies.audit.run_catalog import ALL_BUGS, ALL_DESIGNS, PLANS, STREAMS
-from ldpsim.scenarios.studies.audit.run_memo import memo_plan
+from ldpsim.scenarios.studies.audit.run_memo import MEMO, memo_plan
 
 #: the bound L0 of the ``bound-l0`` enclave (the accountant's is 1)
 BUG_MAX_KEYS = 3
@@ -151,7 +151,7 @@ def design_plan(design: str, bug: str | None = None, delta: float = DELTA_AUDIT,
     build = {"shuffle": _amplified, "secagg_local": _amplified, "tee": _tee, "tee_selection": _tee,
              "triehh": _sample_threshold, "sample_threshold": _sample_threshold,
              "pem": _pem, "treehist": _sketched, "sfp": _sketched, "prefix_tree": _prefix_tree,
-             "grr_memo": memo_plan, "rappor": memo_plan, "dbitflip_memo": memo_plan}[design]
+             **dict.fromkeys(MEMO, memo_plan)}[design]
     return build(design, bug, delta, days, per_day, **s)
 
 

@@ -1,11 +1,13 @@
 """The whole-run audit of the memoized designs: keyed memoization of GRR, RAPPOR's permanent response, dBitFlip's
-memoized responses — docs/math.md §11.9.
+and 1BitMean's memoized responses — docs/math.md §11.9.
 
 A memoized use case (``memoize = true``) sends, for each value, a report drawn once per device and value: the
 simulator's keyed report of GRR (``grr_memo``: every report a deterministic function of hash(device key,
 value), :func:`~ldpsim.mechanisms.memo.keyed_perturb`), RAPPOR's own permanent response with a fresh
-instantaneous response on every report (``rappor``), or dBitFlip's own memoized responses over two buckets, both
-sampled (``dbitflip_memo``; each through the mechanism's ``perturb_memoized``). The canary is one device: the
+instantaneous response on every report (``rappor``), dBitFlip's own memoized responses over two buckets, both
+sampled (``dbitflip_memo``), or 1BitMean's memoized bit of the α-rounded level of a reading, the counter's ends m
+and 0 at granularity 1 (``onebitmean_memo``: levels 1 and 0, two memo classes; each through the mechanism's
+``perturb_memoized``). The canary is one device: the
 same device key in every round of a run, a fresh key per run (trial); its client is the design's device
 client (:func:`~ldpsim.evaluation.audit.repeated.device_client`).
 
@@ -59,7 +61,7 @@ from ldpsim.evaluation.privacy.accountant import device_spend, losses
 from ldpsim.evaluation.privacy.composition import basic_composition
 from ldpsim.evaluation.privacy.person_level import SAME_PATTERN
 from ldpsim.mechanisms import RAPPOR, make
-from ldpsim.mechanisms._validation import check_real
+from ldpsim.mechanisms._validation import check_int, check_real
 from ldpsim.mechanisms.memo import device_keys
 from ldpsim.mechanisms.registry import takes, typical
 from ldpsim.runtime.errors import InputError
@@ -67,15 +69,15 @@ from ldpsim.scenarios.studies.audit.run_catalog import PLANS
 from ldpsim.simulator.config import DeploymentConfig, UseCase
 
 #: the memoized designs: design → the registry's mechanism its memoized use case runs
-MEMO = {"grr_memo": "grr", "rappor": "rappor", "dbitflip_memo": "dbitflip"}
+MEMO = {"grr_memo": "grr", "rappor": "rappor", "dbitflip_memo": "dbitflip", "onebitmean_memo": "onebitmean"}
 #: events whose delta-method cost is smallest, tried exactly by :func:`trials_to_fail`
 TRIED = 20
 
 
 def memo_params(design: str, epsilon: float, **shape) -> dict:
     """The mechanism parameters of ``design``'s use case: the registry's typical shape at domain size 2 (two
-    values x, x′) under ``shape`` (RAPPOR: its instantaneous p, q) and ``epsilon`` (ε_∞ for RAPPOR, ε of one
-    report for GRR and dBitFlip)."""
+    values x, x′) under ``shape`` (RAPPOR: its instantaneous p, q; 1BitMean: its granularity) and ``epsilon``
+    (ε_∞ for RAPPOR, ε of one report for GRR, dBitFlip and 1BitMean)."""
     name = MEMO[design]
     params = typical(name)
     if takes(name, "domain_size"):
@@ -86,10 +88,19 @@ def memo_params(design: str, epsilon: float, **shape) -> dict:
 def memo_claim(design: str, days: int, per_day: int, epsilon: float, **shape) -> float:
     """The accountant's ε per device over the run of the memoized use case (``epsilon_device``, same repetition
     pattern, δ = 0): a deployment with the two items x, y, ``per_day`` reports a day for ``days`` days."""
-    uc = UseCase("planted", "event", MEMO[design], tuple(memo_params(design, epsilon, **shape).items()),
-                 daily_limit=per_day, memoize=True)
+    uc = memo_use_case(design, per_day, epsilon, **shape)
     cfg = DeploymentConfig(items=("x", "y"), item_weights=(1, 1), use_cases=(uc,), n_days=days)
     return device_spend(cfg).total(uc.guarantee.label, "epsilon_device")
+
+
+def memo_use_case(design: str, per_day: int, epsilon: float, **shape) -> UseCase:
+    """The memoized use case of ``design``, ``per_day`` reports a day: an event over the two items, or
+    (1BitMean) a reading whose memo class is its α-point-rounded level (docs/math.md §7.3)."""
+    params = tuple(memo_params(design, epsilon, **shape).items())
+    if MEMO[design] == "onebitmean":
+        return UseCase("typing_speed", "reading", "onebitmean", params, daily_limit=per_day, value_range=(0.0, 1.0),
+                       memoize=True)
+    return UseCase("planted", "event", MEMO[design], params, daily_limit=per_day, memoize=True)
 
 
 def costliest_split(mech, n: int) -> int:
@@ -132,7 +143,8 @@ def memo_plan(design, bug, delta, days, per_day, epsilon, **shape) -> RunPlan:
     if n < 2:
         raise InputError(f"The {design} run audit needs at least two reports (two memo classes): days × "
                          f"rounds_per_day must be ≥ 2. Got {days} × {per_day}.")
-    shape = {k: check_real(design, k, v, 0.0, 1.0, low_open=False, high_open=False) for k, v in shape.items()}
+    shape = {k: check_int(design, k, v, low=1, high=1 << 20) if k == "granularity" else
+             check_real(design, k, v, 0.0, 1.0, low_open=False, high_open=False) for k, v in shape.items()}
     mech = make(MEMO[design], **memo_params(design, epsilon, **shape))
     claim = memo_claim(design, days, per_day, epsilon, **shape)
     r1 = costliest_split(mech, n)
