@@ -28,8 +28,11 @@ def run(args) -> int:
     paths = result.to_folder(out, force=args.force)
     summary = result.summary().reset_index()
     summary.columns = [c if isinstance(c, str) else f"day {c}" for c in summary.columns]
-    print("\n".join(console_lines(summary, title="Share of devices whose favourite the linking observer guesses",
-                                   full=str(Path(out) / "linking.csv"))))
+    print("\n".join(console_lines(summary, ["mechanism", "memoize", "value", "epsilon_person", "day 1", "day 14",
+                                            "day 15", "day 30"],
+                                   title="Share of devices whose favourite the linking observer guesses (every day: "
+                                         "linking.csv)",
+                                   full=str(Path(out) / "linking.csv"), notes=[result.epsilon_note()])))
     for path in paths:
         print(path)
     return 0

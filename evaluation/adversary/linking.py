@@ -140,9 +140,10 @@ def linking_study(cases: dict, items, prior, n_devices: int = 2000, n_days: int 
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_linking(df: pd.DataFrame, path) -> None:
+def plot_linking(df: pd.DataFrame, path, title: str | None = None) -> None:
     """Accuracy of the linked (solid) and stripped (dotted) observers against days, memoized or not;
-    one panel per value model (constant, changes), one colour per mechanism and memo setting; a PNG."""
+    one panel per value model (constant, changes), one colour per mechanism and memo setting, under ``title``
+    (the mechanisms and what their ε means); a PNG."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(10, 4))
@@ -157,6 +158,8 @@ def plot_linking(df: pd.DataFrame, path) -> None:
         ax.set(xlabel="days observed", title=f"value {'changes on day ' + str(df.attrs.get('change_day', '')) if value == 'changes' else 'constant'}")
     axes[0].set_ylabel("accuracy of guessing the current value")
     axes[1].legend(fontsize=7, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100, format="png")
 

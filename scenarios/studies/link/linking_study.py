@@ -12,6 +12,9 @@ import numpy as np
 import pandas as pd
 
 from ldpsim.evaluation.adversary.linking import linking_study, plot_linking
+from ldpsim.evaluation.privacy.accountant import losses
+from ldpsim.evaluation.privacy.composition import basic_composition
+from ldpsim.evaluation.privacy.person_level import MEANINGS, person_level
 from ldpsim.evaluation.workloads.make import make_workload
 from ldpsim.mechanisms import make
 from ldpsim.mechanisms._validation import check_int
@@ -34,9 +37,18 @@ class LinkingResult(BriefRepr):
     seed: int
 
     def summary(self) -> pd.DataFrame:
-        """Linked-observer accuracy on days 1, 7, 14, 15 and 30 per mechanism, memo setting and value model."""
-        return self.table[self.table["day"].isin([1, 7, 14, 15, 30])].pivot_table(
+        """Linked-observer accuracy on days 1, 7, 14, 15 and 30 per mechanism, memo setting and value model,
+        beside ``epsilon_report`` and ``epsilon_person`` (:func:`person_epsilons`)."""
+        days = self.table[self.table["day"].isin([1, 7, 14, 15, 30])].pivot_table(
             index=["mechanism", "memoize", "value"], columns="day", values="linked")
+        eps = self.table.groupby(["mechanism", "memoize", "value"])[["epsilon_report", "epsilon_person"]].first()
+        return eps.join(days.round(3))
+
+    def epsilon_note(self) -> str:
+        """What the ε columns mean, as printed under the table and in the figure."""
+        days = int(self.table["day"].max())
+        return (f"ε = {self.epsilon:g} of one report (epsilon_report); epsilon_person: one person over the {days} "
+                f"days (fresh: {days} reports composed; memoized: ∞, {MEANINGS['pure memoization']})")
 
     def to_folder(self, out, force: bool = False) -> list:
         """Write ``linking.csv`` and ``linking.png`` into the run folder ``out`` (kind ``"link"``).
@@ -48,10 +60,32 @@ class LinkingResult(BriefRepr):
             csv = folder.path("linking.csv")
             durable.write_file(csv, lambda tmp: self.table.to_csv(tmp, index=False))
             png = folder.path("linking.png")
-            durable.write_file(png, lambda tmp: plot_linking(self.table, tmp))
+            durable.write_file(png, lambda tmp: plot_linking(self.table, tmp, self.title()))
             paths = [folder.record("linking.csv"), folder.record("linking.png")]
             folder.finalize()
         return paths
+
+    def title(self) -> str:
+        """The figure's title: the mechanisms and what their ε means."""
+        days = int(self.table["day"].max())
+        fresh = self.table.loc[~self.table["memoize"], "epsilon_person"].max()
+        return (f"Linking observer, {', '.join(m.upper() for m in self.table['mechanism'].unique())} at ε = "
+                f"{self.epsilon:g} per report; per person over {days} days: fresh {fresh:g}, memoized ∞ (a changed report "
+                f"proves a changed value)")
+
+
+def person_epsilons(cases: dict, days: int) -> pd.DataFrame:
+    """ε of one report and of one person over ``days`` daily reports, per mechanism of ``cases`` (name →
+    mechanism) and memo setting (docs/math.md §8.2, §8.6): fresh reports composed by the accountant;
+    memoized ones between arbitrary histories (:func:`~ldpsim.evaluation.privacy.person_level.person_level`:
+    ∞, a change of report proves a change of value). Columns mechanism, memoize, epsilon_report, epsilon_person."""
+    rows = []
+    for name, mech in cases.items():
+        fresh = basic_composition(e * n for e, n in losses(mech, days).items())
+        for memoize, person in ((False, fresh), (True, person_level(mech, days).epsilon)):
+            rows.append({"mechanism": name, "memoize": memoize, "epsilon_report": mech.guarantee.epsilon_report,
+                         "epsilon_person": person})
+    return pd.DataFrame(rows)
 
 
 def memo_linking(devices: int = 2000, epsilon: float = 1.0, seed: int = 0, days: int = 30,
@@ -82,6 +116,7 @@ def memo_linking(devices: int = 2000, epsilon: float = 1.0, seed: int = 0, days:
     cases = {"grr": make("grr", epsilon=epsilon, domain_size=d), "oue": make("oue", epsilon=epsilon, domain_size=d),
              "cms": make("cms", epsilon=epsilon, k=64, m=64, seed=3)}
     df = linking_study(cases, list(wl.items), wl.counts, devices, days, change_day, seed)
+    df = df.merge(person_epsilons(cases, days), on=["mechanism", "memoize"], how="left")
     df.attrs["change_day"] = change_day
     return LinkingResult(df, int(devices), float(epsilon), int(seed))
 
