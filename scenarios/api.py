@@ -47,7 +47,7 @@ def _told(result, out):
     """``result``, after saying on stderr where a run folder written to the default place (``out`` None) is."""
     if out is None and getattr(result, "out", None) is not None:
         print(f"run folder: {Path(result.out).resolve()}  (the default, under runs/ in the current folder; "
-              "out= chooses another)", file=sys.stderr)
+              "--out on the command line, out= in Python, chooses another)", file=sys.stderr)
     return result
 
 

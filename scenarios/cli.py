@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished work is kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed early (``ldpsim … | head``): finished work is kept, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error when stdout is flushed
+        return 141                                                        # 128 + SIGPIPE, as a shell reports it
     except LdpsimError as exc:  # invalid input, a refused cost, a locked folder: the library's own message
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import os
 import subprocess
 import sys
 import warnings
@@ -160,3 +161,16 @@ def test_local_cluster_needs_no_fixed_port():
 def test_cli_module_exposes_exit_codes():
     assert options.EXIT == {"ok": 0, "regression": 1, "usage": 2, "internal": 3, "interrupted": 130}
     assert "exit codes" in cli.EPILOG
+
+
+def test_a_reader_that_closes_early_ends_the_command_quietly():
+    """``ldpsim scenarios | head -1``: the reader closes the pipe before the listing is written; the command ends
+    with 141 (128 + SIGPIPE, as a shell reports it) and writes no error to stderr."""
+    read, write = os.pipe()
+    os.close(read)                       # closed before the command starts: its first write fails, whatever the load
+    try:
+        done = subprocess.run([sys.executable, "-m", "ldpsim", "scenarios"], stdout=write, stderr=subprocess.PIPE,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == b""
