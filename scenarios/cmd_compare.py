@@ -151,6 +151,7 @@ def _rank_trend(args) -> int:
     """``--query trend:…``: :func:`~ldpsim.evaluation.trends.ranking.rank_trend_designs` at each ε, its table printed."""
     from ldpsim.evaluation.console_table import console_lines
     from ldpsim.evaluation.trends.ranking import rank_trend_designs
+    from ldpsim.evaluation.trends.skellam_counter_design import BOUND_NOTE
     from ldpsim.evaluation.trends.thresh_delay import THEORY_NOTE
     from ldpsim.runtime.errors import InputError
 
@@ -171,5 +172,5 @@ def _rank_trend(args) -> int:
             f"delay: days after emergence, median over runs (nan when half the runs or more see no alarm); "
             f"false/month: false alarms a month for a word nobody uses; tracking: RMSE of the daily count, "
             f"devices; detected: share of runs with an alarm after emergence; smallest growth: devices a day per "
-            f"day alarmed with probability ½ {r.growth_after} days after day {r.query.start}.", THEORY_NOTE))))
+            f"day alarmed with probability ½ {r.growth_after} days after day {r.query.start}.", THEORY_NOTE, BOUND_NOTE))))
     return 0

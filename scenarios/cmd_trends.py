@@ -38,6 +38,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ldpsim.evaluation.console_table import console_lines
+    from ldpsim.evaluation.trends.skellam_counter_design import BOUND_NOTE
     from ldpsim.evaluation.trends.thresh_delay import THEORY_NOTE
     from ldpsim.runtime.runfolder import make_out_folder
     from ldpsim.scenarios.studies.trends.rising_word import plan_rising_word, rising_word
@@ -59,7 +60,7 @@ def run(args) -> int:
     shown = result.table.drop(columns=["guarantee"])
     notes = ["epsilon: the design's stated ε (memoized: per value, same repetition pattern); epsilon_item: one "
              "person's daily use of the item over the run (the only item tracked, so the same number); "
-             "epsilon_person: between arbitrary histories (inf: pure memoization reveals a change of use)", THEORY_NOTE]
+             "epsilon_person: between arbitrary histories (inf: pure memoization reveals a change of use)", THEORY_NOTE, BOUND_NOTE]
     print("\n".join(console_lines(shown, title=result.title, full=str(Path(out) / "trends.csv"), notes=notes)))
     for path in paths:
         print(path)

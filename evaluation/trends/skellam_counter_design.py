@@ -38,6 +38,9 @@ from ldpsim.runtime.errors import InputError
 
 #: s of the square root's integer encoder round(s·R)
 SQRT_RESOLUTION = 2
+#: printed under a trends table: what the integer square root's false-alarm theory is
+BOUND_NOTE = ("square root (integer): its false-alarm theory is the Chernoff upper bound its threshold is set from "
+              "(docs/math.md §12.10), so the measured rate sits below it")
 
 
 def integer_counter(counter: str, days: int, resolution: int = 1) -> Factorization:

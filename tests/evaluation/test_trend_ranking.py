@@ -63,3 +63,4 @@ def test_rows_are_measure_designs_and_ranked_by_delay(capsys):
     assert main(["compare", "--query", "trend:0.3,20,60", "--devices", "1000000"]) == 0
     out = capsys.readouterr().out
     assert "ε = 2 per person over the run" in out and "false/month" in out
+    assert "Chernoff upper bound" in " ".join(out.split())   # the integer square root's theory is a bound
